@@ -1,0 +1,94 @@
+/* algos.c - the algorithm table (one descriptor per --algo name) and the
+ * name <-> enum helpers. Everything that lists or selects an algorithm
+ * reads this table: the CLI, panocap-quality, panocap-bench, the tests. */
+#include "debayer.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define BOTH (PC_VARIANT_2PX | PC_VARIANT_4PX)
+
+/* Radii and temporaries from algorithms.md §9; GTX 680 times from the
+ * paper's Table III (µs per 2040x5400 frame, YUV conversion included). */
+static const pc_algo_desc algo_table[PC_ALGO_COUNT] = {
+    {PC_ALGO_BILINEAR, "bilinear", "bilinear interpolation",
+     "average of the 2 or 4 nearest samples of each colour; the fastest baseline",
+     1, {1, 0, 0}, 1, 0, BOTH, 929},
+    {PC_ALGO_SMOOTH_HUE, "smooth-hue", "smooth hue transition (Cok)",
+     "bilinear green, then red/blue from neighbour hue ratios C/G",
+     2, {1, 1, 0}, 2, 2, BOTH, 1979},
+    {PC_ALGO_HQ_LINEAR, "hq-linear", "high-quality linear (Malvar-He-Cutler)",
+     "5x5 linear filters: bilinear plus a Laplacian correction from the known colour",
+     1, {2, 0, 0}, 2, 0, BOTH, 1073},
+    {PC_ALGO_EDGE, "edge", "edge-directed (Hamilton-Adams)",
+     "green along the smaller gradient with Laplacian correction, constant-hue red/blue",
+     2, {2, 1, 0}, 3, 2, BOTH, 2025},
+    {PC_ALGO_HOMOGENEOUS_EDGE, "homogeneous-edge", "homogeneous edge-directed",
+     "both directional greens, direction by 3x3 majority vote, constant-hue red/blue",
+     3, {2, 1, 1}, 4, 4, BOTH, 3184},
+    {PC_ALGO_WD_ORIGINAL, "wd-original", "weighted directions, original (Lu-Tan)",
+     "inverse-gradient weighted green, then weighted red/blue on diagonals and axes",
+     3, {3, 3, 3}, 9, 6, BOTH, 9061},
+    {PC_ALGO_WD_MODIFIED, "wd-modified", "weighted directions, modified",
+     "weighted-directions green plus the edge-directed constant-hue final pass",
+     2, {3, 1, 0}, 4, 2, BOTH, 3094},
+};
+
+int pc_algo_count(void) { return PC_ALGO_COUNT; }
+
+const pc_algo_desc *pc_algo_get(pc_algo_id id)
+{
+    if ((int)id < 0 || id >= PC_ALGO_COUNT)
+        return NULL;
+    return &algo_table[id];
+}
+
+const pc_algo_desc *pc_algo_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; i < PC_ALGO_COUNT; i++)
+        if (strcasecmp(name, algo_table[i].name) == 0)
+            return &algo_table[i];
+    return NULL;
+}
+
+void pc_algo_names(char *buf, size_t len)
+{
+    size_t off = 0;
+    if (!len)
+        return;
+    buf[0] = '\0';
+    for (int i = 0; i < PC_ALGO_COUNT && off < len; i++) {
+        int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", algo_table[i].name);
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+}
+
+static int index_of(const char *name, const char *const *names, int n)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *const cfa_names[] = {"RGGB", "GRBG", "GBRG", "BGGR"};
+static const char *const variant_names[] = {"auto", "2px", "4px"};
+static const char *const pixfmt_names[] = {"rgb24", "nv12", "i420"};
+static const char *const matrix_names[] = {"bt709", "bt601"};
+static const char *const range_names[] = {"limited", "full"};
+
+int pc_cfa_from_name(const char *n) { return index_of(n, cfa_names, 4); }
+const char *pc_cfa_name(pc_cfa c) { return (unsigned)c < 4 ? cfa_names[c] : "?"; }
+int pc_variant_from_name(const char *n) { return index_of(n, variant_names, 3); }
+const char *pc_variant_name(pc_variant v) { return (unsigned)v < 3 ? variant_names[v] : "?"; }
+int pc_pixfmt_from_name(const char *n) { return index_of(n, pixfmt_names, 3); }
+const char *pc_pixfmt_name(pc_pixfmt f) { return (unsigned)f < 3 ? pixfmt_names[f] : "?"; }
+int pc_matrix_from_name(const char *n) { return index_of(n, matrix_names, 2); }
+int pc_range_from_name(const char *n) { return index_of(n, range_names, 2); }

@@ -1,0 +1,170 @@
+/* debayer.h - the public C API of panocap's demosaicing library.
+ *
+ * One header for the algorithm table, the plain C reference (the definition
+ * of correctness, see ../shared/reference/algorithms.md) and the
+ * multi-threaded CPU backend built on it. The CUDA backend has its own
+ * header, debayer_cuda.h, so that host code which never touches the GPU
+ * needs no CUDA headers.
+ *
+ * Conventions: functions return 0 on success and a negative PC_E* code on
+ * failure, with a human-readable message written to err (errlen bytes,
+ * always NUL-terminated when errlen > 0; err may be NULL).
+ */
+#ifndef PANOCAP_DEBAYER_H
+#define PANOCAP_DEBAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes shared by the kernels library. */
+enum {
+    PC_OK = 0,
+    PC_EINVAL = -1,   /* bad argument: size, name, pointer, pitch */
+    PC_ENOMEM = -2,   /* allocation failed */
+    PC_EDEVICE = -3,  /* CUDA (or other device) call failed */
+    PC_ENOTSUP = -4,  /* not built in, or not available on this machine */
+    PC_EIO = -5,      /* file or stream error */
+};
+
+/* Smallest and largest frame the spec allows (algorithms.md §1.2: W, H even,
+ * at least 8; the largest radius is 3 so one reflection stays inside). */
+#define PC_MIN_DIM 8
+#define PC_MAX_DIM 32768
+
+/* CFA phase: position of the red sample in the top-left 2x2 tile. */
+typedef enum pc_cfa {
+    PC_CFA_RGGB = 0, /* (ox,oy) = (0,0) */
+    PC_CFA_GRBG = 1, /* (1,0) */
+    PC_CFA_GBRG = 2, /* (0,1) */
+    PC_CFA_BGGR = 3, /* (1,1) */
+} pc_cfa;
+
+/* Output pixel formats written by the final pass. */
+typedef enum pc_pixfmt {
+    PC_FMT_RGB24 = 0, /* packed R,G,B; plane 0 only */
+    PC_FMT_NV12 = 1,  /* plane 0 Y (W x H), plane 1 interleaved CbCr (W x H/2) */
+    PC_FMT_I420 = 2,  /* plane 0 Y, plane 1 Cb (W/2 x H/2), plane 2 Cr */
+} pc_pixfmt;
+
+typedef enum pc_matrix { PC_MATRIX_BT709 = 0, PC_MATRIX_BT601 = 1 } pc_matrix;
+typedef enum pc_range { PC_RANGE_LIMITED = 0, PC_RANGE_FULL = 1 } pc_range;
+
+/* Final-pass variants (bit mask in the descriptor). */
+typedef enum pc_variant {
+    PC_VARIANT_AUTO = 0,
+    PC_VARIANT_2PX = 1, /* two horizontally adjacent pixels per step */
+    PC_VARIANT_4PX = 2, /* one 2x2 block per step */
+} pc_variant;
+
+/* Algorithm identifiers, in the order of the paper's Table I. */
+typedef enum pc_algo_id {
+    PC_ALGO_BILINEAR = 0,
+    PC_ALGO_SMOOTH_HUE,
+    PC_ALGO_HQ_LINEAR,
+    PC_ALGO_EDGE,
+    PC_ALGO_HOMOGENEOUS_EDGE,
+    PC_ALGO_WD_ORIGINAL,
+    PC_ALGO_WD_MODIFIED,
+    PC_ALGO_COUNT
+} pc_algo_id;
+
+/* One entry of the algorithm table (FFmpeg-style descriptor). The CLI,
+ * tools and tests all read this table; nothing else lists algorithms. */
+typedef struct pc_algo_desc {
+    pc_algo_id id;
+    const char *name;        /* the --algo name, e.g. "edge" */
+    const char *title;       /* e.g. "edge-directed (Hamilton-Adams)" */
+    const char *description; /* one line for --list-algos */
+    int passes;              /* 1..3 */
+    int pass_radius[3];      /* Chebyshev read radius of each pass */
+    int radius_total;        /* halo if all passes are fused */
+    int temp_bytes_per_pixel;/* device temporaries, per the spec §9 */
+    unsigned variants;       /* PC_VARIANT_2PX | PC_VARIANT_4PX */
+    double gtx680_us;        /* the paper's Table III total, for comparison */
+} pc_algo_desc;
+
+/* The table. pc_algo_count() entries, indexed by pc_algo_id. */
+int pc_algo_count(void);
+const pc_algo_desc *pc_algo_get(pc_algo_id id);
+/* Lookup by --algo name; NULL if unknown. */
+const pc_algo_desc *pc_algo_find(const char *name);
+/* Writes "bilinear, smooth-hue, ..." into buf (for error messages). */
+void pc_algo_names(char *buf, size_t len);
+
+/* Name <-> enum helpers. Return -1 when the name is unknown. */
+int pc_cfa_from_name(const char *name);        /* "RGGB" ... (case-insensitive) */
+const char *pc_cfa_name(pc_cfa cfa);
+int pc_variant_from_name(const char *name);    /* "2px", "4px", "auto" */
+const char *pc_variant_name(pc_variant v);
+int pc_pixfmt_from_name(const char *name);     /* "rgb24", "nv12", "i420" */
+const char *pc_pixfmt_name(pc_pixfmt f);
+int pc_matrix_from_name(const char *name);     /* "bt709", "bt601" */
+int pc_range_from_name(const char *name);      /* "limited", "full" */
+
+/* A raw Bayer frame in memory (host or device, as the callee documents). */
+typedef struct pc_bayer {
+    const uint8_t *data;
+    size_t pitch;  /* bytes between rows, >= width */
+    int width, height;
+    pc_cfa cfa;
+} pc_bayer;
+
+/* A destination picture. For RGB24 plane[0] holds 3*W bytes per row; for
+ * NV12 plane[0] = Y, plane[1] = CbCr; for I420 plane[0..2] = Y, Cb, Cr. */
+typedef struct pc_picture {
+    pc_pixfmt fmt;
+    pc_matrix matrix; /* ignored for RGB24 */
+    pc_range range;   /* ignored for RGB24 */
+    uint8_t *plane[3];
+    size_t pitch[3];
+    int width, height;
+} pc_picture;
+
+/* Checks a frame size against the spec; message names the rule broken. */
+int pc_check_size(int width, int height, char *err, size_t errlen);
+
+/* Checks that pic matches (width, height), has every plane it needs and
+ * pitches at least as wide as a row of that plane. */
+int pc_check_picture(const pc_picture *pic, int width, int height,
+                     char *err, size_t errlen);
+
+/* --- The C reference: single-threaded, exact, the definition. --------- */
+
+/* Demosaics src with the algorithm into dst (any pc_pixfmt). Allocates its
+ * temporaries internally. */
+int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
+                   char *err, size_t errlen);
+
+/* RGB24 -> YUV (NV12 or I420), the fixed-point conversion of spec §8.
+ * rgb has 3*width bytes per row at rgb_pitch. */
+int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
+                  char *err, size_t errlen);
+
+/* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */
+typedef struct pc_yuv_coeffs {
+    int32_t y[3], cb[3], cr[3];
+    int32_t y_offset; /* (16<<16)+(1<<15) limited, (1<<15) full */
+} pc_yuv_coeffs;
+void pc_yuv_coeffs_get(pc_matrix m, pc_range r, pc_yuv_coeffs *out);
+
+/* --- Multi-threaded CPU backend (same results as the reference). ------- */
+
+typedef struct pc_cpu pc_cpu; /* owns a thread pool and temporaries */
+
+/* threads <= 0: one per online CPU. Temporaries are sized for width x height
+ * and allocated once here. */
+int pc_cpu_open(pc_cpu **out, int threads, int width, int height,
+                char *err, size_t errlen);
+int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src,
+                   const pc_picture *dst, char *err, size_t errlen);
+int pc_cpu_threads(const pc_cpu *cpu);
+void pc_cpu_close(pc_cpu *cpu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
