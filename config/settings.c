@@ -281,7 +281,7 @@ void pc_diag_format(const pc_diag_item *it, char *buf, size_t len)
         snprintf(where, sizeof where, "%s:%d: ", it->file, it->line);
     else if (it->file[0])
         snprintf(where, sizeof where, "%s: ", it->file);
-    snprintf(buf, len, "%s%s%s%s%s", where, it->severity == PC_DIAG_WARNING ? "warning: " : "",
+    snprintf(buf, len, "%s%s%s%s%s", where, it->severity == PC_DIAG_WARNING ? "warning: " : "error: ",
              it->key, it->key[0] ? ": " : "", it->msg);
 }
 

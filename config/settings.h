@@ -183,7 +183,7 @@ typedef struct pc_diag {
 void pc_diag_init(pc_diag *d);
 void pc_diag_add(pc_diag *d, int severity, const char *file, int line, const char *key,
                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* "file:line: key: msg" (warnings: "file:line: warning: key: msg"). */
+/* "file:line: error: key: msg" or "file:line: warning: key: msg". */
 void pc_diag_format(const pc_diag_item *it, char *buf, size_t len);
 /* One line per item, then "N more not shown" if some were lost. */
 void pc_diag_print(const pc_diag *d, FILE *f);
