@@ -191,9 +191,9 @@ typedef int (*text_cb)(void *user, char *buf, size_t len);
 
 static int get_text(pc_control *c, text_cb cb)
 {
+    c->text[0] = '\0';
     if (!cb)
         return -1;
-    c->text[0] = '\0';
     int rc = cb(c->ops.user, c->text, TEXT_MAX);
     c->text[TEXT_MAX - 1] = '\0';
     return rc;
