@@ -889,7 +889,6 @@ static int ends_with(const char *s, const char *suffix)
 int pc_settings_validate(const pc_settings *s, pc_diag *d)
 {
     const char *file = s->config_file;
-    int before = d ? d->errors : 0;
     int errors = 0;
 #define ERR(line, key, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, key, __VA_ARGS__))
 #define WARN(line, key, ...) pc_diag_add(d, PC_DIAG_WARNING, file, line, key, __VA_ARGS__)
@@ -1072,7 +1071,6 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
              s->daemon.stats_interval_s, s->daemon.stats_window_s);
 #undef ERR
 #undef WARN
-    (void)before;
     return errors ? -1 : 0;
 }
 

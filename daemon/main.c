@@ -44,16 +44,11 @@ static void print_diag(const pc_diag *d, const pc_logger *lg, int plain)
     }
 }
 
-int main(int argc, char **argv)
+/* Everything but the allocation of the three big structs (one exit path
+ * in main frees them). */
+static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_daemon *d)
 {
     char err[1024];
-    pc_cli *cli = calloc(1, sizeof *cli);
-    pc_diag *diag = calloc(1, sizeof *diag);
-    pc_daemon *d = calloc(1, sizeof *d);
-    if (!cli || !diag || !d) {
-        fprintf(stderr, "panocap: out of memory\n");
-        return PC_EXIT_RUNTIME;
-    }
     int rc = pc_cli_parse(cli, argc, argv, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "panocap: %s\nTry 'panocap --help'.\n", err);
@@ -131,6 +126,19 @@ int main(int argc, char **argv)
 
     pc_notify_close(d->notify);
     pc_signals_close(d->signals);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    pc_cli *cli = calloc(1, sizeof *cli);
+    pc_diag *diag = calloc(1, sizeof *diag);
+    pc_daemon *d = calloc(1, sizeof *d);
+    int rc = PC_EXIT_RUNTIME;
+    if (cli && diag && d)
+        rc = panocap_main(argc, argv, cli, diag, d);
+    else
+        fprintf(stderr, "panocap: out of memory\n");
     free(d);
     free(diag);
     free(cli);
