@@ -1323,9 +1323,16 @@ void pc_settings_print_reference(FILE *f)
             fprintf(f, "%s = ( ... ): %s\n", S->name, S->help);
         for (int i = 0; i < S->nkeys; i++)
             print_key_ref(f, "", &S->keys[i]);
-        if (strcmp(S->name, "capture") == 0)
-            fprintf(f, "  ...and every key of a camera entry except name, address, serial and slab,\n"
-                       "  as the default of every camera.\n");
+        if (strcmp(S->name, "capture") == 0) {
+            char only[256] = "";
+            size_t o = 0;
+            for (int i = 0, first = 1; i < pc_ncamera_keys_; i++)
+                if (pc_camera_keys_[i].flags & PC_KF_CAMERA_ONLY) {
+                    o += (size_t)snprintf(only + o, sizeof only - o, "%s%s", first ? "" : ", ", pc_camera_keys_[i].name);
+                    first = 0;
+                }
+            fprintf(f, "  ...and every key of a camera entry except %s,\n  as the default of every camera.\n", only);
+        }
         if (S->kind == PC_SEC_OUTPUTS)
             fprintf(f, "  [live on reload] the whole list; an entry may also be a plain URL string.\n");
         fprintf(f, "\n");
