@@ -1219,6 +1219,22 @@ int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_del
     return d->changes;
 }
 
+void pc_settings_apply_live(pc_settings *cur, const pc_settings *next)
+{
+    for (int si = 0; si < pc_nsections_; si++) {
+        const pc_section *S = &pc_sections_[si];
+        if (S->kind == PC_SEC_GROUP) {
+            for (int i = 0; i < S->nkeys; i++)
+                if (S->keys[i].live)
+                    memcpy(field(&S->keys[i], (char *)cur + S->off),
+                           cfield(&S->keys[i], (const char *)next + S->off), field_size(&S->keys[i]));
+        } else if (S->kind == PC_SEC_OUTPUTS) {
+            cur->output_count = next->output_count;
+            memcpy(cur->outputs, next->outputs, sizeof cur->outputs);
+        }
+    }
+}
+
 void pc_settings_diff_describe(const pc_settings_delta *d, char *buf, size_t len)
 {
     size_t o = 0;

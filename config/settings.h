@@ -260,6 +260,10 @@ typedef struct pc_settings_delta {
 
 /* Compares old and new. Returns the number of changed settings. */
 int pc_settings_diff(const pc_settings *old_s, const pc_settings *new_s, pc_settings_delta *out);
+/* Copies into cur exactly the live settings of next (algorithm, variant,
+ * bitrate, outputs, log level); everything needing a restart keeps cur's
+ * value, so cur stays the truth of what runs. */
+void pc_settings_apply_live(pc_settings *cur, const pc_settings *next);
 /* "debayer.algo edge -> bilinear (live); capture.fps 50 -> 25 (needs restart)" */
 void pc_settings_diff_describe(const pc_settings_delta *d, char *buf, size_t len);
 

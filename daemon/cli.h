@@ -69,8 +69,9 @@ int pc_cli_load_settings(const pc_cli *cli, pc_settings *s, pc_diag *diag);
 
 /* SIGHUP: the same file and overrides again. On PC_EXIT_OK `next` holds
  * the new validated settings and delta what changed relative to `cur`
- * (live bits and restart count); on PC_EXIT_CONFIG the caller keeps `cur`
- * and logs diag. */
+ * (live bits and restart count); apply the live part with
+ * pc_settings_apply_live(cur, next). On PC_EXIT_CONFIG the caller keeps
+ * `cur` and logs diag. */
 int pc_cli_reload(const pc_cli *cli, const pc_settings *cur, pc_settings *next, pc_settings_delta *delta,
                   pc_diag *diag);
 

@@ -351,6 +351,16 @@ static void test_diff(const char *example)
                   strstr(text, "debayer.algo edge -> bilinear (live)"),
               "fps and a camera's exposure need a restart: %s", text);
 
+    /* Applying a reload keeps what needs a restart. */
+    pc_settings cur = a;
+    pc_settings_apply_live(&cur, &b);
+    n = pc_settings_diff(&cur, &b, &d);
+    TAP_CHECK(cur.debayer.algo == PC_ALGO_BILINEAR && cur.debayer.variant == PC_VARIANT_4PX &&
+                  cur.encode.bitrate == 5000000 && cur.daemon.log_level == 7 && cur.output_count == 1 &&
+                  strcmp(cur.outputs[0].url, "other.ts") == 0 && cur.capture.fps == 50.0 &&
+                  cur.cameras[2].exposure_us == 0 && n == 2 && d.live == 0 && d.restart == 2,
+              "apply_live takes the 5 live settings, leaves fps and exposure for a restart");
+
     /* Written settings load back identical. */
     if (!PANOCAP_HAVE_LIBCONFIG) {
         tap_skip("round trip needs libconfig");
