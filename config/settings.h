@@ -1,0 +1,287 @@
+/* settings.h - panocap's configuration: one plain, copyable settings value.
+ *
+ * Sources, in order: embedded defaults (pc_settings_defaults), a libconfig
+ * file (pc_settings_load), command-line overrides (daemon/cli.h, through
+ * pc_settings_set), then pc_settings_finish and pc_settings_validate. The
+ * result is treated as immutable: a reload builds a new value and
+ * pc_settings_diff says what changed and whether it can be applied live.
+ *
+ * Every setting is described once, as data, in a key table (settings.c):
+ * name, type, storage offset, default, range or allowed names, unit, help,
+ * and whether it can change live. Loading, command-line parsing, range
+ * checks, defaults, --help-config and --dump-config all read that table.
+ *
+ * File layout (libconfig syntax; see systemd/panocap.conf.example):
+ *   capture = { source = "fake"; cameras = 5; fps = 50.0; width = 2040; ... };
+ *   cameras = ( { serial = "..."; address = "192.168.1.11"; slab = 0; ... }, ... );
+ *   debayer = { algo = "edge"; variant = "auto"; matrix = "bt709"; ... };
+ *   encode  = { codec = "hevc"; encoder = "auto"; bitrate = 20000000; ... };
+ *   outputs = ( "panocap.ts", { url = "udp://239.1.1.1:5000"; options = "pkt_size=1316"; } );
+ *   daemon  = { stats_interval = 1.0; log_level = "info"; ... };
+ * Per-camera keys given in `capture` are the defaults of every camera;
+ * a camera's own entry in `cameras` overrides them.
+ *
+ * Errors and warnings are collected in a pc_diag (all of them, not just
+ * the first), each naming the file, line, key and what is allowed.
+ */
+#ifndef PANOCAP_SETTINGS_H
+#define PANOCAP_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PC_MAX_CAMERAS 16
+#define PC_MAX_OUTPUTS 8
+#define PC_MAX_FALLBACKS 8
+#define PC_NAME_LEN 64   /* names, serials, addresses, encoder names */
+#define PC_PATH_LEN 256  /* file paths */
+#define PC_URL_LEN 512   /* output URLs */
+#define PC_OPTS_LEN 256  /* output option strings */
+
+/* sysexits.h values: the daemon's exit codes. */
+enum {
+    PC_EXIT_OK = 0,
+    PC_EXIT_RUNTIME = 1,
+    PC_EXIT_USAGE = 64,  /* EX_USAGE: bad command line */
+    PC_EXIT_CONFIG = 78, /* EX_CONFIG: bad configuration; systemd must not restart */
+};
+
+typedef enum pc_source { PC_SOURCE_GIGE = 0, PC_SOURCE_FAKE, PC_SOURCE_FILE } pc_source;
+typedef enum pc_trigger { PC_TRIGGER_FREE_RUN = 0, PC_TRIGGER_SOFTWARE, PC_TRIGGER_HARDWARE } pc_trigger;
+typedef enum pc_backend { PC_BACKEND_AUTO = 0, PC_BACKEND_CUDA, PC_BACKEND_CPU } pc_backend;
+typedef enum pc_codec { PC_CODEC_HEVC = 0, PC_CODEC_H264 } pc_codec;
+
+const char *pc_source_name(pc_source v);   /* "gige", "fake", "file" */
+const char *pc_trigger_name(pc_trigger v); /* "free-run", "software", "hardware" */
+const char *pc_backend_name(pc_backend v); /* "auto", "cuda", "cpu" */
+const char *pc_codec_name(pc_codec v);     /* "hevc", "h264" */
+
+/* One camera. Also used as the per-camera defaults in capture.camera. */
+typedef struct pc_camera_settings {
+    char name[PC_NAME_LEN];    /* label for logs and metrics; "" = "camN" */
+    char address[PC_NAME_LEN]; /* IP address or Aravis device id (gige) */
+    char serial[PC_NAME_LEN];  /* serial number (gige), or the fake camera's serial */
+    int slab;                  /* row band of the panorama, 0 = top */
+    int pattern;               /* pc_cfa (kernels/debayer.h) */
+    int width, height;         /* region, even */
+    int offset_x, offset_y;    /* region offset on the sensor, even */
+    double exposure_us;        /* 0 = leave the camera's setting */
+    double gain_db;            /* < 0 = leave the camera's setting */
+    int packet_size;           /* GevSCPSPacketSize bytes; 0 = auto-negotiate */
+    int packet_delay_ns;       /* inter-packet delay */
+    int socket_buffer;         /* stream socket buffer bytes; 0 = Aravis default */
+    int resend;                /* packet resend requests on/off */
+    int packet_timeout_ms;     /* Aravis packet-timeout */
+    int frame_retention_ms;    /* Aravis frame-retention */
+    int trigger;               /* pc_trigger */
+    char trigger_source[PC_NAME_LEN]; /* hardware trigger line, e.g. "Line0" */
+    char image[PC_PATH_LEN];   /* fake cameras: picture fed to this camera */
+    /* Bookkeeping (read-only for users): */
+    int line;                  /* line of the entry in the file, 0 if none */
+    uint32_t set_mask;         /* keys given explicitly for this camera */
+} pc_camera_settings;
+
+typedef struct pc_capture_settings {
+    int source;                /* pc_source */
+    char file[PC_PATH_LEN];    /* raw file for source = file */
+    int cameras;               /* number of cameras (slabs) */
+    double fps;
+    double deadline_periods;   /* a set is emitted after this many frame periods */
+    int pool_size;             /* frame sets in the capture pool */
+    char image[PC_PATH_LEN];   /* fake cameras: one panorama split across them ("" = built-in) */
+    pc_camera_settings camera; /* defaults for every camera */
+    int line;
+} pc_capture_settings;
+
+typedef struct pc_debayer_settings {
+    int algo;                  /* pc_algo_id */
+    int variant;               /* pc_variant */
+    int matrix;                /* pc_matrix */
+    int range;                 /* pc_range */
+    int backend;               /* pc_backend */
+    int cpu_threads;           /* 0 = one per CPU */
+    int in_flight;             /* frame sets in flight on the GPU */
+    int line;
+} pc_debayer_settings;
+
+typedef struct pc_name_list {
+    int count;
+    char item[PC_MAX_FALLBACKS][PC_NAME_LEN];
+} pc_name_list;
+
+typedef struct pc_encode_settings {
+    int codec;                 /* pc_codec */
+    char encoder[PC_NAME_LEN]; /* "auto" or an FFmpeg encoder name */
+    pc_name_list fallback;     /* tried in order when the NVENC probe fails */
+    int64_t bitrate;           /* bits per second, CBR */
+    int gop;                   /* frames between IDRs */
+    char preset[PC_NAME_LEN];  /* "" = the encoder's low-latency default */
+    int threads;               /* software encoder threads, 0 = auto */
+    int line;
+} pc_encode_settings;
+
+typedef struct pc_output_settings {
+    char url[PC_URL_LEN];      /* file path, udp://, srt://, tcp://, rtp://, .m3u8, or "null" */
+    char options[PC_OPTS_LEN]; /* "key=value,key=value" for libavformat */
+    char format[PC_NAME_LEN];  /* container; "" = guess from the URL */
+    int segment_s;             /* recordings: new file every N seconds, 0 = one file */
+    int line;
+    uint32_t set_mask;
+} pc_output_settings;
+
+typedef struct pc_daemon_settings {
+    double stats_interval_s;   /* status line period, 0 = off */
+    double stats_window_s;     /* sliding window of the latency percentiles */
+    double budget_ms;          /* per-frame latency budget, 0 = one frame period */
+    int log_level;             /* PC_LOG_ERR .. PC_LOG_DEBUG (common/log.h) */
+    char control[PC_PATH_LEN]; /* control socket path, "" = off */
+    int64_t frames;            /* stop after N frame sets, 0 = run until stopped */
+    double duration_s;         /* stop after S seconds, 0 = run until stopped */
+    char snapshot[PC_PATH_LEN];/* write a PNG of the first panorama here */
+    char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
+    int watchdog;              /* ping the systemd watchdog when asked to */
+    int line;
+} pc_daemon_settings;
+
+typedef struct pc_settings {
+    pc_capture_settings capture;
+    pc_camera_settings cameras[PC_MAX_CAMERAS]; /* [0 .. capture.cameras-1] in use */
+    int cameras_listed;        /* entries given by the file's cameras list */
+    pc_debayer_settings debayer;
+    pc_encode_settings encode;
+    int output_count;
+    pc_output_settings outputs[PC_MAX_OUTPUTS];
+    pc_daemon_settings daemon;
+    char config_file[PC_PATH_LEN]; /* file loaded last, "" = embedded defaults */
+} pc_settings;
+
+/* --- diagnostics ------------------------------------------------------ */
+
+#define PC_DIAG_MAX 64
+enum { PC_DIAG_ERROR = 0, PC_DIAG_WARNING = 1 };
+
+typedef struct pc_diag_item {
+    int severity;
+    char file[PC_PATH_LEN];    /* "" when not from a file ("command line" for options) */
+    int line;                  /* 0 = no line */
+    char key[96];              /* "debayer.algo", "cameras[2].width", "--fps", or "" */
+    char msg[512];
+} pc_diag_item;
+
+typedef struct pc_diag {
+    int errors, warnings;
+    int count;                 /* items stored (at most PC_DIAG_MAX) */
+    int lost;                  /* items not stored because the array was full */
+    pc_diag_item item[PC_DIAG_MAX];
+} pc_diag;
+
+void pc_diag_init(pc_diag *d);
+void pc_diag_add(pc_diag *d, int severity, const char *file, int line, const char *key,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* "file:line: error: key: msg" or "file:line: warning: key: msg". */
+void pc_diag_format(const pc_diag_item *it, char *buf, size_t len);
+/* One line per item, then "N more not shown" if some were lost. */
+void pc_diag_print(const pc_diag *d, FILE *f);
+
+/* --- the settings ----------------------------------------------------- */
+
+/* Embedded defaults: 5 fake cameras 2040x1080 RGGB at 50 fps, algorithm
+ * "edge", HEVC with fallback libx264/libx265/libsvtav1, output panocap.ts. */
+void pc_settings_defaults(pc_settings *s);
+
+/* Reads a libconfig file on top of s. Returns 0, or -1 with every problem
+ * added to diag (syntax, unknown keys, wrong types, out-of-range values,
+ * unknown names). Calls pc_settings_finish. Without libconfig in the build
+ * it fails with a "built without libconfig" error. */
+int pc_settings_load(pc_settings *s, const char *path, pc_diag *diag);
+
+/* Sets one setting from text, as the command line does:
+ *   "debayer.algo" "edge", "capture.width" "2048" (the camera default),
+ *   "cameras[1].exposure" "800", "encode.bitrate" "20M",
+ *   "encode.fallback" "libx264,libx265".
+ * Returns 0, or -1 with a message naming the key and what is allowed.
+ * Outputs are not set this way (see pc_settings_set_outputs). */
+int pc_settings_set(pc_settings *s, const char *key, const char *value,
+                    char *err, size_t errlen);
+
+/* Replaces the output list by urls[0..n-1] (options empty). */
+int pc_settings_set_outputs(pc_settings *s, const char *const *urls, int n,
+                            char *err, size_t errlen);
+
+/* Resolves derived values: camera entries take every key they did not set
+ * from capture.camera, slab defaults to the list position. Idempotent;
+ * call after changing capture.* defaults. */
+void pc_settings_finish(pc_settings *s);
+
+/* Cross-field checks: camera identities (gige needs address or serial, no
+ * duplicates), slab order a permutation, equal widths, panorama size,
+ * h264 on NVENC limited to 4096, outputs present and distinct, variant
+ * supported by the algorithm, backend built in, budget against fps...
+ * Returns 0 or -1; warnings do not fail. */
+int pc_settings_validate(const pc_settings *s, pc_diag *diag);
+
+/* Derived values the pipeline uses. */
+int pc_settings_panorama_width(const pc_settings *s);
+int pc_settings_panorama_height(const pc_settings *s);
+double pc_settings_budget_ms(const pc_settings *s); /* budget_ms, or 1000/fps */
+/* The camera whose slab is `slab`, or -1. */
+int pc_settings_camera_for_slab(const pc_settings *s, int slab);
+
+/* --- reload ----------------------------------------------------------- */
+
+/* What a reload may apply live; everything else needs a restart. */
+enum {
+    PC_LIVE_ALGO = 1u << 0,
+    PC_LIVE_VARIANT = 1u << 1,
+    PC_LIVE_BITRATE = 1u << 2,
+    PC_LIVE_OUTPUTS = 1u << 3,
+    PC_LIVE_LOG_LEVEL = 1u << 4,
+};
+
+#define PC_DIFF_MAX 32
+typedef struct pc_settings_change {
+    char key[96];
+    char before[128], after[128];
+    int live; /* 1: can be applied live, 0: needs a restart */
+} pc_settings_change;
+
+typedef struct pc_settings_delta {
+    unsigned live;      /* PC_LIVE_* of the live settings that changed */
+    int restart;        /* number of changed settings that need a restart */
+    int changes;        /* number of changed settings (items may hold fewer) */
+    int count;          /* items stored */
+    pc_settings_change item[PC_DIFF_MAX];
+} pc_settings_delta;
+
+/* Compares old and new. Returns the number of changed settings. */
+int pc_settings_diff(const pc_settings *old_s, const pc_settings *new_s, pc_settings_delta *out);
+/* Copies into cur exactly the live settings of next (algorithm, variant,
+ * bitrate, outputs, log level); everything needing a restart keeps cur's
+ * value, so cur stays the truth of what runs. */
+void pc_settings_apply_live(pc_settings *cur, const pc_settings *next);
+/* "debayer.algo edge -> bilinear (live); capture.fps 50 -> 25 (needs restart)" */
+void pc_settings_diff_describe(const pc_settings_delta *d, char *buf, size_t len);
+
+/* --- documentation from the key table -------------------------------- */
+
+/* Writes s as a complete libconfig file (every key, effective values); it
+ * loads back to the same settings. */
+int pc_settings_write(const pc_settings *s, FILE *f);
+/* Every section and key: type, default, allowed values, unit, help. */
+void pc_settings_print_reference(FILE *f);
+
+/* Key metadata for tools and the CLI: the number of keys and their full
+ * names ("capture.fps", "camera.width" for per-camera keys,
+ * "output.url"). */
+int pc_settings_key_count(void);
+const char *pc_settings_key_name(int i, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

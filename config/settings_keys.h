@@ -1,0 +1,91 @@
+/* settings_keys.h - internal to config/: the key table that describes every
+ * setting once (name, type, storage, default, range, help), shared by the
+ * table code (settings.c) and the libconfig loader (settings_file.c). */
+#ifndef PANOCAP_SETTINGS_KEYS_H
+#define PANOCAP_SETTINGS_KEYS_H
+
+#include "settings.h"
+
+typedef enum pc_key_type {
+    PC_KT_INT,    /* int */
+    PC_KT_INT64,  /* int64_t */
+    PC_KT_DOUBLE, /* double */
+    PC_KT_BOOL,   /* int 0/1 */
+    PC_KT_STRING, /* char[size] */
+    PC_KT_ENUM,   /* int, named values */
+    PC_KT_LIST,   /* pc_name_list */
+} pc_key_type;
+
+enum {
+    PC_KF_CAMERA_ONLY = 1u << 0, /* not a per-camera default in `capture` */
+    PC_KF_ZERO_AUTO = 1u << 1,   /* 0 is allowed besides min..max and means "auto" */
+    PC_KF_EVEN = 1u << 2,        /* must be even (Bayer 2x2 tiles) */
+    PC_KF_SI = 1u << 3,          /* text may carry k/M/G (x1000) and a string is accepted in files */
+    PC_KF_REQUIRED = 1u << 4,    /* must be given (output url) */
+    PC_KF_NEG_AUTO = 1u << 5,    /* negative values allowed and mean "leave unchanged" */
+};
+
+typedef struct pc_enum {
+    int (*count)(void);
+    const char *(*name)(int i);     /* i-th allowed name */
+    int (*parse)(const char *name); /* stored value, or -1 */
+    int base;                       /* stored value of name(i) is base + i */
+} pc_enum;
+
+typedef struct pc_key {
+    const char *name;
+    pc_key_type type;
+    size_t off;            /* offset in the section struct */
+    size_t size;           /* PC_KT_STRING: array size */
+    double min, max;
+    unsigned flags;
+    const pc_enum *en;
+    unsigned live;         /* PC_LIVE_* bit when it can change live, else 0 */
+    const char *def;       /* default, as text ("" for empty strings) */
+    const char *unit;      /* "fps", "ms", "bytes", or NULL */
+    const char *help;
+} pc_key;
+
+/* Sections of the file. Scalar sections are groups; `cameras` and
+ * `outputs` are lists of groups (outputs also of plain URL strings). */
+typedef enum pc_section_kind { PC_SEC_GROUP, PC_SEC_CAMERAS, PC_SEC_OUTPUTS } pc_section_kind;
+
+typedef struct pc_section {
+    const char *name;
+    pc_section_kind kind;
+    const pc_key *keys;
+    int nkeys;
+    size_t off;            /* group sections: offset in pc_settings */
+    const char *help;
+} pc_section;
+
+extern const pc_section pc_sections_[];
+extern const int pc_nsections_;
+extern const pc_key pc_camera_keys_[];
+extern const int pc_ncamera_keys_;
+extern const pc_key pc_output_keys_[];
+extern const int pc_noutput_keys_;
+
+const pc_section *pc_section_find_(const char *name);
+const pc_key *pc_key_find_(const pc_key *keys, int n, const char *name);
+int pc_key_index_(const pc_key *keys, const pc_key *k);
+
+/* Stores text (command line, defaults, file strings) after checking it. */
+int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size_t len);
+/* Stores a number from a file after checking type rules and range. */
+int pc_key_set_int_(const pc_key *k, long long v, void *base, char *err, size_t len);
+int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t len);
+/* "1..1000", "one of: a, b", "true or false"... */
+void pc_key_allowed_(const pc_key *k, char *buf, size_t len);
+const char *pc_key_type_name_(const pc_key *k);
+/* "did you mean 'x'?" for a misspelt key among keys (and the camera
+ * defaults when with_camera); buf empty when nothing is close. */
+void pc_key_suggest_(const char *name, const pc_key *keys, int n, int with_camera,
+                     char *buf, size_t len);
+/* Comma-separated key names of a table (CAMERA_ONLY excluded when asked). */
+void pc_key_list_(const pc_key *keys, int n, int skip_camera_only, char *buf, size_t len);
+
+void pc_output_defaults_(pc_output_settings *o);
+void pc_camera_defaults_(pc_camera_settings *c);
+
+#endif

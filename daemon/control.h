@@ -1,0 +1,61 @@
+/* control.h - the local control interface: a UNIX stream socket (default
+ * /run/panocap/control.sock) served by one thread of its own.
+ *
+ * Line protocol (one command per line; every answer ends with a line "OK"
+ * or "OK <detail>", or a single line "ERR <message>"; payload lines come
+ * before the final OK):
+ *   status                  the status line (fps, drops, p99 per stage...)
+ *   metrics                 Prometheus text exposition
+ *   algos                   the algorithm table
+ *   algo NAME [VARIANT]     switch the demosaicing algorithm live
+ *   snapshot PATH           write a PNG of the current panorama (absolute path)
+ *   idr                     force an IDR frame (a new viewer joined)
+ *   reload                  re-read the configuration (as SIGHUP)
+ *   help                    the command list
+ *   quit                    close the connection
+ * Also plain HTTP on the same socket, one request per connection:
+ *   GET /metrics  -> Prometheus text;  GET /status -> the status line
+ * so that `curl --unix-socket /run/panocap/control.sock http://localhost/metrics`
+ * works.
+ *
+ * The callbacks run on the control thread: they must be quick and must not
+ * wait on the pipeline (set a flag or post to a queue). A NULL callback
+ * answers "ERR not available". The socket file is created mode 0660.
+ */
+#ifndef PANOCAP_CONTROL_H
+#define PANOCAP_CONTROL_H
+
+#include "debayer.h"
+#include "log.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pc_control_ops {
+    void *user;
+    /* Write the text into buf (NUL-terminated); return 0, or -1 with err. */
+    int (*status)(void *user, char *buf, size_t len);
+    int (*metrics)(void *user, char *buf, size_t len);
+    /* algo and variant are already checked against the algorithm table. */
+    int (*set_algo)(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
+    int (*snapshot)(void *user, const char *path, char *err, size_t errlen);
+    int (*idr)(void *user, char *err, size_t errlen);
+    int (*reload)(void *user, char *err, size_t errlen);
+} pc_control_ops;
+
+typedef struct pc_control pc_control;
+
+/* Binds path (replacing a stale socket; refusing when another process
+ * answers on it), starts the thread. Returns 0 or -1 with err. */
+int pc_control_start(pc_control **out, const char *path, const pc_control_ops *ops, const pc_logger *lg,
+                     char *err, size_t errlen);
+/* Stops the thread, closes the connections, removes the socket file. */
+void pc_control_stop(pc_control *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,146 @@
+/* main.c - panocap's entry point: the command line's actions (--help,
+ * --version, --list-algos, --help-config, --check-config, --dump-config,
+ * --list-cameras), configuration loading with the exit codes systemd relies
+ * on (64 usage, 78 configuration, 1 runtime), and the process plumbing the
+ * pipeline needs (signals before any thread, systemd notifier, logger).
+ * The pipeline itself is pc_run_pipeline (pipeline.h). */
+#include "cli.h"
+#include "debayer.h"
+#include "notify.h"
+#include "panocap_config.h"
+#include "pipeline.h"
+#include "settings.h"
+#include "signals.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* On a terminal: readable lines that first clear a \r status line. Not on
+ * a terminal (journald): the default "<N>line" with the syslog priority. */
+static void tty_sink(void *user, int level, const char *line)
+{
+    (void)user;
+    const char *tag = level <= PC_LOG_ERR ? "error: " : level == PC_LOG_WARNING ? "warning: " : "";
+    fprintf(stderr, "\r\033[Kpanocap: %s%s\n", tag, line);
+}
+
+static void print_diag(const pc_diag *d, const pc_logger *lg, int plain)
+{
+    char line[PC_PATH_LEN + 1024];
+    for (int i = 0; i < d->count; i++) {
+        pc_diag_format(&d->item[i], line, sizeof line);
+        if (plain)
+            fprintf(stderr, "%s\n", line);
+        else
+            pc_log(lg, d->item[i].severity == PC_DIAG_ERROR ? PC_LOG_ERR : PC_LOG_WARNING, "%s", line);
+    }
+    if (d->lost) {
+        if (plain)
+            fprintf(stderr, "(%d more not shown)\n", d->lost);
+        else
+            pc_log(lg, PC_LOG_ERR, "(%d more not shown)", d->lost);
+    }
+}
+
+/* Everything but the allocation of the three big structs (one exit path
+ * in main frees them). */
+static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_daemon *d)
+{
+    char err[1024];
+    int rc = pc_cli_parse(cli, argc, argv, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "panocap: %s\nTry 'panocap --help'.\n", err);
+        return rc;
+    }
+    switch (cli->action) {
+    case PC_ACTION_HELP: pc_cli_usage(stdout); return PC_EXIT_OK;
+    case PC_ACTION_VERSION: pc_cli_version(stdout); return PC_EXIT_OK;
+    case PC_ACTION_LIST_ALGOS: pc_cli_list_algos(stdout); return PC_EXIT_OK;
+    case PC_ACTION_HELP_CONFIG: pc_settings_print_reference(stdout); return PC_EXIT_OK;
+    default: break;
+    }
+
+    d->cli = cli;
+    d->stderr_tty = isatty(STDERR_FILENO);
+    d->logger.sink = d->stderr_tty ? tty_sink : NULL;
+    pc_diag_init(diag);
+    rc = pc_cli_load_settings(cli, &d->settings, diag);
+    const char *path = pc_cli_config_path(cli);
+
+    switch (cli->action) {
+    case PC_ACTION_CHECK_CONFIG:
+        print_diag(diag, &d->logger, 1);
+        if (rc == PC_EXIT_OK)
+            printf("%s: OK (%d %s camera%s, panorama %dx%d, algorithm %s, %d output%s)\n",
+                   path ? path : "built-in defaults", d->settings.capture.cameras,
+                   pc_source_name((pc_source)d->settings.capture.source), d->settings.capture.cameras > 1 ? "s" : "",
+                   pc_settings_panorama_width(&d->settings), pc_settings_panorama_height(&d->settings),
+                   pc_algo_get((pc_algo_id)d->settings.debayer.algo)->name, d->settings.output_count,
+                   d->settings.output_count != 1 ? "s" : "");
+        else
+            fprintf(stderr, "%s: %d error%s\n", path ? path : "command line", diag->errors,
+                    diag->errors != 1 ? "s" : "");
+        return rc;
+    case PC_ACTION_DUMP_CONFIG:
+        print_diag(diag, &d->logger, 1);
+        if (rc != PC_EXIT_OK)
+            return rc;
+        return pc_settings_write(&d->settings, stdout) == 0 ? PC_EXIT_OK : PC_EXIT_RUNTIME;
+    case PC_ACTION_LIST_CAMERAS:
+        /* Discovery helps to write the configuration: a broken one must
+         * not prevent it. */
+        if (rc != PC_EXIT_OK) {
+            print_diag(diag, &d->logger, 1);
+            pc_settings_defaults(&d->settings);
+        }
+        return pc_list_cameras(d);
+    default: break;
+    }
+
+    /* PC_ACTION_RUN */
+    print_diag(diag, &d->logger, 0);
+    if (rc != PC_EXIT_OK) {
+        pc_log(&d->logger, PC_LOG_ERR, "configuration %s: %d error%s; not starting", path ? path : "(command line)",
+               diag->errors, diag->errors != 1 ? "s" : "");
+        return rc;
+    }
+    d->logger.max_level = d->settings.daemon.log_level;
+
+    /* Before any thread exists, so every thread inherits the mask. */
+    if (pc_signals_open(&d->signals, err, sizeof err) != 0) {
+        pc_log(&d->logger, PC_LOG_ERR, "%s", err);
+        return PC_EXIT_RUNTIME;
+    }
+    if (pc_notify_open(&d->notify, err, sizeof err) != 0) {
+        pc_log(&d->logger, PC_LOG_ERR, "%s", err);
+        pc_signals_close(d->signals);
+        return PC_EXIT_RUNTIME;
+    }
+    pc_log(&d->logger, PC_LOG_INFO, "panocap %s starting: configuration %s", PANOCAP_VERSION,
+           path ? path : "built-in defaults");
+
+    /* ---- the pipeline (pipeline.h): capture -> debayer -> encode ---- */
+    rc = pc_run_pipeline(d);
+
+    pc_notify_close(d->notify);
+    pc_signals_close(d->signals);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    pc_cli *cli = calloc(1, sizeof *cli);
+    pc_diag *diag = calloc(1, sizeof *diag);
+    pc_daemon *d = calloc(1, sizeof *d);
+    int rc = PC_EXIT_RUNTIME;
+    if (cli && diag && d)
+        rc = panocap_main(argc, argv, cli, diag, d);
+    else
+        fprintf(stderr, "panocap: out of memory\n");
+    free(d);
+    free(diag);
+    free(cli);
+    return rc;
+}

@@ -1,0 +1,327 @@
+/* test_control.c - the control socket server on a temporary socket: every
+ * line command answers as documented and fires its callback, bad input is
+ * answered with ERR lines, HTTP GET /metrics works (with curl --unix-socket
+ * when curl is installed), an idle client does not block others, stale and
+ * live sockets are told apart, and stop removes the socket. */
+#include "control.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+typedef struct calls {
+    pthread_mutex_t mu;
+    int status, metrics, algo, snapshot, idr, reload;
+    pc_algo_id last_algo;
+    pc_variant last_variant;
+    char last_path[256];
+    int fail_idr;
+} calls;
+
+static int cb_status(void *u, char *buf, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->status++;
+    pthread_mutex_unlock(&c->mu);
+    snprintf(buf, len, "edge/auto | 50.0 fps | in 10 enc 10 drop 0");
+    return 0;
+}
+
+static int cb_metrics(void *u, char *buf, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->metrics++;
+    pthread_mutex_unlock(&c->mu);
+    snprintf(buf, len, "# HELP panocap_fps Frames.\n# TYPE panocap_fps gauge\npanocap_fps 50\n");
+    return 0;
+}
+
+static int cb_algo(void *u, pc_algo_id a, pc_variant v, char *err, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->algo++;
+    c->last_algo = a;
+    c->last_variant = v;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+static int cb_snapshot(void *u, const char *path, char *err, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->snapshot++;
+    snprintf(c->last_path, sizeof c->last_path, "%s", path);
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+static int cb_idr(void *u, char *err, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->idr++;
+    int fail = c->fail_idr;
+    pthread_mutex_unlock(&c->mu);
+    if (fail) {
+        snprintf(err, len, "encoder not running\nsecond line");
+        return -1;
+    }
+    return 0;
+}
+
+static int cb_reload(void *u, char *err, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->reload++;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+static int dial(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads until a line starting with OK or ERR (or EOF / 3 s). */
+static char *read_answer(int fd, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (;;) {
+        /* Complete when the last full line is OK... or ERR... */
+        if (off && buf[off - 1] == '\n') {
+            char *last = buf + off - 1;
+            while (last > buf && last[-1] != '\n')
+                last--;
+            if (strncmp(last, "OK", 2) == 0 || strncmp(last, "ERR ", 4) == 0)
+                return buf;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 3000) != 1)
+            return buf;
+        ssize_t n = recv(fd, buf + off, len - off - 1, 0);
+        if (n <= 0)
+            return buf;
+        off += (size_t)n;
+        buf[off] = '\0';
+    }
+}
+
+static char *ask(const char *path, const char *cmd, char *buf, size_t len)
+{
+    int fd = dial(path);
+    if (fd < 0) {
+        snprintf(buf, len, "(connect failed: %s)", strerror(errno));
+        return buf;
+    }
+    if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) < 0)
+        snprintf(buf, len, "(send failed)");
+    else
+        read_answer(fd, buf, len);
+    close(fd);
+    return buf;
+}
+
+/* Whole reply until the server closes (HTTP). */
+static char *ask_all(const char *path, const char *req, char *buf, size_t len)
+{
+    int fd = dial(path);
+    size_t off = 0;
+    buf[0] = '\0';
+    if (fd < 0)
+        return buf;
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 3000) != 1)
+            break;
+        ssize_t n = recv(fd, buf + off, len - off - 1, 0);
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    buf[off] = '\0';
+    close(fd);
+    return buf;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/pc-control-XXXXXX", path[100], err[512], buf[8192];
+    if (!mkdtemp(dir))
+        return tap_skip_all("mkdtemp failed");
+    snprintf(path, sizeof path, "%s/control.sock", dir);
+    calls c;
+    memset(&c, 0, sizeof c);
+    pthread_mutex_init(&c.mu, NULL);
+    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload};
+    pc_logger quiet = {.max_level = PC_LOG_ERR};
+    pc_control *ctl = NULL;
+    int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
+    TAP_CHECK(rc == 0, "server started on %s (%s)", path, rc ? err : "ok");
+    struct stat st;
+    TAP_CHECK(stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0660, "socket file mode 0660");
+
+    ask(path, "help\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot PATH") && strstr(buf, "\nOK\n"), "help");
+    ask(path, "status\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "edge/auto | 50.0 fps | in 10 enc 10 drop 0\nOK\n") == 0 && c.status == 1,
+              "status: the callback's line, then OK");
+    ask(path, "metrics\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "# TYPE panocap_fps gauge\npanocap_fps 50\nOK\n") && c.metrics == 1, "metrics");
+    ask(path, "algos\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "wd-modified") && strstr(buf, "bilinear") && strstr(buf, "\nOK\n"), "algos lists the table");
+    ask(path, "algo bilinear 4px\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "OK algo bilinear 4px\n") == 0 && c.algo == 1 && c.last_algo == PC_ALGO_BILINEAR &&
+                  c.last_variant == PC_VARIANT_4PX,
+              "algo bilinear 4px: callback with the ids, [%s]", buf);
+    ask(path, "algo HQ-Linear\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "OK algo hq-linear auto\n") == 0 && c.last_algo == PC_ALGO_HQ_LINEAR &&
+                  c.last_variant == PC_VARIANT_AUTO,
+              "algo names are case-insensitive, variant defaults to auto");
+    ask(path, "algo edgy\n", buf, sizeof buf);
+    TAP_CHECK(strncmp(buf, "ERR unknown algorithm \"edgy\"; available: bilinear, smooth-hue", 60) == 0 && c.algo == 2,
+              "unknown algorithm: ERR with the list, no callback: %s", buf);
+    ask(path, "algo edge 8px\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR unknown variant \"8px\"") && c.algo == 2, "unknown variant: ERR");
+    ask(path, "algo\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR usage: algo NAME [VARIANT]\n") == 0, "algo without a name: usage");
+    ask(path, "snapshot pic.png\n", buf, sizeof buf);
+    TAP_CHECK(strncmp(buf, "ERR snapshot needs an absolute path", 35) == 0 && c.snapshot == 0, "relative snapshot path: ERR");
+    ask(path, "snapshot /tmp/pano shot.png\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "OK snapshot /tmp/pano shot.png\n") == 0 && c.snapshot == 1 &&
+                  strcmp(c.last_path, "/tmp/pano shot.png") == 0,
+              "snapshot: callback with the path (spaces kept)");
+    ask(path, "idr\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "OK idr\n") == 0 && c.idr == 1, "idr");
+    c.fail_idr = 1;
+    ask(path, "idr\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR encoder not running second line\n") == 0, "failing callback: one ERR line: %s", buf);
+    ask(path, "reload\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "OK reload\n") == 0 && c.reload == 1, "reload");
+    ask(path, "frobnicate now\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR unknown command \"frobnicate\"; try help\n") == 0, "unknown command: %s", buf);
+
+    /* Several commands on one connection, CRLF tolerated, blank lines ignored. */
+    int fd = dial(path);
+    const char *many = "status\r\n\nidr\r\nquit\n";
+    send(fd, many, strlen(many), MSG_NOSIGNAL);
+    char all[4096];
+    size_t off = 0;
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 3000) != 1)
+            break;
+        ssize_t n = recv(fd, all + off, sizeof all - off - 1, 0);
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    all[off] = '\0';
+    close(fd);
+    c.fail_idr = 0;
+    TAP_CHECK(strstr(all, "drop 0\nOK\n") && strstr(all, "ERR encoder not running") && strstr(all, "OK bye\n"),
+              "pipelined commands answered in order, quit closes");
+
+    /* An idle client does not block the others. */
+    int idle = dial(path);
+    send(idle, "sta", 3, MSG_NOSIGNAL);
+    ask(path, "idr\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "OK idr\n") == 0, "an idle half-line client does not block another");
+    close(idle);
+
+    /* Over-long line. */
+    char longline[2100];
+    memset(longline, 'x', sizeof longline - 2);
+    longline[sizeof longline - 2] = '\n';
+    longline[sizeof longline - 1] = '\0';
+    ask(path, longline, buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR line too long\n") == 0, "line too long: ERR");
+
+    /* HTTP on the same socket. */
+    ask_all(path, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n", buf, sizeof buf);
+    const char *body = strstr(buf, "\r\n\r\n");
+    size_t clen = 0;
+    const char *cl = strstr(buf, "Content-Length: ");
+    if (cl)
+        clen = strtoul(cl + 16, NULL, 10);
+    TAP_CHECK(strncmp(buf, "HTTP/1.0 200 OK\r\n", 17) == 0 && strstr(buf, "text/plain; version=0.0.4") && body &&
+                  strlen(body + 4) == clen && strstr(body, "panocap_fps 50\n"),
+              "GET /metrics: 200, Prometheus content type, body of Content-Length bytes");
+    ask_all(path, "GET /nope HTTP/1.0\r\n\r\n", buf, sizeof buf);
+    TAP_CHECK(strncmp(buf, "HTTP/1.0 404", 12) == 0, "GET /nope: 404");
+    ask_all(path, "GET /status HTTP/1.0\r\n\r\n", buf, sizeof buf);
+    TAP_CHECK(strncmp(buf, "HTTP/1.0 200", 12) == 0 && strstr(buf, "50.0 fps"), "GET /status: the status line");
+
+    if (access("/usr/bin/curl", X_OK) == 0) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "curl -s --max-time 5 --unix-socket '%s' http://localhost/metrics", path);
+        FILE *p = popen(cmd, "r");
+        size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+        buf[n] = '\0';
+        int st2 = p ? pclose(p) : -1;
+        TAP_CHECK(st2 == 0 && strstr(buf, "panocap_fps 50\n") && !strstr(buf, "HTTP/"),
+                  "curl --unix-socket http://localhost/metrics");
+    } else {
+        tap_skip("curl not installed");
+    }
+
+    /* A second server on a live socket is refused. */
+    pc_control *ctl2 = NULL;
+    rc = pc_control_start(&ctl2, path, &ops, &quiet, err, sizeof err);
+    TAP_CHECK(rc < 0 && strstr(err, "another process is serving it"), "live socket: refused (%s)", err);
+    pc_control_stop(ctl);
+    TAP_CHECK(access(path, F_OK) != 0, "stop removes the socket file");
+
+    /* A stale socket (no listener) is replaced. */
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    bind(sfd, (struct sockaddr *)&a, sizeof a);
+    close(sfd);
+    pc_control_ops none = {0};
+    rc = pc_control_start(&ctl, path, &none, &quiet, err, sizeof err);
+    TAP_CHECK(rc == 0, "stale socket replaced (%s)", rc ? err : "ok");
+    ask(path, "status\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR not available\n") == 0, "no callbacks: ERR not available");
+    ask(path, "algo edge\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR not available\n") == 0, "no algo callback: ERR not available");
+    pc_control_stop(ctl);
+
+    /* Not a socket; too long a path. */
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
+    TAP_CHECK(rc < 0 && strstr(err, "not a socket"), "a regular file is not replaced: %s", err);
+    unlink(path);
+    char lp[200];
+    memset(lp, 'a', sizeof lp - 1);
+    lp[0] = '/';
+    lp[sizeof lp - 1] = '\0';
+    rc = pc_control_start(&ctl, lp, &ops, &quiet, err, sizeof err);
+    TAP_CHECK(rc < 0 && strstr(err, "longer than"), "too long a path: %s", err);
+    rc = pc_control_start(&ctl, "/nonexistent-dir/control.sock", &ops, &quiet, err, sizeof err);
+    TAP_CHECK(rc < 0 && strstr(err, "bind") && strstr(err, "No such file"), "missing directory: %s", err);
+
+    rmdir(dir);
+    return tap_done();
+}
