@@ -163,7 +163,7 @@ typedef enum pc_output_state {
 } pc_output_state;
 
 typedef struct pc_output_stats {
-    const char *url;           /* as configured (owned by the encoder) */
+    char url[256];             /* as configured (truncated) */
     pc_output_state state;
     uint64_t packets_written, packets_dropped, bytes_written;
     uint64_t reconnects;       /* successful re-opens after a failure */

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <libavcodec/bsf.h>
 #include <libavutil/avstring.h>
@@ -63,6 +64,7 @@ struct pc_out {
     int64_t seg_start_pts; /* enc_tb units; INT64_MIN = not started */
     int seg_idr_asked;
     int opens;             /* successful opens so far */
+    int failing;           /* failed since the last good write: log once */
 
     pthread_t thread;
     int thread_started;
@@ -290,7 +292,10 @@ static void next_path(pc_out *o)
             snprintf(base, sizeof base, "%s", o->url);
     } else {
         snprintf(base, sizeof base, "%s", o->url);
-        if (o->opens == 0) {
+        struct stat sb;
+        /* the first open writes the configured path; a device or FIFO
+         * (not a regular file) is always reused */
+        if (o->opens == 0 || stat(base, &sb) != 0 || !S_ISREG(sb.st_mode)) {
             snprintf(o->cur_path, sizeof o->cur_path, "%s", base);
             return;
         }
@@ -484,8 +489,9 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     char e[AV_ERROR_MAX_STRING_SIZE], msg[160];
     snprintf(msg, sizeof msg, "%s: %s", what, errstr(r, e, sizeof e));
     close_target(o, 0);
+    int first = !o->failing;
+    o->failing = 1;
     pthread_mutex_lock(&o->lock);
-    int first = o->state == PC_OUT_OK || o->state == PC_OUT_CONNECTING;
     o->state = PC_OUT_FAILED;
     o->failures++;
     snprintf(o->last_error, sizeof o->last_error, "%s", msg);
@@ -512,8 +518,9 @@ static void *out_thread(void *arg)
                 break;
             int r = open_target(o, err, sizeof err);
             if (r) {
+                int first = !o->failing;
+                o->failing = 1;
                 pthread_mutex_lock(&o->lock);
-                int first = o->state != PC_OUT_FAILED;
                 o->state = PC_OUT_FAILED;
                 o->failures++;
                 snprintf(o->last_error, sizeof o->last_error, "%s", err);
@@ -532,11 +539,10 @@ static void *out_thread(void *arg)
             o->state = PC_OUT_OK;
             o->drop_until_key = 1; /* start at a keyframe */
             pthread_mutex_unlock(&o->lock);
-            pc_log(o->log, was_failed ? PC_LOG_NOTICE : PC_LOG_INFO,
+            pc_log(o->log, was_failed ? PC_LOG_DEBUG : PC_LOG_INFO,
                    "encode: output %d '%s' %s", o->index, o->cur_path,
-                   was_failed ? "re-opened" : "open");
+                   was_failed ? "re-opened, waiting for a keyframe" : "open");
             ask_idr(o, pc_now_ns());
-            backoff_ms = 500;
         }
 
         pthread_mutex_lock(&o->lock);
@@ -554,8 +560,8 @@ static void *out_thread(void *arg)
         if (o->segment_seconds > 0) {
             if (o->seg_start_pts == INT64_MIN)
                 o->seg_start_pts = pkt->pts;
-            int64_t len = av_rescale_q(pkt->pts - o->seg_start_pts, o->enc_tb, (AVRational){1, 1});
-            if (len >= o->segment_seconds) {
+            int64_t period = av_rescale_q(o->segment_seconds, (AVRational){1, 1}, o->enc_tb);
+            if (pkt->pts - o->seg_start_pts >= period) {
                 if (!(pkt->flags & AV_PKT_FLAG_KEY) && !o->seg_idr_asked) {
                     o->seg_idr_asked = 1;
                     if (o->request_idr)
@@ -574,8 +580,9 @@ static void *out_thread(void *arg)
                         o->dropped++;
                         drop_queue_locked(o);
                         pthread_mutex_unlock(&o->lock);
-                        pc_log(o->log, PC_LOG_ERR, "encode: %s; retrying in %.1f s", err,
-                               backoff_ms / 1000.0);
+                        pc_log(o->log, o->failing ? PC_LOG_DEBUG : PC_LOG_ERR,
+                               "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
+                        o->failing = 1;
                         if (wait_backoff(o, backoff_ms))
                             break;
                         continue;
@@ -609,6 +616,12 @@ static void *out_thread(void *arg)
                 break;
             backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
             continue;
+        }
+        if (o->failing) {
+            o->failing = 0;
+            backoff_ms = 500;
+            pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
+                   o->cur_path);
         }
         if (o->on_written)
             o->on_written(o->cb_user, o->index, s.pts_ns, now);
@@ -830,7 +843,7 @@ void pc_out_close(pc_out *o, int timeout_ms)
 void pc_out_stats(pc_out *o, pc_output_stats *st)
 {
     pthread_mutex_lock(&o->lock);
-    st->url = o->url;
+    snprintf(st->url, sizeof st->url, "%s", o->url);
     st->state = o->state;
     st->packets_written = o->written;
     st->packets_dropped = o->dropped;

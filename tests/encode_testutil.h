@@ -161,6 +161,7 @@ typedef struct dec_result {
     enum AVChromaLocation loc;
     int spacing_ok;            /* every pts step is one frame at fps */
     int keyframes;
+    int worst;                 /* frame index of psnr_min */
 } dec_result;
 
 /* Decodes every video frame of url (or of an already opened fmt context
@@ -230,8 +231,10 @@ static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p,
                     r->spacing_ok = 0;
                 double q = pattern_psnr(p, f, r->index[n]);
                 sum += q;
-                if (q < r->psnr_min)
+                if (q < r->psnr_min) {
                     r->psnr_min = q;
+                    r->worst = r->index[n];
+                }
             }
             r->width = f->width;
             r->height = f->height;
