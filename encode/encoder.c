@@ -292,6 +292,16 @@ static int try_open(pc_encoder *e, const char *name, int use_cuda, char *reason,
             snprintf(reason, n, "%s", cap);
         else
             snprintf(reason, n, "avcodec_open2: %s", eb);
+        if (is_nvenc(name)) { /* what FFmpeg's words mean here */
+            const char *hint = strstr(reason, "libcuda") ? " [no NVIDIA driver]"
+                             : strstr(reason, "nvidia-encode") ? " [the driver has no NVENC library]"
+                             : strstr(reason, "unsupported device") ? " [this GPU has no NVENC]"
+                             : strstr(reason, "No capable devices") ? " [no NVENC-capable GPU]"
+                             : "";
+            size_t l = strlen(reason);
+            if (hint[0] && l + strlen(hint) + 1 < n)
+                memcpy(reason + l, hint, strlen(hint) + 1);
+        }
         av_buffer_unref(&frames);
         av_buffer_unref(&dev);
         avcodec_free_context(&c);
@@ -306,6 +316,40 @@ static int try_open(pc_encoder *e, const char *name, int use_cuda, char *reason,
     e->codec_name = avcodec_get_name(codec->id);
     e->live_bitrate = is_nvenc(name) || !strcmp(name, "libx264");
     return 0;
+}
+
+/* Frees an opened encoder context after sending it end-of-stream: SVT-AV1
+ * 1.4 hangs in deinit ("deinit called without sending EOS!") without one,
+ * and waits forever for the EOS packet of a stream that had no frame, so
+ * an unfed libsvtav1 gets one grey frame first. */
+static void close_codec(AVCodecContext **c, int fed)
+{
+    if (!*c)
+        return;
+    if (avcodec_is_open(*c)) {
+        if (!fed && !strcmp((*c)->codec->name, "libsvtav1")) {
+            AVFrame *f = av_frame_alloc();
+            if (f) {
+                f->format = (*c)->pix_fmt;
+                f->width = (*c)->width;
+                f->height = (*c)->height;
+                if (av_frame_get_buffer(f, 0) >= 0) {
+                    for (int i = 0; i < 3 && f->data[i]; i++)
+                        memset(f->data[i], 128, (size_t)f->linesize[i] * (i ? (f->height + 1) / 2 : f->height));
+                    f->pts = 0;
+                    avcodec_send_frame(*c, f);
+                }
+                av_frame_free(&f);
+            }
+        }
+        if (avcodec_send_frame(*c, NULL) >= 0) {
+            AVPacket *p = av_packet_alloc();
+            while (p && avcodec_receive_packet(*c, p) >= 0)
+                av_packet_unref(p);
+            av_packet_free(&p);
+        }
+    }
+    avcodec_free_context(c);
 }
 
 static int validate(const pc_encode_config *cfg, char *err, size_t n)
@@ -380,7 +424,7 @@ static int list_encoders(char *buf, size_t n, int lines)
         int r = try_open(&probe, name, 0, why, sizeof why);
         if (!r) {
             avail++;
-            avcodec_free_context(&probe.avctx);
+            close_codec(&probe.avctx, 0);
         }
         int w;
         if (lines)
@@ -412,8 +456,11 @@ static void free_encoder(pc_encoder *e)
     for (int i = 0; i < RING; i++)
         av_frame_free(&e->ring[i]);
     av_frame_free(&e->hwf);
+    if (e->flushed)
+        avcodec_free_context(&e->avctx);
+    else
+        close_codec(&e->avctx, e->st.frames_in > 0);
     av_packet_free(&e->pkt);
-    avcodec_free_context(&e->avctx);
     av_buffer_unref(&e->hwframes);
     av_buffer_unref(&e->hwdev);
     pthread_mutex_destroy(&e->st_lock);

@@ -262,10 +262,20 @@ static int interrupt_cb(void *opaque)
     return atomic_load(&o->abort_io);
 }
 
+/* Bounded copy (messages are cut to the stats field). */
+static void copy_msg(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
 static void set_error(pc_out *o, const char *msg)
 {
     pthread_mutex_lock(&o->lock);
-    snprintf(o->last_error, sizeof o->last_error, "%s", msg);
+    copy_msg(o->last_error, sizeof o->last_error, msg);
     pthread_mutex_unlock(&o->lock);
 }
 
@@ -494,7 +504,7 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     pthread_mutex_lock(&o->lock);
     o->state = PC_OUT_FAILED;
     o->failures++;
-    snprintf(o->last_error, sizeof o->last_error, "%s", msg);
+    copy_msg(o->last_error, sizeof o->last_error, msg);
     drop_queue_locked(o);
     pthread_mutex_unlock(&o->lock);
     /* one line when it fails, then only debug lines while it keeps failing */
@@ -523,7 +533,7 @@ static void *out_thread(void *arg)
                 pthread_mutex_lock(&o->lock);
                 o->state = PC_OUT_FAILED;
                 o->failures++;
-                snprintf(o->last_error, sizeof o->last_error, "%s", err);
+                copy_msg(o->last_error, sizeof o->last_error, err);
                 pthread_mutex_unlock(&o->lock);
                 pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
                        "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
@@ -573,7 +583,7 @@ static void *out_thread(void *arg)
                         pthread_mutex_lock(&o->lock);
                         o->state = PC_OUT_FAILED;
                         o->failures++;
-                        snprintf(o->last_error, sizeof o->last_error, "%s", err);
+                        copy_msg(o->last_error, sizeof o->last_error, err);
                         av_packet_unref(pkt);
                         o->head = (o->head + 1) % o->cap;
                         o->count--;

@@ -271,7 +271,7 @@ static void hls_output(const char *dir)
         else if (!strcmp(line, "#EXT-X-ENDLIST"))
             endlist = 1;
         else if (line[0] && line[0] != '#') {
-            char sp[1100];
+            char sp[2200];
             struct stat sb;
             snprintf(sp, sizeof sp, "%s/%s", sub, line);
             if (stat(sp, &sb) == 0 && sb.st_size > 0)
@@ -339,7 +339,7 @@ static void segmented(const char *dir)
     qsort(names, (size_t)nn, sizeof names[0], stem_cmp);
     int total = 0, good = 1, named = 1;
     for (int i = 0; i < nn; i++) {
-        char fp[900];
+        char fp[5400];
         snprintf(fp, sizeof fp, "%s/%s", sub, names[i]);
         /* pano-YYYYmmdd-HHMMSS.ts or, within the same second, -rN */
         if (strncmp(names[i], "pano-20", 7) != 0 || !strstr(names[i], ".ts"))
