@@ -258,8 +258,8 @@ static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p,
 /* --- a pc_logger sink that keeps the lines ------------------------------ */
 typedef struct log_keep {
     pthread_mutex_t lock;
-    char lines[64][512];
-    int levels[64];
+    char lines[256][512];
+    int levels[256];
     int n;
 } log_keep;
 
@@ -267,7 +267,7 @@ static inline void log_keep_sink(void *user, int level, const char *line)
 {
     log_keep *k = user;
     pthread_mutex_lock(&k->lock);
-    if (k->n < 64) {
+    if (level <= PC_LOG_INFO && k->n < 256) { /* FFmpeg's debug lines not kept */
         snprintf(k->lines[k->n], sizeof k->lines[0], "%s", line);
         k->levels[k->n] = level;
         k->n++;
