@@ -90,8 +90,12 @@ typedef struct pc_encode_config {
     int gop;                  /* frames between keyframes (0 = 2 s of frames) */
     const char *preset;       /* NULL: encoder's low-latency default (p2, ultrafast, 12) */
     int threads;              /* software encoder threads (0 = encoder decides) */
-    /* libx264: 1 = frame threads (throughput; adds threads-1 frames of delay),
-     * 0 = sliced threads (zerolatency's default). Default (-1) = 1. */
+    /* libx264 threading. 0 (and the default, -1) = sliced threads, as tune
+     * zerolatency sets them: each frame is out before the next comes in.
+     * 1 = frame threads: at 2040x5400 on 16 cores about as fast (80-100
+     * fps) but every thread holds a frame, so at 50 fps each packet leaves
+     * hundreds of ms late (BENCHMARKS.md, Encoder). Frame threads only pay
+     * on few cores, where neither reaches 50 fps. */
     int frame_threads;
     /* Extra encoder options "key=value:key=value" set last (private
      * options, e.g. "x264-params=ref=1" is not needed: "ref=1" for avctx). */

@@ -19,7 +19,7 @@
 
 #define ENC_TB ((AVRational){1, 90000})
 #define RING 4      /* host frames handed out in turn */
-#define PTS_MAP 128 /* frames in flight we can map back to capture time */
+#define PTS_FIFO 256 /* frames in flight we can map back to capture time */
 #define MIN_BITRATE 100000LL
 #define MAX_BITRATE 800000000LL
 
@@ -46,9 +46,12 @@ struct pc_encoder {
 
     int have_first;
     int64_t first_ns, last_pts;
+    /* frames submitted and not yet out, in order (no B-frames: packets
+     * leave in submission order; a frame the encoder drops is skipped) */
     struct {
         int64_t pts, pts_ns, submit_ns;
-    } map[PTS_MAP];
+    } fifo[PTS_FIFO];
+    int fifo_head, fifo_count;
 
     atomic_int idr_req;
     atomic_llong pending_bitrate;
@@ -170,7 +173,7 @@ static int configure(pc_encoder *e, AVCodecContext *c, const char *name, char *e
         av_opt_set(p, "tune", "zerolatency", 0);
         av_opt_set_int(p, "rc-lookahead", 0, 0);
         av_opt_set_int(p, "forced-idr", 1, 0);
-        if (cfg->frame_threads != 0)
+        if (cfg->frame_threads > 0)
             av_opt_set(p, "x264-params", "sliced-threads=0", 0);
     } else if (!strcmp(name, "libx265")) {
         av_opt_set(p, "preset", e->preset ? e->preset : "ultrafast", 0);
@@ -590,7 +593,7 @@ int pc_encoder_open(pc_encoder **out, const pc_encode_config *cfg, char *err, si
             if (!strcmp(e->name, "libx264"))
                 snprintf(desc, sizeof desc, " (preset %s, tune zerolatency, %s threads)",
                          e->preset ? e->preset : "ultrafast",
-                         cfg->frame_threads != 0 ? "frame" : "sliced");
+                         cfg->frame_threads > 0 ? "frame" : "sliced");
             else if (!strcmp(e->name, "libx265"))
                 snprintf(desc, sizeof desc, " (preset %s, tune zerolatency)",
                          e->preset ? e->preset : "ultrafast");
@@ -766,10 +769,17 @@ static int drain(pc_encoder *e, char *err, size_t n)
         AVPacket *p = e->pkt;
         int64_t pts_ns = e->first_ns + av_rescale_q(p->pts, ENC_TB, (AVRational){1, 1000000000});
         int64_t submit_ns = now;
-        const int slot = (int)(((uint64_t)p->pts) % PTS_MAP);
-        if (e->map[slot].pts == p->pts) {
-            pts_ns = e->map[slot].pts_ns;
-            submit_ns = e->map[slot].submit_ns;
+        while (e->fifo_count) {
+            int h = e->fifo_head;
+            if (e->fifo[h].pts > p->pts)
+                break; /* not ours (should not happen without reordering) */
+            e->fifo_head = (h + 1) % PTS_FIFO;
+            e->fifo_count--;
+            if (e->fifo[h].pts == p->pts) {
+                pts_ns = e->fifo[h].pts_ns;
+                submit_ns = e->fifo[h].submit_ns;
+                break;
+            }
         }
         int key = !!(p->flags & AV_PKT_FLAG_KEY);
         pthread_mutex_lock(&e->st_lock);
@@ -841,11 +851,16 @@ int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, s
     f->color_primaries = e->avctx->color_primaries;
     f->color_trc = e->avctx->color_trc;
     f->chroma_location = e->avctx->chroma_sample_location;
-    const int slot = (int)(((uint64_t)pts) % PTS_MAP);
     int64_t now = pc_now_ns();
-    e->map[slot].pts = pts;
-    e->map[slot].pts_ns = pts_ns;
-    e->map[slot].submit_ns = now;
+    if (e->fifo_count == PTS_FIFO) { /* more in flight than any encoder keeps: drop the oldest */
+        e->fifo_head = (e->fifo_head + 1) % PTS_FIFO;
+        e->fifo_count--;
+    }
+    int slot = (e->fifo_head + e->fifo_count) % PTS_FIFO;
+    e->fifo[slot].pts = pts;
+    e->fifo[slot].pts_ns = pts_ns;
+    e->fifo[slot].submit_ns = now;
+    e->fifo_count++;
 
     int r = avcodec_send_frame(e->avctx, f);
     if (e->zero_copy)

@@ -84,8 +84,9 @@ static void usage(void)
     fprintf(stderr,
             "usage: panocap-encode-bench [--size WxH] [--frames N] [--warmup N] [--threads N]\n"
             "       [--bitrate BPS] [--config ENCODER:PRESET[:sliced]]... [--realtime] [--list]\n"
+            "  libx264 threading: ENCODER:PRESET:frame (frame threads) or :sliced (the default)\n"
             "default configs: libx264:ultrafast libx264:superfast libx264:veryfast\n"
-            "       libx264:ultrafast:sliced libx265:ultrafast libx265:superfast\n"
+            "       libx264:ultrafast:frame libx265:ultrafast libx265:superfast\n"
             "       libsvtav1:12 libsvtav1:10\n");
 }
 
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
     }
     if (!nc) {
         static const char *def[] = {"libx264:ultrafast", "libx264:superfast",
-                                    "libx264:veryfast", "libx264:ultrafast:sliced",
+                                    "libx264:veryfast", "libx264:ultrafast:frame",
                                     "libx265:ultrafast", "libx265:superfast",
                                     "libsvtav1:12", "libsvtav1:10"};
         for (size_t i = 0; i < sizeof def / sizeof *def; i++)
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < nc; c++) {
         char name[64] = "", preset[32] = "", mode[16] = "";
         sscanf(configs[c], "%63[^:]:%31[^:]:%15s", name, preset, mode);
-        int sliced = !strcmp(mode, "sliced");
+        int sliced = strcmp(mode, "frame") != 0;
         pc_encode_config cfg;
         pc_encode_config_default(&cfg);
         cfg.width = w;
@@ -173,11 +174,11 @@ int main(int argc, char **argv)
                               : !strcmp(name, "libx265") ? "pools, 1 frame" : "lp";
         uint8_t *filled[8] = {0};
         int nfilled = 0;
-        int64_t t_start = 0, t0 = pc_now_ns();
+        int64_t t_start = 0;
         int r = 0;
         for (int t = 0; t < frames && !r; t++) {
-            if (realtime) {
-                int64_t due = t0 + (int64_t)t * 20000000, now = pc_now_ns();
+            if (realtime && t > warmup) { /* paced from the first timed frame on */
+                int64_t due = t_start + (int64_t)(t - warmup) * 20000000, now = pc_now_ns();
                 if (due > now)
                     usleep((useconds_t)((due - now) / 1000));
             }
