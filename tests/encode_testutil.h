@@ -166,7 +166,9 @@ typedef struct dec_result {
 
 /* Decodes every video frame of url (or of an already opened fmt context
  * when ic != NULL), comparing each with the pattern; frame index from the
- * pts relative to the first one. fps: nominal rate for spacing. */
+ * pts relative to the first one, which is pattern frame first_index (-1:
+ * found by searching frames 0..999 for the best match, for a stream joined
+ * in the middle). fps: nominal rate for spacing. */
 static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p, AVRational fps,
                                int first_index, dec_result *r)
 {
@@ -221,8 +223,19 @@ static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p,
         }
         while (avcodec_receive_frame(dc, f) == 0) {
             int64_t pts = f->best_effort_timestamp;
-            if (first == AV_NOPTS_VALUE)
+            if (first == AV_NOPTS_VALUE) {
                 first = pts;
+                if (first_index < 0) {
+                    double best = -1;
+                    for (int t = 0; t < 1000; t++) {
+                        double q = pattern_psnr(p, f, t);
+                        if (q > best) {
+                            best = q;
+                            first_index = t;
+                        }
+                    }
+                }
+            }
             int n = r->frames;
             if (n < DEC_MAX) {
                 r->pts[n] = pts;
