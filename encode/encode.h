@@ -97,8 +97,9 @@ typedef struct pc_encode_config {
      * hundreds of ms late (BENCHMARKS.md, Encoder). Frame threads only pay
      * on few cores, where neither reaches 50 fps. */
     int frame_threads;
-    /* Extra encoder options "key=value:key=value" set last (private
-     * options, e.g. "x264-params=ref=1" is not needed: "ref=1" for avctx). */
+    /* Extra options "key=value:key=value" set last on the codec context or
+     * its private options, e.g. "refs=2:aq-mode=0". A value cannot hold ':'
+     * and "x264-params=..." replaces the one panocap sets (sliced-threads). */
     const char *encoder_options;
     pc_matrix matrix;         /* signalled in the VUI (colour matrix) */
     pc_range range;           /* signalled in the VUI (video_full_range_flag) */
