@@ -178,8 +178,9 @@ static int bind_local_udp(int *port)
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int rcv = 8 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    int rcv = 8 << 20; /* room for the whole test stream (FORCE works as root) */
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         close(fd);
         return -1;
@@ -218,7 +219,7 @@ static void udp_output(void)
         /* paced a little so the reader (and the kernel buffer) keep up */
         for (int t = 0; t < N && !r; t++) {
             r = encode_frames(e, &p, t, 1, FPS, 0, err, sizeof err);
-            usleep(5000);
+            usleep(10000);
         }
         pc_encoder_stats st;
         pc_encoder_close(e);
