@@ -1,0 +1,208 @@
+/* encode.h - panocap's encoder and live outputs (libavcodec + libavformat).
+ *
+ * One pc_encoder takes NV12 (or I420) pictures of a fixed size, encodes
+ * them (NVENC zero-copy from CUDA memory when it can, else a software
+ * encoder from a fallback list) and fans the packets out to one or more
+ * outputs: recording files (.ts by default, .mkv/.mp4, segmented by time),
+ * MPEG-TS over UDP, SRT, HLS, or 'null'.
+ *
+ * Threads: pc_encoder_frame/submit/flush are called from ONE thread (the
+ * daemon's encoder thread). request_idr, set_bitrate and stats may be called
+ * from any thread. Every output except 'null' has its own thread and a
+ * bounded packet queue: a slow or failed output drops (and counts) its
+ * packets, is retried with backoff, and never blocks the encoder or the
+ * other outputs.
+ *
+ * FFmpeg's own log lines: the library installs an av_log callback that
+ * sends lines logged from its threads to the encoder's pc_logger (level
+ * mapped, filtered by av_log_get_level()); lines from other threads go to
+ * FFmpeg's default callback as before.
+ *
+ * Errors: functions return 0 or a negative PC_E* code (kernels/debayer.h)
+ * and write a message naming the setting, the output or the library call
+ * into err (n bytes, always NUL-terminated when n > 0; err may be NULL).
+ */
+#ifndef PANOCAP_ENCODE_H
+#define PANOCAP_ENCODE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "debayer.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
+#include "log.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PC_ENCODE_MAX_OUTPUTS 8
+#define PC_ENCODE_MAX_FALLBACKS 8
+
+/* Codec the NVENC path uses (software encoders imply their own codec). */
+typedef enum pc_codec {
+    PC_CODEC_HEVC = 0, /* hevc_nvenc: frames up to 8192x8192 (default) */
+    PC_CODEC_H264 = 1, /* h264_nvenc: frames up to 4096x4096 */
+} pc_codec;
+
+/* One output. Strings are copied by pc_encoder_open. */
+typedef struct pc_output_config {
+    /* A path (recording; container from the extension, none = .ts),
+     * "udp://host:port", "srt://host:port", "x.m3u8" (HLS) or "null".
+     * With segment_seconds > 0 the path may hold strftime conversions
+     * (e.g. "/rec/pano-%Y%m%d-%H%M%S.ts"); without any, "-%Y%m%d-%H%M%S"
+     * is inserted before the extension. Times are local wall time. */
+    const char *url;
+    const char *format;     /* NULL: from the URL; else "mpegts", "matroska", "mp4", "hls" */
+    int segment_seconds;    /* > 0: a new recording file every N s (cut at a keyframe) */
+    int hls_time;           /* HLS segment duration in s (0 = 2) */
+    int hls_list_size;      /* HLS playlist entries (0 = keep all, the whole run) */
+    int pkt_size;           /* UDP/SRT datagram payload (0 = 1316 = 7 TS packets) */
+    const char *srt_mode;   /* "caller" (default) or "listener"; also as ?mode= in the URL */
+    const char *srt_passphrase; /* NULL: none (10..79 characters otherwise) */
+    int srt_latency_ms;     /* SRT receiver latency (0 = libsrt's default, 120 ms) */
+    int queue_packets;      /* bounded queue (0 = 256 packets) */
+} pc_output_config;
+
+/* Per packet that leaves the encoder (called on the encoder thread). */
+typedef struct pc_packet_info {
+    int64_t pts_ns;       /* capture timestamp given to pc_encoder_submit */
+    int64_t submit_ns;    /* pc_now_ns() when the frame was submitted */
+    int64_t out_ns;       /* pc_now_ns() when the packet came out of the encoder */
+    int size;             /* bytes */
+    int keyframe;
+} pc_packet_info;
+
+typedef void (*pc_packet_cb)(void *user, const pc_packet_info *info);
+/* Per packet written by an output (called on that output's thread). */
+typedef void (*pc_written_cb)(void *user, int output, int64_t pts_ns, int64_t written_ns);
+
+typedef struct pc_encode_config {
+    int width, height;        /* even; the whole panorama, e.g. 2040x5400 */
+    int fps_num, fps_den;     /* nominal frame rate, e.g. 50/1 */
+    /* NULL or "auto": NVENC (codec below) when available, else the first
+     * fallback that opens. Any other name forces that encoder. */
+    const char *encoder;
+    /* Software fallbacks in order; NULL = libx264, libx265, libsvtav1. */
+    const char *fallbacks[PC_ENCODE_MAX_FALLBACKS];
+    pc_codec codec;           /* for NVENC: HEVC (default) or H.264 */
+    int64_t bitrate;          /* bit/s, CBR; 0 = error (must be set) */
+    int vbv_ms;               /* rate-control buffer in ms of bitrate (0 = 500) */
+    int gop;                  /* frames between keyframes (0 = 2 s of frames) */
+    const char *preset;       /* NULL: encoder's low-latency default (p2, ultrafast, 12) */
+    int threads;              /* software encoder threads (0 = encoder decides) */
+    /* libx264 threading. 0 (and the default, -1) = sliced threads, as tune
+     * zerolatency sets them: each frame is out before the next comes in.
+     * 1 = frame threads: at 2040x5400 on 16 cores about as fast (80-100
+     * fps) but every thread holds a frame, so at 50 fps each packet leaves
+     * hundreds of ms late (BENCHMARKS.md, Encoder). Frame threads only pay
+     * on few cores, where neither reaches 50 fps. */
+    int frame_threads;
+    /* Extra options "key=value:key=value" set last on the codec context or
+     * its private options, e.g. "refs=2:aq-mode=0". A value cannot hold ':'
+     * and "x264-params=..." replaces the one panocap sets (sliced-threads). */
+    const char *encoder_options;
+    pc_matrix matrix;         /* signalled in the VUI (colour matrix) */
+    pc_range range;           /* signalled in the VUI (video_full_range_flag) */
+    /* CUDA: a CUcontext (and CUstream) owned by the caller, or NULL. When
+     * set and NVENC opens, frames are AV_PIX_FMT_CUDA pool frames on that
+     * context and NVENC works on that stream (zero copy). */
+    void *cuda_ctx;
+    void *cuda_stream;
+    pc_output_config outputs[PC_ENCODE_MAX_OUTPUTS];
+    int n_outputs;            /* 0 is allowed (encode only) */
+    pc_packet_cb on_packet;   /* optional */
+    pc_written_cb on_written; /* optional */
+    void *cb_user;
+    const pc_logger *log;     /* NULL: stderr */
+} pc_encode_config;
+
+/* Fills defaults: 50 fps, HEVC, 20 Mbit/s, BT.709 limited, auto encoder. */
+void pc_encode_config_default(pc_encode_config *cfg);
+
+typedef struct pc_encoder pc_encoder;
+
+/* Validates cfg, opens the encoder (probing NVENC first when the encoder
+ * is auto or an NVENC name: one log line says why it is not used and what
+ * is used instead), and opens the outputs (files, UDP and HLS at once, so a
+ * bad path is an error here; SRT in its thread, since a listener waits). */
+int pc_encoder_open(pc_encoder **e, const pc_encode_config *cfg, char *err, size_t n);
+
+/* The next writable picture, sized width x height. *on_device = 1: planes
+ * are CUDA device pointers (NV12, pitch = linesize) on cfg->cuda_ctx;
+ * 0: host memory in pic->fmt (NV12 for libx264/NVENC host, I420 for
+ * libx265/libsvtav1, which take no NV12), to be filled before submit.
+ * matrix/range are set from the config. */
+int pc_encoder_frame(pc_encoder *e, pc_picture *pic, int *on_device, char *err, size_t n);
+
+/* Encodes the picture from the last pc_encoder_frame. pts_ns: the frame
+ * set's capture time (monotonic ns; the first one becomes pts 0; a value
+ * not above the previous one is bumped and counted). force_idr: make this
+ * frame an IDR keyframe. Packets go to the outputs' queues. */
+int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, size_t n);
+
+/* Drains the encoder (remaining packets to the outputs). After this only
+ * pc_encoder_close/stats/name are valid. */
+int pc_encoder_flush(pc_encoder *e, char *err, size_t n);
+
+/* Flushes if not yet done, lets each output write its queue and trailer
+ * (.mkv/.mp4 finalised, HLS playlist ended; at most 5 s per output), stops
+ * the threads and frees everything. NULL is a no-op. */
+void pc_encoder_close(pc_encoder *e);
+
+/* The next submitted frame becomes an IDR keyframe (thread-safe). */
+void pc_encoder_request_idr(pc_encoder *e);
+
+/* Changes the CBR bitrate from the next frame on when the encoder can do
+ * it live (libx264, NVENC); PC_ENOTSUP with "needs a restart" otherwise. */
+int pc_encoder_set_bitrate(pc_encoder *e, int64_t bitrate, char *err, size_t n);
+
+const char *pc_encoder_name(const pc_encoder *e);   /* "libx264", "hevc_nvenc" ... */
+const char *pc_encoder_codec(const pc_encoder *e);  /* "h264", "hevc", "av1" */
+int pc_encoder_zero_copy(const pc_encoder *e);      /* 1 when frames are CUDA frames */
+
+typedef enum pc_output_state {
+    PC_OUT_CONNECTING = 0, /* not yet open (SRT listener waiting, retry pending) */
+    PC_OUT_OK = 1,
+    PC_OUT_FAILED = 2,     /* last open/write failed; retrying with backoff */
+    PC_OUT_CLOSED = 3,
+} pc_output_state;
+
+typedef struct pc_output_stats {
+    char url[256];             /* as configured (truncated) */
+    pc_output_state state;
+    uint64_t packets_written, packets_dropped, bytes_written;
+    uint64_t reconnects;       /* successful re-opens after a failure */
+    uint64_t failures;         /* failed opens and writes */
+    uint64_t files;            /* files (segments) opened */
+    int64_t last_written_ns;   /* pc_now_ns() of the last write */
+    int64_t last_pts_ns;       /* capture pts of the last packet written */
+    char last_error[160];
+} pc_output_stats;
+
+typedef struct pc_encoder_stats {
+    uint64_t frames_in, packets_out, bytes_out, keyframes;
+    uint64_t pts_bumped;       /* non-increasing pts corrected */
+    int64_t bitrate;           /* configured CBR bitrate now */
+    int64_t last_pts_ns;       /* capture pts of the last packet out */
+    int64_t last_out_ns;       /* pc_now_ns() when it came out */
+    int64_t last_latency_ns;   /* submit -> packet out for that frame */
+    int n_outputs;
+    pc_output_stats outputs[PC_ENCODE_MAX_OUTPUTS];
+} pc_encoder_stats;
+
+void pc_encoder_stats_get(pc_encoder *e, pc_encoder_stats *st);
+
+/* Writes one line per encoder panocap knows (NVENC, libx264, libx265,
+ * libsvtav1): built into this FFmpeg or not, and whether it opens on this
+ * machine (each is probed with a small frame; NVENC's reason when not).
+ * Returns the number that open. */
+int pc_encoder_list(FILE *out);
+/* The same as "name (available), name (unavailable: why), ..." in buf. */
+int pc_encoder_list_str(char *buf, size_t n);
+
+const char *pc_output_state_name(pc_output_state s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,879 @@
+/* outputs.c - the encoder's outputs: recording files (plain or segmented
+ * by time), MPEG-TS over UDP/SRT/other protocols, HLS, and 'null'.
+ *
+ * Each output owns a thread and a bounded ring of packet references. The
+ * encoder thread only ever takes the ring's lock for a moment: when the
+ * output is down or its ring is full the packet is dropped and counted,
+ * and the output then waits for the next keyframe (asking the encoder for
+ * one) so what it writes stays decodable. A failed open or write is
+ * logged, the output is closed and re-opened with backoff (0.5 s doubling
+ * to 30 s); a re-opened file gets a new name so nothing is overwritten.
+ *
+ * The encoder runs with global headers; MPEG-TS based outputs get the
+ * parameter sets in front of every keyframe (dump_extra), .mkv/.mp4 get
+ * them in their header.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <libavcodec/bsf.h>
+#include <libavutil/avstring.h>
+#include <libavutil/opt.h>
+
+#include "clock.h"
+#include "encode_internal.h"
+
+enum out_kind { K_NULL, K_FILE, K_NET, K_HLS };
+
+typedef struct slot {
+    AVPacket *pkt;
+    int64_t pts_ns;
+} slot;
+
+struct pc_out {
+    int index;
+    enum out_kind kind;
+    char *url;             /* as configured */
+    char *fmt;             /* muxer name */
+    char *proto;           /* "file", "udp", "srt", ... */
+    int segment_seconds, hls_time, hls_list_size, pkt_size, srt_latency_ms;
+    char *srt_mode, *srt_passphrase;
+
+    AVCodecParameters *par;
+    AVRational enc_tb, fps;
+    const pc_logger *log;
+    void (*request_idr)(void *enc);
+    void *enc;
+    pc_written_cb on_written;
+    void *cb_user;
+    char encoder_name[32];
+
+    /* owned by the output thread (or by pc_out_open before it starts) */
+    AVFormatContext *oc;
+    AVBSFContext *bsf;
+    AVPacket *wpkt;
+    char cur_path[4096];
+    int64_t seg_start_pts; /* enc_tb units; INT64_MIN = not started */
+    int seg_idr_asked;
+    int opens;             /* successful opens so far */
+    int failing;           /* failed since the last good write: log once */
+
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    slot *ring;
+    int cap, head, count;
+    int drop_until_key;    /* set after a drop: skip to the next keyframe */
+    int stop;              /* drain and finish */
+    atomic_int abort_io;   /* interrupt blocking IO now */
+    int64_t last_idr_ask_ns;
+
+    pc_output_state state;
+    uint64_t written, dropped, bytes, reconnects, failures, files;
+    int64_t last_written_ns, last_pts_ns;
+    char last_error[160];
+};
+
+static const char *errstr(int r, char *buf, size_t n)
+{
+    av_strerror(r, buf, n);
+    return buf;
+}
+
+/* "udp" from "udp://h:p", "file" for paths (and "file:" URLs). */
+static void url_scheme(const char *url, char *out, size_t n)
+{
+    const char *p = strstr(url, "://");
+    size_t len = p ? (size_t)(p - url) : 0;
+    int ok = p && len > 0 && len < n;
+    for (size_t i = 0; ok && i < len; i++) {
+        char c = url[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '+' || c == '-' || c == '.'))
+            ok = 0;
+    }
+    if (!ok) {
+        snprintf(out, n, "file");
+        return;
+    }
+    memcpy(out, url, len);
+    out[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (out[i] >= 'A' && out[i] <= 'Z')
+            out[i] = (char)(out[i] - 'A' + 'a');
+}
+
+static int have_output_protocol(const char *name)
+{
+    void *opaque = NULL;
+    const char *p;
+    while ((p = avio_enum_protocols(&opaque, 1)))
+        if (strcmp(p, name) == 0)
+            return 1;
+    return 0;
+}
+
+static void output_protocols(char *buf, size_t n)
+{
+    void *opaque = NULL;
+    const char *p;
+    size_t off = 0;
+    buf[0] = '\0';
+    while ((p = avio_enum_protocols(&opaque, 1)) && off + 1 < n)
+        off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", p);
+}
+
+static const char *ext_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        return "";
+    return dot + 1;
+}
+
+/* Container for an output: explicit, else from the extension / scheme. */
+static int pick_format(int index, const pc_output_config *oc, const char *scheme,
+                       const char **fmt, enum out_kind *kind, char *err, size_t n)
+{
+    if (strcmp(oc->url, "null") == 0) {
+        *fmt = NULL;
+        *kind = K_NULL;
+        return 0;
+    }
+    int is_file = strcmp(scheme, "file") == 0;
+    const char *ext = is_file ? ext_of(oc->url) : "";
+    const char *f = oc->format;
+    if (!f || !f[0]) {
+        if (!is_file || !ext[0] || !strcasecmp(ext, "ts") || !strcasecmp(ext, "m2ts") ||
+            !strcasecmp(ext, "mts"))
+            f = "mpegts";
+        else if (!strcasecmp(ext, "mkv"))
+            f = "matroska";
+        else if (!strcasecmp(ext, "mp4") || !strcasecmp(ext, "mov"))
+            f = "mp4";
+        else if (!strcasecmp(ext, "m3u8"))
+            f = "hls";
+        else {
+            snprintf(err, n, "output %d '%s': cannot tell the container from the extension "
+                     "'.%s' (use .ts, .mkv, .mp4 or .m3u8, or set its format)", index, oc->url, ext);
+            return PC_EINVAL;
+        }
+    }
+    const AVOutputFormat *of = av_guess_format(f, NULL, NULL);
+    if (!of || strcmp(of->name, f) != 0) {
+        snprintf(err, n, "output %d '%s': format '%s' is not a muxer of this FFmpeg build",
+                 index, oc->url, f);
+        return PC_EINVAL;
+    }
+    *fmt = of->name;
+    if (!strcmp(f, "hls"))
+        *kind = K_HLS;
+    else
+        *kind = is_file ? K_FILE : K_NET;
+    if (!is_file && strcmp(f, "mpegts") != 0) {
+        snprintf(err, n, "output %d '%s': network outputs carry MPEG-TS, not '%s'",
+                 index, oc->url, f);
+        return PC_EINVAL;
+    }
+    if (*kind == K_HLS && !is_file) {
+        snprintf(err, n, "output %d '%s': HLS is written to a local .m3u8 path", index, oc->url);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
+                 char *err, size_t n)
+{
+    if (!oc->url || !oc->url[0]) {
+        snprintf(err, n, "output %d: empty URL", index);
+        return PC_EINVAL;
+    }
+    char scheme[32];
+    url_scheme(oc->url, scheme, sizeof scheme);
+    if (strstr(oc->url, "://") && !strcmp(scheme, "file") && strncmp(oc->url, "file://", 7) != 0) {
+        snprintf(err, n, "output %d '%s': malformed URL scheme", index, oc->url);
+        return PC_EINVAL;
+    }
+    if (strcmp(oc->url, "null") != 0 && !have_output_protocol(scheme)) {
+        char list[1024];
+        output_protocols(list, sizeof list);
+        if (!strcmp(scheme, "srt"))
+            snprintf(err, n, "output %d '%s': this FFmpeg build has no SRT (libsrt) output; "
+                     "it offers: %s", index, oc->url, list);
+        else
+            snprintf(err, n, "output %d '%s': unknown URL scheme '%s' (this FFmpeg writes to: %s)",
+                     index, oc->url, scheme, list);
+        return PC_EINVAL;
+    }
+    const char *fmt;
+    enum out_kind kind;
+    int r = pick_format(index, oc, scheme, &fmt, &kind, err, n);
+    if (r)
+        return r;
+    if (kind == K_NULL)
+        return 0;
+    if (codec == AV_CODEC_ID_AV1 && (!strcmp(fmt, "mpegts") || kind == K_HLS)) {
+        snprintf(err, n, "output %d '%s': AV1 cannot be carried in MPEG-TS/HLS by FFmpeg 5.1; "
+                 "use a .mkv or .mp4 recording with this encoder", index, oc->url);
+        return PC_EINVAL;
+    }
+    if (oc->segment_seconds < 0 || (oc->segment_seconds > 0 && kind != K_FILE)) {
+        snprintf(err, n, "output %d '%s': segment_seconds %d: only recording files are segmented "
+                 "(and the value must be >= 0)", index, oc->url, oc->segment_seconds);
+        return PC_EINVAL;
+    }
+    if (oc->hls_time < 0 || oc->hls_list_size < 0 || oc->queue_packets < 0 ||
+        oc->pkt_size < 0 || oc->pkt_size > 65507) {
+        snprintf(err, n, "output %d '%s': hls_time, hls_list_size, queue_packets must be >= 0 "
+                 "and pkt_size 0..65507", index, oc->url);
+        return PC_EINVAL;
+    }
+    if (oc->srt_passphrase && oc->srt_passphrase[0]) {
+        size_t l = strlen(oc->srt_passphrase);
+        if (l < 10 || l > 79) {
+            snprintf(err, n, "output %d '%s': srt_passphrase must be 10 to 79 characters (has %zu)",
+                     index, oc->url, l);
+            return PC_EINVAL;
+        }
+    }
+    if (oc->srt_mode && oc->srt_mode[0] && strcmp(oc->srt_mode, "caller") &&
+        strcmp(oc->srt_mode, "listener") && strcmp(oc->srt_mode, "rendezvous")) {
+        snprintf(err, n, "output %d '%s': srt_mode '%s' (use caller, listener or rendezvous)",
+                 index, oc->url, oc->srt_mode);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+static int interrupt_cb(void *opaque)
+{
+    pc_out *o = opaque;
+    return atomic_load(&o->abort_io);
+}
+
+/* Bounded copy (messages are cut to the stats field). */
+static void copy_msg(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+static void set_error(pc_out *o, const char *msg)
+{
+    pthread_mutex_lock(&o->lock);
+    copy_msg(o->last_error, sizeof o->last_error, msg);
+    pthread_mutex_unlock(&o->lock);
+}
+
+/* The file name of the next recording file: strftime on the pattern for
+ * segments; for re-opens a "-rN" suffix; never an existing file after the
+ * first open. */
+static void next_path(pc_out *o)
+{
+    char base[4096];
+    if (o->segment_seconds > 0) {
+        char pat[4096];
+        const char *ext = ext_of(o->url);
+        if (strchr(o->url, '%'))
+            snprintf(pat, sizeof pat, "%s", o->url);
+        else if (ext[0])
+            snprintf(pat, sizeof pat, "%.*s-%%Y%%m%%d-%%H%%M%%S.%s",
+                     (int)(ext - 1 - o->url), o->url, ext);
+        else
+            snprintf(pat, sizeof pat, "%s-%%Y%%m%%d-%%H%%M%%S", o->url);
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        if (!strftime(base, sizeof base, pat, &tm))
+            snprintf(base, sizeof base, "%s", o->url);
+    } else {
+        snprintf(base, sizeof base, "%s", o->url);
+        struct stat sb;
+        /* the first open writes the configured path; a device or FIFO
+         * (not a regular file) is always reused */
+        if (o->opens == 0 || stat(base, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            snprintf(o->cur_path, sizeof o->cur_path, "%s", base);
+            return;
+        }
+    }
+    if (access(base, F_OK) != 0 && o->segment_seconds > 0) {
+        snprintf(o->cur_path, sizeof o->cur_path, "%s", base);
+        return;
+    }
+    const char *ext = ext_of(base);
+    int stem = ext[0] ? (int)(ext - 1 - base) : (int)strlen(base);
+    for (int i = 1; i < 100000; i++) {
+        snprintf(o->cur_path, sizeof o->cur_path, "%.*s-r%d%s%s", stem, base, i,
+                 ext[0] ? "." : "", ext);
+        if (access(o->cur_path, F_OK) != 0)
+            return;
+    }
+}
+
+static void close_target(pc_out *o, int trailer)
+{
+    if (!o->oc)
+        return;
+    if (trailer) {
+        int r = av_write_trailer(o->oc);
+        if (r < 0) {
+            char e[AV_ERROR_MAX_STRING_SIZE], msg[160];
+            snprintf(msg, sizeof msg, "trailer: %s", errstr(r, e, sizeof e));
+            set_error(o, msg);
+            pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': writing the trailer failed: %s",
+                   o->index, o->cur_path, e);
+        }
+    }
+    if (!(o->oc->oformat->flags & AVFMT_NOFILE))
+        avio_closep(&o->oc->pb);
+    avformat_free_context(o->oc);
+    o->oc = NULL;
+}
+
+/* Opens the file / connection and writes the header. */
+static int open_target(pc_out *o, char *err, size_t n)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE];
+    AVDictionary *mopts = NULL, *popts = NULL;
+    int r;
+    if (o->kind == K_FILE || o->kind == K_HLS)
+        next_path(o);
+    else
+        snprintf(o->cur_path, sizeof o->cur_path, "%s", o->url);
+
+    r = avformat_alloc_output_context2(&o->oc, NULL, o->fmt, o->cur_path);
+    if (r < 0 || !o->oc) {
+        snprintf(err, n, "output %d '%s': avformat_alloc_output_context2(%s): %s",
+                 o->index, o->cur_path, o->fmt, errstr(r, e, sizeof e));
+        o->oc = NULL;
+        return PC_EIO;
+    }
+    o->oc->interrupt_callback.callback = interrupt_cb;
+    o->oc->interrupt_callback.opaque = o;
+    AVStream *st = avformat_new_stream(o->oc, NULL);
+    if (!st || avcodec_parameters_copy(st->codecpar, o->par) < 0) {
+        snprintf(err, n, "output %d '%s': cannot add the video stream", o->index, o->cur_path);
+        close_target(o, 0);
+        return PC_ENOMEM;
+    }
+    st->time_base = o->enc_tb;
+    st->avg_frame_rate = o->fps;
+    st->r_frame_rate = o->fps;
+
+    if (!strcmp(o->fmt, "mpegts")) {
+        /* each packet goes out whole at once: playable up to the last
+         * frame if killed, no tail of a frame waiting in a buffer */
+        o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
+    } else if (o->kind == K_HLS) {
+        av_dict_set_int(&mopts, "hls_time", o->hls_time > 0 ? o->hls_time : 2, 0);
+        av_dict_set_int(&mopts, "hls_list_size", o->hls_list_size, 0);
+        av_dict_set(&mopts, "hls_flags", "independent_segments", 0);
+        av_dict_set(&mopts, "hls_segment_type", "mpegts", 0);
+    }
+    if (o->kind == K_NET) {
+        av_dict_set_int(&popts, "pkt_size", o->pkt_size > 0 ? o->pkt_size : 1316, 0);
+        if (!strcmp(o->proto, "srt")) {
+            if (o->srt_mode && o->srt_mode[0])
+                av_dict_set(&popts, "mode", o->srt_mode, 0);
+            if (o->srt_passphrase && o->srt_passphrase[0])
+                av_dict_set(&popts, "passphrase", o->srt_passphrase, 0);
+            if (o->srt_latency_ms > 0)
+                av_dict_set_int(&popts, "latency", (int64_t)o->srt_latency_ms * 1000, 0);
+            av_dict_set(&popts, "transtype", "live", 0);
+        }
+    }
+    if (!(o->oc->oformat->flags & AVFMT_NOFILE)) {
+        r = avio_open2(&o->oc->pb, o->cur_path, AVIO_FLAG_WRITE, &o->oc->interrupt_callback, &popts);
+        if (r < 0) {
+            snprintf(err, n, "output %d '%s': cannot open for writing: %s", o->index, o->cur_path,
+                     errstr(r, e, sizeof e));
+            av_dict_free(&popts);
+            av_dict_free(&mopts);
+            close_target(o, 0);
+            return PC_EIO;
+        }
+    } else if (popts) {
+        av_dict_copy(&mopts, popts, 0);
+    }
+    av_dict_free(&popts);
+    r = avformat_write_header(o->oc, &mopts);
+    av_dict_free(&mopts);
+    if (r < 0) {
+        snprintf(err, n, "output %d '%s': writing the %s header failed: %s", o->index,
+                 o->cur_path, o->fmt, errstr(r, e, sizeof e));
+        close_target(o, 0);
+        return PC_EIO;
+    }
+    o->opens++;
+    o->seg_start_pts = INT64_MIN;
+    o->seg_idr_asked = 0;
+    pthread_mutex_lock(&o->lock);
+    o->files++;
+    pthread_mutex_unlock(&o->lock);
+    return 0;
+}
+
+static int write_one(pc_out *o, AVPacket *pkt)
+{
+    AVStream *st = o->oc->streams[0];
+    pkt->stream_index = 0;
+    av_packet_rescale_ts(pkt, o->enc_tb, st->time_base);
+    return av_write_frame(o->oc, pkt);
+}
+
+/* Writes one packet (through dump_extra for MPEG-TS based outputs). */
+static int write_packet(pc_out *o, AVPacket *pkt)
+{
+    if (!o->bsf)
+        return write_one(o, pkt);
+    int r = av_bsf_send_packet(o->bsf, pkt); /* takes the reference */
+    if (r < 0)
+        return r;
+    while ((r = av_bsf_receive_packet(o->bsf, o->wpkt)) == 0) {
+        r = write_one(o, o->wpkt);
+        av_packet_unref(o->wpkt);
+        if (r < 0)
+            return r;
+    }
+    return r == AVERROR(EAGAIN) ? 0 : r;
+}
+
+static void ask_idr(pc_out *o, int64_t now)
+{
+    /* at most once a second per output, so an overloaded output does not
+     * turn every frame into a keyframe */
+    if (o->request_idr && now - o->last_idr_ask_ns > 1000000000LL) {
+        o->last_idr_ask_ns = now;
+        o->request_idr(o->enc);
+    }
+}
+
+static void drop_queue_locked(pc_out *o)
+{
+    while (o->count) {
+        av_packet_unref(o->ring[o->head].pkt);
+        o->head = (o->head + 1) % o->cap;
+        o->count--;
+        o->dropped++;
+    }
+    o->drop_until_key = 1;
+}
+
+/* Waits up to ms or until stop; returns 1 if stopping. */
+static int wait_backoff(pc_out *o, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&o->lock);
+    while (!o->stop) {
+        if (pthread_cond_timedwait(&o->cond, &o->lock, &ts) == ETIMEDOUT)
+            break;
+    }
+    int s = o->stop;
+    pthread_mutex_unlock(&o->lock);
+    return s;
+}
+
+static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
+{
+    char e[AV_ERROR_MAX_STRING_SIZE], msg[160];
+    snprintf(msg, sizeof msg, "%s: %s", what, errstr(r, e, sizeof e));
+    close_target(o, 0);
+    int first = !o->failing;
+    o->failing = 1;
+    pthread_mutex_lock(&o->lock);
+    o->state = PC_OUT_FAILED;
+    o->failures++;
+    copy_msg(o->last_error, sizeof o->last_error, msg);
+    drop_queue_locked(o);
+    pthread_mutex_unlock(&o->lock);
+    /* one line when it fails, then only debug lines while it keeps failing */
+    pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
+           "encode: output %d '%s': %s; packets dropped, retrying in %.1f s",
+           o->index, o->cur_path, msg, *backoff_ms / 1000.0);
+}
+
+static void *out_thread(void *arg)
+{
+    pc_out *o = arg;
+    pc_avlog_bind(o->log);
+    int backoff_ms = 500;
+    char err[512];
+    for (;;) {
+        if (!o->oc) {
+            pthread_mutex_lock(&o->lock);
+            int stopping = o->stop;
+            pthread_mutex_unlock(&o->lock);
+            if (stopping)
+                break;
+            int r = open_target(o, err, sizeof err);
+            if (r) {
+                int first = !o->failing;
+                o->failing = 1;
+                pthread_mutex_lock(&o->lock);
+                o->state = PC_OUT_FAILED;
+                o->failures++;
+                copy_msg(o->last_error, sizeof o->last_error, err);
+                pthread_mutex_unlock(&o->lock);
+                pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
+                       "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
+                if (wait_backoff(o, backoff_ms))
+                    break;
+                backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+                continue;
+            }
+            pthread_mutex_lock(&o->lock);
+            int was_failed = o->state == PC_OUT_FAILED;
+            if (was_failed)
+                o->reconnects++;
+            o->state = PC_OUT_OK;
+            o->drop_until_key = 1; /* start at a keyframe */
+            pthread_mutex_unlock(&o->lock);
+            pc_log(o->log, was_failed ? PC_LOG_DEBUG : PC_LOG_INFO,
+                   "encode: output %d '%s' %s", o->index, o->cur_path,
+                   was_failed ? "re-opened, waiting for a keyframe" : "open");
+            ask_idr(o, pc_now_ns());
+        }
+
+        pthread_mutex_lock(&o->lock);
+        while (!o->count && !o->stop)
+            pthread_cond_wait(&o->cond, &o->lock);
+        if (!o->count && o->stop) {
+            pthread_mutex_unlock(&o->lock);
+            break;
+        }
+        slot s = o->ring[o->head];
+        AVPacket *pkt = s.pkt;
+        pthread_mutex_unlock(&o->lock);
+
+        /* segmented recording: cut at the first keyframe past the period */
+        if (o->segment_seconds > 0) {
+            if (o->seg_start_pts == INT64_MIN)
+                o->seg_start_pts = pkt->pts;
+            int64_t period = av_rescale_q(o->segment_seconds, (AVRational){1, 1}, o->enc_tb);
+            if (pkt->pts - o->seg_start_pts >= period) {
+                if (!(pkt->flags & AV_PKT_FLAG_KEY) && !o->seg_idr_asked) {
+                    o->seg_idr_asked = 1;
+                    if (o->request_idr)
+                        o->request_idr(o->enc);
+                } else if (pkt->flags & AV_PKT_FLAG_KEY) {
+                    close_target(o, 1);
+                    int r = open_target(o, err, sizeof err);
+                    if (r) {
+                        pthread_mutex_lock(&o->lock);
+                        o->state = PC_OUT_FAILED;
+                        o->failures++;
+                        copy_msg(o->last_error, sizeof o->last_error, err);
+                        av_packet_unref(pkt);
+                        o->head = (o->head + 1) % o->cap;
+                        o->count--;
+                        o->dropped++;
+                        drop_queue_locked(o);
+                        pthread_mutex_unlock(&o->lock);
+                        pc_log(o->log, o->failing ? PC_LOG_DEBUG : PC_LOG_ERR,
+                               "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
+                        o->failing = 1;
+                        if (wait_backoff(o, backoff_ms))
+                            break;
+                        continue;
+                    }
+                    pc_log(o->log, PC_LOG_INFO, "encode: output %d: new segment '%s'", o->index,
+                           o->cur_path);
+                    o->seg_start_pts = pkt->pts;
+                }
+            }
+        }
+
+        int size = pkt->size;
+        int r = write_packet(o, pkt); /* pkt is unreferenced by the BSF or below */
+        av_packet_unref(pkt);
+        int64_t now = pc_now_ns();
+        pthread_mutex_lock(&o->lock);
+        o->head = (o->head + 1) % o->cap;
+        o->count--;
+        if (r >= 0) {
+            o->written++;
+            o->bytes += (uint64_t)size;
+            o->last_written_ns = now;
+            o->last_pts_ns = s.pts_ns;
+        } else {
+            o->dropped++;
+        }
+        pthread_mutex_unlock(&o->lock);
+        if (r < 0) {
+            fail(o, "write failed", r, &backoff_ms);
+            if (wait_backoff(o, backoff_ms))
+                break;
+            backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+            continue;
+        }
+        if (o->failing) {
+            o->failing = 0;
+            backoff_ms = 500;
+            pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
+                   o->cur_path);
+        }
+        if (o->on_written)
+            o->on_written(o->cb_user, o->index, s.pts_ns, now);
+    }
+    close_target(o, !atomic_load(&o->abort_io));
+    pthread_mutex_lock(&o->lock);
+    drop_queue_locked(o);
+    o->state = PC_OUT_CLOSED;
+    pthread_mutex_unlock(&o->lock);
+    return NULL;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void free_out(pc_out *o)
+{
+    if (!o)
+        return;
+    close_target(o, 0);
+    if (o->ring) {
+        for (int i = 0; i < o->cap; i++)
+            av_packet_free(&o->ring[i].pkt);
+        free(o->ring);
+    }
+    av_bsf_free(&o->bsf);
+    av_packet_free(&o->wpkt);
+    avcodec_parameters_free(&o->par);
+    pthread_mutex_destroy(&o->lock);
+    pthread_cond_destroy(&o->cond);
+    free(o->url);
+    free(o->fmt);
+    free(o->proto);
+    free(o->srt_mode);
+    free(o->srt_passphrase);
+    free(o);
+}
+
+int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_out_env *env,
+                char *err, size_t n)
+{
+    *out = NULL;
+    int r = pc_out_check(index, oc, env->par->codec_id, err, n);
+    if (r)
+        return r;
+    pc_out *o = calloc(1, sizeof *o);
+    if (!o) {
+        snprintf(err, n, "output %d: out of memory", index);
+        return PC_ENOMEM;
+    }
+    pthread_mutex_init(&o->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&o->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&o->abort_io, 0);
+    o->index = index;
+    char scheme[32];
+    url_scheme(oc->url, scheme, sizeof scheme);
+    const char *fmt = NULL;
+    pick_format(index, oc, scheme, &fmt, &o->kind, err, n);
+    o->url = strdup(oc->url);
+    o->fmt = dup_or_null(fmt);
+    o->proto = strdup(scheme);
+    o->segment_seconds = oc->segment_seconds;
+    o->hls_time = oc->hls_time;
+    o->hls_list_size = oc->hls_list_size;
+    o->pkt_size = oc->pkt_size;
+    o->srt_latency_ms = oc->srt_latency_ms;
+    o->srt_mode = dup_or_null(oc->srt_mode);
+    o->srt_passphrase = dup_or_null(oc->srt_passphrase);
+    o->enc_tb = env->enc_tb;
+    o->fps = env->fps;
+    o->log = env->log;
+    o->request_idr = env->request_idr;
+    o->enc = env->enc;
+    o->on_written = env->on_written;
+    o->cb_user = env->cb_user;
+    snprintf(o->encoder_name, sizeof o->encoder_name, "%s", env->encoder_name);
+    o->seg_start_pts = INT64_MIN;
+    o->last_idr_ask_ns = INT64_MIN / 2;
+    o->par = avcodec_parameters_alloc();
+    o->wpkt = av_packet_alloc();
+    o->cap = oc->queue_packets > 0 ? oc->queue_packets : 256;
+    o->ring = calloc((size_t)o->cap, sizeof *o->ring);
+    if (!o->url || !o->proto || !o->par || !o->wpkt || !o->ring ||
+        avcodec_parameters_copy(o->par, env->par) < 0) {
+        snprintf(err, n, "output %d: out of memory", index);
+        free_out(o);
+        return PC_ENOMEM;
+    }
+    for (int i = 0; i < o->cap; i++)
+        if (!(o->ring[i].pkt = av_packet_alloc())) {
+            snprintf(err, n, "output %d: out of memory", index);
+            free_out(o);
+            return PC_ENOMEM;
+        }
+    if (o->kind == K_NULL) {
+        o->state = PC_OUT_OK;
+        *out = o;
+        return 0;
+    }
+    if (!strcmp(o->fmt, "mpegts") || o->kind == K_HLS) {
+        const AVBitStreamFilter *f = av_bsf_get_by_name("dump_extra");
+        if (!f || av_bsf_alloc(f, &o->bsf) < 0) {
+            snprintf(err, n, "output %d '%s': the dump_extra bitstream filter is missing",
+                     index, o->url);
+            free_out(o);
+            return PC_ENOTSUP;
+        }
+        avcodec_parameters_copy(o->bsf->par_in, o->par);
+        o->bsf->time_base_in = o->enc_tb;
+        av_opt_set(o->bsf->priv_data, "freq", "keyframe", 0);
+        if (av_bsf_init(o->bsf) < 0) {
+            snprintf(err, n, "output %d '%s': dump_extra init failed", index, o->url);
+            free_out(o);
+            return PC_EIO;
+        }
+    }
+    /* open now (a bad path is a start-up error), except SRT: a listener
+     * waits for its caller and a caller may wait for its peer */
+    if (strcmp(o->proto, "srt") != 0) {
+        r = open_target(o, err, n);
+        if (r) {
+            free_out(o);
+            return r;
+        }
+        o->state = PC_OUT_OK;
+        o->drop_until_key = 0;
+        pc_log(o->log, PC_LOG_INFO, "encode: output %d '%s' open (%s)", index, o->cur_path, o->fmt);
+    } else {
+        o->state = PC_OUT_CONNECTING;
+    }
+    if (pthread_create(&o->thread, NULL, out_thread, o) != 0) {
+        snprintf(err, n, "output %d '%s': cannot start its thread", index, o->url);
+        free_out(o);
+        return PC_ENOMEM;
+    }
+    o->thread_started = 1;
+    *out = o;
+    return 0;
+}
+
+void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
+{
+    int key = !!(pkt->flags & AV_PKT_FLAG_KEY);
+    if (o->kind == K_NULL) {
+        int64_t now = pc_now_ns();
+        pthread_mutex_lock(&o->lock);
+        o->written++;
+        o->bytes += (uint64_t)pkt->size;
+        o->last_written_ns = now;
+        o->last_pts_ns = pts_ns;
+        pthread_mutex_unlock(&o->lock);
+        if (o->on_written)
+            o->on_written(o->cb_user, o->index, pts_ns, now);
+        return;
+    }
+    int ask = 0;
+    pthread_mutex_lock(&o->lock);
+    if (o->state != PC_OUT_OK || o->stop) {
+        o->dropped++;
+        o->drop_until_key = 1;
+    } else if (o->drop_until_key && !key) {
+        o->dropped++;
+        ask = 1;
+    } else if (o->count == o->cap) {
+        o->dropped++;
+        o->drop_until_key = 1;
+        ask = 1;
+    } else {
+        int tail = (o->head + o->count) % o->cap;
+        if (av_packet_ref(o->ring[tail].pkt, pkt) < 0) {
+            o->dropped++;
+            o->drop_until_key = 1;
+        } else {
+            o->ring[tail].pts_ns = pts_ns;
+            o->count++;
+            o->drop_until_key = 0;
+            pthread_cond_signal(&o->cond);
+        }
+    }
+    pthread_mutex_unlock(&o->lock);
+    if (ask)
+        ask_idr(o, pc_now_ns());
+}
+
+void pc_out_close(pc_out *o, int timeout_ms)
+{
+    if (!o)
+        return;
+    if (o->thread_started) {
+        pthread_mutex_lock(&o->lock);
+        o->stop = 1;
+        if (o->state != PC_OUT_OK)
+            atomic_store(&o->abort_io, 1); /* a connect in progress: give up */
+        pthread_cond_broadcast(&o->cond);
+        pthread_mutex_unlock(&o->lock);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += timeout_ms / 1000;
+        ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_timedjoin_np(o->thread, NULL, &ts) != 0) {
+            pc_log(o->log, PC_LOG_WARNING,
+                   "encode: output %d '%s': not finished after %d ms, aborting its IO",
+                   o->index, o->url, timeout_ms);
+            atomic_store(&o->abort_io, 1);
+            pthread_join(o->thread, NULL);
+        }
+        o->thread_started = 0;
+    }
+    free_out(o);
+}
+
+void pc_out_stats(pc_out *o, pc_output_stats *st)
+{
+    pthread_mutex_lock(&o->lock);
+    snprintf(st->url, sizeof st->url, "%s", o->url);
+    st->state = o->state;
+    st->packets_written = o->written;
+    st->packets_dropped = o->dropped;
+    st->bytes_written = o->bytes;
+    st->reconnects = o->reconnects;
+    st->failures = o->failures;
+    st->files = o->files;
+    st->last_written_ns = o->last_written_ns;
+    st->last_pts_ns = o->last_pts_ns;
+    snprintf(st->last_error, sizeof st->last_error, "%s", o->last_error);
+    pthread_mutex_unlock(&o->lock);
+}
+
+const char *pc_output_state_name(pc_output_state s)
+{
+    switch (s) {
+    case PC_OUT_CONNECTING: return "connecting";
+    case PC_OUT_OK: return "ok";
+    case PC_OUT_FAILED: return "failed";
+    case PC_OUT_CLOSED: return "closed";
+    }
+    return "?";
+}
