@@ -1,0 +1,256 @@
+/* cuda_kernel.cuh - the one fused kernel template every algorithm runs in:
+ * load the raw tile (mirrored, phase-normalised) into shared memory, run
+ * the algorithm's intermediate passes tile-locally in shared memory, then
+ * the final pass in its 2-pixel or 4-pixel variant with the RGB -> Y'CbCr
+ * conversion of spec §8 fused in, writing NV12, I420 or RGB24 straight to
+ * the destination planes.
+ *
+ * Why fused: the temporaries of the multi-pass algorithms (T2/T4, 2-6
+ * bytes per pixel) would otherwise go through device memory, two to four
+ * times the traffic of the floor (read the Bayer frame once, write NV12
+ * once). Recomputing the intermediate values of the halo instead costs a
+ * few percent of extra arithmetic for the 1-radius passes.
+ *
+ * An algorithm is a struct A with
+ *   RP                  raw halo (rows above/below; even, >= R_tot)
+ *   smem_bytes(th)      shared memory of its planes (host and device)
+ *   P, planes(smem,th)  its plane pointers
+ *   passes(P, th)       intermediate passes, each ending in __syncthreads()
+ *   own(P, off, c1, g, c2)    pixel at an R/B site: own colour, green, other
+ *   gsite(P, off, ch, g, cv)  pixel at a G site: colour of the horizontal
+ *                             neighbours, green, colour of the vertical ones
+ * with `off` the element offset of the site in the tile (same for every
+ * plane). R and B sites use the same code, and so do Gr and Gb: the spec's
+ * formulas only differ by the colour labels (algorithms.md §2-§7), which
+ * the final pass swaps at compile time.
+ */
+#ifndef PANOCAP_CUDA_KERNEL_CUH
+#define PANOCAP_CUDA_KERNEL_CUH
+
+#include "cuda_common.cuh"
+
+/* --- loading ------------------------------------------------------------ */
+
+PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
+
+/* Loads rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
+ * whose top-left output pixel is (tx0, ty0), in normalised orientation,
+ * applying reflect-101 to every coordinate. Chunks of 16 pixels that lie
+ * wholly inside the image (all but the image's left/right edge tiles) are
+ * one 16-byte load each; the others are gathered byte by byte. */
+template <int RP>
+PC_DEV void pc_load_raw(uint8_t *raw, const pc_kparams &p, int tx0, int ty0)
+{
+    constexpr int CH = PC_SR / 16;
+    const int n = (p.th + 2 * RP) * CH;
+    for (int i = threadIdx.x; i < n; i += PC_NT) {
+        int r = i / CH, k = i - r * CH;
+        int y = p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r;
+        y = pc_fold(y, p.H);
+        const uint8_t *row = p.src + (size_t)y * p.src_pitch;
+        int xs = p.ox ? tx0 + PC_TW - 16 * k : tx0 - PC_HX + 16 * k;
+        uint4 v;
+        if (xs >= 0 && xs + 16 <= p.W) {
+            v = *(const uint4 *)(row + xs);
+            if (p.ox) {
+                unsigned t0 = pc_bswap(v.w), t1 = pc_bswap(v.z), t2 = pc_bswap(v.y), t3 = pc_bswap(v.x);
+                v.x = t0; v.y = t1; v.z = t2; v.w = t3;
+            }
+        } else {
+            unsigned w[4];
+            for (int q = 0; q < 4; q++) {
+                unsigned acc = 0;
+                for (int j = 0; j < 4; j++) {
+                    int c = 16 * k + 4 * q + j;
+                    int x = p.ox ? tx0 + PC_TW + PC_HX - 1 - c : tx0 - PC_HX + c;
+                    acc |= (unsigned)row[pc_fold(x, p.W)] << (8 * j);
+                }
+                w[q] = acc;
+            }
+            v.x = w[0]; v.y = w[1]; v.z = w[2]; v.w = w[3];
+        }
+        *(uint4 *)(raw + r * PC_SR + 16 * k) = v;
+    }
+}
+
+/* Runs f(offR, offB) for R/B site pairs covering the tile grown by EXT
+ * pixels on every side (R sites at even, B sites at odd tile coordinates).
+ * For odd EXT the pair is (R, the B up-left of it), for even EXT (R, the B
+ * down-right), so both colours cover exactly [-EXT, size+EXT). For passes
+ * that need every pixel, EXT = 2 and the 2x2 block at offR is complete. */
+template <int RP, int EXT, class F>
+PC_DEV void pc_for_pairs(int th, F f)
+{
+    constexpr int NBX = PC_TW / 2 + EXT;
+    const int n = NBX * (th / 2 + EXT);
+    for (int i = threadIdx.x; i < n; i += PC_NT) {
+        int by = i / NBX, bx = i - by * NBX;
+        int off = (RP + 2 * (by - EXT / 2)) * PC_SR + PC_HX + 2 * (bx - EXT / 2);
+        f(off, (EXT & 1) ? off - PC_SR - 1 : off + PC_SR + 1);
+    }
+}
+
+/* --- the Y'CbCr conversion (spec §8) --------------------------------------
+ * Y' needs no clamp: with the §8 coefficient sums Y' lies in 16..235
+ * (limited) or 0..255 (full) for any 8-bit R, G, B, so CLAMP8 is the
+ * identity; the numerator is < 2^24 and Y' is its byte 2, which one PRMT
+ * extracts and packs with its neighbour. Chroma numerators lie in
+ * [0, 2^26] (§8), so only the upper clamp can bite (full range). */
+PC_DEV int pc_ynum(const pc_kparams &p, int r, int g, int b)
+{
+    return p.cy[0] * r + p.cy[1] * g + p.cy[2] * b + p.yoff;
+}
+#define PC_COFF ((128 << 18) + (1 << 17))
+
+PC_DEV void pc_store_u16(uint8_t *d, unsigned v) { *(uint16_t *)d = (uint16_t)v; }
+
+/* --- final pass, 4-pixel variant --------------------------------------------
+ * One thread computes a whole 2x2 block: the four sites share most of
+ * their reads (bilinear: 14 distinct smem loads instead of 4 x 4-9), at
+ * the price of more live registers. 64 threads span the 128-px tile row,
+ * so each iteration covers two row pairs; th/4 iterations per thread. */
+template <class A, int FMT>
+PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, int ty0)
+{
+    const int t = threadIdx.x, bc = t & 63;
+    const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
+    if (xb >= p.W)
+        return;
+    const unsigned ysel = p.ox ? 0x0026 : 0x0062;
+    for (int rp = t >> 6; rp < (p.th >> 1); rp += 2) {
+        const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
+        if (yb >= p.H)
+            continue;
+        const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
+        int r0, g0, b0, r1, g1, b1, r2, g2, b2, r3, g3, b3;
+        A::own(pl, off, r0, g0, b0);               /* R  (0,0) */
+        A::gsite(pl, off + 1, r1, g1, b1);         /* Gr (1,0): R horizontal */
+        A::gsite(pl, off + PC_SR, b2, g2, r2);     /* Gb (0,1): B horizontal */
+        A::own(pl, off + PC_SR + 1, b3, g3, r3);   /* B  (1,1) */
+        /* normalised rows (top = R row) -> image rows */
+        const int ytop = yb + p.oy, ybot = yb + 1 - p.oy;
+        if (FMT == PC_KFMT_RGB24) {
+            uint8_t *d = p.d0 + (size_t)ytop * p.p0 + 3 * xb;
+            int lr = p.ox; /* normalised column 0 lands at image column xb + ox */
+            d[3 * lr] = r0; d[3 * lr + 1] = g0; d[3 * lr + 2] = b0;
+            d[3 - 3 * lr] = r1; d[4 - 3 * lr] = g1; d[5 - 3 * lr] = b1;
+            d = p.d0 + (size_t)ybot * p.p0 + 3 * xb;
+            d[3 * lr] = r2; d[3 * lr + 1] = g2; d[3 * lr + 2] = b2;
+            d[3 - 3 * lr] = r3; d[4 - 3 * lr] = g3; d[5 - 3 * lr] = b3;
+            continue;
+        }
+        pc_store_u16(p.d0 + (size_t)ytop * p.p0 + xb,
+                     __byte_perm(pc_ynum(p, r0, g0, b0), pc_ynum(p, r1, g1, b1), ysel));
+        pc_store_u16(p.d0 + (size_t)ybot * p.p0 + xb,
+                     __byte_perm(pc_ynum(p, r2, g2, b2), pc_ynum(p, r3, g3, b3), ysel));
+        const int sr = r0 + r1 + r2 + r3, sg = g0 + g1 + g2 + g3, sb = b0 + b1 + b2 + b3;
+        const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
+        const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
+        const size_t crow = (size_t)(yb >> 1);
+        if (FMT == PC_KFMT_NV12) {
+            pc_store_u16(p.d1 + crow * p.p1 + xb, (unsigned)cb | ((unsigned)cr << 8));
+        } else {
+            p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)cb;
+            p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)cr;
+        }
+    }
+}
+
+/* --- final pass, 2-pixel variant --------------------------------------------
+ * One thread computes two horizontally adjacent pixels (one row of a 2x2
+ * block) with its own reads: fewer live registers, more smem loads. Even
+ * warps take the R/Gr rows, odd warps the Gb/B rows of the same 32 blocks,
+ * so the row type is warp-uniform (no divergence) and offsets stay
+ * compile-time constants. The two halves of a block's chroma sum meet in
+ * shared memory (double-buffered, one barrier per row pair); the R-row
+ * thread then writes Cb and the B-row thread Cr, each warp's bytes
+ * interleaving into whole sectors of the CbCr row. */
+template <class A, int FMT, int ROW>
+PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *xch, int xb, int yb,
+                             bool ok, int off, unsigned ysel)
+{
+    int ra, ga, ba, rb, gb, bb; /* a = normalised column 0, b = column 1 */
+    if (ROW == 0) {
+        A::own(pl, off, ra, ga, ba);
+        A::gsite(pl, off + 1, rb, gb, bb);
+    } else {
+        A::gsite(pl, off + PC_SR, ba, ga, ra);
+        A::own(pl, off + PC_SR + 1, bb, gb, rb);
+    }
+    const int yrow = yb + (p.oy ? 1 - ROW : ROW);
+    if (FMT == PC_KFMT_RGB24) {
+        if (ok) {
+            uint8_t *d = p.d0 + (size_t)yrow * p.p0 + 3 * xb;
+            int lr = p.ox;
+            d[3 * lr] = ra; d[3 * lr + 1] = ga; d[3 * lr + 2] = ba;
+            d[3 - 3 * lr] = rb; d[4 - 3 * lr] = gb; d[5 - 3 * lr] = bb;
+        }
+        return;
+    }
+    if (ok)
+        pc_store_u16(p.d0 + (size_t)yrow * p.p0 + xb,
+                     __byte_perm(pc_ynum(p, ra, ga, ba), pc_ynum(p, rb, gb, bb), ysel));
+    const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
+    const int cbp = p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb;
+    const int crp = p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb;
+    const int t = threadIdx.x;
+    xch[t] = ROW == 0 ? crp : cbp; /* hand the partner what it finishes */
+    __syncthreads();
+    const int other = xch[t ^ 32];
+    const int v = min(((ROW == 0 ? cbp : crp) + other + PC_COFF) >> 18, 255);
+    if (!ok)
+        return;
+    const size_t crow = (size_t)(yb >> 1);
+    if (FMT == PC_KFMT_NV12)
+        p.d1[crow * p.p1 + xb + ROW] = (uint8_t)v;
+    else if (ROW == 0)
+        p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)v;
+    else
+        p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)v;
+}
+
+template <class A, int FMT>
+PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch, int tx0, int ty0)
+{
+    const int t = threadIdx.x, w = t >> 5;
+    const int bc = ((w >> 1) << 5) + (t & 31);
+    const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
+    const unsigned ysel = p.ox ? 0x0026 : 0x0062;
+    for (int rp = 0; rp < (p.th >> 1); rp++) {
+        const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
+        const bool ok = xb < p.W && yb < p.H;
+        const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
+        int *x = xch + (rp & 1) * PC_NT;
+        if (w & 1)
+            pc_final_2px_row<A, FMT, 1>(pl, p, x, xb, yb, ok, off, ysel);
+        else
+            pc_final_2px_row<A, FMT, 0>(pl, p, x, xb, yb, ok, off, ysel);
+    }
+}
+
+/* --- the kernel --------------------------------------------------------- */
+
+/* Shared memory of one CTA: the algorithm's planes plus, for 2px, the
+ * double-buffered chroma exchange. */
+template <class A, int VAR>
+PC_HD size_t pc_kernel_smem(int th)
+{
+    return A::smem_bytes(th) + (VAR == PC_KVAR_2PX ? 2 * PC_NT * sizeof(int) : 0);
+}
+
+template <class A, int VAR, int FMT>
+PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
+{
+    PC_SMEM_DECL(smem);
+    const int tx0 = blockIdx.x * PC_TW, ty0 = blockIdx.y * p.th;
+    typename A::P pl = A::planes(smem, p.th);
+    pc_load_raw<A::RP>(smem, p, tx0, ty0);
+    __syncthreads();
+    A::passes(pl, p.th);
+    if (VAR == PC_KVAR_4PX)
+        pc_final_4px<A, FMT>(pl, p, tx0, ty0);
+    else
+        pc_final_2px<A, FMT>(pl, p, (int *)(smem + A::smem_bytes(p.th)), tx0, ty0);
+}
+
+#endif

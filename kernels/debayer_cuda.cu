@@ -1,0 +1,753 @@
+/* debayer_cuda.cu - host side of the CUDA backend (debayer_cuda.h): device
+ * memory, streams, events, per-configuration CUDA graphs, variant and
+ * tile-height tuning, uploads and downloads.
+ *
+ * Every algorithm is one fused kernel (cuda_kernel.cuh), so a frame is one
+ * graph with one kernel node. It is still replayed as a graph: the launch
+ * is cheaper than a stream launch, and the per-frame change (input slot,
+ * destination planes) is a cudaGraphExecKernelNodeSetParams only when the
+ * pointers differ from the previous frame.
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_common.cuh"
+#include "cuda_launch.h"
+#include "debayer_cuda.h"
+
+#define PC_MAX_GRAPHS 64
+#define PC_TH_MIN 4
+#define PC_TH_MAX 64
+
+struct pc_graph {
+    int used;
+    int algo, var, fmt, th;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaGraphNode_t node;
+    pc_kparams last; /* params of the last launch */
+    dim3 grid;
+    size_t smem;
+};
+
+struct pc_tune {
+    int done[2];  /* per variant: th measured */
+    int th[2];
+    float us[2];
+};
+
+struct pc_gpu {
+    int device, W, H, nslots;
+    char name[256];
+    cudaStream_t up, cs;
+    uint8_t *in[PC_GPU_MAX_SLOTS];
+    size_t in_pitch;
+    cudaEvent_t ev_up[PC_GPU_MAX_SLOTS], ev_used[PC_GPU_MAX_SLOTS], ev_done[PC_GPU_MAX_SLOTS];
+    cudaEvent_t ev_t0[PC_GPU_MAX_SLOTS], ev_t1[PC_GPU_MAX_SLOTS];
+    int timed[PC_GPU_MAX_SLOTS];
+    uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    int num_sms;
+    /* current configuration */
+    int configured;
+    int algo, var, fmt, th, th_forced;
+    pc_cfa cfa;
+    pc_matrix matrix;
+    pc_range range;
+    pc_kparams base; /* everything but src and dst */
+    pc_graph graphs[PC_MAX_GRAPHS];
+    pc_tune tune[PC_ALGO_COUNT][3];
+};
+
+static const pc_kernel_set *kset(int algo)
+{
+    switch (algo) {
+    case PC_ALGO_BILINEAR: return &pc_kset_bilinear;
+    case PC_ALGO_SMOOTH_HUE: return &pc_kset_smoothhue;
+    case PC_ALGO_HQ_LINEAR: return &pc_kset_hqlinear;
+    case PC_ALGO_EDGE: return &pc_kset_edge;
+    case PC_ALGO_HOMOGENEOUS_EDGE: return &pc_kset_hed;
+    case PC_ALGO_WD_ORIGINAL: return &pc_kset_wdorig;
+    case PC_ALGO_WD_MODIFIED: return &pc_kset_wdmod;
+    }
+    return NULL;
+}
+
+static void seterr(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !n)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+static const char *algo_name(int algo)
+{
+    const pc_algo_desc *d = pc_algo_get((pc_algo_id)algo);
+    return d ? d->name : "(no algorithm)";
+}
+
+/* Checks a CUDA call; the message names the call, the algorithm and size. */
+#define CK(g, call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            seterr(err, errlen, "%s failed: %s (%s; algorithm %s, frame %dx%d)", #call,            \
+                   cudaGetErrorString(e_), cudaGetErrorName(e_),                                   \
+                   (g) && (g)->configured ? algo_name((g)->algo) : "none", (g) ? (g)->W : 0,       \
+                   (g) ? (g)->H : 0);                                                              \
+            return PC_EDEVICE;                                                                     \
+        }                                                                                          \
+    } while (0)
+
+extern "C" int pc_gpu_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky "no driver" state */
+        return 0;
+    }
+    return n;
+}
+
+/* Fills an input slot with hash noise so tuning never times zeros. */
+__global__ void pc_noise_kernel(uint8_t *p, size_t pitch, int w, int h, unsigned seed)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x >= w || y >= h)
+        return;
+    unsigned v = (unsigned)x * 0x9E3779B1u ^ (unsigned)y * 0x85EBCA77u ^ seed;
+    v ^= v >> 15;
+    v *= 0x2C1B3C6Du;
+    v ^= v >> 12;
+    p[(size_t)y * pitch + x] = (uint8_t)(v >> 5);
+}
+
+extern "C" void pc_gpu_close(pc_gpu *g)
+{
+    if (!g)
+        return;
+    cudaSetDevice(g->device);
+    if (g->cs)
+        cudaStreamSynchronize(g->cs);
+    if (g->up)
+        cudaStreamSynchronize(g->up);
+    for (int i = 0; i < PC_MAX_GRAPHS; i++)
+        if (g->graphs[i].used) {
+            cudaGraphExecDestroy(g->graphs[i].exec);
+            cudaGraphDestroy(g->graphs[i].graph);
+        }
+    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
+        if (g->in[i])
+            cudaFree(g->in[i]);
+        cudaEvent_t *evs[] = {g->ev_up, g->ev_used, g->ev_done, g->ev_t0, g->ev_t1};
+        for (auto e : evs)
+            if (e[i])
+                cudaEventDestroy(e[i]);
+    }
+    if (g->scratch)
+        cudaFree(g->scratch);
+    if (g->cs)
+        cudaStreamDestroy(g->cs);
+    if (g->up)
+        cudaStreamDestroy(g->up);
+    free(g);
+}
+
+static int check_dims(int w, int h, char *err, size_t errlen)
+{
+    if (w < PC_MIN_DIM || h < PC_MIN_DIM || w > PC_MAX_DIM || h > PC_MAX_DIM || (w & 1) || (h & 1)) {
+        seterr(err, errlen,
+               "frame size %dx%d: width and height must be even and between %d and %d "
+               "(reflect-101 border rule, algorithms.md §1.2)",
+               w, h, PC_MIN_DIM, PC_MAX_DIM);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+static int open_impl(pc_gpu *g, int device, int width, int height, int slots, char *err, size_t errlen)
+{
+    int ndev = pc_gpu_device_count();
+    if (ndev == 0) {
+        seterr(err, errlen, "no CUDA device (cudaGetDeviceCount found none or no driver)");
+        return PC_ENOTSUP;
+    }
+    if (device < 0 || device >= ndev) {
+        seterr(err, errlen, "CUDA device %d does not exist (%d device%s)", device, ndev, ndev == 1 ? "" : "s");
+        return PC_EINVAL;
+    }
+    g->device = device;
+    CK(g, cudaSetDevice(device));
+    cudaDeviceProp prop;
+    CK(g, cudaGetDeviceProperties(&prop, device));
+    snprintf(g->name, sizeof g->name, "%s", prop.name);
+    g->num_sms = prop.multiProcessorCount;
+    CK(g, cudaStreamCreateWithFlags(&g->cs, cudaStreamNonBlocking));
+    CK(g, cudaStreamCreateWithFlags(&g->up, cudaStreamNonBlocking));
+    g->in_pitch = ((size_t)width + 255) & ~(size_t)255;
+    for (int i = 0; i < slots; i++) {
+        CK(g, cudaMalloc((void **)&g->in[i], g->in_pitch * height));
+        dim3 grid((width + 255) / 256, height);
+        pc_noise_kernel<<<grid, 256, 0, g->cs>>>(g->in[i], g->in_pitch, width, height, 0x1234u + i);
+        CK(g, cudaGetLastError());
+        CK(g, cudaEventCreateWithFlags(&g->ev_up[i], cudaEventDisableTiming));
+        CK(g, cudaEventCreateWithFlags(&g->ev_used[i], cudaEventDisableTiming));
+        CK(g, cudaEventCreateWithFlags(&g->ev_done[i], cudaEventDisableTiming));
+        CK(g, cudaEventCreate(&g->ev_t0[i]));
+        CK(g, cudaEventCreate(&g->ev_t1[i]));
+    }
+    CK(g, cudaMalloc((void **)&g->scratch, (size_t)3 * width * height));
+    CK(g, cudaStreamSynchronize(g->cs));
+    return 0;
+}
+
+extern "C" int pc_gpu_open(pc_gpu **out, int device, int width, int height, int slots, char *err,
+                           size_t errlen)
+{
+    if (!out) {
+        seterr(err, errlen, "pc_gpu_open: out is NULL");
+        return PC_EINVAL;
+    }
+    *out = NULL;
+    int rc = check_dims(width, height, err, errlen);
+    if (rc)
+        return rc;
+    if (slots < 1 || slots > PC_GPU_MAX_SLOTS) {
+        seterr(err, errlen, "pc_gpu_open: %d input slots requested, must be 1..%d", slots, PC_GPU_MAX_SLOTS);
+        return PC_EINVAL;
+    }
+    pc_gpu *g = (pc_gpu *)calloc(1, sizeof *g);
+    if (!g) {
+        seterr(err, errlen, "pc_gpu_open: out of host memory");
+        return PC_ENOMEM;
+    }
+    g->W = width;
+    g->H = height;
+    g->nslots = slots;
+    rc = open_impl(g, device, width, height, slots, err, errlen);
+    if (rc) {
+        pc_gpu_close(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+extern "C" const char *pc_gpu_device_name(const pc_gpu *g) { return g ? g->name : ""; }
+extern "C" int pc_gpu_slots(const pc_gpu *g) { return g ? g->nslots : 0; }
+extern "C" void *pc_gpu_stream(pc_gpu *g) { return g ? (void *)g->cs : NULL; }
+
+extern "C" void *pc_gpu_cu_context(pc_gpu *g)
+{
+    if (!g || cudaSetDevice(g->device) != cudaSuccess || cudaFree(0) != cudaSuccess)
+        return NULL;
+    /* The runtime's primary context, fetched through the driver entry point
+     * so that nothing links libcuda directly (CI has no driver). */
+    typedef CUresult (*getctx_fn)(CUcontext *);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+#if CUDART_VERSION >= 12050
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn)
+        return NULL;
+#else
+    if (cudaGetDriverEntryPoint("cuCtxGetCurrent", &fn, cudaEnableDefault, &q) != cudaSuccess || !fn)
+        return NULL;
+#endif
+    CUcontext ctx = NULL;
+    if (((getctx_fn)fn)(&ctx) != CUDA_SUCCESS)
+        return NULL;
+    return (void *)ctx;
+}
+
+static int kfmt_of(pc_pixfmt f)
+{
+    return f == PC_FMT_NV12 ? PC_KFMT_NV12 : f == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+}
+
+/* Sets the output planes of kp from a picture. */
+static void set_dst(pc_kparams *kp, const pc_picture *d)
+{
+    kp->d0 = d->plane[0];
+    kp->d1 = d->plane[1];
+    kp->d2 = d->plane[2];
+    kp->p0 = (int)d->pitch[0];
+    kp->p1 = (int)d->pitch[1];
+    kp->p2 = (int)d->pitch[2];
+}
+
+/* A picture of the scratch buffer in format fmt. */
+static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
+{
+    pc_picture p;
+    memset(&p, 0, sizeof p);
+    p.fmt = fmt;
+    p.width = g->W;
+    p.height = g->H;
+    size_t wh = (size_t)g->W * g->H;
+    if (fmt == PC_FMT_RGB24) {
+        p.plane[0] = g->scratch;
+        p.pitch[0] = 3 * (size_t)g->W;
+    } else {
+        p.plane[0] = g->scratch;
+        p.pitch[0] = g->W;
+        p.plane[1] = g->scratch + wh;
+        if (fmt == PC_FMT_NV12) {
+            p.pitch[1] = g->W;
+        } else {
+            p.pitch[1] = g->W / 2;
+            p.plane[2] = g->scratch + wh + wh / 4;
+            p.pitch[2] = g->W / 2;
+        }
+    }
+    return p;
+}
+
+static dim3 grid_of(pc_gpu *g, int th) { return dim3((g->W + PC_TW - 1) / PC_TW, (g->H + th - 1) / th); }
+
+/* Finds or captures the graph of (algo, var, fmt, th). */
+static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **out, char *err, size_t errlen)
+{
+    pc_graph *free_slot = NULL;
+    for (int i = 0; i < PC_MAX_GRAPHS; i++) {
+        pc_graph *x = &g->graphs[i];
+        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th) {
+            *out = x;
+            return 0;
+        }
+        if (!x->used && !free_slot)
+            free_slot = x;
+    }
+    if (!free_slot) { /* evict the oldest-indexed one */
+        free_slot = &g->graphs[0];
+        cudaGraphExecDestroy(free_slot->exec);
+        cudaGraphDestroy(free_slot->graph);
+        free_slot->used = 0;
+    }
+    pc_graph *x = free_slot;
+    const pc_kernel_set *ks = kset(algo);
+    const void *fn = ks->fn[var][fmt];
+    x->smem = ks->smem(var, th);
+    x->grid = grid_of(g, th);
+    CK(g, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x->smem));
+    pc_kparams kp = g->base;
+    kp.th = th;
+    kp.src = g->in[0];
+    pc_picture sp = scratch_pic(g, fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24);
+    set_dst(&kp, &sp);
+    void *args[] = {&kp};
+    CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
+    cudaError_t le = cudaLaunchKernel(fn, x->grid, dim3(PC_NT), args, x->smem, g->cs);
+    cudaGraph_t graph = NULL;
+    cudaError_t ce = cudaStreamEndCapture(g->cs, &graph);
+    CK(g, le);
+    CK(g, ce);
+    size_t n = 1;
+    cudaGraphNode_t node;
+    cudaError_t e = cudaGraphGetNodes(graph, &node, &n);
+    if (e == cudaSuccess && n != 1)
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = cudaGraphInstantiate(&x->exec, graph, 0);
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(graph);
+        CK(g, e);
+    }
+    x->graph = graph;
+    x->node = node;
+    x->last = kp;
+    x->algo = algo;
+    x->var = var;
+    x->fmt = fmt;
+    x->th = th;
+    x->used = 1;
+    *out = x;
+    return 0;
+}
+
+/* Replays graph x with params kp on the compute stream. */
+static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_t errlen)
+{
+    if (memcmp(&x->last, kp, sizeof *kp) != 0) {
+        cudaKernelNodeParams np = {};
+        np.func = (void *)kset(x->algo)->fn[x->var][x->fmt];
+        np.gridDim = x->grid;
+        np.blockDim = dim3(PC_NT);
+        np.sharedMemBytes = (unsigned)x->smem;
+        pc_kparams copy = *kp;
+        void *args[] = {&copy};
+        np.kernelParams = args;
+        CK(g, cudaGraphExecKernelNodeSetParams(x->exec, x->node, &np));
+        x->last = *kp;
+    }
+    CK(g, cudaGraphLaunch(x->exec, g->cs));
+    return 0;
+}
+
+/* Median-free quick timing: best of a few replays (tuning only). */
+static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, float *us, char *err, size_t errlen)
+{
+    pc_graph *x;
+    int rc = get_graph(g, algo, var, fmt, th, &x, err, errlen);
+    if (rc)
+        return rc;
+    pc_kparams kp = x->last;
+    kp.th = th;
+    cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    float best = 1e30f;
+    for (int rep = 0; rep < 4; rep++) {
+        kp.src = g->in[rep % g->nslots];
+        CK(g, cudaEventRecord(a, g->cs));
+        for (int i = 0; i < 3; i++)
+            if ((rc = launch(g, x, &kp, err, errlen)))
+                return rc;
+        CK(g, cudaEventRecord(b, g->cs));
+        CK(g, cudaEventSynchronize(b));
+        float ms;
+        CK(g, cudaEventElapsedTime(&ms, a, b));
+        if (rep > 0 && ms < best) /* first round warms up */
+            best = ms;
+    }
+    g->timed[0] = 0;
+    *us = best * 1000.0f / 3.0f;
+    return 0;
+}
+
+static int tune_variant(pc_gpu *g, int algo, int var, int fmt, char *err, size_t errlen)
+{
+    pc_tune *t = &g->tune[algo][fmt];
+    if (t->done[var])
+        return 0;
+    static const int cands[] = {8, 16, 32};
+    float best = 1e30f;
+    int best_th = 16;
+    for (int c : cands) {
+        float us;
+        int rc = time_config(g, algo, var, fmt, c, &us, err, errlen);
+        if (rc)
+            return rc;
+        if (us < best) {
+            best = us;
+            best_th = c;
+        }
+    }
+    t->done[var] = 1;
+    t->th[var] = best_th;
+    t->us[var] = best;
+    return 0;
+}
+
+extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, pc_cfa cfa, pc_pixfmt fmt,
+                               pc_matrix matrix, pc_range range, char *err, size_t errlen)
+{
+    if (!g) {
+        seterr(err, errlen, "pc_gpu_set_algo: no pc_gpu");
+        return PC_EINVAL;
+    }
+    if ((unsigned)algo >= PC_ALGO_COUNT) {
+        char names[256];
+        pc_algo_names(names, sizeof names);
+        seterr(err, errlen, "pc_gpu_set_algo: unknown algorithm id %d (known: %s)", (int)algo, names);
+        return PC_EINVAL;
+    }
+    if ((unsigned)variant > PC_VARIANT_4PX || (unsigned)cfa > PC_CFA_BGGR || (unsigned)fmt > PC_FMT_I420 ||
+        (unsigned)matrix > PC_MATRIX_BT601 || (unsigned)range > PC_RANGE_FULL) {
+        seterr(err, errlen,
+               "pc_gpu_set_algo(%s): bad argument (variant %d, cfa %d, format %d, matrix %d, range %d)",
+               algo_name(algo), (int)variant, (int)cfa, (int)fmt, (int)matrix, (int)range);
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(matrix, range, &yc);
+    pc_kparams b;
+    memset(&b, 0, sizeof b);
+    b.src_pitch = (int)g->in_pitch;
+    b.W = g->W;
+    b.H = g->H;
+    b.ox = (cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR);
+    b.oy = (cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR);
+    for (int i = 0; i < 3; i++) {
+        b.cy[i] = yc.y[i];
+        b.cb[i] = yc.cb[i];
+        b.cr[i] = yc.cr[i];
+    }
+    b.yoff = yc.y_offset;
+    /* Tuning runs with the new parameters; keep the old ones until it worked. */
+    pc_kparams old = g->base;
+    g->base = b;
+    int kf = kfmt_of(fmt), rc = 0;
+    int var;
+    if (variant == PC_VARIANT_AUTO) {
+        rc = tune_variant(g, algo, PC_KVAR_2PX, kf, err, errlen);
+        if (!rc)
+            rc = tune_variant(g, algo, PC_KVAR_4PX, kf, err, errlen);
+        pc_tune *t = &g->tune[algo][kf];
+        var = t->us[PC_KVAR_4PX] <= t->us[PC_KVAR_2PX] ? PC_KVAR_4PX : PC_KVAR_2PX;
+    } else {
+        var = variant == PC_VARIANT_2PX ? PC_KVAR_2PX : PC_KVAR_4PX;
+        rc = tune_variant(g, algo, var, kf, err, errlen);
+    }
+    if (rc) {
+        g->base = old;
+        return rc;
+    }
+    g->configured = 1;
+    g->algo = algo;
+    g->var = var;
+    g->fmt = kf;
+    g->th = g->tune[algo][kf].th[var];
+    g->th_forced = 0;
+    g->cfa = cfa;
+    g->matrix = matrix;
+    g->range = range;
+    return 0;
+}
+
+extern "C" void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows)
+{
+    if (variant)
+        *variant = !g || !g->configured ? PC_VARIANT_AUTO : g->var == PC_KVAR_4PX ? PC_VARIANT_4PX : PC_VARIANT_2PX;
+    if (tile_rows)
+        *tile_rows = g && g->configured ? (g->th_forced ? g->th_forced : g->th) : 0;
+}
+
+extern "C" int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen)
+{
+    if (!g || !g->configured) {
+        seterr(err, errlen, "pc_gpu_set_tile_rows: call pc_gpu_set_algo first");
+        return PC_EINVAL;
+    }
+    if (rows != 0 && (rows < PC_TH_MIN || rows > PC_TH_MAX || (rows & 3))) {
+        seterr(err, errlen, "pc_gpu_set_tile_rows: %d rows, must be a multiple of 4 from %d to %d", rows,
+               PC_TH_MIN, PC_TH_MAX);
+        return PC_EINVAL;
+    }
+    g->th_forced = rows;
+    return 0;
+}
+
+extern "C" uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch)
+{
+    if (!g || slot < 0 || slot >= g->nslots)
+        return NULL;
+    if (pitch)
+        *pitch = g->in_pitch;
+    return g->in[slot];
+}
+
+static int check_slot(pc_gpu *g, int slot, const char *fn, char *err, size_t errlen)
+{
+    if (!g) {
+        seterr(err, errlen, "%s: no pc_gpu", fn);
+        return PC_EINVAL;
+    }
+    if (slot < 0 || slot >= g->nslots) {
+        seterr(err, errlen, "%s: slot %d out of range (0..%d; frame %dx%d)", fn, slot, g->nslots - 1, g->W, g->H);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t *host, size_t host_pitch,
+                                   int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_upload_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!host || rows <= 0 || row0 < 0 || row0 + rows > g->H || host_pitch < (size_t)g->W) {
+        seterr(err, errlen,
+               "pc_gpu_upload_async: rows %d..%d of a %dx%d frame from %p (pitch %zu): out of range",
+               row0, row0 + rows - 1, g->W, g->H, (const void *)host, host_pitch);
+        return PC_EINVAL;
+    }
+    /* Do not overwrite the slot while a kernel still reads it. */
+    CK(g, cudaStreamWaitEvent(g->up, g->ev_used[slot], 0));
+    CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
+                            cudaMemcpyHostToDevice, g->up));
+    return 0;
+}
+
+static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *what, char *err, size_t errlen)
+{
+    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    if (!p || p->fmt != fmt || p->width != g->W || p->height != g->H) {
+        seterr(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
+               p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
+        return PC_EINVAL;
+    }
+    for (int i = 0; i < np; i++) {
+        size_t need = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
+        if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 1) || (p->pitch[i] & 1) ||
+            p->pitch[i] > 0x7fffffff) {
+            seterr(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need an even pointer and an even pitch >= %zu; frame %dx%d)",
+                   what, i, (void *)p->plane[i], p->pitch[i], need, g->W, g->H);
+            return PC_EINVAL;
+        }
+    }
+    return 0;
+}
+
+extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_debayer", err, errlen);
+    if (rc)
+        return rc;
+    if (!g->configured) {
+        seterr(err, errlen, "pc_gpu_debayer: no algorithm set (call pc_gpu_set_algo; frame %dx%d)", g->W, g->H);
+        return PC_EINVAL;
+    }
+    pc_pixfmt fmt = g->fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : g->fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24;
+    if ((rc = check_pic(g, dst, fmt, "pc_gpu_debayer: destination", err, errlen)))
+        return rc;
+    if (fmt != PC_FMT_RGB24 && (dst->matrix != g->matrix || dst->range != g->range)) {
+        seterr(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
+        return PC_EINVAL;
+    }
+    int th = g->th_forced ? g->th_forced : g->th;
+    pc_graph *x;
+    if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, &x, err, errlen)))
+        return rc;
+    pc_kparams kp = g->base;
+    kp.th = th;
+    kp.src = g->in[slot];
+    set_dst(&kp, dst);
+    CK(g, cudaEventRecord(g->ev_up[slot], g->up));
+    CK(g, cudaStreamWaitEvent(g->cs, g->ev_up[slot], 0));
+    CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
+    if ((rc = launch(g, x, &kp, err, errlen)))
+        return rc;
+    CK(g, cudaEventRecord(g->ev_t1[slot], g->cs));
+    CK(g, cudaEventRecord(g->ev_used[slot], g->cs));
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->timed[slot] = 1;
+    return 0;
+}
+
+extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host, char *err,
+                                     size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_download_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
+        (unsigned)dev->fmt > PC_FMT_I420) {
+        seterr(err, errlen, "pc_gpu_download_async: device and host pictures differ or are missing (frame %dx%d)",
+               g->W, g->H);
+        return PC_EINVAL;
+    }
+    int np = dev->fmt == PC_FMT_RGB24 ? 1 : dev->fmt == PC_FMT_NV12 ? 2 : 3;
+    for (int i = 0; i < np; i++) {
+        size_t w = dev->fmt == PC_FMT_RGB24 ? 3 * (size_t)dev->width
+                   : (dev->fmt == PC_FMT_I420 && i > 0) ? dev->width / 2 : dev->width;
+        int h = i == 0 ? dev->height : dev->height / 2;
+        if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
+            seterr(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
+            return PC_EINVAL;
+        }
+        CK(g, cudaMemcpy2DAsync(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], w, h,
+                                cudaMemcpyDeviceToHost, g->cs));
+    }
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    return 0;
+}
+
+extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_slot_wait", err, errlen);
+    if (rc)
+        return rc;
+    CK(g, cudaEventSynchronize(g->ev_done[slot]));
+    return 0;
+}
+
+extern "C" int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen)
+{
+    if (!g) {
+        seterr(err, errlen, "pc_gpu_sync: no pc_gpu");
+        return PC_EINVAL;
+    }
+    CK(g, cudaStreamSynchronize(g->up));
+    CK(g, cudaStreamSynchronize(g->cs));
+    return 0;
+}
+
+extern "C" int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_frame_time_us", err, errlen);
+    if (rc)
+        return rc;
+    if (!g->timed[slot]) {
+        seterr(err, errlen, "pc_gpu_frame_time_us: slot %d has no timed frame", slot);
+        return PC_EINVAL;
+    }
+    float ms;
+    CK(g, cudaEventElapsedTime(&ms, g->ev_t0[slot], g->ev_t1[slot]));
+    *us = ms * 1000.0;
+    return 0;
+}
+
+extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
+                                    char *err, size_t errlen)
+{
+    if (!g || !out || (unsigned)fmt > PC_FMT_I420) {
+        seterr(err, errlen, "pc_gpu_picture_alloc: bad arguments");
+        return PC_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    out->fmt = fmt;
+    out->matrix = matrix;
+    out->range = range;
+    out->width = g->W;
+    out->height = g->H;
+    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    CK(g, cudaSetDevice(g->device));
+    for (int i = 0; i < np; i++) {
+        size_t w = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
+        int h = i == 0 ? g->H : g->H / 2;
+        cudaError_t e = cudaMallocPitch((void **)&out->plane[i], &out->pitch[i], w, h);
+        if (e != cudaSuccess) {
+            pc_gpu_picture_free(g, out);
+            CK(g, e);
+        }
+    }
+    return 0;
+}
+
+extern "C" void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic)
+{
+    if (!pic)
+        return;
+    if (g)
+        cudaSetDevice(g->device);
+    for (int i = 0; i < 3; i++) {
+        if (pic->plane[i])
+            cudaFree(pic->plane[i]);
+        pic->plane[i] = NULL;
+    }
+}
+
+extern "C" int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t errlen)
+{
+    pc_gpu *g = NULL; /* for CK's message */
+    if (!out || !bytes) {
+        seterr(err, errlen, "pc_gpu_host_alloc: bad arguments");
+        return PC_EINVAL;
+    }
+    *out = NULL;
+    CK(g, cudaHostAlloc(out, bytes, cudaHostAllocPortable));
+    return 0;
+}
+
+extern "C" void pc_gpu_host_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
