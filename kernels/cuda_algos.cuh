@@ -176,8 +176,9 @@ struct pc_ha {
         const int l = q.at<-1, 0>(), r = q.at<1, 0>(), u = q.at<0, -1>(), d = q.at<0, 1>();
         const int lap_h = 2 * p0 - q.at<-2, 0>() - q.at<2, 0>();
         const int lap_v = 2 * p0 - q.at<0, -2>() - q.at<0, 2>();
-        dH = abs(l - r) + abs(lap_h);
-        dV = abs(u - d) + abs(lap_v);
+        /* __usad(x, y, z) = |x - y| + z: one VABSDIFF instead of IADD+IABS+IADD */
+        dH = __usad(l, r, __usad(2 * p0, q.at<-2, 0>() + q.at<2, 0>(), 0));
+        dV = __usad(u, d, __usad(2 * p0, q.at<0, -2>() + q.at<0, 2>(), 0));
         gH = 2 * (l + r) + lap_h;
         gV = 2 * (u + d) + lap_v;
     }
@@ -284,6 +285,9 @@ struct pc_alg_hed : pc_ed_layout<4, 1> {
  * N + M - 2kM = sum (E_a + 1 - 2k) Q_a in int64 decides. The exact branch
  * is rare on natural images (it is taken on flat areas) and costs ~20
  * integer instructions. */
+PC_DEV float pc_i2f(int v) { return __int_as_float(0x4B400000 + v) - 12582912.0f; }
+PC_DEV int pc_f2i(float f) { return __float_as_int(f + 12582912.0f) - 0x4B400000; } /* f integral */
+
 struct pc_wd_acc {
     int D[4], E[4];
     template <int I, int AX, int AY, int PX, int PY, class XA, class CA>
@@ -294,24 +298,29 @@ struct pc_wd_acc {
         const int xmp = X.template at<-PX, -PY>(), x2amp = X.template at<2 * AX - PX, 2 * AY - PY>();
         const int xp = X.template at<PX, PY>(), x2app = X.template at<2 * AX + PX, 2 * AY + PY>();
         const int c2a = C.template at<2 * AX, 2 * AY>();
-        D[I] = 2 * (1 + abs(xma - xa) + abs(xa - x3a) + abs(c0 - c2a)) + abs(xmp - x2amp) +
-               abs(xp - x2app);
+        /* all operands are 8-bit samples, so the unsigned |x - y| + z form
+         * of __usad is exact */
+        const int t = __usad(xma, xa, __usad(xa, x3a, __usad(c0, c2a, 1)));
+        D[I] = __usad(xmp, x2amp, __usad(xp, x2app, 2 * t));
         E[I] = 2 * xa + c0 - c2a;
     }
     PC_DEV int result() const
     {
-        const float d0 = (float)D[0], d1 = (float)D[1], d2 = (float)D[2], d3 = (float)D[3];
+        /* int -> float by the magic-number trick (IADD + FADD on the fast
+         * pipes instead of I2F on the quarter-rate conversion unit):
+         * bits 0x4B400000 + v are the float 1.5*2^23 + v for |v| < 2^22. */
+        const float d0 = pc_i2f(D[0]), d1 = pc_i2f(D[1]), d2 = pc_i2f(D[2]), d3 = pc_i2f(D[3]);
         const float p01 = d0 * d1, p23 = d2 * d3; /* exact: < 2^22 */
         const float q0 = d1 * p23, q1 = d0 * p23, q2 = d3 * p01, q3 = d2 * p01;
-        const float n = (float)E[0] * q0 + (float)E[1] * q1 + (float)E[2] * q2 + (float)E[3] * q3;
+        const float n = pc_i2f(E[0]) * q0 + pc_i2f(E[1]) * q1 + pc_i2f(E[2]) * q2 + pc_i2f(E[3]) * q3;
         const float m = (q0 + q1) + (q2 + q3);
         const float t = 0.5f * __fdividef(n, m) + 0.5f;
-        const float k = rintf(t);
+        const float k = (t + 12582912.0f) - 12582912.0f; /* round to nearest, |t| < 2^22 */
         int res;
         if (fabsf(t - k) > (1.0f / 512.0f)) {
-            res = (int)floorf(t);
+            res = pc_f2i(t < k ? k - 1.0f : k); /* floor(t) */
         } else {
-            const int ki = (int)k;
+            const int ki = pc_f2i(k);
             const long long P01 = (long long)D[0] * D[1], P23 = (long long)D[2] * D[3];
             const long long s = (long long)(E[0] + 1 - 2 * ki) * (D[1] * P23) +
                                 (long long)(E[1] + 1 - 2 * ki) * (D[0] * P23) +

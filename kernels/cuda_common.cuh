@@ -34,6 +34,7 @@
 #define PC_KERNEL __global__
 #define PC_HD __host__ __device__ inline
 #define PC_BOUNDS __launch_bounds__(PC_NT)
+#define PC_UNROLL _Pragma("unroll")
 /* Declares `name` as the block's dynamic shared memory. */
 #define PC_SMEM_DECL(name) extern __shared__ __align__(16) unsigned char name[]
 #else
@@ -44,6 +45,7 @@
 #define PC_KERNEL
 #define PC_HD inline
 #define PC_BOUNDS
+#define PC_UNROLL
 #define PC_SMEM_DECL(name) unsigned char *name = pc_emu::current()->smem.data()
 #endif
 
@@ -56,6 +58,8 @@
 /* Left/right halo kept in smem: 16 bytes, so interior chunks stay 16-byte
  * aligned in both global and shared memory. Covers every radius (<= 9). */
 #define PC_HX 16
+/* Largest tile height (rows): bounds the prefetch registers. */
+#define PC_TH_MAX 32
 /* Shared-memory row stride of the raw tile, in elements. */
 #define PC_SR (PC_TW + 2 * PC_HX)
 

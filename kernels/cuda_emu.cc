@@ -13,7 +13,10 @@
 template <class A>
 static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
 {
-    dim3 grid((W + PC_TW - 1) / PC_TW, (H + th - 1) / th);
+    /* A small persistent grid (like the device's one wave of CTAs) so that
+     * CTAs walk several tiles and the prefetch path is exercised. */
+    int ntiles = ((W + PC_TW - 1) / PC_TW) * ((H + th - 1) / th);
+    dim3 grid(ntiles < 3 ? ntiles : 3);
     size_t smem = var ? pc_kernel_smem<A, PC_KVAR_4PX>(th) : pc_kernel_smem<A, PC_KVAR_2PX>(th);
     return pc_emu::launch(grid, dim3(PC_NT), smem, [&]() {
         if (var) {

@@ -35,43 +35,76 @@ PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
 
 /* Loads rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
  * whose top-left output pixel is (tx0, ty0), in normalised orientation,
- * applying reflect-101 to every coordinate. Chunks of 16 pixels that lie
- * wholly inside the image (all but the image's left/right edge tiles) are
- * one 16-byte load each; the others are gathered byte by byte. */
+ * applying reflect-101 to every coordinate, in two steps so that a CTA can
+ * prefetch the next tile while it computes the current one:
+ *  issue():  16-byte global loads of the chunks that lie wholly inside the
+ *            image (all but the image's left/right edge tiles) into
+ *            registers (at most KMAX per thread: th <= PC_TH_MAX);
+ *  store():  writes them to shared memory (byte-reversed when the phase is
+ *            mirrored horizontally) and gathers the edge chunks byte by
+ *            byte through the fold. */
 template <int RP>
-PC_DEV void pc_load_raw(uint8_t *raw, const pc_kparams &p, int tx0, int ty0)
-{
-    constexpr int CH = PC_SR / 16;
-    const int n = (p.th + 2 * RP) * CH;
-    for (int i = threadIdx.x; i < n; i += PC_NT) {
-        int r = i / CH, k = i - r * CH;
+struct pc_loader {
+    static constexpr int CH = PC_SR / 16;
+    static constexpr int KMAX = ((PC_TH_MAX + 2 * RP) * CH + PC_NT - 1) / PC_NT;
+    uint4 v[KMAX];
+
+    /* Image column of chunk k's first byte in memory order, and its row. */
+    PC_DEV static int chunk(const pc_kparams &p, int tx0, int ty0, int i, int &k, const uint8_t *&row)
+    {
+        int r = i / CH;
+        k = i - r * CH;
         int y = p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r;
-        y = pc_fold(y, p.H);
-        const uint8_t *row = p.src + (size_t)y * p.src_pitch;
-        int xs = p.ox ? tx0 + PC_TW - 16 * k : tx0 - PC_HX + 16 * k;
-        uint4 v;
-        if (xs >= 0 && xs + 16 <= p.W) {
-            v = *(const uint4 *)(row + xs);
-            if (p.ox) {
-                unsigned t0 = pc_bswap(v.w), t1 = pc_bswap(v.z), t2 = pc_bswap(v.y), t3 = pc_bswap(v.x);
-                v.x = t0; v.y = t1; v.z = t2; v.w = t3;
-            }
-        } else {
-            unsigned w[4];
-            for (int q = 0; q < 4; q++) {
-                unsigned acc = 0;
-                for (int j = 0; j < 4; j++) {
-                    int c = 16 * k + 4 * q + j;
-                    int x = p.ox ? tx0 + PC_TW + PC_HX - 1 - c : tx0 - PC_HX + c;
-                    acc |= (unsigned)row[pc_fold(x, p.W)] << (8 * j);
-                }
-                w[q] = acc;
-            }
-            v.x = w[0]; v.y = w[1]; v.z = w[2]; v.w = w[3];
-        }
-        *(uint4 *)(raw + r * PC_SR + 16 * k) = v;
+        row = p.src + (size_t)pc_fold(y, p.H) * p.src_pitch;
+        return p.ox ? tx0 + PC_TW - 16 * k : tx0 - PC_HX + 16 * k;
     }
-}
+    PC_DEV void issue(const pc_kparams &p, int tx0, int ty0)
+    {
+        const int n = (p.th + 2 * RP) * CH;
+PC_UNROLL
+        for (int j = 0; j < KMAX; j++) {
+            int i = threadIdx.x + j * PC_NT, k;
+            const uint8_t *row;
+            if (i < n) {
+                int xs = chunk(p, tx0, ty0, i, k, row);
+                if (xs >= 0 && xs + 16 <= p.W)
+                    v[j] = *(const uint4 *)(row + xs);
+            }
+        }
+    }
+    PC_DEV void store(uint8_t *raw, const pc_kparams &p, int tx0, int ty0)
+    {
+        const int n = (p.th + 2 * RP) * CH;
+PC_UNROLL
+        for (int j = 0; j < KMAX; j++) {
+            int i = threadIdx.x + j * PC_NT, k;
+            const uint8_t *row;
+            if (i >= n)
+                continue;
+            int xs = chunk(p, tx0, ty0, i, k, row);
+            uint4 w = v[j];
+            if (xs >= 0 && xs + 16 <= p.W) {
+                if (p.ox) {
+                    unsigned t0 = pc_bswap(w.w), t1 = pc_bswap(w.z), t2 = pc_bswap(w.y), t3 = pc_bswap(w.x);
+                    w.x = t0; w.y = t1; w.z = t2; w.w = t3;
+                }
+            } else {
+                unsigned q4[4];
+                for (int q = 0; q < 4; q++) {
+                    unsigned acc = 0;
+                    for (int b = 0; b < 4; b++) {
+                        int c = 16 * k + 4 * q + b;
+                        int x = p.ox ? tx0 + PC_TW + PC_HX - 1 - c : tx0 - PC_HX + c;
+                        acc |= (unsigned)row[pc_fold(x, p.W)] << (8 * b);
+                    }
+                    q4[q] = acc;
+                }
+                w.x = q4[0]; w.y = q4[1]; w.z = q4[2]; w.w = q4[3];
+            }
+            *(uint4 *)(raw + (i / CH) * PC_SR + 16 * k) = w;
+        }
+    }
+};
 
 /* Runs f(offR, offB) for R/B site pairs covering the tile grown by EXT
  * pixels on every side (R sites at even, B sites at odd tile coordinates).
@@ -130,23 +163,23 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
         /* normalised rows (top = R row) -> image rows */
         const int ytop = yb + p.oy, ybot = yb + 1 - p.oy;
         if (FMT == PC_KFMT_RGB24) {
-            uint8_t *d = p.d0 + (size_t)ytop * p.p0 + 3 * xb;
+            uint8_t *d = p.d0 + ytop * p.p0 + 3 * xb;
             int lr = p.ox; /* normalised column 0 lands at image column xb + ox */
             d[3 * lr] = r0; d[3 * lr + 1] = g0; d[3 * lr + 2] = b0;
             d[3 - 3 * lr] = r1; d[4 - 3 * lr] = g1; d[5 - 3 * lr] = b1;
-            d = p.d0 + (size_t)ybot * p.p0 + 3 * xb;
+            d = p.d0 + ybot * p.p0 + 3 * xb;
             d[3 * lr] = r2; d[3 * lr + 1] = g2; d[3 * lr + 2] = b2;
             d[3 - 3 * lr] = r3; d[4 - 3 * lr] = g3; d[5 - 3 * lr] = b3;
             continue;
         }
-        pc_store_u16(p.d0 + (size_t)ytop * p.p0 + xb,
+        pc_store_u16(p.d0 + ytop * p.p0 + xb,
                      __byte_perm(pc_ynum(p, r0, g0, b0), pc_ynum(p, r1, g1, b1), ysel));
-        pc_store_u16(p.d0 + (size_t)ybot * p.p0 + xb,
+        pc_store_u16(p.d0 + ybot * p.p0 + xb,
                      __byte_perm(pc_ynum(p, r2, g2, b2), pc_ynum(p, r3, g3, b3), ysel));
         const int sr = r0 + r1 + r2 + r3, sg = g0 + g1 + g2 + g3, sb = b0 + b1 + b2 + b3;
         const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
         const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
-        const size_t crow = (size_t)(yb >> 1);
+        const int crow = yb >> 1;
         if (FMT == PC_KFMT_NV12) {
             pc_store_u16(p.d1 + crow * p.p1 + xb, (unsigned)cb | ((unsigned)cr << 8));
         } else {
@@ -180,7 +213,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *
     const int yrow = yb + (p.oy ? 1 - ROW : ROW);
     if (FMT == PC_KFMT_RGB24) {
         if (ok) {
-            uint8_t *d = p.d0 + (size_t)yrow * p.p0 + 3 * xb;
+            uint8_t *d = p.d0 + yrow * p.p0 + 3 * xb;
             int lr = p.ox;
             d[3 * lr] = ra; d[3 * lr + 1] = ga; d[3 * lr + 2] = ba;
             d[3 - 3 * lr] = rb; d[4 - 3 * lr] = gb; d[5 - 3 * lr] = bb;
@@ -188,7 +221,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *
         return;
     }
     if (ok)
-        pc_store_u16(p.d0 + (size_t)yrow * p.p0 + xb,
+        pc_store_u16(p.d0 + yrow * p.p0 + xb,
                      __byte_perm(pc_ynum(p, ra, ga, ba), pc_ynum(p, rb, gb, bb), ysel));
     const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
     const int cbp = p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb;
@@ -200,7 +233,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *
     const int v = min(((ROW == 0 ? cbp : crp) + other + PC_COFF) >> 18, 255);
     if (!ok)
         return;
-    const size_t crow = (size_t)(yb >> 1);
+    const int crow = yb >> 1;
     if (FMT == PC_KFMT_NV12)
         p.d1[crow * p.p1 + xb + ROW] = (uint8_t)v;
     else if (ROW == 0)
@@ -242,15 +275,42 @@ template <class A, int VAR, int FMT>
 PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
 {
     PC_SMEM_DECL(smem);
-    const int tx0 = blockIdx.x * PC_TW, ty0 = blockIdx.y * p.th;
+    /* Persistent CTAs: gridDim.x CTAs (one wave: SMs x resident CTAs per
+     * SM) walk the tiles with stride gridDim.x. While a CTA computes tile
+     * i, the 16-byte loads of tile i+gridDim.x are already in flight in
+     * registers: memory latency overlaps computation inside each CTA
+     * instead of relying on other CTAs, and there is no partial last wave
+     * of whole tiles (the tail is at most one small tile per CTA). */
+    const int ntx = (p.W + PC_TW - 1) / PC_TW;
+    const int ntiles = ntx * ((p.H + p.th - 1) / p.th);
+    int tile = blockIdx.x;
+    if (tile >= ntiles)
+        return;
     typename A::P pl = A::planes(smem, p.th);
-    pc_load_raw<A::RP>(smem, p, tx0, ty0);
-    __syncthreads();
-    A::passes(pl, p.th);
-    if (VAR == PC_KVAR_4PX)
-        pc_final_4px<A, FMT>(pl, p, tx0, ty0);
-    else
-        pc_final_2px<A, FMT>(pl, p, (int *)(smem + A::smem_bytes(p.th)), tx0, ty0);
+    pc_loader<A::RP> ld;
+    int ty = tile / ntx;
+    int tx0 = (tile - ty * ntx) * PC_TW, ty0 = ty * p.th;
+    ld.issue(p, tx0, ty0);
+    for (;;) {
+        ld.store(smem, p, tx0, ty0);
+        __syncthreads();
+        const int next = tile + gridDim.x;
+        const int nty_ = next / ntx;
+        const int ntx0 = (next - nty_ * ntx) * PC_TW, nty0 = nty_ * p.th;
+        if (next < ntiles)
+            ld.issue(p, ntx0, nty0);
+        A::passes(pl, p.th);
+        if (VAR == PC_KVAR_4PX)
+            pc_final_4px<A, FMT>(pl, p, tx0, ty0);
+        else
+            pc_final_2px<A, FMT>(pl, p, (int *)(smem + A::smem_bytes(p.th)), tx0, ty0);
+        if (next >= ntiles)
+            break;
+        __syncthreads(); /* everyone is done with this tile's planes */
+        tile = next;
+        tx0 = ntx0;
+        ty0 = nty0;
+    }
 }
 
 #endif

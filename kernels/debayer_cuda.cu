@@ -20,9 +20,8 @@
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
 
-#define PC_MAX_GRAPHS 64
+#define PC_MAX_GRAPHS 256
 #define PC_TH_MIN 4
-#define PC_TH_MAX 64
 
 struct pc_graph {
     int used;
@@ -61,6 +60,7 @@ struct pc_gpu {
     pc_kparams base; /* everything but src and dst */
     pc_graph graphs[PC_MAX_GRAPHS];
     pc_tune tune[PC_ALGO_COUNT][3];
+    int evict; /* next graph slot to reuse when the cache is full */
 };
 
 static const pc_kernel_set *kset(int algo)
@@ -164,7 +164,7 @@ static int check_dims(int w, int h, char *err, size_t errlen)
 {
     if (w < PC_MIN_DIM || h < PC_MIN_DIM || w > PC_MAX_DIM || h > PC_MAX_DIM || (w & 1) || (h & 1)) {
         seterr(err, errlen,
-               "frame size %dx%d: width and height must be even and between %d and %d "
+               "frame size %dx%d: width and height must be even, at least %d and at most %d "
                "(reflect-101 border rule, algorithms.md §1.2)",
                w, h, PC_MIN_DIM, PC_MAX_DIM);
         return PC_EINVAL;
@@ -325,8 +325,9 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
         if (!x->used && !free_slot)
             free_slot = x;
     }
-    if (!free_slot) { /* evict the oldest-indexed one */
-        free_slot = &g->graphs[0];
+    if (!free_slot) { /* round-robin eviction */
+        free_slot = &g->graphs[g->evict];
+        g->evict = (g->evict + 1) % PC_MAX_GRAPHS;
         cudaGraphExecDestroy(free_slot->exec);
         cudaGraphDestroy(free_slot->graph);
         free_slot->used = 0;
@@ -335,8 +336,20 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
     const pc_kernel_set *ks = kset(algo);
     const void *fn = ks->fn[var][fmt];
     x->smem = ks->smem(var, th);
-    x->grid = grid_of(g, th);
-    CK(g, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x->smem));
+    /* The limit is per function and shared by all tile heights: set it to
+     * the largest any of them needs (and never below the 48 KB default). */
+    size_t smax = ks->smem(var, PC_TH_MAX);
+    if (smax > 48 * 1024)
+        CK(g, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
+    /* Persistent grid: as many CTAs as fit at once, at most one per tile. */
+    int per_sm = 0;
+    CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, PC_NT, x->smem));
+    if (per_sm < 1)
+        per_sm = 1;
+    dim3 tg = grid_of(g, th);
+    long ntiles = (long)tg.x * tg.y;
+    long ctas = (long)per_sm * g->num_sms;
+    x->grid = dim3((unsigned)(ntiles < ctas ? ntiles : ctas));
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
@@ -425,7 +438,10 @@ static int tune_variant(pc_gpu *g, int algo, int var, int fmt, char *err, size_t
     pc_tune *t = &g->tune[algo][fmt];
     if (t->done[var])
         return 0;
-    static const int cands[] = {8, 16, 32};
+    /* Tile heights (pixels per thread: th for 4px, th for 2px with 128
+     * threads). Their count of tiles against the CTAs resident at once
+     * decides the load balance, so measure rather than guess. */
+    static const int cands[] = {8, 12, 16, 24, 32};
     float best = 1e30f;
     int best_th = 16;
     for (int c : cands) {
