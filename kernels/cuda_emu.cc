@@ -39,15 +39,21 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         snprintf(err, errlen, "pc_emu_debayer: bad tile height %d or variant", th);
         return PC_EINVAL;
     }
-    /* The kernels need a 16-byte aligned source with a pitch multiple of 16. */
-    size_t pitch = ((size_t)W + 15) & ~(size_t)15;
-    uint8_t *buf = (uint8_t *)aligned_alloc(16, pitch * H);
-    if (!buf) {
+    /* Like a device input slot: 16-byte aligned, a pitch multiple of 16,
+     * and mirrored margins of PC_HX bytes left and up to 16 bytes past the
+     * last tile on the right (debayer_cuda.cu, pc_margin_kernel). */
+    const int ntx = (W + PC_TW - 1) / PC_TW, mr = ntx * PC_TW + PC_HX - W;
+    size_t pitch = ((size_t)PC_HX + W + mr + 15) & ~(size_t)15;
+    uint8_t *base = (uint8_t *)aligned_alloc(16, pitch * H);
+    if (!base) {
         snprintf(err, errlen, "pc_emu_debayer: out of memory");
         return PC_ENOMEM;
     }
-    for (int y = 0; y < H; y++)
-        memcpy(buf + y * pitch, src->data + y * src->pitch, W);
+    uint8_t *buf = base + PC_HX;
+    for (int y = 0; y < H; y++) {
+        for (int x = -PC_HX; x < W + mr; x++)
+            buf[y * pitch + x] = src->data[y * src->pitch + pc_fold(x, W)];
+    }
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
     pc_kparams kp;
@@ -84,7 +90,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     case PC_ALGO_WD_MODIFIED: rc = run<pc_alg_wdmod>(var, fmt, th, kp, W, H); break;
     default: rc = -1;
     }
-    free(buf);
+    free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
         return PC_EINVAL;

@@ -33,75 +33,72 @@
 
 PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
 
-/* Loads rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
- * whose top-left output pixel is (tx0, ty0), in normalised orientation,
- * applying reflect-101 to every coordinate, in two steps so that a CTA can
- * prefetch the next tile while it computes the current one:
- *  issue():  16-byte global loads of the chunks that lie wholly inside the
- *            image (all but the image's left/right edge tiles) into
- *            registers (at most KMAX per thread: th <= PC_TH_MAX);
- *  store():  writes them to shared memory (byte-reversed when the phase is
- *            mirrored horizontally) and gathers the edge chunks byte by
- *            byte through the fold. */
+/* Copies rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
+ * whose top-left output pixel is (tx0, ty0) into shared memory, in
+ * normalised orientation. Rows are mirrored (reflect-101) through the row
+ * index; columns need no test at all because every input slot carries
+ * left/right margins that already hold the mirrored samples (filled by
+ * pc_margin_kernel right after each upload), so every chunk is one
+ * 16-byte copy from an aligned address.
+ *
+ * On sm_80+ the copies are cp.async (LDGSTS): they go straight to shared
+ * memory without registers, so a CTA issues the next tile's copies and
+ * computes the current tile while they are in flight (double-buffered raw
+ * plane). Older GPUs copy synchronously. */
+PC_DEV void pc_cp16(uint8_t *dst_smem, const uint8_t *src)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst_smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+#else
+    *(uint4 *)dst_smem = *(const uint4 *)src;
+#endif
+}
+PC_DEV void pc_cp_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+/* Waits until at most N of this thread's copy groups are still pending. */
+template <int N>
+PC_DEV void pc_cp_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
 template <int RP>
 struct pc_loader {
     static constexpr int CH = PC_SR / 16;
-    static constexpr int KMAX = ((PC_TH_MAX + 2 * RP) * CH + PC_NT - 1) / PC_NT;
-    uint4 v[KMAX];
-
-    /* Image column of chunk k's first byte in memory order, and its row. */
-    PC_DEV static int chunk(const pc_kparams &p, int tx0, int ty0, int i, int &k, const uint8_t *&row)
-    {
-        int r = i / CH;
-        k = i - r * CH;
-        int y = p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r;
-        row = p.src + (size_t)pc_fold(y, p.H) * p.src_pitch;
-        return p.ox ? tx0 + PC_TW - 16 * k : tx0 - PC_HX + 16 * k;
-    }
-    PC_DEV void issue(const pc_kparams &p, int tx0, int ty0)
+    static PC_DEV void issue(uint8_t *raw, const pc_kparams &p, int tx0, int ty0)
     {
         const int n = (p.th + 2 * RP) * CH;
-PC_UNROLL
-        for (int j = 0; j < KMAX; j++) {
-            int i = threadIdx.x + j * PC_NT, k;
-            const uint8_t *row;
-            if (i < n) {
-                int xs = chunk(p, tx0, ty0, i, k, row);
-                if (xs >= 0 && xs + 16 <= p.W)
-                    v[j] = *(const uint4 *)(row + xs);
-            }
+        for (int i = threadIdx.x; i < n; i += PC_NT) {
+            const int r = i / CH, k = i - r * CH;
+            const int y = pc_fold(p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r, p.H);
+            const int xs = p.ox ? tx0 + PC_TW - 16 * k : tx0 - PC_HX + 16 * k;
+            pc_cp16(raw + r * PC_SR + 16 * k, p.src + (size_t)y * p.src_pitch + xs);
         }
+        pc_cp_commit();
     }
-    PC_DEV void store(uint8_t *raw, const pc_kparams &p, int tx0, int ty0)
+    /* After the wait: byte-reverse this thread's own chunks when the tile
+     * is mirrored horizontally (before the barrier that publishes them). */
+    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p)
     {
+        if (!p.ox)
+            return;
         const int n = (p.th + 2 * RP) * CH;
-PC_UNROLL
-        for (int j = 0; j < KMAX; j++) {
-            int i = threadIdx.x + j * PC_NT, k;
-            const uint8_t *row;
-            if (i >= n)
-                continue;
-            int xs = chunk(p, tx0, ty0, i, k, row);
-            uint4 w = v[j];
-            if (xs >= 0 && xs + 16 <= p.W) {
-                if (p.ox) {
-                    unsigned t0 = pc_bswap(w.w), t1 = pc_bswap(w.z), t2 = pc_bswap(w.y), t3 = pc_bswap(w.x);
-                    w.x = t0; w.y = t1; w.z = t2; w.w = t3;
-                }
-            } else {
-                unsigned q4[4];
-                for (int q = 0; q < 4; q++) {
-                    unsigned acc = 0;
-                    for (int b = 0; b < 4; b++) {
-                        int c = 16 * k + 4 * q + b;
-                        int x = p.ox ? tx0 + PC_TW + PC_HX - 1 - c : tx0 - PC_HX + c;
-                        acc |= (unsigned)row[pc_fold(x, p.W)] << (8 * b);
-                    }
-                    q4[q] = acc;
-                }
-                w.x = q4[0]; w.y = q4[1]; w.z = q4[2]; w.w = q4[3];
-            }
-            *(uint4 *)(raw + (i / CH) * PC_SR + 16 * k) = w;
+        for (int i = threadIdx.x; i < n; i += PC_NT) {
+            const int r = i / CH, k = i - r * CH;
+            uint4 *c = (uint4 *)(raw + r * PC_SR + 16 * k);
+            uint4 w = *c, o;
+            o.x = pc_bswap(w.w);
+            o.y = pc_bswap(w.z);
+            o.z = pc_bswap(w.y);
+            o.w = pc_bswap(w.x);
+            *c = o;
         }
     }
 };
@@ -265,10 +262,13 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
 
 /* Shared memory of one CTA: the algorithm's planes plus, for 2px, the
  * double-buffered chroma exchange. */
+/* Shared memory of one CTA: the algorithm's planes, a second raw plane
+ * (double buffering) and, for 2px, the double-buffered chroma exchange. */
 template <class A, int VAR>
 PC_HD size_t pc_kernel_smem(int th)
 {
-    return A::smem_bytes(th) + (VAR == PC_KVAR_2PX ? 2 * PC_NT * sizeof(int) : 0);
+    return A::smem_bytes(th) + pc_plane_bytes(th, A::RP, 1) +
+           (VAR == PC_KVAR_2PX ? 2 * PC_NT * sizeof(int) : 0);
 }
 
 template <class A, int VAR, int FMT>
@@ -277,33 +277,38 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
     PC_SMEM_DECL(smem);
     /* Persistent CTAs: gridDim.x CTAs (one wave: SMs x resident CTAs per
      * SM) walk the tiles with stride gridDim.x. While a CTA computes tile
-     * i, the 16-byte loads of tile i+gridDim.x are already in flight in
-     * registers: memory latency overlaps computation inside each CTA
-     * instead of relying on other CTAs, and there is no partial last wave
-     * of whole tiles (the tail is at most one small tile per CTA). */
+     * i, the copies of its next tile are in flight into the other raw
+     * buffer, so memory latency overlaps computation inside each CTA, and
+     * there is no partial last wave of whole tiles. */
     const int ntx = (p.W + PC_TW - 1) / PC_TW;
     const int ntiles = ntx * ((p.H + p.th - 1) / p.th);
     int tile = blockIdx.x;
     if (tile >= ntiles)
         return;
     typename A::P pl = A::planes(smem, p.th);
-    pc_loader<A::RP> ld;
+    uint8_t *raw[2] = {smem, smem + A::smem_bytes(p.th)};
+    int *xch = (int *)(raw[1] + pc_plane_bytes(p.th, A::RP, 1));
     int ty = tile / ntx;
     int tx0 = (tile - ty * ntx) * PC_TW, ty0 = ty * p.th;
-    ld.issue(p, tx0, ty0);
-    for (;;) {
-        ld.store(smem, p, tx0, ty0);
-        __syncthreads();
+    pc_loader<A::RP>::issue(raw[0], p, tx0, ty0);
+    for (int it = 0;; it++) {
+        uint8_t *cur = raw[it & 1];
         const int next = tile + gridDim.x;
         const int nty_ = next / ntx;
         const int ntx0 = (next - nty_ * ntx) * PC_TW, nty0 = nty_ * p.th;
         if (next < ntiles)
-            ld.issue(p, ntx0, nty0);
+            pc_loader<A::RP>::issue(raw[(it + 1) & 1], p, ntx0, nty0);
+        else
+            pc_cp_commit(); /* keep the group count uniform */
+        pc_cp_wait<1>();    /* this tile's copies (the older group) are done */
+        pc_loader<A::RP>::finish(cur, p);
+        __syncthreads();
+        pl.raw = cur;
         A::passes(pl, p.th);
         if (VAR == PC_KVAR_4PX)
             pc_final_4px<A, FMT>(pl, p, tx0, ty0);
         else
-            pc_final_2px<A, FMT>(pl, p, (int *)(smem + A::smem_bytes(p.th)), tx0, ty0);
+            pc_final_2px<A, FMT>(pl, p, xch, tx0, ty0);
         if (next >= ntiles)
             break;
         __syncthreads(); /* everyone is done with this tile's planes */

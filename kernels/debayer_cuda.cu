@@ -44,8 +44,10 @@ struct pc_gpu {
     int device, W, H, nslots;
     char name[256];
     cudaStream_t up, cs;
-    uint8_t *in[PC_GPU_MAX_SLOTS];
+    uint8_t *in[PC_GPU_MAX_SLOTS];   /* pixel (0,0) of each slot */
+    uint8_t *in_base[PC_GPU_MAX_SLOTS]; /* the allocation (left margin first) */
     size_t in_pitch;
+    int margin_r; /* right margin bytes (the left one is PC_HX) */
     cudaEvent_t ev_up[PC_GPU_MAX_SLOTS], ev_used[PC_GPU_MAX_SLOTS], ev_done[PC_GPU_MAX_SLOTS];
     cudaEvent_t ev_t0[PC_GPU_MAX_SLOTS], ev_t1[PC_GPU_MAX_SLOTS];
     int timed[PC_GPU_MAX_SLOTS];
@@ -116,6 +118,26 @@ extern "C" int pc_gpu_device_count(void)
     return n;
 }
 
+/* Fills the left/right margins of rows [row0, row0+rows) of an input slot
+ * with the reflect-101 mirror of the row (spec §1.2), so the debayer
+ * kernels read whole aligned 16-byte chunks at the image edges too. Runs
+ * on the upload stream after each slab: off the debayer's critical path. */
+__global__ void pc_margin_kernel(uint8_t *in, size_t pitch, int w, int row0, int ml, int mr)
+{
+    uint8_t *row = in + (size_t)(row0 + blockIdx.x) * pitch;
+    for (int j = threadIdx.x; j < ml + mr; j += blockDim.x) {
+        int x = j < ml ? j - ml : w + (j - ml);
+        row[x] = row[pc_fold(x, w)];
+    }
+}
+
+static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, char *err, size_t errlen)
+{
+    pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r);
+    CK(g, cudaGetLastError());
+    return 0;
+}
+
 /* Fills an input slot with hash noise so tuning never times zeros. */
 __global__ void pc_noise_kernel(uint8_t *p, size_t pitch, int w, int h, unsigned seed)
 {
@@ -144,8 +166,8 @@ extern "C" void pc_gpu_close(pc_gpu *g)
             cudaGraphDestroy(g->graphs[i].graph);
         }
     for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
-        if (g->in[i])
-            cudaFree(g->in[i]);
+        if (g->in_base[i])
+            cudaFree(g->in_base[i]);
         cudaEvent_t *evs[] = {g->ev_up, g->ev_used, g->ev_done, g->ev_t0, g->ev_t1};
         for (auto e : evs)
             if (e[i])
@@ -191,12 +213,20 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
     g->num_sms = prop.multiProcessorCount;
     CK(g, cudaStreamCreateWithFlags(&g->cs, cudaStreamNonBlocking));
     CK(g, cudaStreamCreateWithFlags(&g->up, cudaStreamNonBlocking));
-    g->in_pitch = ((size_t)width + 255) & ~(size_t)255;
+    /* Each row: PC_HX bytes of left margin, the image, and a right margin
+     * up to 16 bytes past the last tile (the tiles read PC_HX beyond their
+     * edges). Pitch a multiple of 256, so every chunk is 16-byte aligned. */
+    int ntx = (width + PC_TW - 1) / PC_TW;
+    g->margin_r = ntx * PC_TW + PC_HX - width;
+    g->in_pitch = ((size_t)PC_HX + width + g->margin_r + 255) & ~(size_t)255;
     for (int i = 0; i < slots; i++) {
-        CK(g, cudaMalloc((void **)&g->in[i], g->in_pitch * height));
+        CK(g, cudaMalloc((void **)&g->in_base[i], g->in_pitch * height));
+        g->in[i] = g->in_base[i] + PC_HX;
         dim3 grid((width + 255) / 256, height);
         pc_noise_kernel<<<grid, 256, 0, g->cs>>>(g->in[i], g->in_pitch, width, height, 0x1234u + i);
         CK(g, cudaGetLastError());
+        if (fill_margins(g, i, 0, height, g->cs, err, errlen))
+            return PC_EDEVICE;
         CK(g, cudaEventCreateWithFlags(&g->ev_up[i], cudaEventDisableTiming));
         CK(g, cudaEventCreateWithFlags(&g->ev_used[i], cudaEventDisableTiming));
         CK(g, cudaEventCreateWithFlags(&g->ev_done[i], cudaEventDisableTiming));
@@ -588,6 +618,35 @@ extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t 
     CK(g, cudaStreamWaitEvent(g->up, g->ev_used[slot], 0));
     CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
                             cudaMemcpyHostToDevice, g->up));
+    return fill_margins(g, slot, row0, rows, g->up, err, errlen);
+}
+
+extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_input_written", err, errlen);
+    if (rc)
+        return rc;
+    if (rows <= 0 || row0 < 0 || row0 + rows > g->H) {
+        seterr(err, errlen, "pc_gpu_input_written: rows %d..%d outside the %dx%d frame", row0, row0 + rows - 1,
+               g->W, g->H);
+        return PC_EINVAL;
+    }
+    return fill_margins(g, slot, row0, rows, g->up, err, errlen);
+}
+
+extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen)
+{
+    cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    CK(g, cudaEventRecord(a, g->cs));
+    for (int i = 0; i < 10; i++)
+        if (fill_margins(g, i % g->nslots, 0, g->H, g->cs, err, errlen))
+            return PC_EDEVICE;
+    CK(g, cudaEventRecord(b, g->cs));
+    CK(g, cudaEventSynchronize(b));
+    float ms;
+    CK(g, cudaEventElapsedTime(&ms, a, b));
+    g->timed[0] = 0;
+    *us = ms * 100.0;
     return 0;
 }
 

@@ -77,9 +77,22 @@ int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
 uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch);
 
 /* Copies rows [row0, row0+rows) of the slot's panorama from host memory
- * (pinned for a truly asynchronous copy) on the upload stream. */
+ * (pinned for a truly asynchronous copy) on the upload stream, then
+ * refreshes those rows' mirrored margins (a tiny kernel on the same stream:
+ * the slot buffer has 16 bytes of margin left and right of the image that
+ * hold the reflect-101 samples, so the debayer kernels need no edge code). */
 int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t *host,
                         size_t host_pitch, int rows, char *err, size_t errlen);
+
+/* For callers that write into pc_gpu_input() themselves (instead of
+ * pc_gpu_upload_async): enqueues, on the upload stream, the refresh of the
+ * mirrored margins of those rows that the kernels rely on. Enqueue it after
+ * the writes, on the upload stream's order (or synchronise first). */
+int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen);
+
+/* GPU time of refreshing the margins of one whole frame (the per-slab
+ * work of pc_gpu_upload_async besides the copy), in microseconds. */
+int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
 
 /* Enqueues the demosaic of `slot` into the device picture dst (format,
  * size, matrix and range as set by pc_gpu_set_algo; plane pointers and

@@ -60,3 +60,8 @@ int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range ra
 void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic) {}
 int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t errlen) { NOTSUP("pc_gpu_host_alloc"); }
 void pc_gpu_host_free(void *p) {}
+int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_input_written");
+}
+int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_margin_time_us"); }

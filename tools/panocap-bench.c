@@ -324,6 +324,9 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
          floor_us, floor_p99, bytes / (floor_us * 1e3));
     INFO(o, "peak copy bandwidth (1 GiB D2D, read+write): %.0f GB/s; the frame's %.2f MB at that rate: %.2f us\n",
          peak, bytes / 1e6, bytes / (peak * 1e3));
+    double mus = 0;
+    if (pc_gpu_margin_time_us(g, &mus, err, sizeof err) == 0)
+        INFO(o, "input margin refresh (done per slab at upload, not in the times below): %.2f us per frame\n", mus);
 #if PANOCAP_HAVE_NPP
     double npp_cfa = 0, npp_all = 0;
     if (time_npp(g, w, h, o->iters, &npp_cfa, &npp_all) == 0)
