@@ -23,13 +23,25 @@
 #define PC_MAX_GRAPHS 256
 #define PC_TH_MIN 4
 
+/* One captured configuration. A graph exec's kernel parameters can be
+ * changed with cudaGraphExecKernelNodeSetParams, but that costs host time
+ * every frame when inputs and outputs rotate; so each configuration keeps a
+ * few executable instances, one per (input slot, destination) combination
+ * seen recently, and a frame whose combination is cached launches without
+ * any update. */
+#define PC_INSTANCES 8
+struct pc_instance {
+    cudaGraphExec_t exec;
+    pc_kparams kp;
+    unsigned long long used; /* LRU stamp */
+};
 struct pc_graph {
     int used;
     int algo, var, fmt, th;
     cudaGraph_t graph;
-    cudaGraphExec_t exec;
     cudaGraphNode_t node;
-    pc_kparams last; /* params of the last launch */
+    pc_instance inst[PC_INSTANCES];
+    pc_kparams last; /* params captured (scratch destination) */
     dim3 grid;
     size_t smem;
 };
@@ -51,6 +63,8 @@ struct pc_gpu {
     cudaEvent_t ev_up[PC_GPU_MAX_SLOTS], ev_used[PC_GPU_MAX_SLOTS], ev_done[PC_GPU_MAX_SLOTS];
     cudaEvent_t ev_t0[PC_GPU_MAX_SLOTS], ev_t1[PC_GPU_MAX_SLOTS];
     int timed[PC_GPU_MAX_SLOTS];
+    cudaEvent_t last_ev[PC_GPU_MAX_SLOTS]; /* the slot's last recorded event */
+    unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
     int num_sms;
     /* current configuration */
@@ -162,7 +176,9 @@ extern "C" void pc_gpu_close(pc_gpu *g)
         cudaStreamSynchronize(g->up);
     for (int i = 0; i < PC_MAX_GRAPHS; i++)
         if (g->graphs[i].used) {
-            cudaGraphExecDestroy(g->graphs[i].exec);
+            for (int j = 0; j < PC_INSTANCES; j++)
+                if (g->graphs[i].inst[j].exec)
+                    cudaGraphExecDestroy(g->graphs[i].inst[j].exec);
             cudaGraphDestroy(g->graphs[i].graph);
         }
     for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
@@ -358,9 +374,11 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
     if (!free_slot) { /* round-robin eviction */
         free_slot = &g->graphs[g->evict];
         g->evict = (g->evict + 1) % PC_MAX_GRAPHS;
-        cudaGraphExecDestroy(free_slot->exec);
+        for (int j = 0; j < PC_INSTANCES; j++)
+            if (free_slot->inst[j].exec)
+                cudaGraphExecDestroy(free_slot->inst[j].exec);
         cudaGraphDestroy(free_slot->graph);
-        free_slot->used = 0;
+        memset(free_slot, 0, sizeof *free_slot);
     }
     pc_graph *x = free_slot;
     const pc_kernel_set *ks = kset(algo);
@@ -397,12 +415,11 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
     cudaError_t e = cudaGraphGetNodes(graph, &node, &n);
     if (e == cudaSuccess && n != 1)
         e = cudaErrorInvalidValue;
-    if (e == cudaSuccess)
-        e = cudaGraphInstantiate(&x->exec, graph, 0);
     if (e != cudaSuccess) {
         cudaGraphDestroy(graph);
         CK(g, e);
     }
+    memset(x->inst, 0, sizeof x->inst);
     x->graph = graph;
     x->node = node;
     x->last = kp;
@@ -415,10 +432,24 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
     return 0;
 }
 
-/* Replays graph x with params kp on the compute stream. */
+/* Replays configuration x with params kp on the compute stream, through
+ * the cached instance for kp, or the least recently used one updated. */
 static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_t errlen)
 {
-    if (memcmp(&x->last, kp, sizeof *kp) != 0) {
+    pc_instance *hit = NULL, *lru = &x->inst[0];
+    for (int i = 0; i < PC_INSTANCES; i++) {
+        pc_instance *in = &x->inst[i];
+        if (in->exec && memcmp(&in->kp, kp, sizeof *kp) == 0) {
+            hit = in;
+            break;
+        }
+        if (!in->exec || (lru->exec && in->used < lru->used))
+            lru = in;
+    }
+    if (!hit) {
+        hit = lru;
+        if (!hit->exec)
+            CK(g, cudaGraphInstantiate(&hit->exec, x->graph, 0));
         cudaKernelNodeParams np = {};
         np.func = (void *)kset(x->algo)->fn[x->var][x->fmt];
         np.gridDim = x->grid;
@@ -427,10 +458,11 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
         pc_kparams copy = *kp;
         void *args[] = {&copy};
         np.kernelParams = args;
-        CK(g, cudaGraphExecKernelNodeSetParams(x->exec, x->node, &np));
-        x->last = *kp;
+        CK(g, cudaGraphExecKernelNodeSetParams(hit->exec, x->node, &np));
+        hit->kp = *kp;
     }
-    CK(g, cudaGraphLaunch(x->exec, g->cs));
+    hit->used = ++g->stamp;
+    CK(g, cudaGraphLaunch(hit->exec, g->cs));
     return 0;
 }
 
@@ -468,10 +500,13 @@ static int tune_variant(pc_gpu *g, int algo, int var, int fmt, char *err, size_t
     pc_tune *t = &g->tune[algo][fmt];
     if (t->done[var])
         return 0;
-    /* Tile heights (pixels per thread: th for 4px, th for 2px with 128
-     * threads). Their count of tiles against the CTAs resident at once
-     * decides the load balance, so measure rather than guess. */
-    static const int cands[] = {8, 12, 16, 24, 32};
+    /* Tile heights = pixels per thread (th for both variants with 128
+     * threads and 128-px tiles). The persistent CTAs each take
+     * ceil(tiles / CTAs) tiles, so how the tile count falls against the
+     * CTAs resident at once (SM count x occupancy) decides the tail, and
+     * halo overhead favours tall tiles: measure every candidate on this
+     * GPU rather than guess. */
+    static const int cands[] = {8, 12, 16, 20, 24, 28, 32};
     float best = 1e30f;
     int best_th = 16;
     for (int c : cands) {
@@ -615,7 +650,7 @@ extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t 
         return PC_EINVAL;
     }
     /* Do not overwrite the slot while a kernel still reads it. */
-    CK(g, cudaStreamWaitEvent(g->up, g->ev_used[slot], 0));
+    CK(g, cudaStreamWaitEvent(g->up, g->ev_t1[slot], 0));
     CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
                             cudaMemcpyHostToDevice, g->up));
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
@@ -699,9 +734,8 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
     if ((rc = launch(g, x, &kp, err, errlen)))
         return rc;
-    CK(g, cudaEventRecord(g->ev_t1[slot], g->cs));
-    CK(g, cudaEventRecord(g->ev_used[slot], g->cs));
-    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    CK(g, cudaEventRecord(g->ev_t1[slot], g->cs)); /* also "slot consumed" for uploads */
+    g->last_ev[slot] = g->ev_t1[slot];
     g->timed[slot] = 1;
     return 0;
 }
@@ -731,6 +765,7 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
                                 cudaMemcpyDeviceToHost, g->cs));
     }
     CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
     return 0;
 }
 
@@ -739,7 +774,8 @@ extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
     int rc = check_slot(g, slot, "pc_gpu_slot_wait", err, errlen);
     if (rc)
         return rc;
-    CK(g, cudaEventSynchronize(g->ev_done[slot]));
+    if (g->last_ev[slot])
+        CK(g, cudaEventSynchronize(g->last_ev[slot]));
     return 0;
 }
 
