@@ -240,34 +240,42 @@ struct pc_alg_edge : pc_ed_layout<4, 0> {
 };
 
 /* §6 Homogeneous edge-directed: pass 1 the preference sign at every pixel
- * (extra plane, int8), pass 2 the 3x3 vote and green at R/B sites. */
+ * (extra plane, int8) and, at R/B sites, both directional greens gh, gv
+ * (packed in a uint16 plane: pass 1 has the HA terms at hand anyway, so
+ * pass 2 need not recompute them); pass 2 the 3x3 vote and green. */
 struct pc_alg_hed : pc_ed_layout<4, 1> {
-    static PC_DEV int pref(const pc_plane<uint8_t> &q)
+    static PC_HD size_t smem_bytes(int th) { return pc_ed_layout<4, 1>::smem_bytes(th) + pc_plane_bytes(th, RP, 2); }
+    static PC_DEV uint16_t *ghv(const P &pl, int th)
     {
-        pc_ha h(q);
-        return (h.dH < h.dV) - (h.dV < h.dH);
+        return (uint16_t *)((unsigned char *)pl.extra + pc_plane_bytes(th, RP, 1));
     }
-    static PC_DEV void site(const P &pl, int off)
+    static PC_DEV int pref(const pc_ha &h) { return (h.dH < h.dV) - (h.dV < h.dH); }
+    static PC_DEV void rb_site(const P &pl, uint16_t *gg, int off)
     {
-        pc_plane<uint8_t> q = pc_at(pl.raw, off);
+        pc_ha h(pc_at(pl.raw, off));
+        pl.extra[off] = (int8_t)pref(h);
+        gg[off] = (uint16_t)(pc_clamp8(pc_rs(h.gH, 2)) | (pc_clamp8(pc_rs(h.gV, 2)) << 8));
+    }
+    static PC_DEV void site(const P &pl, const uint16_t *gg, int off)
+    {
         pc_plane<int8_t> f = pc_at((const int8_t *)pl.extra, off);
         const int s = f.at<-1, -1>() + f.at<0, -1>() + f.at<1, -1>() + f.at<-1, 0>() + f.at<0, 0>() +
                       f.at<1, 0>() + f.at<-1, 1>() + f.at<0, 1>() + f.at<1, 1>();
-        pc_ha h(q);
-        const int gh = pc_clamp8(pc_rs(h.gH, 2)), gv = pc_clamp8(pc_rs(h.gV, 2));
+        const int v = gg[off], gh = v & 0xFF, gv = v >> 8;
         const int g = s > 0 ? gh : s < 0 ? gv : pc_rs(gh + gv, 1);
-        pl.d[off] = (int16_t)(q.at<0, 0>() - g);
+        pl.d[off] = (int16_t)(pl.raw[off] - g);
     }
     static PC_DEV void passes(const P &pl, int th)
     {
+        uint16_t *gg = ghv(pl, th);
         pc_for_pairs<RP, 2>(th, [&](int r, int) {
-            pl.extra[r] = (int8_t)pref(pc_at(pl.raw, r));
-            pl.extra[r + 1] = (int8_t)pref(pc_at(pl.raw, r + 1));
-            pl.extra[r + PC_SR] = (int8_t)pref(pc_at(pl.raw, r + PC_SR));
-            pl.extra[r + PC_SR + 1] = (int8_t)pref(pc_at(pl.raw, r + PC_SR + 1));
+            rb_site(pl, gg, r);
+            rb_site(pl, gg, r + PC_SR + 1);
+            pl.extra[r + 1] = (int8_t)pref(pc_ha(pc_at(pl.raw, r + 1)));
+            pl.extra[r + PC_SR] = (int8_t)pref(pc_ha(pc_at(pl.raw, r + PC_SR)));
         });
         __syncthreads();
-        pc_for_pairs<RP, 1>(th, [&](int r, int b) { site(pl, r); site(pl, b); });
+        pc_for_pairs<RP, 1>(th, [&](int r, int b) { site(pl, gg, r); site(pl, gg, b); });
         __syncthreads();
     }
 };

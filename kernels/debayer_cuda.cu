@@ -378,7 +378,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
             if (free_slot->inst[j].exec)
                 cudaGraphExecDestroy(free_slot->inst[j].exec);
         cudaGraphDestroy(free_slot->graph);
-        memset(free_slot, 0, sizeof *free_slot);
+        *free_slot = pc_graph();
     }
     pc_graph *x = free_slot;
     const pc_kernel_set *ks = kset(algo);
