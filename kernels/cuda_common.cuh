@@ -80,7 +80,9 @@ struct pc_kparams {
 };
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }
-PC_DEV int pc_clamp8(int v) { return min(max(v, 0), 255); }
+/* CLAMP8 = max(min(v, 255), 0): one DPX instruction (VIMNMX.RELU) on
+ * sm_90, two min/max elsewhere. */
+PC_DEV int pc_clamp8(int v) { return __vimin_s32_relu(v, 255); }
 
 /* reflect-101 (spec §1.2), folded until inside: a tile halo may be wider
  * than one reflection of a tiny image (e.g. 9 px halo, 8 px image). */

@@ -151,6 +151,7 @@ static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
 }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
 static inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+static inline int __vimin_s32_relu(int a, int b) { int m = a < b ? a : b; return m > 0 ? m : 0; }
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __int_as_float(int i)
 {

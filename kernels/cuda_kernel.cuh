@@ -147,41 +147,50 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     if (xb >= p.W)
         return;
     const unsigned ysel = p.ox ? 0x0026 : 0x0062;
-    for (int rp = t >> 6; rp < (p.th >> 1); rp += 2) {
-        const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
+    /* Output addresses advance by a constant stride per iteration (two
+     * row pairs, up or down the image with the vertical mirror) instead
+     * of being recomputed: 64-bit address arithmetic is a large share of
+     * the integer work per 2x2 block. */
+    int rp = t >> 6;
+    int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
+    const int dyb = p.oy ? -4 : 4;
+    /* normalised top row (the R row) -> image row yb + oy */
+    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_KFMT_RGB24 ? 3 * xb : xb);
+    const long long ydown = p.oy ? -(long long)p.p0 : (long long)p.p0, ystep = (long long)dyb * p.p0;
+    uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_KFMT_NV12 ? xb : xb >> 1);
+    uint8_t *c2 = p.d2 + (long long)(yb >> 1) * p.p2 + (xb >> 1);
+    const long long c1step = (long long)(dyb >> 1) * p.p1, c2step = (long long)(dyb >> 1) * p.p2;
+    const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
+    for (int i = 0; rp < (p.th >> 1); rp += 2, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
-        const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
+        const int off = off0 + i * 4 * PC_SR;
         int r0, g0, b0, r1, g1, b1, r2, g2, b2, r3, g3, b3;
         A::own(pl, off, r0, g0, b0);               /* R  (0,0) */
         A::gsite(pl, off + 1, r1, g1, b1);         /* Gr (1,0): R horizontal */
         A::gsite(pl, off + PC_SR, b2, g2, r2);     /* Gb (0,1): B horizontal */
         A::own(pl, off + PC_SR + 1, b3, g3, r3);   /* B  (1,1) */
-        /* normalised rows (top = R row) -> image rows */
-        const int ytop = yb + p.oy, ybot = yb + 1 - p.oy;
+        uint8_t *yb_row = yt + ydown;
         if (FMT == PC_KFMT_RGB24) {
-            uint8_t *d = p.d0 + ytop * p.p0 + 3 * xb;
-            int lr = p.ox; /* normalised column 0 lands at image column xb + ox */
+            const int lr = p.ox; /* normalised column 0 lands at image column xb + ox */
+            uint8_t *d = yt;
             d[3 * lr] = r0; d[3 * lr + 1] = g0; d[3 * lr + 2] = b0;
             d[3 - 3 * lr] = r1; d[4 - 3 * lr] = g1; d[5 - 3 * lr] = b1;
-            d = p.d0 + ybot * p.p0 + 3 * xb;
+            d = yb_row;
             d[3 * lr] = r2; d[3 * lr + 1] = g2; d[3 * lr + 2] = b2;
             d[3 - 3 * lr] = r3; d[4 - 3 * lr] = g3; d[5 - 3 * lr] = b3;
             continue;
         }
-        pc_store_u16(p.d0 + ytop * p.p0 + xb,
-                     __byte_perm(pc_ynum(p, r0, g0, b0), pc_ynum(p, r1, g1, b1), ysel));
-        pc_store_u16(p.d0 + ybot * p.p0 + xb,
-                     __byte_perm(pc_ynum(p, r2, g2, b2), pc_ynum(p, r3, g3, b3), ysel));
+        pc_store_u16(yt, __byte_perm(pc_ynum(p, r0, g0, b0), pc_ynum(p, r1, g1, b1), ysel));
+        pc_store_u16(yb_row, __byte_perm(pc_ynum(p, r2, g2, b2), pc_ynum(p, r3, g3, b3), ysel));
         const int sr = r0 + r1 + r2 + r3, sg = g0 + g1 + g2 + g3, sb = b0 + b1 + b2 + b3;
         const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
         const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
-        const int crow = yb >> 1;
         if (FMT == PC_KFMT_NV12) {
-            pc_store_u16(p.d1 + crow * p.p1 + xb, (unsigned)cb | ((unsigned)cr << 8));
+            pc_store_u16(c1, (unsigned)cb | ((unsigned)cr << 8));
         } else {
-            p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)cb;
-            p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)cr;
+            *c1 = (uint8_t)cb;
+            *c2 = (uint8_t)cr;
         }
     }
 }
@@ -286,18 +295,21 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
     if (tile >= ntiles)
         return;
     typename A::P pl = A::planes(smem, p.th);
-    uint8_t *raw[2] = {smem, smem + A::smem_bytes(p.th)};
-    int *xch = (int *)(raw[1] + pc_plane_bytes(p.th, A::RP, 1));
+    /* The two raw buffers are addressed by arithmetic on the shared array
+     * (not through an array of pointers, which would live in local memory
+     * and turn every tile read into a generic load instead of LDS). */
+    const int raw1 = (int)A::smem_bytes(p.th);
+    int *xch = (int *)(smem + raw1 + pc_plane_bytes(p.th, A::RP, 1));
     int ty = tile / ntx;
     int tx0 = (tile - ty * ntx) * PC_TW, ty0 = ty * p.th;
-    pc_loader<A::RP>::issue(raw[0], p, tx0, ty0);
+    pc_loader<A::RP>::issue(smem, p, tx0, ty0);
     for (int it = 0;; it++) {
-        uint8_t *cur = raw[it & 1];
+        uint8_t *cur = smem + ((it & 1) ? raw1 : 0);
         const int next = tile + gridDim.x;
         const int nty_ = next / ntx;
         const int ntx0 = (next - nty_ * ntx) * PC_TW, nty0 = nty_ * p.th;
         if (next < ntiles)
-            pc_loader<A::RP>::issue(raw[(it + 1) & 1], p, ntx0, nty0);
+            pc_loader<A::RP>::issue(smem + ((it & 1) ? 0 : raw1), p, ntx0, nty0);
         else
             pc_cp_commit(); /* keep the group count uniform */
         pc_cp_wait<1>();    /* this tile's copies (the older group) are done */
