@@ -473,15 +473,15 @@ PC_INLINE vi vclamp8(vi a)
     return VSEL(a > 255, 255, a);
 }
 
-/* §3 truncating division, exactly: the correctly rounded float quotient
- * of n = (c+1)<<12 <= 2^20 by d <= 256 never lies below floor(n/d), and
- * lies above it by at most 1; one exact integer test corrects that. */
+/* §3 truncating division, exactly, in float: n = (c+1) << 12 <= 2^20 and
+ * d = g+1 <= 256 are exact floats. If n/d is not an integer it is at least
+ * 1/d away from one, while the rounding error of the float quotient is at
+ * most half an ulp of n/d <= 2^20/d, i.e. 2^-4/d: so truncating the float
+ * quotient gives floor(n/d). */
 PC_INLINE vi hue_q_v(vi c, vi g)
 {
-    vi n = (c + 1) << 12, d = g + 1;
-    vf f = __builtin_convertvector(n, vf) / __builtin_convertvector(d, vf);
-    vi q = __builtin_convertvector(f, vi);
-    return q + (q * d > n); /* -1 where q*d > n */
+    vf f = __builtin_convertvector((c + 1) << 12, vf) / __builtin_convertvector(g + 1, vf);
+    return __builtin_convertvector(f, vi);
 }
 
 /* §7.1 exactly, in double. Every D < 2^11, so Q < 2^34, M < 2^35,
