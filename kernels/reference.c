@@ -74,13 +74,21 @@ int pc_check_size(int width, int height, char *err, size_t errlen)
     return PC_OK;
 }
 
-int pc_check_picture(const pc_picture *pic, int width, int height, char *err, size_t errlen)
+/* min_size: PC_MIN_DIM for demosaicing; 2 for the plain RGB -> YUV
+ * conversion, which only needs whole 2x2 blocks. */
+static int check_picture(const pc_picture *pic, int width, int height, int min_size, char *err, size_t errlen)
 {
     if (!pic) {
         pc_set_err(err, errlen, "destination picture is NULL");
         return PC_EINVAL;
     }
-    int rc = pc_check_size(width, height, err, errlen);
+    int rc = min_size >= PC_MIN_DIM ? pc_check_size(width, height, err, errlen) : PC_OK;
+    if (min_size < PC_MIN_DIM &&
+        (width < min_size || height < min_size || width > PC_MAX_DIM || height > PC_MAX_DIM || ((width | height) & 1))) {
+        pc_set_err(err, errlen, "picture size %dx%d: width and height must be even, %d..%d",
+                   width, height, min_size, PC_MAX_DIM);
+        rc = PC_EINVAL;
+    }
     if (rc)
         return rc;
     if (pic->width != width || pic->height != height) {
@@ -123,6 +131,11 @@ int pc_check_picture(const pc_picture *pic, int width, int height, char *err, si
         }
     }
     return PC_OK;
+}
+
+int pc_check_picture(const pc_picture *pic, int width, int height, char *err, size_t errlen)
+{
+    return check_picture(pic, width, height, PC_MIN_DIM, err, errlen);
 }
 
 static int check_bayer(const pc_bayer *src, char *err, size_t errlen)
@@ -247,7 +260,7 @@ int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, c
                    pc_pixfmt_name(dst->fmt));
         return PC_EINVAL;
     }
-    int rc = pc_check_picture(dst, dst->width, dst->height, err, errlen);
+    int rc = check_picture(dst, dst->width, dst->height, 2, err, errlen);
     if (rc)
         return rc;
     if (rgb_pitch < 3 * (size_t)dst->width) {
