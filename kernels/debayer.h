@@ -140,7 +140,7 @@ int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen);
 
 /* RGB24 -> YUV (NV12 or I420), the fixed-point conversion of spec §8.
- * rgb has 3*width bytes per row at rgb_pitch. */
+ * rgb has 3*width bytes per row at rgb_pitch. Any even size from 2x2. */
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
                   char *err, size_t errlen);
 

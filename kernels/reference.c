@@ -22,6 +22,10 @@
  */
 #include "reference_passes.h"
 
+/* The vector helpers are all inlined; their by-value vector ABI never
+ * crosses a call. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,13 +74,21 @@ int pc_check_size(int width, int height, char *err, size_t errlen)
     return PC_OK;
 }
 
-int pc_check_picture(const pc_picture *pic, int width, int height, char *err, size_t errlen)
+/* min_size: PC_MIN_DIM for demosaicing; 2 for the plain RGB -> YUV
+ * conversion, which only needs whole 2x2 blocks. */
+static int check_picture(const pc_picture *pic, int width, int height, int min_size, char *err, size_t errlen)
 {
     if (!pic) {
         pc_set_err(err, errlen, "destination picture is NULL");
         return PC_EINVAL;
     }
-    int rc = pc_check_size(width, height, err, errlen);
+    int rc = min_size >= PC_MIN_DIM ? pc_check_size(width, height, err, errlen) : PC_OK;
+    if (min_size < PC_MIN_DIM &&
+        (width < min_size || height < min_size || width > PC_MAX_DIM || height > PC_MAX_DIM || ((width | height) & 1))) {
+        pc_set_err(err, errlen, "picture size %dx%d: width and height must be even, %d..%d",
+                   width, height, min_size, PC_MAX_DIM);
+        rc = PC_EINVAL;
+    }
     if (rc)
         return rc;
     if (pic->width != width || pic->height != height) {
@@ -119,6 +131,11 @@ int pc_check_picture(const pc_picture *pic, int width, int height, char *err, si
         }
     }
     return PC_OK;
+}
+
+int pc_check_picture(const pc_picture *pic, int width, int height, char *err, size_t errlen)
+{
+    return check_picture(pic, width, height, PC_MIN_DIM, err, errlen);
 }
 
 static int check_bayer(const pc_bayer *src, char *err, size_t errlen)
@@ -243,7 +260,7 @@ int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, c
                    pc_pixfmt_name(dst->fmt));
         return PC_EINVAL;
     }
-    int rc = pc_check_picture(dst, dst->width, dst->height, err, errlen);
+    int rc = check_picture(dst, dst->width, dst->height, 2, err, errlen);
     if (rc)
         return rc;
     if (rgb_pitch < 3 * (size_t)dst->width) {
@@ -278,9 +295,6 @@ enum { S_R = 0, S_GR = 1, S_GB = 2, S_B = 3 }; /* site = a | b<<1 (§1.1) */
 
 /* §1.2 reflect-101. One reflection suffices: radius <= 3 < n. */
 PC_INLINE int mir(int i, int n) { return i < 0 ? -i : i >= n ? 2 * n - 2 - i : i; }
-
-/* §1.3 round-half-up shift (arithmetic >>). */
-PC_INLINE int rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }
 
 PC_INLINE int iabs(int v) { return v < 0 ? -v : v; }
 
@@ -339,27 +353,8 @@ static void rowtab_fill(const pc_job *jb, int y, rowtab *t)
     }
 }
 
-/* Inside a per-pixel formula: t (row table), j (row in the pair), x, w,
- * in (compile-time interior flag). COL mirrors only in the border path. */
-#define PXARGS const rowtab *t, int j, int x, int w, int site, int in
-#define PXPASS t, j, x, w, site, in
-#define COL(dx) ((in) ? x + (dx) : mir(x + (dx), w))
-#define RD(buf, dx, dy) ((int)t->buf[RMAX + j + (dy)][COL(dx)])
-#define RDS(buf, dx, dy) ((int)(int8_t)t->buf[RMAX + j + (dy)][COL(dx)])
-#define P(dx, dy) RD(raw, dx, dy)  /* raw sample = T2.c = T4.c */
-#define G(dx, dy) RD(g, dx, dy)    /* T2.g / T4.g */
-#define TA(dx, dy) RD(ta, dx, dy)
-#define TB(dx, dy) RD(tb, dx, dy)
-#define PREF(dx, dy) RDS(tc, dx, dy)
-
-#define SUM_HOR(F) (F(-1, 0) + F(1, 0))
-#define SUM_VER(F) (F(0, -1) + F(0, 1))
-#define SUM_CROSS(F) (SUM_HOR(F) + SUM_VER(F))
-#define SUM_DIAG(F) (F(-1, -1) + F(1, -1) + F(-1, 1) + F(1, 1))
-
 /* ------------------------------------------------------------------------
- * The per-pixel formulas, one per pass kind. Final kinds write v[0..2] =
- * R, G, B; other kinds write v[0..nout-1] to their temporary planes.
+ * Pass kinds
  * ---------------------------------------------------------------------- */
 
 enum {
@@ -377,235 +372,182 @@ enum {
     K_COUNT
 };
 
-static const struct {
-    int radius, final, nout;
-} kind_info[K_COUNT] = {
-    [K_BIL] = {1, 1, 3},  [K_SH1] = {1, 0, 1},  [K_SH2] = {1, 1, 3},  [K_HQ] = {2, 1, 3},
-    [K_ED1] = {2, 0, 1},  [K_EDF] = {1, 1, 3},  [K_HED1] = {2, 0, 3}, [K_HED2] = {1, 0, 1},
-    [K_WD1] = {3, 0, 1},  [K_WDO2] = {3, 0, 2}, [K_WDO3] = {3, 1, 3},
-};
-/* Same values as constant expressions, for the specialised drivers. */
+/* radius: Chebyshev read radius (algorithms.md §9); nout: temporary
+ * planes written by a non-final kind. */
 #define KRADIUS(K) ((K) == K_WD1 || (K) == K_WDO2 || (K) == K_WDO3 ? 3 \
                     : (K) == K_HQ || (K) == K_ED1 || (K) == K_HED1 ? 2 : 1)
 #define KFINAL(K) ((K) == K_BIL || (K) == K_SH2 || (K) == K_HQ || (K) == K_EDF || (K) == K_WDO3)
+#define KNOUT(K) (KFINAL(K) ? 3 : (K) == K_HED1 ? 3 : (K) == K_WDO2 ? 2 : 1)
 
-/* §2 */
-PC_INLINE void px_bilinear(PXARGS, int *v)
-{
-    int p = P(0, 0);
-    switch (site) {
-    case S_R: v[0] = p; v[1] = rs(SUM_CROSS(P), 2); v[2] = rs(SUM_DIAG(P), 2); break;
-    case S_GR: v[1] = p; v[0] = rs(SUM_HOR(P), 1); v[2] = rs(SUM_VER(P), 1); break;
-    case S_GB: v[1] = p; v[2] = rs(SUM_HOR(P), 1); v[0] = rs(SUM_VER(P), 1); break;
-    default: v[2] = p; v[1] = rs(SUM_CROSS(P), 2); v[0] = rs(SUM_DIAG(P), 2); break;
-    }
-}
+#define PXPASS t, j, x, w, site, in
 
-/* §3 pass 1 */
-PC_INLINE void px_sh1(PXARGS, int *v)
-{
-    v[0] = (site == S_GR || site == S_GB) ? P(0, 0) : rs(SUM_CROSS(P), 2);
-}
+/* ------------------------------------------------------------------------
+ * Scalar instantiation of the formulas: the definition.
+ * ---------------------------------------------------------------------- */
 
-/* §3 integer hue form: q_k = ((c_k+1)<<12) / (g_k+1), truncating. */
-PC_INLINE uint32_t hue_q(int c, int g) { return ((uint32_t)(c + 1) << 12) / (uint32_t)(g + 1); }
-#define HQK(dx, dy) hue_q(P(dx, dy), G(dx, dy))
-/* HUE(S) with n = 2 (s = 13) or n = 4 (s = 14) */
-PC_INLINE int hue_fin(int g0, uint32_t sumq, int s)
-{
-    return clamp8((int)(((uint32_t)(g0 + 1) * sumq + (1u << (s - 1))) >> s) - 1);
-}
+/* §3: truncating unsigned division */
+PC_INLINE int hue_q_s(int c, int g) { return (int)(((uint32_t)(c + 1) << 12) / (uint32_t)(g + 1)); }
 
-/* §3 pass 2 */
-PC_INLINE void px_sh2(PXARGS, int *v)
-{
-    int g0 = G(0, 0);
-    v[1] = g0;
-    switch (site) {
-    case S_R: v[0] = P(0, 0); v[2] = hue_fin(g0, SUM_DIAG(HQK), 14); break;
-    case S_GR: v[0] = hue_fin(g0, SUM_HOR(HQK), 13); v[2] = hue_fin(g0, SUM_VER(HQK), 13); break;
-    case S_GB: v[2] = hue_fin(g0, SUM_HOR(HQK), 13); v[0] = hue_fin(g0, SUM_VER(HQK), 13); break;
-    default: v[2] = P(0, 0); v[0] = hue_fin(g0, SUM_DIAG(HQK), 14); break;
-    }
-}
-
-/* §4: the four kernel shapes in sixteenths, value = CLAMP8(RS(k, 4)). */
-#define MHC_G() (8 * P(0, 0) + 4 * SUM_CROSS(P) - 2 * (P(-2, 0) + P(2, 0) + P(0, -2) + P(0, 2)))
-#define MHC_H() (10 * P(0, 0) + 8 * SUM_HOR(P) - 2 * (P(-2, 0) + P(2, 0)) - 2 * SUM_DIAG(P) \
-                 + (P(0, -2) + P(0, 2)))
-#define MHC_V() (10 * P(0, 0) + 8 * SUM_VER(P) - 2 * (P(0, -2) + P(0, 2)) - 2 * SUM_DIAG(P) \
-                 + (P(-2, 0) + P(2, 0)))
-#define MHC_D() (12 * P(0, 0) + 4 * SUM_DIAG(P) - 3 * (P(-2, 0) + P(2, 0) + P(0, -2) + P(0, 2)))
-
-PC_INLINE void px_hq(PXARGS, int *v)
-{
-    switch (site) {
-    case S_R: v[0] = P(0, 0); v[1] = clamp8(rs(MHC_G(), 4)); v[2] = clamp8(rs(MHC_D(), 4)); break;
-    case S_GR: v[1] = P(0, 0); v[0] = clamp8(rs(MHC_H(), 4)); v[2] = clamp8(rs(MHC_V(), 4)); break;
-    case S_GB: v[1] = P(0, 0); v[0] = clamp8(rs(MHC_V(), 4)); v[2] = clamp8(rs(MHC_H(), 4)); break;
-    default: v[2] = P(0, 0); v[1] = clamp8(rs(MHC_G(), 4)); v[0] = clamp8(rs(MHC_D(), 4)); break;
-    }
-}
-
-/* §5 classifier and predictors, from raw samples (valid at any site). */
-#define ED_TERMS()                                                           \
-    int c_ = P(0, 0), l_ = P(-1, 0), r_ = P(1, 0), u_ = P(0, -1), d_ = P(0, 1); \
-    int ll_ = P(-2, 0), rr_ = P(2, 0), uu_ = P(0, -2), dd_ = P(0, 2);          \
-    int dH = iabs(l_ - r_) + iabs(2 * c_ - ll_ - rr_);                       \
-    int dV = iabs(u_ - d_) + iabs(2 * c_ - uu_ - dd_);                       \
-    int gH = 2 * (l_ + r_) + 2 * c_ - ll_ - rr_;                             \
-    int gV = 2 * (u_ + d_) + 2 * c_ - uu_ - dd_
-
-/* §5 pass 1 */
-PC_INLINE void px_ed1(PXARGS, int *v)
-{
-    if (site == S_GR || site == S_GB) {
-        v[0] = P(0, 0);
-        return;
-    }
-    ED_TERMS();
-    v[0] = dH < dV ? clamp8(rs(gH, 2)) : dV < dH ? clamp8(rs(gV, 2)) : clamp8(rs(gH + gV, 3));
-}
-
-/* §5 pass 2: CD = sum over S of (T2.c - T2.g) */
-#define CDK(dx, dy) (P(dx, dy) - G(dx, dy))
-PC_INLINE void px_edf(PXARGS, int *v)
-{
-    int g0 = G(0, 0);
-    v[1] = g0;
-    switch (site) {
-    case S_R: v[0] = P(0, 0); v[2] = clamp8(rs(4 * g0 + SUM_DIAG(CDK), 2)); break;
-    case S_GR: v[0] = clamp8(rs(2 * g0 + SUM_HOR(CDK), 1)); v[2] = clamp8(rs(2 * g0 + SUM_VER(CDK), 1)); break;
-    case S_GB: v[2] = clamp8(rs(2 * g0 + SUM_HOR(CDK), 1)); v[0] = clamp8(rs(2 * g0 + SUM_VER(CDK), 1)); break;
-    default: v[2] = P(0, 0); v[0] = clamp8(rs(4 * g0 + SUM_DIAG(CDK), 2)); break;
-    }
-}
-
-/* §6 pass 1: v = {gh, gv, pref (int8 as byte)} at every pixel */
-PC_INLINE void px_hed1(PXARGS, int *v)
-{
-    ED_TERMS();
-    v[2] = (uint8_t)(int8_t)(dH < dV ? 1 : dV < dH ? -1 : 0);
-    if (site == S_GR || site == S_GB) {
-        v[0] = v[1] = c_;
-    } else {
-        v[0] = clamp8(rs(gH, 2));
-        v[1] = clamp8(rs(gV, 2));
-    }
-}
-
-/* §6 pass 2 */
-PC_INLINE void px_hed2(PXARGS, int *v)
-{
-    if (site == S_GR || site == S_GB) {
-        v[0] = P(0, 0);
-        return;
-    }
-    int s = PREF(-1, -1) + PREF(0, -1) + PREF(1, -1) + PREF(-1, 0) + PREF(0, 0) + PREF(1, 0) +
-            PREF(-1, 1) + PREF(0, 1) + PREF(1, 1);
-    int gh = TA(0, 0), gv = TB(0, 0);
-    v[0] = s > 0 ? gh : s < 0 ? gv : rs(gh + gv, 1);
-}
-
-/* §7.1 WDI: combine four directional estimates E (twice scale) with
- * weights 1/D exactly in int64. */
-PC_INLINE int wd_combine(const int E[4], const int D[4])
+/* §7.1: WDI = CLAMP8(FDIV(N + M, 2M)) with Q_a = product of the other
+ * three D, N = sum E_a Q_a, M = sum Q_a, all int64. */
+PC_INLINE int wd_combine_s(const int E[4], const int D[4])
 {
     int64_t p01 = (int64_t)D[0] * D[1], p23 = (int64_t)D[2] * D[3];
     int64_t q0 = D[1] * p23, q1 = D[0] * p23, q2 = D[3] * p01, q3 = D[2] * p01;
     int64_t n = E[0] * q0 + E[1] * q1 + E[2] * q2 + E[3] * q3;
     int64_t m = q0 + q1 + q2 + q3;
     int64_t a = n + m, b = 2 * m;
-    /* CLAMP8(FDIV(a, b)): b > 0, so a < 0 means a negative floor -> 0. */
-    if (a < 0)
-        return 0;
+    /* FDIV: floor division (b > 0) */
     int64_t q = a / b;
-    return q > 255 ? 255 : (int)q;
+    if (a % b != 0 && a < 0)
+        q -= 1;
+    return q < 0 ? 0 : q > 255 ? 255 : (int)q;
 }
 
-/* One direction a = (ax, ay) with perpendicular p = (qx, qy). X and C are
- * reader macros F(dx, dy). */
-#define WD_DIR(X, C, k, ax, ay, qx, qy)                                                   \
-    do {                                                                                  \
-        int xa_ = X(ax, ay), c2a_ = C(2 * (ax), 2 * (ay));                                \
-        E[k] = 2 * xa_ + C0 - c2a_;                                                       \
-        D[k] = 2 * (1 + iabs(X(-(ax), -(ay)) - xa_) + iabs(xa_ - X(3 * (ax), 3 * (ay))) + \
-                    iabs(C0 - c2a_)) +                                                    \
-               iabs(X(-(qx), -(qy)) - X(2 * (ax) - (qx), 2 * (ay) - (qy))) +             \
-               iabs(X(qx, qy) - X(2 * (ax) + (qx), 2 * (ay) + (qy)));                    \
-    } while (0)
+#define FN(n) n##_s
+#define T int
+#define PXARGS const rowtab *t, int j, int x, int w, int site, int in
+/* reflect-101 on the column only in the border path (rows are reflected
+ * in the row table) */
+#define COL(dx) ((in) ? x + (dx) : mir(x + (dx), w))
+#define RD(buf, dx, dy) ((int)t->buf[RMAX + j + (dy)][COL(dx)])
+#define P(dx, dy) RD(raw, dx, dy)
+#define G(dx, dy) RD(g, dx, dy)
+#define TA(dx, dy) RD(ta, dx, dy)
+#define TB(dx, dy) RD(tb, dx, dy)
+#define PREF(dx, dy) ((int)(int8_t)t->tc[RMAX + j + (dy)][COL(dx)])
+#define ABS(a) iabs(a)
+#define CLAMP8(a) clamp8(a)
+#define SEL(c, a, b) ((c) ? (a) : (b))
+#define LT(a, b) ((a) < (b))
+#define HUE_Q(c, g) hue_q_s(c, g)
+#define WD_COMBINE(E, D) wd_combine_s(E, D)
+#include "reference_formulas.h"
+#undef FN
+#undef T
+#undef PXARGS
+#undef RD
+#undef P
+#undef G
+#undef TA
+#undef TB
+#undef PREF
+#undef ABS
+#undef CLAMP8
+#undef SEL
+#undef LT
+#undef HUE_Q
+#undef WD_COMBINE
 
-/* AXIS = N, S, W, E with p = (1,0) for N/S and (0,1) for W/E */
-#define WDI_AXIS(X, C, out)                      \
-    do {                                         \
-        int E[4], D[4], C0 = C(0, 0);            \
-        WD_DIR(X, C, 0, 0, -1, 1, 0);            \
-        WD_DIR(X, C, 1, 0, 1, 1, 0);             \
-        WD_DIR(X, C, 2, -1, 0, 0, 1);            \
-        WD_DIR(X, C, 3, 1, 0, 0, 1);             \
-        out = wd_combine(E, D);                  \
-    } while (0)
+/* ------------------------------------------------------------------------
+ * Vector instantiation: 16 lanes = the same pixel of 16 consecutive 2x2
+ * blocks (lane k is pixel x + 2k). Interior only. GCC generic vectors, so
+ * it builds for any target; the interior loops get an AVX2 clone.
+ * ---------------------------------------------------------------------- */
 
-/* DIAG4 with p = (ax, -ay) */
-#define WDI_DIAG(X, C, out)                      \
-    do {                                         \
-        int E[4], D[4], C0 = C(0, 0);            \
-        WD_DIR(X, C, 0, -1, -1, -1, 1);          \
-        WD_DIR(X, C, 1, 1, -1, 1, 1);            \
-        WD_DIR(X, C, 2, -1, 1, -1, -1);          \
-        WD_DIR(X, C, 3, 1, 1, 1, -1);            \
-        out = wd_combine(E, D);                  \
-    } while (0)
+#define VL 8
+typedef int32_t vi __attribute__((vector_size(4 * VL)));
+typedef uint16_t vu16 __attribute__((vector_size(2 * VL)));
+typedef int16_t vs16 __attribute__((vector_size(2 * VL)));
+typedef uint8_t vu8 __attribute__((vector_size(VL)));
+typedef float vf __attribute__((vector_size(4 * VL)));
+typedef double vd __attribute__((vector_size(8 * VL)));
 
-/* §7.2 pass 1 */
-PC_INLINE void px_wd1(PXARGS, int *v)
+/* bytes p[0], p[2], ..., p[30] (reads p[0..31]) */
+PC_INLINE vi vld(const uint8_t *p)
 {
-    if (site == S_GR || site == S_GB) {
-        v[0] = P(0, 0);
-        return;
-    }
-    WDI_AXIS(P, P, v[0]);
+    vu16 u;
+    memcpy(&u, p, sizeof u);
+    return __builtin_convertvector(u & 0xff, vi);
+}
+PC_INLINE vi vlds(const uint8_t *p)
+{
+    vs16 u;
+    memcpy(&u, p, sizeof u);
+    return __builtin_convertvector((vs16)(u << 8) >> 8, vi);
+}
+/* p[2k] = a[k], p[2k+1] = b[k] (low bytes) */
+PC_INLINE void vst_pair(uint8_t *p, vi a, vi b)
+{
+    vu16 u = (__builtin_convertvector(a, vu16) & 0xff) | (__builtin_convertvector(b, vu16) << 8);
+    memcpy(p, &u, sizeof u);
+}
+PC_INLINE void vst16(uint8_t *p, vi a)
+{
+    vu8 u = __builtin_convertvector(a, vu8);
+    memcpy(p, &u, sizeof u);
 }
 
-/* §7.2 pass 2: v = {r, b}; zero at G sites (never read) */
-PC_INLINE void px_wdo2(PXARGS, int *v)
+#define VSEL(c, a, b) (((c) & (a)) | (~(c) & (b)))
+PC_INLINE vi vabs(vi a) { return VSEL(a < 0, -a, a); }
+PC_INLINE vi vclamp8(vi a)
 {
-    switch (site) {
-    case S_R: v[0] = P(0, 0); WDI_DIAG(P, G, v[1]); break;
-    case S_B: v[1] = P(0, 0); WDI_DIAG(P, G, v[0]); break;
-    default: v[0] = v[1] = 0; break;
-    }
+    a = VSEL(a < 0, 0, a);
+    return VSEL(a > 255, 255, a);
 }
 
-/* §7.2 pass 3 */
-PC_INLINE void px_wdo3(PXARGS, int *v)
+/* §3 truncating division, exactly, in float: n = (c+1) << 12 <= 2^20 and
+ * d = g+1 <= 256 are exact floats. If n/d is not an integer it is at least
+ * 1/d away from one, while the rounding error of the float quotient is at
+ * most half an ulp of n/d <= 2^20/d, i.e. 2^-4/d: so truncating the float
+ * quotient gives floor(n/d). */
+PC_INLINE vi hue_q_v(vi c, vi g)
 {
-    v[1] = G(0, 0);
-    if (site == S_GR || site == S_GB) {
-        WDI_AXIS(TA, G, v[0]);
-        WDI_AXIS(TB, G, v[2]);
-    } else {
-        v[0] = TA(0, 0);
-        v[2] = TB(0, 0);
-    }
+    vf f = __builtin_convertvector((c + 1) << 12, vf) / __builtin_convertvector(g + 1, vf);
+    return __builtin_convertvector(f, vi);
 }
 
-PC_INLINE void px_kind(int K, PXARGS, int *v)
+/* §7.1 exactly, in double. Every D < 2^11, so Q < 2^34, M < 2^35,
+ * |N| < 2^45: all products and sums are exact integers in double, and so
+ * are a = N + M and b = 2M < 2^36. The quotient a/b lies in (-128, 384)
+ * (N/M is a weighted mean of E in [-255, 765]). If a/b is not an integer
+ * it is at least 1/b > 2^-36 away from one, while the rounding error of
+ * the division is at most half an ulp of 2^9, 2^-44: so the truncated
+ * double quotient is floor(a/b) for a >= 0. For a < 0 it is <= 0, which
+ * the clamp maps to 0, as CLAMP8(FDIV) does. */
+PC_INLINE vi wd_combine_v(const vi E[4], const vi D[4])
 {
-    switch (K) {
-    case K_BIL: px_bilinear(PXPASS, v); break;
-    case K_SH1: px_sh1(PXPASS, v); break;
-    case K_SH2: px_sh2(PXPASS, v); break;
-    case K_HQ: px_hq(PXPASS, v); break;
-    case K_ED1: px_ed1(PXPASS, v); break;
-    case K_EDF: px_edf(PXPASS, v); break;
-    case K_HED1: px_hed1(PXPASS, v); break;
-    case K_HED2: px_hed2(PXPASS, v); break;
-    case K_WD1: px_wd1(PXPASS, v); break;
-    case K_WDO2: px_wdo2(PXPASS, v); break;
-    case K_WDO3: px_wdo3(PXPASS, v); break;
-    }
+    vd d0 = __builtin_convertvector(D[0], vd), d1 = __builtin_convertvector(D[1], vd);
+    vd d2 = __builtin_convertvector(D[2], vd), d3 = __builtin_convertvector(D[3], vd);
+    vd p01 = d0 * d1, p23 = d2 * d3;
+    vd q0 = d1 * p23, q1 = d0 * p23, q2 = d3 * p01, q3 = d2 * p01;
+    vd n = __builtin_convertvector(E[0], vd) * q0 + __builtin_convertvector(E[1], vd) * q1 +
+           __builtin_convertvector(E[2], vd) * q2 + __builtin_convertvector(E[3], vd) * q3;
+    vd m = q0 + q1 + q2 + q3;
+    return vclamp8(__builtin_convertvector((n + m) / (m + m), vi));
 }
+
+#define FN(n) n##_v
+#define T vi
+#define PXARGS const rowtab *t, int j, int x, int w, int site, int in
+#define RD(buf, dx, dy) vld(t->buf[RMAX + j + (dy)] + x + (dx))
+#define P(dx, dy) RD(raw, dx, dy)
+#define G(dx, dy) RD(g, dx, dy)
+#define TA(dx, dy) RD(ta, dx, dy)
+#define TB(dx, dy) RD(tb, dx, dy)
+#define PREF(dx, dy) vlds(t->tc[RMAX + j + (dy)] + x + (dx))
+#define ABS(a) vabs(a)
+#define CLAMP8(a) vclamp8(a)
+#define SEL(c, a, b) VSEL(c, a, b)
+#define LT(a, b) ((a) < (b))
+#define HUE_Q(c, g) hue_q_v(c, g)
+#define WD_COMBINE(E, D) wd_combine_v(E, D)
+#include "reference_formulas.h"
+#undef FN
+#undef T
+#undef PXARGS
+#undef RD
+#undef P
+#undef G
+#undef TA
+#undef TB
+#undef PREF
+#undef ABS
+#undef CLAMP8
+#undef SEL
+#undef LT
+#undef HUE_Q
+#undef WD_COMBINE
 
 /* ------------------------------------------------------------------------
  * Row-pair driver
@@ -616,38 +558,88 @@ PC_INLINE void px_kind(int K, PXARGS, int *v)
 typedef struct outrows {
     uint8_t *o[2][3];
     dstrows d;
-    const pc_yuv_coeffs *yc;
+    pc_yuv_coeffs yc;
 } outrows;
 
-/* One 2x2 block at (x0, y). cfa, in and fmt are constants in the interior
- * instantiations and run-time values at the borders. */
-PC_INLINE void block(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int in, int fmt)
+/* One 2x2 block at (x0, y), scalar. cfa, in and fmt are constants in the
+ * interior instantiations and run-time values at the borders. */
+PC_INLINE void block_s(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int in, int fmt)
 {
     if (KFINAL(K)) {
         int v[2][2][3];
         for (int j = 0; j < 2; j++)
             for (int i = 0; i < 2; i++)
-                px_kind(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, in, v[j][i]);
-        store_block(fmt, o->yc, &o->d, x0, (const int(*)[2][3])v);
+                px_kind_s(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, in, v[j][i]);
+        store_block(fmt, &o->yc, &o->d, x0, (const int(*)[2][3])v);
     } else {
         for (int j = 0; j < 2; j++)
             for (int i = 0; i < 2; i++) {
                 int v[3];
-                px_kind(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, in, v);
-                for (int n = 0; n < kind_info[K].nout; n++)
+                px_kind_s(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, in, v);
+                for (int n = 0; n < KNOUT(K); n++)
                     o->o[j][n][x0 + i] = (uint8_t)v[n];
             }
     }
 }
 
-typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xe, int w);
+/* 16 consecutive 2x2 blocks starting at x0, vector. */
+PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int fmt)
+{
+    vi v[2][2][3];
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++)
+            px_kind_v(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, 1, v[j][i]);
+    if (!KFINAL(K)) {
+        for (int j = 0; j < 2; j++)
+            for (int n = 0; n < KNOUT(K); n++)
+                vst_pair(o->o[j][n] + x0, v[j][0][n], v[j][1][n]);
+        return;
+    }
+    if (fmt == PC_FMT_RGB24) {
+        for (int j = 0; j < 2; j++) {
+            uint8_t *d = o->d.d[j] + 3 * (size_t)x0;
+            for (int k = 0; k < VL; k++)
+                for (int i = 0; i < 2; i++)
+                    for (int c = 0; c < 3; c++)
+                        d[6 * k + 3 * i + c] = (uint8_t)v[j][i][c][k];
+        }
+        return;
+    }
+    const pc_yuv_coeffs *yc = &o->yc;
+    vi sr = v[0][0][0] + v[0][1][0] + v[1][0][0] + v[1][1][0];
+    vi sg = v[0][0][1] + v[0][1][1] + v[1][0][1] + v[1][1][1];
+    vi sb = v[0][0][2] + v[0][1][2] + v[1][0][2] + v[1][1][2];
+    for (int j = 0; j < 2; j++) {
+        vi y0 = (yc->y[0] * v[j][0][0] + yc->y[1] * v[j][0][1] + yc->y[2] * v[j][0][2] + yc->y_offset) >> 16;
+        vi y1 = (yc->y[0] * v[j][1][0] + yc->y[1] * v[j][1][1] + yc->y[2] * v[j][1][2] + yc->y_offset) >> 16;
+        vst_pair(o->d.d[j] + x0, vclamp8(y0), vclamp8(y1));
+    }
+    const int coff = (128 << 18) + (1 << 17);
+    vi cb = vclamp8((yc->cb[0] * sr + yc->cb[1] * sg + yc->cb[2] * sb + coff) >> 18);
+    vi cr = vclamp8((yc->cr[0] * sr + yc->cr[1] * sg + yc->cr[2] * sb + coff) >> 18);
+    if (fmt == PC_FMT_NV12) {
+        vst_pair(o->d.c0 + x0, cb, cr);
+    } else {
+        vst16(o->d.c0 + (x0 >> 1), cb);
+        vst16(o->d.c1 + (x0 >> 1), cr);
+    }
+}
 
-#define DEF_INTERIOR(K, CFA, FMT)                                                               \
-    static void interior_##K##_##CFA##_##FMT(const rowtab *t, const outrows *o, int xa, int xe, \
-                                             int w)                                            \
-    {                                                                                          \
-        for (int x0 = xa; x0 < xe; x0 += 2)                                                    \
-            block(K, t, o, x0, w, CFA, 1, FMT);                                                \
+/* Interior of a row pair: vector steps of 2*VL pixels on [xa, xv), then
+ * scalar blocks on [xv, xe). Specialised per kind, CFA phase and format. */
+typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w);
+
+#define DEF_INTERIOR(K, CFA, FMT)                                                                  \
+    __attribute__((target_clones("avx2", "default"))) static void interior_##K##_##CFA##_##FMT(   \
+        const rowtab *t, const outrows *o, int xa, int xv, int xe, int w)                          \
+    {                                                                                             \
+        const rowtab tl = *t; /* local copies: output stores cannot alias them */                 \
+        const outrows ol = *o;                                                                    \
+        int x0 = xa;                                                                              \
+        for (; x0 < xv; x0 += 2 * VL)                                                             \
+            block_v(K, &tl, &ol, x0, w, CFA, FMT);                                                \
+        for (; x0 < xe; x0 += 2)                                                                  \
+            block_s(K, &tl, &ol, x0, w, CFA, 1, FMT);                                             \
     }
 #define DEF_INTERIOR_NF(K) \
     DEF_INTERIOR(K, 0, 0) DEF_INTERIOR(K, 1, 0) DEF_INTERIOR(K, 2, 0) DEF_INTERIOR(K, 3, 0)
@@ -685,31 +677,38 @@ static const interior_fn interior_tab[K_COUNT][4][3] = {
 static void border_block(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int fmt)
 {
     switch (K) {
-#define BB(KK) case KK: block(KK, t, o, x0, w, cfa, 0, fmt); break;
+#define BB(KK) case KK: block_s(KK, t, o, x0, w, cfa, 0, fmt); break;
         BB(K_BIL) BB(K_SH1) BB(K_SH2) BB(K_HQ) BB(K_ED1) BB(K_EDF)
         BB(K_HED1) BB(K_HED2) BB(K_WD1) BB(K_WDO2) BB(K_WDO3)
 #undef BB
     }
 }
 
+static int kind_radius(int K) { return KRADIUS(K); }
+
 void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
 {
     if (pass < 0 || pass >= jb->npasses)
         return;
     int K = jb->kinds[pass];
-    int R = kind_info[K].radius, w = jb->w;
-    int fmt = kind_info[K].final ? (int)jb->dst.fmt : 0;
-    /* interior blocks: x0 >= R and x0 + 1 + R <= w - 1 */
+    int R = kind_radius(K), w = jb->w;
+    int fmt = KFINAL(K) ? (int)jb->dst.fmt : 0;
+    /* Interior blocks: footprint [x0 - R, x0 + 1 + R] inside [0, w). */
     int xa = (R + 1) & ~1;
     int xe = ((w - 2 - R) & ~1) + 2;
     if (xe < xa)
         xe = xa;
     if (xa > w)
         xa = xe = w;
+    /* Vector steps: the widest load reads byte x0 + 32 + R. */
+    int xv = xa;
+    if (!jb->scalar_only)
+        while (xv + 2 * VL + 1 + R <= w && xv + 2 * VL <= xe)
+            xv += 2 * VL;
     interior_fn fn = interior_tab[K][jb->cfa][fmt];
     outrows o;
     memset(&o, 0, sizeof o);
-    o.yc = &jb->yc;
+    o.yc = jb->yc;
     uint8_t *planes[3] = {NULL, NULL, NULL};
     switch (K) {
     case K_SH1: case K_ED1: case K_HED2: case K_WD1: planes[0] = jb->g; break;
@@ -720,7 +719,7 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
     for (int y = y0 & ~1; y < y1; y += 2) {
         rowtab t;
         rowtab_fill(jb, y, &t);
-        if (kind_info[K].final) {
+        if (KFINAL(K)) {
             dstrows_for(&jb->dst, y, &o.d);
         } else {
             for (int j = 0; j < 2; j++)
@@ -729,7 +728,7 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
         }
         for (int x0 = 0; x0 < xa; x0 += 2)
             border_block(K, &t, &o, x0, w, jb->cfa, fmt);
-        fn(&t, &o, xa, xe, w);
+        fn(&t, &o, xa, xv, xe, w);
         for (int x0 = xe; x0 < w; x0 += 2)
             border_block(K, &t, &o, x0, w, jb->cfa, fmt);
     }

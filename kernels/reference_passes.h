@@ -34,6 +34,9 @@ typedef struct pc_job {
     uint8_t *g, *ta, *tb, *tc;
     pc_picture dst;
     pc_yuv_coeffs yc;
+    /* Tests only: 1 = evaluate the interior with the scalar formulas too
+     * (the vector instantiation must give the same bytes). */
+    int scalar_only;
 } pc_job;
 
 /* Number of W x H temporary planes the algorithm needs (0..4), or -1 if
