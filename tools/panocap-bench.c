@@ -427,8 +427,15 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
             raw[k][i] = (uint8_t)(x >> 9);
         }
     }
-    INFO(o, "CPU backend: %d threads, frame %dx%d, NV12 out; times in ms per frame\n", pc_cpu_threads(cpu), w, h);
-    header(o, "ms");
+    INFO(o, "CPU backend: %d threads, frame %dx%d, NV12 out; times in ms per frame; paper = Table II "
+            "(single thread, no SIMD)\n", pc_cpu_threads(cpu), w, h);
+    if (tsv(o))
+        header(o, "ms");
+    else
+        printf("%-17s %-7s %6s %7s %10s %10s %8s %9s %9s\n", "algo", "variant", "passes", "threads", "median_ms",
+               "p99_ms", "GB/s", "paper_ms", "vs_paper");
+    /* The paper's Table II (ms per 2040x5400 frame, one thread). */
+    static const double table2[PC_ALGO_COUNT] = {40.71, 0, 137.59, 110.76, 0, 0, 0};
     double *us = malloc(o->iters * sizeof *us);
     for (int a = 0; a < nalgo; a++) {
         for (int i = -2; i < o->iters; i++) {
@@ -443,12 +450,16 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         }
         double med, p99;
         stats(us, o->iters, &med, &p99);
-        if (tsv(o))
+        double paper = table2[algos[a]->id] * (double)w * h / (2040.0 * 5400.0);
+        if (tsv(o)) {
             row(o, algos[a], "cpu", 0, med, p99, 0, (double)w * h * 2.5, 1);
-        else
-            printf("%-17s %-7s %6d %5s %10.2f %10.2f %8.2f %9s %7s %10.0f %8.2fx\n", algos[a]->name, "cpu",
-                   algos[a]->passes, "-", med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), "-", "-",
-                   algos[a]->gtx680_us, algos[a]->gtx680_us / med);
+        } else if (paper > 0) {
+            printf("%-17s %-7s %6d %7d %10.2f %10.2f %8.2f %9.2f %8.1fx\n", algos[a]->name, "cpu", algos[a]->passes,
+                   pc_cpu_threads(cpu), med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), paper, paper * 1e3 / med);
+        } else {
+            printf("%-17s %-7s %6d %7d %10.2f %10.2f %8.2f %9s %9s\n", algos[a]->name, "cpu", algos[a]->passes,
+                   pc_cpu_threads(cpu), med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), "-", "-");
+        }
     }
     free(us);
     for (int k = 0; k < 4; k++)
