@@ -65,6 +65,7 @@ struct pc_gpu {
     int timed[PC_GPU_MAX_SLOTS];
     cudaEvent_t last_ev[PC_GPU_MAX_SLOTS]; /* the slot's last recorded event */
     int uploaded[PC_GPU_MAX_SLOTS];        /* upload stream work since the last debayer */
+    unsigned options;                      /* PC_GPU_OPT_* */
     unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
     int num_sms;
@@ -740,13 +741,25 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         CK(g, cudaStreamWaitEvent(g->cs, g->ev_up[slot], 0));
         g->uploaded[slot] = 0;
     }
-    CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
-    if ((rc = launch(g, x, &kp, err, errlen)))
+    const int timing = !(g->options & PC_GPU_OPT_NO_FRAME_TIMING);
+    if (timing)
+        CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
+    if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
+        void *args[] = {&kp};
+        CK(g, cudaLaunchKernel(kset(x->algo)->fn[x->var][x->fmt], x->grid, dim3(PC_NT), args, x->smem, g->cs));
+    } else if ((rc = launch(g, x, &kp, err, errlen))) {
         return rc;
+    }
     CK(g, cudaEventRecord(g->ev_t1[slot], g->cs)); /* also "slot consumed" for uploads */
     g->last_ev[slot] = g->ev_t1[slot];
-    g->timed[slot] = 1;
+    g->timed[slot] = timing;
     return 0;
+}
+
+extern "C" void pc_gpu_set_options(pc_gpu *g, unsigned options)
+{
+    if (g)
+        g->options = options;
 }
 
 extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host, char *err,

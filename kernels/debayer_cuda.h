@@ -73,6 +73,15 @@ void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows);
  * measured choice. For benchmarks and tests. */
 int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
 
+/* Options (bit mask), for measurements; 0 is the default:
+ * PC_GPU_OPT_STREAM_LAUNCH: launch the kernel with cudaLaunchKernel
+ *   instead of replaying the configuration's CUDA graph;
+ * PC_GPU_OPT_NO_FRAME_TIMING: no event pair around each frame
+ *   (pc_gpu_frame_time_us then fails). */
+#define PC_GPU_OPT_STREAM_LAUNCH 1u
+#define PC_GPU_OPT_NO_FRAME_TIMING 2u
+void pc_gpu_set_options(pc_gpu *g, unsigned options);
+
 /* Device pointer and pitch of input slot `slot` (width x height bytes). */
 uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch);
 

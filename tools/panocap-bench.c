@@ -387,6 +387,42 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
             if (algos[a]->id == PC_ALGO_BILINEAR && (bil_med == 0 || med < bil_med))
                 bil_med = med;
         }
+    /* Where the per-frame overhead goes: the first algorithm/variant again,
+     * launched through the graph or directly, with and without the
+     * per-frame timing events of pc_gpu_debayer. */
+    {
+        static const unsigned modes[4] = {0, PC_GPU_OPT_NO_FRAME_TIMING, PC_GPU_OPT_STREAM_LAUNCH,
+                                          PC_GPU_OPT_STREAM_LAUNCH | PC_GPU_OPT_NO_FRAME_TIMING};
+        static const char *mname[4] = {"graph + frame events", "graph", "stream launch + frame events",
+                                       "stream launch"};
+        pc_gpu_set_algo(g, algos[0]->id, (pc_variant)vars[nvar - 1], PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                        PC_RANGE_LIMITED, err, sizeof err);
+        for (int m = 0; m < 4; m++) {
+            pc_gpu_set_options(g, modes[m]);
+            for (int i = -10; i < o->iters; i++) {
+                if (i >= 0)
+                    CU(cudaEventRecord(t.ev[i], s));
+                if (pc_gpu_debayer(g, (i + 12) & 3, &dst[(i + 13) & 3], err, sizeof err))
+                    return 1;
+            }
+            CU(cudaEventRecord(t.ev[o->iters], s));
+            if (timer_collect(&t, us))
+                return 1;
+            double med, p99;
+            stats(us, o->iters, &med, &p99);
+            CU(cudaEventRecord(t.ev[0], s));
+            for (int i = 0; i < o->iters; i++)
+                if (pc_gpu_debayer(g, i & 3, &dst[(i + 1) & 3], err, sizeof err))
+                    return 1;
+            CU(cudaEventRecord(t.ev[1], s));
+            CU(cudaEventSynchronize(t.ev[1]));
+            float bms;
+            CU(cudaEventElapsedTime(&bms, t.ev[0], t.ev[1]));
+            INFO(o, "launch mode %-29s %s: median %.2f us, back-to-back %.2f us/frame\n", mname[m], algos[0]->name,
+                 med, bms * 1000.0 / o->iters);
+        }
+        pc_gpu_set_options(g, 0);
+    }
     for (int i = 0; i < nbatch; i++)
         INFO(o, "back-to-back throughput %-26s %8.2f us/frame (%.2fx floor)\n", batch_name[i], batch_us[i],
              batch_us[i] / floor_us);
