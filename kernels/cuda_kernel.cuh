@@ -135,62 +135,116 @@ PC_DEV int pc_ynum(const pc_kparams &p, int r, int g, int b)
 PC_DEV void pc_store_u16(uint8_t *d, unsigned v) { *(uint16_t *)d = (uint16_t)v; }
 
 /* --- final pass, 4-pixel variant --------------------------------------------
- * One thread computes a whole 2x2 block: the four sites share most of
- * their reads (bilinear: 14 distinct smem loads instead of 4 x 4-9), at
- * the price of more live registers. 64 threads span the 128-px tile row,
- * so each iteration covers two row pairs; th/4 iterations per thread. */
+ * A thread computes whole 2x2 blocks: the four sites share most of their
+ * reads (bilinear: 14 distinct smem loads instead of 4 x 4-9), at the price
+ * of more live registers. Each step takes two horizontally adjacent blocks:
+ * they share another quarter of the loads, the loop and address overhead
+ * is paid once per 8 pixels, and Y and CbCr leave as 4-byte stores (32
+ * threads cover a 128-px tile row, so a warp still writes whole 128-byte
+ * lines). Four row pairs per step with 128 threads. */
+template <class A>
+struct pc_quad {
+    int r[4], g[4], b[4]; /* pixels (0,0) (1,0) (0,1) (1,1) of a block */
+    PC_DEV void compute(const typename A::P &pl, int off)
+    {
+        A::own(pl, off, r[0], g[0], b[0]);               /* R  (0,0) */
+        A::gsite(pl, off + 1, r[1], g[1], b[1]);         /* Gr (1,0): R horizontal */
+        A::gsite(pl, off + PC_SR, b[2], g[2], r[2]);     /* Gb (0,1): B horizontal */
+        A::own(pl, off + PC_SR + 1, b[3], g[3], r[3]);   /* B  (1,1) */
+    }
+    /* Y' of pixels i and i+1 (a normalised row), packed in image order. */
+    PC_DEV unsigned ypair(const pc_kparams &p, int i, unsigned ysel) const
+    {
+        return __byte_perm(pc_ynum(p, r[i], g[i], b[i]), pc_ynum(p, r[i + 1], g[i + 1], b[i + 1]), ysel);
+    }
+    PC_DEV unsigned cbcr(const pc_kparams &p) const
+    {
+        const int sr = r[0] + r[1] + r[2] + r[3], sg = g[0] + g[1] + g[2] + g[3], sb = b[0] + b[1] + b[2] + b[3];
+        const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
+        const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
+        return (unsigned)cb | ((unsigned)cr << 8);
+    }
+    PC_DEV void rgb(uint8_t *top, uint8_t *bot, int ox) const
+    {
+        const int lr = ox; /* normalised column 0 lands at image column x + ox */
+        top[3 * lr] = r[0]; top[3 * lr + 1] = g[0]; top[3 * lr + 2] = b[0];
+        top[3 - 3 * lr] = r[1]; top[4 - 3 * lr] = g[1]; top[5 - 3 * lr] = b[1];
+        bot[3 * lr] = r[2]; bot[3 * lr + 1] = g[2]; bot[3 * lr + 2] = b[2];
+        bot[3 - 3 * lr] = r[3]; bot[4 - 3 * lr] = g[3]; bot[5 - 3 * lr] = b[3];
+    }
+};
+
+PC_DEV void pc_store_u32(uint8_t *d, unsigned v) { *(uint32_t *)d = v; }
+
 template <class A, int FMT>
 PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, int ty0)
 {
-    const int t = threadIdx.x, bc = t & 63;
-    const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
-    if (xb >= p.W)
+    const int t = threadIdx.x, bc = 2 * (t & 31);
+    /* image columns of normalised blocks bc (A) and bc+1 (B) */
+    const int xa = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
+    const int xbk = p.ox ? xa - 2 : xa + 2;
+    const bool va = xa < p.W, vb = xbk < p.W;
+    if (!va && !vb)
         return;
+    const bool both = va && vb;
+    const int xl = min(xa, xbk); /* left column of the pair, a multiple of 4 */
     const unsigned ysel = p.ox ? 0x0026 : 0x0062;
-    /* Output addresses advance by a constant stride per iteration (two
-     * row pairs, up or down the image with the vertical mirror) instead
-     * of being recomputed: 64-bit address arithmetic is a large share of
-     * the integer work per 2x2 block. */
-    int rp = t >> 6;
+    const unsigned wsel = p.ox ? 0x1054 : 0x5410; /* two halves in image order */
+    /* Output addresses advance by a constant stride per step (four row
+     * pairs, up or down the image with the vertical mirror) instead of
+     * being recomputed: 64-bit address arithmetic is a large share of the
+     * integer work per block. */
+    int rp = t >> 5;
     int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
-    const int dyb = p.oy ? -4 : 4;
+    const int dyb = p.oy ? -8 : 8;
     /* normalised top row (the R row) -> image row yb + oy */
-    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_KFMT_RGB24 ? 3 * xb : xb);
+    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_KFMT_RGB24 ? 3 * xl : xl);
     const long long ydown = p.oy ? -(long long)p.p0 : (long long)p.p0, ystep = (long long)dyb * p.p0;
-    uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_KFMT_NV12 ? xb : xb >> 1);
-    uint8_t *c2 = p.d2 + (long long)(yb >> 1) * p.p2 + (xb >> 1);
+    uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_KFMT_NV12 ? xl : xl >> 1);
+    uint8_t *c2 = p.d2 + (long long)(yb >> 1) * p.p2 + (xl >> 1);
     const long long c1step = (long long)(dyb >> 1) * p.p1, c2step = (long long)(dyb >> 1) * p.p2;
     const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
-    for (int i = 0; rp < (p.th >> 1); rp += 2, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
+    /* byte offsets of blocks A and B from the pair's left column */
+    const int ea = xa - xl, eb = xbk - xl;
+    for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
-        const int off = off0 + i * 4 * PC_SR;
-        int r0, g0, b0, r1, g1, b1, r2, g2, b2, r3, g3, b3;
-        A::own(pl, off, r0, g0, b0);               /* R  (0,0) */
-        A::gsite(pl, off + 1, r1, g1, b1);         /* Gr (1,0): R horizontal */
-        A::gsite(pl, off + PC_SR, b2, g2, r2);     /* Gb (0,1): B horizontal */
-        A::own(pl, off + PC_SR + 1, b3, g3, r3);   /* B  (1,1) */
-        uint8_t *yb_row = yt + ydown;
+        const int off = off0 + i * 8 * PC_SR;
+        pc_quad<A> qa, qb;
+        qa.compute(pl, off);
+        qb.compute(pl, off + 2);
+        uint8_t *ybot = yt + ydown;
         if (FMT == PC_KFMT_RGB24) {
-            const int lr = p.ox; /* normalised column 0 lands at image column xb + ox */
-            uint8_t *d = yt;
-            d[3 * lr] = r0; d[3 * lr + 1] = g0; d[3 * lr + 2] = b0;
-            d[3 - 3 * lr] = r1; d[4 - 3 * lr] = g1; d[5 - 3 * lr] = b1;
-            d = yb_row;
-            d[3 * lr] = r2; d[3 * lr + 1] = g2; d[3 * lr + 2] = b2;
-            d[3 - 3 * lr] = r3; d[4 - 3 * lr] = g3; d[5 - 3 * lr] = b3;
+            if (va)
+                qa.rgb(yt + 3 * ea, ybot + 3 * ea, p.ox);
+            if (vb)
+                qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
             continue;
         }
-        pc_store_u16(yt, __byte_perm(pc_ynum(p, r0, g0, b0), pc_ynum(p, r1, g1, b1), ysel));
-        pc_store_u16(yb_row, __byte_perm(pc_ynum(p, r2, g2, b2), pc_ynum(p, r3, g3, b3), ysel));
-        const int sr = r0 + r1 + r2 + r3, sg = g0 + g1 + g2 + g3, sb = b0 + b1 + b2 + b3;
-        const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
-        const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
+        const unsigned ta = qa.ypair(p, 0, ysel), tb = qb.ypair(p, 0, ysel);
+        const unsigned ba = qa.ypair(p, 2, ysel), bb = qb.ypair(p, 2, ysel);
+        const unsigned ca = qa.cbcr(p), cbb = qb.cbcr(p);
+        if (both) {
+            pc_store_u32(yt, __byte_perm(ta, tb, wsel));
+            pc_store_u32(ybot, __byte_perm(ba, bb, wsel));
+            if (FMT == PC_KFMT_NV12) {
+                pc_store_u32(c1, __byte_perm(ca, cbb, wsel));
+            } else {
+                pc_store_u16(c1, __byte_perm(ca, cbb, p.ox ? 0x0004 : 0x0040));
+                pc_store_u16(c2, __byte_perm(ca, cbb, p.ox ? 0x0015 : 0x0051));
+            }
+            continue;
+        }
+        /* right image edge: one block of the pair */
+        const int e = va ? ea : eb;
+        const unsigned ty_ = va ? ta : tb, by_ = va ? ba : bb, cc = va ? ca : cbb;
+        pc_store_u16(yt + e, ty_);
+        pc_store_u16(ybot + e, by_);
         if (FMT == PC_KFMT_NV12) {
-            pc_store_u16(c1, (unsigned)cb | ((unsigned)cr << 8));
+            pc_store_u16(c1 + e, cc);
         } else {
-            *c1 = (uint8_t)cb;
-            *c2 = (uint8_t)cr;
+            c1[e >> 1] = (uint8_t)cc;
+            c2[e >> 1] = (uint8_t)(cc >> 8);
         }
     }
 }

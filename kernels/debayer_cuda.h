@@ -76,10 +76,11 @@ int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
 /* Options (bit mask), for measurements; 0 is the default:
  * PC_GPU_OPT_STREAM_LAUNCH: launch the kernel with cudaLaunchKernel
  *   instead of replaying the configuration's CUDA graph;
- * PC_GPU_OPT_NO_FRAME_TIMING: no event pair around each frame
- *   (pc_gpu_frame_time_us then fails). */
+ * PC_GPU_OPT_FRAME_TIMING: a timed event pair around each frame, for
+ *   pc_gpu_frame_time_us (costs about 1 us of GPU time per frame; off by
+ *   default, when a single untimed event marks the slot's completion). */
 #define PC_GPU_OPT_STREAM_LAUNCH 1u
-#define PC_GPU_OPT_NO_FRAME_TIMING 2u
+#define PC_GPU_OPT_FRAME_TIMING 2u
 void pc_gpu_set_options(pc_gpu *g, unsigned options);
 
 /* Device pointer and pitch of input slot `slot` (width x height bytes). */
@@ -105,7 +106,7 @@ int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
 
 /* Enqueues the demosaic of `slot` into the device picture dst (format,
  * size, matrix and range as set by pc_gpu_set_algo; plane pointers and
- * pitches must be even). */
+ * pitches must be multiples of 4: the kernels store 4 bytes at a time). */
 int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen);
 
 /* Enqueues device -> host copies of every plane of dev into host (same
@@ -119,7 +120,8 @@ int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen);
 int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen);
 
 /* GPU time of the slot's last debayer (graph replay), in microseconds,
- * once it has completed (call after pc_gpu_slot_wait). */
+ * once it has completed (call after pc_gpu_slot_wait); needs
+ * PC_GPU_OPT_FRAME_TIMING (pc_gpu_set_options). */
 int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen);
 
 /* The compute stream (cudaStream_t) and the device's primary context

@@ -194,6 +194,7 @@ static void test_in_flight(int w, int h)
         TAP_CHECK(0, "open for in-flight test: %s", err);
         return;
     }
+    pc_gpu_set_options(g, PC_GPU_OPT_FRAME_TIMING);
     pc_algo_id algos[3] = {PC_ALGO_EDGE, PC_ALGO_BILINEAR, PC_ALGO_WD_MODIFIED};
     uint8_t *bay[3];
     pc_picture dev[3], host[3], ref[3];

@@ -391,8 +391,8 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
      * launched through the graph or directly, with and without the
      * per-frame timing events of pc_gpu_debayer. */
     {
-        static const unsigned modes[4] = {0, PC_GPU_OPT_NO_FRAME_TIMING, PC_GPU_OPT_STREAM_LAUNCH,
-                                          PC_GPU_OPT_STREAM_LAUNCH | PC_GPU_OPT_NO_FRAME_TIMING};
+        static const unsigned modes[4] = {PC_GPU_OPT_FRAME_TIMING, 0, PC_GPU_OPT_STREAM_LAUNCH | PC_GPU_OPT_FRAME_TIMING,
+                                          PC_GPU_OPT_STREAM_LAUNCH};
         static const char *mname[4] = {"graph + frame events", "graph", "stream launch + frame events",
                                        "stream launch"};
         pc_gpu_set_algo(g, algos[0]->id, (pc_variant)vars[nvar - 1], PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
