@@ -201,6 +201,14 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     free(g);
 }
 
+static size_t rnd64(size_t v) { return (v + 63) & ~(size_t)63; }
+static size_t scratch_bytes(int w, int h)
+{
+    size_t rgb = rnd64(3 * (size_t)w) * h, nv12 = rnd64(w) * (h + h / 2),
+           i420 = rnd64(w) * h + 2 * rnd64(w / 2) * (h / 2);
+    size_t m = rgb > nv12 ? rgb : nv12;
+    return m > i420 ? m : i420;
+}
 static int check_dims(int w, int h, char *err, size_t errlen)
 {
     if (w < PC_MIN_DIM || h < PC_MIN_DIM || w > PC_MAX_DIM || h > PC_MAX_DIM || (w & 1) || (h & 1)) {
@@ -252,7 +260,7 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
         CK(g, cudaEventCreate(&g->ev_t0[i]));
         CK(g, cudaEventCreate(&g->ev_t1[i]));
     }
-    CK(g, cudaMalloc((void **)&g->scratch, (size_t)3 * width * height));
+    CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
     CK(g, cudaStreamSynchronize(g->cs));
     return 0;
 }
@@ -332,7 +340,8 @@ static void set_dst(pc_kparams *kp, const pc_picture *d)
     kp->p2 = (int)d->pitch[2];
 }
 
-/* A picture of the scratch buffer in format fmt. */
+/* A picture of the scratch buffer in format fmt (pitches multiples of 64,
+ * as the kernels' 4-byte stores require). */
 static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
 {
     pc_picture p;
@@ -340,20 +349,20 @@ static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
     p.fmt = fmt;
     p.width = g->W;
     p.height = g->H;
-    size_t wh = (size_t)g->W * g->H;
+    size_t yp = rnd64(g->W);
     if (fmt == PC_FMT_RGB24) {
         p.plane[0] = g->scratch;
-        p.pitch[0] = 3 * (size_t)g->W;
+        p.pitch[0] = rnd64(3 * (size_t)g->W);
     } else {
         p.plane[0] = g->scratch;
-        p.pitch[0] = g->W;
-        p.plane[1] = g->scratch + wh;
+        p.pitch[0] = yp;
+        p.plane[1] = g->scratch + yp * g->H;
         if (fmt == PC_FMT_NV12) {
-            p.pitch[1] = g->W;
+            p.pitch[1] = yp;
         } else {
-            p.pitch[1] = g->W / 2;
-            p.plane[2] = g->scratch + wh + wh / 4;
-            p.pitch[2] = g->W / 2;
+            p.pitch[1] = rnd64(g->W / 2);
+            p.plane[2] = p.plane[1] + p.pitch[1] * (g->H / 2);
+            p.pitch[2] = p.pitch[1];
         }
     }
     return p;
