@@ -58,8 +58,8 @@
 /* Left/right halo kept in smem: 16 bytes, so interior chunks stay 16-byte
  * aligned in both global and shared memory. Covers every radius (<= 9). */
 #define PC_HX 16
-/* Largest tile height (rows): bounds the prefetch registers. */
-#define PC_TH_MAX 32
+/* Largest tile height (rows) the host will choose or accept. */
+#define PC_TH_MAX 64
 /* Shared-memory row stride of the raw tile, in elements. */
 #define PC_SR (PC_TW + 2 * PC_HX)
 

@@ -37,7 +37,7 @@ struct pc_instance {
 };
 struct pc_graph {
     int used;
-    int algo, var, fmt, th;
+    int algo, var, fmt, th, gm;
     cudaGraph_t graph;
     cudaGraphNode_t node;
     pc_instance inst[PC_INSTANCES];
@@ -47,8 +47,9 @@ struct pc_graph {
 };
 
 struct pc_tune {
-    int done[2];  /* per variant: th measured */
-    int th[2];
+    int done[2]; /* per variant: measured */
+    int th[2];   /* tile height */
+    int gm[2];   /* grid mode (grid_ctas) */
     float us[2];
 };
 
@@ -72,7 +73,7 @@ struct pc_gpu {
     int num_sms;
     /* current configuration */
     int configured;
-    int algo, var, fmt, th, th_forced;
+    int algo, var, fmt, th, gm, th_forced;
     pc_cfa cfa;
     pc_matrix matrix;
     pc_range range;
@@ -371,12 +372,28 @@ static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
 static dim3 grid_of(pc_gpu *g, int th) { return dim3((g->W + PC_TW - 1) / PC_TW, (g->H + th - 1) / th); }
 
 /* Finds or captures the graph of (algo, var, fmt, th). */
-static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **out, char *err, size_t errlen)
+/* Persistent grid size for ntiles tiles when cap CTAs fit at once.
+ * Mode 0: as many CTAs as fit (at most one per tile). Mode 1: the fewest
+ * CTAs that still need the same number of rounds, so that every CTA runs
+ * the same number of tiles and no SM ends with a lone CTA on its last
+ * round (fewer CTAs per SM in exchange). */
+static unsigned grid_ctas(long ntiles, long cap, int gm)
+{
+    if (ntiles <= cap)
+        return (unsigned)ntiles;
+    if (gm == 0)
+        return (unsigned)cap;
+    long k = (ntiles + cap - 1) / cap;
+    return (unsigned)((ntiles + k - 1) / k);
+}
+
+static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_graph **out, char *err,
+                     size_t errlen)
 {
     pc_graph *free_slot = NULL;
     for (int i = 0; i < PC_MAX_GRAPHS; i++) {
         pc_graph *x = &g->graphs[i];
-        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th) {
+        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th && x->gm == gm) {
             *out = x;
             return 0;
         }
@@ -408,8 +425,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
         per_sm = 1;
     dim3 tg = grid_of(g, th);
     long ntiles = (long)tg.x * tg.y;
-    long ctas = (long)per_sm * g->num_sms;
-    x->grid = dim3((unsigned)(ntiles < ctas ? ntiles : ctas));
+    x->grid = dim3(grid_ctas(ntiles, (long)per_sm * g->num_sms, gm));
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
@@ -439,6 +455,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, pc_graph **o
     x->var = var;
     x->fmt = fmt;
     x->th = th;
+    x->gm = gm;
     x->used = 1;
     *out = x;
     return 0;
@@ -479,10 +496,10 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
 }
 
 /* Median-free quick timing: best of a few replays (tuning only). */
-static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, float *us, char *err, size_t errlen)
+static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, int gm, float *us, char *err, size_t errlen)
 {
     pc_graph *x;
-    int rc = get_graph(g, algo, var, fmt, th, &x, err, errlen);
+    int rc = get_graph(g, algo, var, fmt, th, gm, &x, err, errlen);
     if (rc)
         return rc;
     pc_kparams kp = x->last;
@@ -518,21 +535,24 @@ static int tune_variant(pc_gpu *g, int algo, int var, int fmt, char *err, size_t
      * CTAs resident at once (SM count x occupancy) decides the tail, and
      * halo overhead favours tall tiles: measure every candidate on this
      * GPU rather than guess. */
-    static const int cands[] = {8, 12, 16, 20, 24, 28, 32};
+    static const int cands[] = {8, 12, 16, 20, 24, 28, 32, 40, 48, 64};
     float best = 1e30f;
-    int best_th = 16;
-    for (int c : cands) {
-        float us;
-        int rc = time_config(g, algo, var, fmt, c, &us, err, errlen);
-        if (rc)
-            return rc;
-        if (us < best) {
-            best = us;
-            best_th = c;
+    int best_th = 16, best_gm = 0;
+    for (int c : cands)
+        for (int gm = 0; gm < 2; gm++) {
+            float us;
+            int rc = time_config(g, algo, var, fmt, c, gm, &us, err, errlen);
+            if (rc)
+                return rc;
+            if (us < best) {
+                best = us;
+                best_th = c;
+                best_gm = gm;
+            }
         }
-    }
     t->done[var] = 1;
     t->th[var] = best_th;
+    t->gm[var] = best_gm;
     t->us[var] = best;
     return 0;
 }
@@ -597,6 +617,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     g->var = var;
     g->fmt = kf;
     g->th = g->tune[algo][kf].th[var];
+    g->gm = g->tune[algo][kf].gm[var];
     g->th_forced = 0;
     g->cfa = cfa;
     g->matrix = matrix;
@@ -738,7 +759,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     }
     int th = g->th_forced ? g->th_forced : g->th;
     pc_graph *x;
-    if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, &x, err, errlen)))
+    if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
         return rc;
     pc_kparams kp = g->base;
     kp.th = th;

@@ -68,7 +68,7 @@ int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, pc_cfa cfa,
  * successful pc_gpu_set_algo. */
 void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows);
 
-/* Forces the tile height (rows per tile, a multiple of 4 from 4 to 32; the
+/* Forces the tile height (rows per tile, a multiple of 4 from 4 to 64; the
  * pixels-per-thread knob) for the current configuration; 0 restores the
  * measured choice. For benchmarks and tests. */
 int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);

@@ -318,7 +318,7 @@ int main(void)
                         run_one(g, c & 1, (pc_algo_id)a, (pc_variant)v, (pc_cfa)c, 0, &dev, &host, &rj->out[c][a],
                                 what);
                         if (small && kind == 0) {
-                            static const int ths[] = {4, 12, 32};
+                            static const int ths[] = {4, 12, 64};
                             for (int t = 0; t < 3; t++)
                                 run_one(g, c & 1, (pc_algo_id)a, (pc_variant)v, (pc_cfa)c, ths[t], &dev, &host,
                                         &rj->out[c][a], what);

@@ -16,7 +16,7 @@
 int main(void)
 {
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};
-    static const int ths[] = {4, 12, 8};
+    static const int ths[] = {4, 12, 64};
     char err[512];
     int n_sizes = (int)(sizeof sizes / sizeof sizes[0]);
     for (int si = 0; si < n_sizes; si++) {
