@@ -495,7 +495,10 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
     return 0;
 }
 
-/* Median-free quick timing: best of a few replays (tuning only). */
+/* Quick timing for tuning: the best of 4 rounds (after one warm-up round)
+ * of 8 back-to-back replays, rotating the input slots. Rounds of several
+ * replays, not single ones, because single-frame timings differ by a few
+ * tenths of a microsecond from run to run, as much as the candidates. */
 static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, int gm, float *us, char *err, size_t errlen)
 {
     pc_graph *x;
@@ -503,24 +506,25 @@ static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, int gm, fl
     if (rc)
         return rc;
     pc_kparams kp = x->last;
-    kp.th = th;
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    const int n = 8;
     float best = 1e30f;
-    for (int rep = 0; rep < 4; rep++) {
-        kp.src = g->in[rep % g->nslots];
+    for (int rep = 0; rep < 5; rep++) {
         CK(g, cudaEventRecord(a, g->cs));
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < n; i++) {
+            kp.src = g->in[i % g->nslots];
             if ((rc = launch(g, x, &kp, err, errlen)))
                 return rc;
+        }
         CK(g, cudaEventRecord(b, g->cs));
         CK(g, cudaEventSynchronize(b));
         float ms;
         CK(g, cudaEventElapsedTime(&ms, a, b));
-        if (rep > 0 && ms < best) /* first round warms up */
+        if (rep > 0 && ms < best) /* the first round warms up */
             best = ms;
     }
     g->timed[0] = 0;
-    *us = best * 1000.0f / 3.0f;
+    *us = best * 1000.0f / n;
     return 0;
 }
 
