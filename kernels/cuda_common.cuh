@@ -1,0 +1,120 @@
+/* cuda_common.cuh - shared device code of the CUDA debayer kernels: the
+ * kernel parameter block, the spec's integer helpers (RS, CLAMP8, the
+ * reflect-101 fold), the tile geometry and the smem plane accessors.
+ *
+ * Compiles under nvcc (device code) and, after cuda_emu.h, as host C++ for
+ * the emulation test, so everything here is PC_DEV (inline, no CUDA-only
+ * syntax beyond what cuda_emu.h provides).
+ *
+ * Tile geometry (every algorithm): one CTA of PC_NT threads computes an
+ * output tile of PC_TW x th pixels (th even, chosen at run time: the
+ * "pixels per thread" knob of the paper). The raw tile plus a halo is
+ * loaded once into shared memory with 16-byte loads, and the reflect-101
+ * rule of algorithms.md §1.2 is applied there and only there: the spec
+ * proves that mirroring every read of every pass equals reflect-padding the
+ * raw image and running all passes without border tests, so the passes and
+ * the final pass read shared memory with no border logic at all.
+ *
+ * Phase normalisation: while loading, the tile is mirrored horizontally
+ * when the red sample sits at odd x (GRBG, BGGR) and vertically when it
+ * sits at odd y (GBRG, BGGR). In the shared-memory tile the red sites are
+ * then always at (even, even): every formula is the RGGB one with
+ * compile-time offsets, so the compiler shares loads between the four
+ * sites of a 2x2 block and nothing branches on CFA colour. This is exact
+ * because every algorithm is symmetric under reflection (spec §1.2, §11.2);
+ * the writer mirrors back.
+ */
+#ifndef PANOCAP_CUDA_COMMON_CUH
+#define PANOCAP_CUDA_COMMON_CUH
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define PC_DEV __device__ __forceinline__
+#define PC_KERNEL __global__
+#define PC_HD __host__ __device__ inline
+#define PC_BOUNDS __launch_bounds__(PC_NT)
+#define PC_UNROLL _Pragma("unroll")
+/* Declares `name` as the block's dynamic shared memory. */
+#define PC_SMEM_DECL(name) extern __shared__ __align__(16) unsigned char name[]
+#else
+#ifndef PANOCAP_CUDA_EMU_H
+#error "include cuda_emu.h before cuda_common.cuh when compiling for the host"
+#endif
+#define PC_DEV inline
+#define PC_KERNEL
+#define PC_HD inline
+#define PC_BOUNDS
+#define PC_UNROLL
+#define PC_SMEM_DECL(name) unsigned char *name = pc_emu::current()->smem.data()
+#endif
+
+/* Threads per CTA and tile width: 128 threads is what the paper found
+ * necessary for full occupancy; 128 px wide tiles give each warp of the
+ * final pass 64 (4px) or 32 (2px) consecutive 2x2 blocks, so its global
+ * stores are whole 32-byte sectors. */
+#define PC_NT 128
+#define PC_TW 128
+/* Left/right halo kept in smem: 16 bytes, so interior chunks stay 16-byte
+ * aligned in both global and shared memory. Covers every radius (<= 9). */
+#define PC_HX 16
+/* Largest tile height (rows) the host will choose or accept. */
+#define PC_TH_MAX 64
+/* Shared-memory row stride of the raw tile, in elements. */
+#define PC_SR (PC_TW + 2 * PC_HX)
+
+enum { PC_KFMT_NV12 = 0, PC_KFMT_I420 = 1, PC_KFMT_RGB24 = 2 };
+enum { PC_KVAR_2PX = 0, PC_KVAR_4PX = 1 };
+
+/* Everything a kernel needs, passed by value (graph kernel nodes get a new
+ * copy per frame through cudaGraphExecKernelNodeSetParams). */
+struct pc_kparams {
+    const uint8_t *src; /* raw panorama, 16-byte aligned */
+    int src_pitch;      /* multiple of 16 */
+    int W, H;
+    int ox, oy; /* CFA phase: position of red in the top-left 2x2 */
+    int th;     /* tile height (rows); multiple of 4 */
+    uint8_t *d0, *d1, *d2; /* output planes (Y/CbCr, Y/Cb/Cr, or RGB) */
+    int p0, p1, p2;
+    int cy[3], cb[3], cr[3], yoff;
+};
+
+PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }
+/* CLAMP8 = max(min(v, 255), 0): one DPX instruction (VIMNMX.RELU) on
+ * sm_90, two min/max elsewhere. */
+PC_DEV int pc_clamp8(int v) { return __vimin_s32_relu(v, 255); }
+
+/* reflect-101 (spec §1.2), folded until inside: a tile halo may be wider
+ * than one reflection of a tiny image (e.g. 9 px halo, 8 px image). */
+PC_DEV int pc_fold(int i, int n)
+{
+    while ((unsigned)i >= (unsigned)n)
+        i = i < 0 ? -i : 2 * n - 2 - i;
+    return i;
+}
+
+/* Accessor of one shared-memory plane around a site: at<DX,DY>() reads the
+ * element (DX,DY) away. Offsets are compile-time, so every read is one
+ * shared load with an immediate offset from one base register. */
+template <typename T>
+struct pc_plane {
+    const T *q;
+    template <int DX, int DY>
+    PC_DEV int at() const { return (int)q[DY * PC_SR + DX]; }
+};
+
+/* Bytes of one plane of th + 2*rp rows of PC_SR elements of es bytes. */
+PC_HD size_t pc_plane_bytes(int th, int rp, int es)
+{
+    return ((size_t)(th + 2 * rp) * PC_SR * es + 15) & ~(size_t)15;
+}
+
+template <typename T>
+PC_DEV pc_plane<T> pc_at(const T *base, int off)
+{
+    pc_plane<T> p;
+    p.q = base + off;
+    return p;
+}
+
+#endif

@@ -1,0 +1,99 @@
+/* cuda_emu.cc - runs the real CUDA kernel code (cuda_algos.cuh,
+ * cuda_kernel.cuh) on the CPU through cuda_emu.h, for the emulation test
+ * (tests/test_cuda_emu.c): the kernels' tiling, halo mirroring, phase
+ * normalisation, both final-pass variants and all output formats are
+ * checked against the C reference in CI, where there is no GPU. */
+#include "cuda_emu.h"
+
+#include "cuda_algos.cuh"
+#include "cuda_emu_api.h"
+
+#include <stdio.h>
+
+template <class A>
+static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
+{
+    /* A small persistent grid (like the device's one wave of CTAs) so that
+     * CTAs walk several tiles and the prefetch path is exercised. */
+    int ntiles = ((W + PC_TW - 1) / PC_TW) * ((H + th - 1) / th);
+    dim3 grid(ntiles < 3 ? ntiles : 3);
+    size_t smem = var ? pc_kernel_smem<A, PC_KVAR_4PX>(th) : pc_kernel_smem<A, PC_KVAR_2PX>(th);
+    return pc_emu::launch(grid, dim3(PC_NT), smem, [&]() {
+        if (var) {
+            if (fmt == PC_KFMT_NV12) pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_NV12>(kp);
+            else if (fmt == PC_KFMT_I420) pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_I420>(kp);
+            else pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_RGB24>(kp);
+        } else {
+            if (fmt == PC_KFMT_NV12) pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_NV12>(kp);
+            else if (fmt == PC_KFMT_I420) pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_I420>(kp);
+            else pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_RGB24>(kp);
+        }
+    });
+}
+
+extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
+                              const pc_picture *dst, char *err, size_t errlen)
+{
+    const int W = src->width, H = src->height;
+    if (th < 4 || (th & 3) || variant == PC_VARIANT_AUTO) {
+        snprintf(err, errlen, "pc_emu_debayer: bad tile height %d or variant", th);
+        return PC_EINVAL;
+    }
+    /* Like a device input slot: 16-byte aligned, a pitch multiple of 16,
+     * and mirrored margins of PC_HX bytes left and up to 16 bytes past the
+     * last tile on the right (debayer_cuda.cu, pc_margin_kernel). */
+    const int ntx = (W + PC_TW - 1) / PC_TW, mr = ntx * PC_TW + PC_HX - W;
+    size_t pitch = ((size_t)PC_HX + W + mr + 15) & ~(size_t)15;
+    uint8_t *base = (uint8_t *)aligned_alloc(16, pitch * H);
+    if (!base) {
+        snprintf(err, errlen, "pc_emu_debayer: out of memory");
+        return PC_ENOMEM;
+    }
+    uint8_t *buf = base + PC_HX;
+    for (int y = 0; y < H; y++) {
+        for (int x = -PC_HX; x < W + mr; x++)
+            buf[y * pitch + x] = src->data[y * src->pitch + pc_fold(x, W)];
+    }
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
+    pc_kparams kp;
+    memset(&kp, 0, sizeof kp);
+    kp.src = buf;
+    kp.src_pitch = (int)pitch;
+    kp.W = W;
+    kp.H = H;
+    kp.ox = src->cfa == PC_CFA_GRBG || src->cfa == PC_CFA_BGGR;
+    kp.oy = src->cfa == PC_CFA_GBRG || src->cfa == PC_CFA_BGGR;
+    kp.th = th;
+    kp.d0 = dst->plane[0];
+    kp.d1 = dst->plane[1];
+    kp.d2 = dst->plane[2];
+    kp.p0 = (int)dst->pitch[0];
+    kp.p1 = (int)dst->pitch[1];
+    kp.p2 = (int)dst->pitch[2];
+    for (int i = 0; i < 3; i++) {
+        kp.cy[i] = yc.y[i];
+        kp.cb[i] = yc.cb[i];
+        kp.cr[i] = yc.cr[i];
+    }
+    kp.yoff = yc.y_offset;
+    int fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+    int var = variant == PC_VARIANT_4PX;
+    int rc;
+    switch (algo) {
+    case PC_ALGO_BILINEAR: rc = run<pc_alg_bilinear>(var, fmt, th, kp, W, H); break;
+    case PC_ALGO_SMOOTH_HUE: rc = run<pc_alg_smoothhue>(var, fmt, th, kp, W, H); break;
+    case PC_ALGO_HQ_LINEAR: rc = run<pc_alg_hqlinear>(var, fmt, th, kp, W, H); break;
+    case PC_ALGO_EDGE: rc = run<pc_alg_edge>(var, fmt, th, kp, W, H); break;
+    case PC_ALGO_HOMOGENEOUS_EDGE: rc = run<pc_alg_hed>(var, fmt, th, kp, W, H); break;
+    case PC_ALGO_WD_ORIGINAL: rc = run<pc_alg_wdorig>(var, fmt, th, kp, W, H); break;
+    case PC_ALGO_WD_MODIFIED: rc = run<pc_alg_wdmod>(var, fmt, th, kp, W, H); break;
+    default: rc = -1;
+    }
+    free(base);
+    if (rc) {
+        snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
+        return PC_EINVAL;
+    }
+    return 0;
+}

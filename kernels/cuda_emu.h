@@ -1,0 +1,171 @@
+/* cuda_emu.h - a tiny host emulation of the CUDA subset the debayer kernels use.
+ *
+ * Why: the GPU tests only run where a device exists (not in CI, and device
+ * time is scarce), yet the kernels' tiling, mirroring and phase handling are
+ * exactly where bugs hide. Including the kernel headers (cuda_kernel.cuh)
+ * after this file compiles them as plain C++: every CUDA thread becomes a
+ * ucontext coroutine, __syncthreads() switches to the next thread of the
+ * block, and a block finishes when all its threads returned. The result is
+ * bit-identical to the device for race-free kernels, so CI checks the real
+ * kernel code against the C reference without a GPU.
+ *
+ * Only what the kernels use is provided: threadIdx/blockIdx/blockDim/
+ * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4, and the
+ * intrinsics __byte_perm, __umulhi, __fdividef, __int_as_float,
+ * __float_as_int. No warp shuffles: the kernels exchange through shared
+ * memory instead.
+ */
+#ifndef PANOCAP_CUDA_EMU_H
+#define PANOCAP_CUDA_EMU_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct uint4 {
+    unsigned x, y, z, w;
+};
+
+/* swapcontext "returns twice" only into contexts this file saved itself,
+ * with every register restored; the locals of launch() are safe. */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+namespace pc_emu {
+
+struct thread {
+    ucontext_t ctx;
+    dim3 tid;
+    int done;
+    std::vector<char> stack;
+};
+
+/* The emulator's state lives in one object per launch; these point at it. */
+struct state {
+    ucontext_t sched;
+    thread *cur;
+    dim3 block_idx, block_dim, grid_dim;
+    std::vector<unsigned char> smem;
+    std::function<void()> body;
+};
+inline state *&current()
+{
+    static state *s;
+    return s;
+}
+
+inline void trampoline()
+{
+    state *s = current();
+    s->body();
+    s->cur->done = 1;
+    /* returning resumes uc_link = the scheduler */
+}
+
+/* Runs body once per thread of every block; returns 0, or -1 when threads
+ * of one block disagree about the number of barriers (a kernel bug). */
+inline int launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> body)
+{
+    state s;
+    s.grid_dim = grid;
+    s.block_dim = block;
+    s.body = body;
+    state *prev = current();
+    current() = &s;
+    unsigned nt = block.x * block.y * block.z;
+    std::vector<thread> th(nt);
+    for (auto &t : th)
+        t.stack.resize(256 * 1024);
+    int rc = 0;
+    for (unsigned bz = 0; bz < grid.z && !rc; bz++)
+        for (unsigned by = 0; by < grid.y && !rc; by++)
+            for (unsigned bx = 0; bx < grid.x && !rc; bx++) {
+                s.block_idx = dim3(bx, by, bz);
+                s.smem.assign(smem_bytes + 16, 0xA5); /* poisoned, like stale smem */
+                for (unsigned i = 0; i < nt; i++) {
+                    thread &t = th[i];
+                    t.tid = dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
+                    t.done = 0;
+                    getcontext(&t.ctx);
+                    t.ctx.uc_stack.ss_sp = t.stack.data();
+                    t.ctx.uc_stack.ss_size = t.stack.size();
+                    t.ctx.uc_link = &s.sched;
+                    makecontext(&t.ctx, trampoline, 0);
+                }
+                for (;;) {
+                    unsigned ndone = 0;
+                    for (unsigned i = 0; i < nt; i++) {
+                        if (th[i].done) {
+                            ndone++;
+                            continue;
+                        }
+                        s.cur = &th[i];
+                        swapcontext(&s.sched, &th[i].ctx);
+                        if (th[i].done)
+                            ndone++;
+                    }
+                    if (ndone == nt)
+                        break;
+                    if (ndone != 0) { /* some returned while others wait at a barrier */
+                        rc = -1;
+                        break;
+                    }
+                }
+            }
+    current() = prev;
+    return rc;
+}
+
+inline void syncthreads()
+{
+    state *s = current();
+    swapcontext(&s->cur->ctx, &s->sched);
+}
+
+} // namespace pc_emu
+
+#define threadIdx (pc_emu::current()->cur->tid)
+#define blockIdx (pc_emu::current()->block_idx)
+#define blockDim (pc_emu::current()->block_dim)
+#define gridDim (pc_emu::current()->grid_dim)
+#define __syncthreads() pc_emu::syncthreads()
+
+static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
+{
+    uint64_t v = (uint64_t)x | ((uint64_t)y << 32);
+    unsigned r = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned sel = (s >> (4 * i)) & 7;
+        r |= (unsigned)((v >> (8 * sel)) & 0xFF) << (8 * i);
+    }
+    return r;
+}
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+static inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+static inline int __vimin_s32_relu(int a, int b) { int m = a < b ? a : b; return m > 0 ? m : 0; }
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __int_as_float(int i)
+{
+    float f;
+    memcpy(&f, &i, 4);
+    return f;
+}
+static inline int __float_as_int(float f)
+{
+    int i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+using std::max;
+using std::min;
+
+#endif

@@ -1,0 +1,19 @@
+/* cuda_emu_api.h - C entry of the host emulation of the CUDA kernels
+ * (cuda_emu.cc), used by tests/test_cuda_emu.c. Not part of the public API. */
+#ifndef PANOCAP_CUDA_EMU_API_H
+#define PANOCAP_CUDA_EMU_API_H
+
+#include "debayer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the CUDA kernel of algo/variant with tile height th on the CPU. */
+int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
+                   const pc_picture *dst, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,387 @@
+/* cuda_kernel.cuh - the one fused kernel template every algorithm runs in:
+ * load the raw tile (mirrored, phase-normalised) into shared memory, run
+ * the algorithm's intermediate passes tile-locally in shared memory, then
+ * the final pass in its 2-pixel or 4-pixel variant with the RGB -> Y'CbCr
+ * conversion of spec §8 fused in, writing NV12, I420 or RGB24 straight to
+ * the destination planes.
+ *
+ * Why fused: the temporaries of the multi-pass algorithms (T2/T4, 2-6
+ * bytes per pixel) would otherwise go through device memory, two to four
+ * times the traffic of the floor (read the Bayer frame once, write NV12
+ * once). Recomputing the intermediate values of the halo instead costs a
+ * few percent of extra arithmetic for the 1-radius passes.
+ *
+ * An algorithm is a struct A with
+ *   RP                  raw halo (rows above/below; even, >= R_tot)
+ *   smem_bytes(th)      shared memory of its planes (host and device)
+ *   P, planes(smem,th)  its plane pointers
+ *   passes(P, th)       intermediate passes, each ending in __syncthreads()
+ *   own(P, off, c1, g, c2)    pixel at an R/B site: own colour, green, other
+ *   gsite(P, off, ch, g, cv)  pixel at a G site: colour of the horizontal
+ *                             neighbours, green, colour of the vertical ones
+ * with `off` the element offset of the site in the tile (same for every
+ * plane). R and B sites use the same code, and so do Gr and Gb: the spec's
+ * formulas only differ by the colour labels (algorithms.md §2-§7), which
+ * the final pass swaps at compile time.
+ */
+#ifndef PANOCAP_CUDA_KERNEL_CUH
+#define PANOCAP_CUDA_KERNEL_CUH
+
+#include "cuda_common.cuh"
+
+/* --- loading ------------------------------------------------------------ */
+
+PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
+
+/* Copies rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
+ * whose top-left output pixel is (tx0, ty0) into shared memory, in
+ * normalised orientation. Rows are mirrored (reflect-101) through the row
+ * index; columns need no test at all because every input slot carries
+ * left/right margins that already hold the mirrored samples (filled by
+ * pc_margin_kernel right after each upload), so every chunk is one
+ * 16-byte copy from an aligned address.
+ *
+ * On sm_80+ the copies are cp.async (LDGSTS): they go straight to shared
+ * memory without registers, so a CTA issues the next tile's copies and
+ * computes the current tile while they are in flight (double-buffered raw
+ * plane). Older GPUs copy synchronously. */
+PC_DEV void pc_cp16(uint8_t *dst_smem, const uint8_t *src)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst_smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+#else
+    *(uint4 *)dst_smem = *(const uint4 *)src;
+#endif
+}
+PC_DEV void pc_cp_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+/* Waits until at most N of this thread's copy groups are still pending. */
+template <int N>
+PC_DEV void pc_cp_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+template <int RP>
+struct pc_loader {
+    static constexpr int CH = PC_SR / 16;
+    static PC_DEV void issue(uint8_t *raw, const pc_kparams &p, int tx0, int ty0)
+    {
+        const int n = (p.th + 2 * RP) * CH;
+        for (int i = threadIdx.x; i < n; i += PC_NT) {
+            const int r = i / CH, k = i - r * CH;
+            const int y = pc_fold(p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r, p.H);
+            const int xs = p.ox ? tx0 + PC_TW - 16 * k : tx0 - PC_HX + 16 * k;
+            pc_cp16(raw + r * PC_SR + 16 * k, p.src + (size_t)y * p.src_pitch + xs);
+        }
+        pc_cp_commit();
+    }
+    /* After the wait: byte-reverse this thread's own chunks when the tile
+     * is mirrored horizontally (before the barrier that publishes them). */
+    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p)
+    {
+        if (!p.ox)
+            return;
+        const int n = (p.th + 2 * RP) * CH;
+        for (int i = threadIdx.x; i < n; i += PC_NT) {
+            const int r = i / CH, k = i - r * CH;
+            uint4 *c = (uint4 *)(raw + r * PC_SR + 16 * k);
+            uint4 w = *c, o;
+            o.x = pc_bswap(w.w);
+            o.y = pc_bswap(w.z);
+            o.z = pc_bswap(w.y);
+            o.w = pc_bswap(w.x);
+            *c = o;
+        }
+    }
+};
+
+/* Runs f(offR, offB) for R/B site pairs covering the tile grown by EXT
+ * pixels on every side (R sites at even, B sites at odd tile coordinates).
+ * For odd EXT the pair is (R, the B up-left of it), for even EXT (R, the B
+ * down-right), so both colours cover exactly [-EXT, size+EXT). For passes
+ * that need every pixel, EXT = 2 and the 2x2 block at offR is complete. */
+template <int RP, int EXT, class F>
+PC_DEV void pc_for_pairs(int th, F f)
+{
+    constexpr int NBX = PC_TW / 2 + EXT;
+    const int n = NBX * (th / 2 + EXT);
+    for (int i = threadIdx.x; i < n; i += PC_NT) {
+        int by = i / NBX, bx = i - by * NBX;
+        int off = (RP + 2 * (by - EXT / 2)) * PC_SR + PC_HX + 2 * (bx - EXT / 2);
+        f(off, (EXT & 1) ? off - PC_SR - 1 : off + PC_SR + 1);
+    }
+}
+
+/* --- the Y'CbCr conversion (spec §8) --------------------------------------
+ * Y' needs no clamp: with the §8 coefficient sums Y' lies in 16..235
+ * (limited) or 0..255 (full) for any 8-bit R, G, B, so CLAMP8 is the
+ * identity; the numerator is < 2^24 and Y' is its byte 2, which one PRMT
+ * extracts and packs with its neighbour. Chroma numerators lie in
+ * [0, 2^26] (§8), so only the upper clamp can bite (full range). */
+PC_DEV int pc_ynum(const pc_kparams &p, int r, int g, int b)
+{
+    return p.cy[0] * r + p.cy[1] * g + p.cy[2] * b + p.yoff;
+}
+#define PC_COFF ((128 << 18) + (1 << 17))
+
+PC_DEV void pc_store_u16(uint8_t *d, unsigned v) { *(uint16_t *)d = (uint16_t)v; }
+
+/* --- final pass, 4-pixel variant --------------------------------------------
+ * A thread computes whole 2x2 blocks: the four sites share most of their
+ * reads (bilinear: 14 distinct smem loads instead of 4 x 4-9), at the price
+ * of more live registers. Each step takes two horizontally adjacent blocks:
+ * they share another quarter of the loads, the loop and address overhead
+ * is paid once per 8 pixels, and Y and CbCr leave as 4-byte stores (32
+ * threads cover a 128-px tile row, so a warp still writes whole 128-byte
+ * lines). Four row pairs per step with 128 threads. */
+template <class A>
+struct pc_quad {
+    int r[4], g[4], b[4]; /* pixels (0,0) (1,0) (0,1) (1,1) of a block */
+    PC_DEV void compute(const typename A::P &pl, int off)
+    {
+        A::own(pl, off, r[0], g[0], b[0]);               /* R  (0,0) */
+        A::gsite(pl, off + 1, r[1], g[1], b[1]);         /* Gr (1,0): R horizontal */
+        A::gsite(pl, off + PC_SR, b[2], g[2], r[2]);     /* Gb (0,1): B horizontal */
+        A::own(pl, off + PC_SR + 1, b[3], g[3], r[3]);   /* B  (1,1) */
+    }
+    /* Y' of pixels i and i+1 (a normalised row), packed in image order. */
+    PC_DEV unsigned ypair(const pc_kparams &p, int i, unsigned ysel) const
+    {
+        return __byte_perm(pc_ynum(p, r[i], g[i], b[i]), pc_ynum(p, r[i + 1], g[i + 1], b[i + 1]), ysel);
+    }
+    PC_DEV unsigned cbcr(const pc_kparams &p) const
+    {
+        const int sr = r[0] + r[1] + r[2] + r[3], sg = g[0] + g[1] + g[2] + g[3], sb = b[0] + b[1] + b[2] + b[3];
+        const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
+        const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
+        return (unsigned)cb | ((unsigned)cr << 8);
+    }
+    PC_DEV void rgb(uint8_t *top, uint8_t *bot, int ox) const
+    {
+        const int lr = ox; /* normalised column 0 lands at image column x + ox */
+        top[3 * lr] = r[0]; top[3 * lr + 1] = g[0]; top[3 * lr + 2] = b[0];
+        top[3 - 3 * lr] = r[1]; top[4 - 3 * lr] = g[1]; top[5 - 3 * lr] = b[1];
+        bot[3 * lr] = r[2]; bot[3 * lr + 1] = g[2]; bot[3 * lr + 2] = b[2];
+        bot[3 - 3 * lr] = r[3]; bot[4 - 3 * lr] = g[3]; bot[5 - 3 * lr] = b[3];
+    }
+};
+
+PC_DEV void pc_store_u32(uint8_t *d, unsigned v) { *(uint32_t *)d = v; }
+
+template <class A, int FMT>
+PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, int ty0)
+{
+    const int t = threadIdx.x, bc = 2 * (t & 31);
+    /* image columns of normalised blocks bc (A) and bc+1 (B) */
+    const int xa = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
+    const int xbk = p.ox ? xa - 2 : xa + 2;
+    const bool va = xa < p.W, vb = xbk < p.W;
+    if (!va && !vb)
+        return;
+    const bool both = va && vb;
+    const int xl = min(xa, xbk); /* left column of the pair, a multiple of 4 */
+    const unsigned ysel = p.ox ? 0x0026 : 0x0062;
+    const unsigned wsel = p.ox ? 0x1054 : 0x5410; /* two halves in image order */
+    /* Output addresses advance by a constant stride per step (four row
+     * pairs, up or down the image with the vertical mirror) instead of
+     * being recomputed: 64-bit address arithmetic is a large share of the
+     * integer work per block. */
+    int rp = t >> 5;
+    int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
+    const int dyb = p.oy ? -8 : 8;
+    /* normalised top row (the R row) -> image row yb + oy */
+    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_KFMT_RGB24 ? 3 * xl : xl);
+    const long long ydown = p.oy ? -(long long)p.p0 : (long long)p.p0, ystep = (long long)dyb * p.p0;
+    uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_KFMT_NV12 ? xl : xl >> 1);
+    uint8_t *c2 = p.d2 + (long long)(yb >> 1) * p.p2 + (xl >> 1);
+    const long long c1step = (long long)(dyb >> 1) * p.p1, c2step = (long long)(dyb >> 1) * p.p2;
+    const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
+    /* byte offsets of blocks A and B from the pair's left column */
+    const int ea = xa - xl, eb = xbk - xl;
+    for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
+        if (yb >= p.H)
+            continue;
+        const int off = off0 + i * 8 * PC_SR;
+        pc_quad<A> qa, qb;
+        qa.compute(pl, off);
+        qb.compute(pl, off + 2);
+        uint8_t *ybot = yt + ydown;
+        if (FMT == PC_KFMT_RGB24) {
+            if (va)
+                qa.rgb(yt + 3 * ea, ybot + 3 * ea, p.ox);
+            if (vb)
+                qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
+            continue;
+        }
+        const unsigned ta = qa.ypair(p, 0, ysel), tb = qb.ypair(p, 0, ysel);
+        const unsigned ba = qa.ypair(p, 2, ysel), bb = qb.ypair(p, 2, ysel);
+        const unsigned ca = qa.cbcr(p), cbb = qb.cbcr(p);
+        if (both) {
+            pc_store_u32(yt, __byte_perm(ta, tb, wsel));
+            pc_store_u32(ybot, __byte_perm(ba, bb, wsel));
+            if (FMT == PC_KFMT_NV12) {
+                pc_store_u32(c1, __byte_perm(ca, cbb, wsel));
+            } else {
+                pc_store_u16(c1, __byte_perm(ca, cbb, p.ox ? 0x0004 : 0x0040));
+                pc_store_u16(c2, __byte_perm(ca, cbb, p.ox ? 0x0015 : 0x0051));
+            }
+            continue;
+        }
+        /* right image edge: one block of the pair */
+        const int e = va ? ea : eb;
+        const unsigned ty_ = va ? ta : tb, by_ = va ? ba : bb, cc = va ? ca : cbb;
+        pc_store_u16(yt + e, ty_);
+        pc_store_u16(ybot + e, by_);
+        if (FMT == PC_KFMT_NV12) {
+            pc_store_u16(c1 + e, cc);
+        } else {
+            c1[e >> 1] = (uint8_t)cc;
+            c2[e >> 1] = (uint8_t)(cc >> 8);
+        }
+    }
+}
+
+/* --- final pass, 2-pixel variant --------------------------------------------
+ * One thread computes two horizontally adjacent pixels (one row of a 2x2
+ * block) with its own reads: fewer live registers, more smem loads. Even
+ * warps take the R/Gr rows, odd warps the Gb/B rows of the same 32 blocks,
+ * so the row type is warp-uniform (no divergence) and offsets stay
+ * compile-time constants. The two halves of a block's chroma sum meet in
+ * shared memory (double-buffered, one barrier per row pair); the R-row
+ * thread then writes Cb and the B-row thread Cr, each warp's bytes
+ * interleaving into whole sectors of the CbCr row. */
+template <class A, int FMT, int ROW>
+PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *xch, int xb, int yb,
+                             bool ok, int off, unsigned ysel)
+{
+    int ra, ga, ba, rb, gb, bb; /* a = normalised column 0, b = column 1 */
+    if (ROW == 0) {
+        A::own(pl, off, ra, ga, ba);
+        A::gsite(pl, off + 1, rb, gb, bb);
+    } else {
+        A::gsite(pl, off + PC_SR, ba, ga, ra);
+        A::own(pl, off + PC_SR + 1, bb, gb, rb);
+    }
+    const int yrow = yb + (p.oy ? 1 - ROW : ROW);
+    if (FMT == PC_KFMT_RGB24) {
+        if (ok) {
+            uint8_t *d = p.d0 + yrow * p.p0 + 3 * xb;
+            int lr = p.ox;
+            d[3 * lr] = ra; d[3 * lr + 1] = ga; d[3 * lr + 2] = ba;
+            d[3 - 3 * lr] = rb; d[4 - 3 * lr] = gb; d[5 - 3 * lr] = bb;
+        }
+        return;
+    }
+    if (ok)
+        pc_store_u16(p.d0 + yrow * p.p0 + xb,
+                     __byte_perm(pc_ynum(p, ra, ga, ba), pc_ynum(p, rb, gb, bb), ysel));
+    const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
+    const int cbp = p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb;
+    const int crp = p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb;
+    const int t = threadIdx.x;
+    xch[t] = ROW == 0 ? crp : cbp; /* hand the partner what it finishes */
+    __syncthreads();
+    const int other = xch[t ^ 32];
+    const int v = min(((ROW == 0 ? cbp : crp) + other + PC_COFF) >> 18, 255);
+    if (!ok)
+        return;
+    const int crow = yb >> 1;
+    if (FMT == PC_KFMT_NV12)
+        p.d1[crow * p.p1 + xb + ROW] = (uint8_t)v;
+    else if (ROW == 0)
+        p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)v;
+    else
+        p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)v;
+}
+
+template <class A, int FMT>
+PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch, int tx0, int ty0)
+{
+    const int t = threadIdx.x, w = t >> 5;
+    const int bc = ((w >> 1) << 5) + (t & 31);
+    const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
+    const unsigned ysel = p.ox ? 0x0026 : 0x0062;
+    for (int rp = 0; rp < (p.th >> 1); rp++) {
+        const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
+        const bool ok = xb < p.W && yb < p.H;
+        const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
+        int *x = xch + (rp & 1) * PC_NT;
+        if (w & 1)
+            pc_final_2px_row<A, FMT, 1>(pl, p, x, xb, yb, ok, off, ysel);
+        else
+            pc_final_2px_row<A, FMT, 0>(pl, p, x, xb, yb, ok, off, ysel);
+    }
+}
+
+/* --- the kernel --------------------------------------------------------- */
+
+/* Shared memory of one CTA: the algorithm's planes plus, for 2px, the
+ * double-buffered chroma exchange. */
+/* Shared memory of one CTA: the algorithm's planes, a second raw plane
+ * (double buffering) and, for 2px, the double-buffered chroma exchange. */
+template <class A, int VAR>
+PC_HD size_t pc_kernel_smem(int th)
+{
+    return A::smem_bytes(th) + pc_plane_bytes(th, A::RP, 1) +
+           (VAR == PC_KVAR_2PX ? 2 * PC_NT * sizeof(int) : 0);
+}
+
+template <class A, int VAR, int FMT>
+PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
+{
+    PC_SMEM_DECL(smem);
+    /* Persistent CTAs: gridDim.x CTAs (one wave: SMs x resident CTAs per
+     * SM) walk the tiles with stride gridDim.x. While a CTA computes tile
+     * i, the copies of its next tile are in flight into the other raw
+     * buffer, so memory latency overlaps computation inside each CTA, and
+     * there is no partial last wave of whole tiles. */
+    const int ntx = (p.W + PC_TW - 1) / PC_TW;
+    const int ntiles = ntx * ((p.H + p.th - 1) / p.th);
+    int tile = blockIdx.x;
+    if (tile >= ntiles)
+        return;
+    typename A::P pl = A::planes(smem, p.th);
+    /* The two raw buffers are addressed by arithmetic on the shared array
+     * (not through an array of pointers, which would live in local memory
+     * and turn every tile read into a generic load instead of LDS). */
+    const int raw1 = (int)A::smem_bytes(p.th);
+    int *xch = (int *)(smem + raw1 + pc_plane_bytes(p.th, A::RP, 1));
+    int ty = tile / ntx;
+    int tx0 = (tile - ty * ntx) * PC_TW, ty0 = ty * p.th;
+    pc_loader<A::RP>::issue(smem, p, tx0, ty0);
+    for (int it = 0;; it++) {
+        uint8_t *cur = smem + ((it & 1) ? raw1 : 0);
+        const int next = tile + gridDim.x;
+        const int nty_ = next / ntx;
+        const int ntx0 = (next - nty_ * ntx) * PC_TW, nty0 = nty_ * p.th;
+        if (next < ntiles)
+            pc_loader<A::RP>::issue(smem + ((it & 1) ? 0 : raw1), p, ntx0, nty0);
+        else
+            pc_cp_commit(); /* keep the group count uniform */
+        pc_cp_wait<1>();    /* this tile's copies (the older group) are done */
+        pc_loader<A::RP>::finish(cur, p);
+        __syncthreads();
+        pl.raw = cur;
+        A::passes(pl, p.th);
+        if (VAR == PC_KVAR_4PX)
+            pc_final_4px<A, FMT>(pl, p, tx0, ty0);
+        else
+            pc_final_2px<A, FMT>(pl, p, xch, tx0, ty0);
+        if (next >= ntiles)
+            break;
+        __syncthreads(); /* everyone is done with this tile's planes */
+        tile = next;
+        tx0 = ntx0;
+        ty0 = nty0;
+    }
+}
+
+#endif

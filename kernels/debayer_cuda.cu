@@ -1,0 +1,926 @@
+/* debayer_cuda.cu - host side of the CUDA backend (debayer_cuda.h): device
+ * memory, streams, events, per-configuration CUDA graphs, variant and
+ * tile-height tuning, uploads and downloads.
+ *
+ * Every algorithm is one fused kernel (cuda_kernel.cuh), so a frame is one
+ * graph with one kernel node. It is still replayed as a graph: the launch
+ * is cheaper than a stream launch, and the per-frame change (input slot,
+ * destination planes) is a cudaGraphExecKernelNodeSetParams only when the
+ * pointers differ from the previous frame.
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_common.cuh"
+#include "cuda_launch.h"
+#include "debayer_cuda.h"
+
+#define PC_MAX_GRAPHS 256
+#define PC_TH_MIN 4
+
+/* One captured configuration. A graph exec's kernel parameters can be
+ * changed with cudaGraphExecKernelNodeSetParams, but that costs host time
+ * every frame when inputs and outputs rotate; so each configuration keeps a
+ * few executable instances, one per (input slot, destination) combination
+ * seen recently, and a frame whose combination is cached launches without
+ * any update. */
+#define PC_INSTANCES 8
+struct pc_instance {
+    cudaGraphExec_t exec;
+    pc_kparams kp;
+    unsigned long long used; /* LRU stamp */
+};
+struct pc_graph {
+    int used;
+    int algo, var, fmt, th, gm;
+    cudaGraph_t graph;
+    cudaGraphNode_t node;
+    pc_instance inst[PC_INSTANCES];
+    pc_kparams last; /* params captured (scratch destination) */
+    dim3 grid;
+    size_t smem;
+};
+
+struct pc_tune {
+    int done[2]; /* per variant: measured */
+    int th[2];   /* tile height */
+    int gm[2];   /* grid mode (grid_ctas) */
+    float us[2];
+};
+
+struct pc_gpu {
+    int device, W, H, nslots;
+    char name[256];
+    cudaStream_t up, cs;
+    uint8_t *in[PC_GPU_MAX_SLOTS];   /* pixel (0,0) of each slot */
+    uint8_t *in_base[PC_GPU_MAX_SLOTS]; /* the allocation (left margin first) */
+    size_t in_pitch;
+    int margin_r; /* right margin bytes (the left one is PC_HX) */
+    cudaEvent_t ev_up[PC_GPU_MAX_SLOTS], ev_used[PC_GPU_MAX_SLOTS], ev_done[PC_GPU_MAX_SLOTS];
+    cudaEvent_t ev_t0[PC_GPU_MAX_SLOTS], ev_t1[PC_GPU_MAX_SLOTS];
+    int timed[PC_GPU_MAX_SLOTS];
+    cudaEvent_t last_ev[PC_GPU_MAX_SLOTS]; /* the slot's last recorded event */
+    int uploaded[PC_GPU_MAX_SLOTS];        /* upload stream work since the last debayer */
+    unsigned options;                      /* PC_GPU_OPT_* */
+    cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
+    unsigned long long stamp;
+    uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    int num_sms;
+    /* current configuration */
+    int configured;
+    int algo, var, fmt, th, gm, th_forced;
+    pc_cfa cfa;
+    pc_matrix matrix;
+    pc_range range;
+    pc_kparams base; /* everything but src and dst */
+    pc_graph graphs[PC_MAX_GRAPHS];
+    pc_tune tune[PC_ALGO_COUNT][3];
+    int evict; /* next graph slot to reuse when the cache is full */
+};
+
+static const pc_kernel_set *kset(int algo)
+{
+    switch (algo) {
+    case PC_ALGO_BILINEAR: return &pc_kset_bilinear;
+    case PC_ALGO_SMOOTH_HUE: return &pc_kset_smoothhue;
+    case PC_ALGO_HQ_LINEAR: return &pc_kset_hqlinear;
+    case PC_ALGO_EDGE: return &pc_kset_edge;
+    case PC_ALGO_HOMOGENEOUS_EDGE: return &pc_kset_hed;
+    case PC_ALGO_WD_ORIGINAL: return &pc_kset_wdorig;
+    case PC_ALGO_WD_MODIFIED: return &pc_kset_wdmod;
+    }
+    return NULL;
+}
+
+static void seterr(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !n)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+static const char *algo_name(int algo)
+{
+    const pc_algo_desc *d = pc_algo_get((pc_algo_id)algo);
+    return d ? d->name : "(no algorithm)";
+}
+
+/* Checks a CUDA call; the message names the call, the algorithm and size. */
+#define CK(g, call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            seterr(err, errlen, "%s failed: %s (%s; algorithm %s, frame %dx%d)", #call,            \
+                   cudaGetErrorString(e_), cudaGetErrorName(e_),                                   \
+                   (g) && (g)->configured ? algo_name((g)->algo) : "none", (g) ? (g)->W : 0,       \
+                   (g) ? (g)->H : 0);                                                              \
+            return PC_EDEVICE;                                                                     \
+        }                                                                                          \
+    } while (0)
+
+extern "C" int pc_gpu_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky "no driver" state */
+        return 0;
+    }
+    return n;
+}
+
+/* Fills the left/right margins of rows [row0, row0+rows) of an input slot
+ * with the reflect-101 mirror of the row (spec §1.2), so the debayer
+ * kernels read whole aligned 16-byte chunks at the image edges too. Runs
+ * on the upload stream after each slab: off the debayer's critical path. */
+__global__ void pc_margin_kernel(uint8_t *in, size_t pitch, int w, int row0, int ml, int mr)
+{
+    uint8_t *row = in + (size_t)(row0 + blockIdx.x) * pitch;
+    for (int j = threadIdx.x; j < ml + mr; j += blockDim.x) {
+        int x = j < ml ? j - ml : w + (j - ml);
+        row[x] = row[pc_fold(x, w)];
+    }
+}
+
+static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, char *err, size_t errlen)
+{
+    pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r);
+    CK(g, cudaGetLastError());
+    return 0;
+}
+
+/* Fills an input slot with hash noise so tuning never times zeros. */
+__global__ void pc_noise_kernel(uint8_t *p, size_t pitch, int w, int h, unsigned seed)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x >= w || y >= h)
+        return;
+    unsigned v = (unsigned)x * 0x9E3779B1u ^ (unsigned)y * 0x85EBCA77u ^ seed;
+    v ^= v >> 15;
+    v *= 0x2C1B3C6Du;
+    v ^= v >> 12;
+    p[(size_t)y * pitch + x] = (uint8_t)(v >> 5);
+}
+
+extern "C" void pc_gpu_close(pc_gpu *g)
+{
+    if (!g)
+        return;
+    cudaSetDevice(g->device);
+    if (g->cs)
+        cudaStreamSynchronize(g->cs);
+    if (g->up)
+        cudaStreamSynchronize(g->up);
+    for (int i = 0; i < PC_MAX_GRAPHS; i++)
+        if (g->graphs[i].used) {
+            for (int j = 0; j < PC_INSTANCES; j++)
+                if (g->graphs[i].inst[j].exec)
+                    cudaGraphExecDestroy(g->graphs[i].inst[j].exec);
+            cudaGraphDestroy(g->graphs[i].graph);
+        }
+    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
+        if (g->in_base[i])
+            cudaFree(g->in_base[i]);
+        cudaEvent_t *evs[] = {g->ev_up, g->ev_used, g->ev_done, g->ev_t0, g->ev_t1};
+        for (auto e : evs)
+            if (e[i])
+                cudaEventDestroy(e[i]);
+    }
+    if (g->scratch)
+        cudaFree(g->scratch);
+    if (g->cs)
+        cudaStreamDestroy(g->cs);
+    if (g->up)
+        cudaStreamDestroy(g->up);
+    free(g);
+}
+
+static size_t rnd64(size_t v) { return (v + 63) & ~(size_t)63; }
+static size_t scratch_bytes(int w, int h)
+{
+    size_t rgb = rnd64(3 * (size_t)w) * h, nv12 = rnd64(w) * (h + h / 2),
+           i420 = rnd64(w) * h + 2 * rnd64(w / 2) * (h / 2);
+    size_t m = rgb > nv12 ? rgb : nv12;
+    return m > i420 ? m : i420;
+}
+static int check_dims(int w, int h, char *err, size_t errlen)
+{
+    if (w < PC_MIN_DIM || h < PC_MIN_DIM || w > PC_MAX_DIM || h > PC_MAX_DIM || (w & 1) || (h & 1)) {
+        seterr(err, errlen,
+               "frame size %dx%d: width and height must be even, at least %d and at most %d "
+               "(reflect-101 border rule, algorithms.md §1.2)",
+               w, h, PC_MIN_DIM, PC_MAX_DIM);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+static int open_impl(pc_gpu *g, int device, int width, int height, int slots, char *err, size_t errlen)
+{
+    int ndev = pc_gpu_device_count();
+    if (ndev == 0) {
+        seterr(err, errlen, "no CUDA device (cudaGetDeviceCount found none or no driver)");
+        return PC_ENOTSUP;
+    }
+    if (device < 0 || device >= ndev) {
+        seterr(err, errlen, "CUDA device %d does not exist (%d device%s)", device, ndev, ndev == 1 ? "" : "s");
+        return PC_EINVAL;
+    }
+    g->device = device;
+    CK(g, cudaSetDevice(device));
+    cudaDeviceProp prop;
+    CK(g, cudaGetDeviceProperties(&prop, device));
+    snprintf(g->name, sizeof g->name, "%s", prop.name);
+    g->num_sms = prop.multiProcessorCount;
+    CK(g, cudaStreamCreateWithFlags(&g->cs, cudaStreamNonBlocking));
+    CK(g, cudaStreamCreateWithFlags(&g->up, cudaStreamNonBlocking));
+    /* Each row: PC_HX bytes of left margin, the image, and a right margin
+     * up to 16 bytes past the last tile (the tiles read PC_HX beyond their
+     * edges). Pitch a multiple of 256, so every chunk is 16-byte aligned. */
+    int ntx = (width + PC_TW - 1) / PC_TW;
+    g->margin_r = ntx * PC_TW + PC_HX - width;
+    g->in_pitch = ((size_t)PC_HX + width + g->margin_r + 255) & ~(size_t)255;
+    for (int i = 0; i < slots; i++) {
+        CK(g, cudaMalloc((void **)&g->in_base[i], g->in_pitch * height));
+        g->in[i] = g->in_base[i] + PC_HX;
+        dim3 grid((width + 255) / 256, height);
+        pc_noise_kernel<<<grid, 256, 0, g->cs>>>(g->in[i], g->in_pitch, width, height, 0x1234u + i);
+        CK(g, cudaGetLastError());
+        if (fill_margins(g, i, 0, height, g->cs, err, errlen))
+            return PC_EDEVICE;
+        CK(g, cudaEventCreateWithFlags(&g->ev_up[i], cudaEventDisableTiming));
+        CK(g, cudaEventCreateWithFlags(&g->ev_used[i], cudaEventDisableTiming));
+        CK(g, cudaEventCreateWithFlags(&g->ev_done[i], cudaEventDisableTiming));
+        CK(g, cudaEventCreate(&g->ev_t0[i]));
+        CK(g, cudaEventCreate(&g->ev_t1[i]));
+    }
+    CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
+    CK(g, cudaStreamSynchronize(g->cs));
+    return 0;
+}
+
+extern "C" int pc_gpu_open(pc_gpu **out, int device, int width, int height, int slots, char *err,
+                           size_t errlen)
+{
+    if (!out) {
+        seterr(err, errlen, "pc_gpu_open: out is NULL");
+        return PC_EINVAL;
+    }
+    *out = NULL;
+    int rc = check_dims(width, height, err, errlen);
+    if (rc)
+        return rc;
+    if (slots < 1 || slots > PC_GPU_MAX_SLOTS) {
+        seterr(err, errlen, "pc_gpu_open: %d input slots requested, must be 1..%d", slots, PC_GPU_MAX_SLOTS);
+        return PC_EINVAL;
+    }
+    pc_gpu *g = (pc_gpu *)calloc(1, sizeof *g);
+    if (!g) {
+        seterr(err, errlen, "pc_gpu_open: out of host memory");
+        return PC_ENOMEM;
+    }
+    g->W = width;
+    g->H = height;
+    g->nslots = slots;
+    rc = open_impl(g, device, width, height, slots, err, errlen);
+    if (rc) {
+        pc_gpu_close(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+extern "C" const char *pc_gpu_device_name(const pc_gpu *g) { return g ? g->name : ""; }
+extern "C" int pc_gpu_slots(const pc_gpu *g) { return g ? g->nslots : 0; }
+extern "C" void *pc_gpu_stream(pc_gpu *g) { return g ? (void *)g->cs : NULL; }
+
+extern "C" void *pc_gpu_cu_context(pc_gpu *g)
+{
+    if (!g || cudaSetDevice(g->device) != cudaSuccess || cudaFree(0) != cudaSuccess)
+        return NULL;
+    /* The runtime's primary context, fetched through the driver entry point
+     * so that nothing links libcuda directly (CI has no driver). */
+    typedef CUresult (*getctx_fn)(CUcontext *);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+#if CUDART_VERSION >= 12050
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn)
+        return NULL;
+#else
+    if (cudaGetDriverEntryPoint("cuCtxGetCurrent", &fn, cudaEnableDefault, &q) != cudaSuccess || !fn)
+        return NULL;
+#endif
+    CUcontext ctx = NULL;
+    if (((getctx_fn)fn)(&ctx) != CUDA_SUCCESS)
+        return NULL;
+    return (void *)ctx;
+}
+
+static int kfmt_of(pc_pixfmt f)
+{
+    return f == PC_FMT_NV12 ? PC_KFMT_NV12 : f == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+}
+
+/* Sets the output planes of kp from a picture. */
+static void set_dst(pc_kparams *kp, const pc_picture *d)
+{
+    kp->d0 = d->plane[0];
+    kp->d1 = d->plane[1];
+    kp->d2 = d->plane[2];
+    kp->p0 = (int)d->pitch[0];
+    kp->p1 = (int)d->pitch[1];
+    kp->p2 = (int)d->pitch[2];
+}
+
+/* A picture of the scratch buffer in format fmt (pitches multiples of 64,
+ * as the kernels' 4-byte stores require). */
+static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
+{
+    pc_picture p;
+    memset(&p, 0, sizeof p);
+    p.fmt = fmt;
+    p.width = g->W;
+    p.height = g->H;
+    size_t yp = rnd64(g->W);
+    if (fmt == PC_FMT_RGB24) {
+        p.plane[0] = g->scratch;
+        p.pitch[0] = rnd64(3 * (size_t)g->W);
+    } else {
+        p.plane[0] = g->scratch;
+        p.pitch[0] = yp;
+        p.plane[1] = g->scratch + yp * g->H;
+        if (fmt == PC_FMT_NV12) {
+            p.pitch[1] = yp;
+        } else {
+            p.pitch[1] = rnd64(g->W / 2);
+            p.plane[2] = p.plane[1] + p.pitch[1] * (g->H / 2);
+            p.pitch[2] = p.pitch[1];
+        }
+    }
+    return p;
+}
+
+static dim3 grid_of(pc_gpu *g, int th) { return dim3((g->W + PC_TW - 1) / PC_TW, (g->H + th - 1) / th); }
+
+/* Finds or captures the graph of (algo, var, fmt, th). */
+/* Persistent grid size for ntiles tiles when cap CTAs fit at once.
+ * Mode 0: as many CTAs as fit (at most one per tile). Mode 1: the fewest
+ * CTAs that still need the same number of rounds, so that every CTA runs
+ * the same number of tiles and no SM ends with a lone CTA on its last
+ * round (fewer CTAs per SM in exchange). */
+static unsigned grid_ctas(long ntiles, long cap, int gm)
+{
+    if (ntiles <= cap)
+        return (unsigned)ntiles;
+    if (gm == 0)
+        return (unsigned)cap;
+    long k = (ntiles + cap - 1) / cap;
+    return (unsigned)((ntiles + k - 1) / k);
+}
+
+static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_graph **out, char *err,
+                     size_t errlen)
+{
+    pc_graph *free_slot = NULL;
+    for (int i = 0; i < PC_MAX_GRAPHS; i++) {
+        pc_graph *x = &g->graphs[i];
+        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th && x->gm == gm) {
+            *out = x;
+            return 0;
+        }
+        if (!x->used && !free_slot)
+            free_slot = x;
+    }
+    if (!free_slot) { /* round-robin eviction */
+        free_slot = &g->graphs[g->evict];
+        g->evict = (g->evict + 1) % PC_MAX_GRAPHS;
+        for (int j = 0; j < PC_INSTANCES; j++)
+            if (free_slot->inst[j].exec)
+                cudaGraphExecDestroy(free_slot->inst[j].exec);
+        cudaGraphDestroy(free_slot->graph);
+        *free_slot = pc_graph();
+    }
+    pc_graph *x = free_slot;
+    const pc_kernel_set *ks = kset(algo);
+    const void *fn = ks->fn[var][fmt];
+    x->smem = ks->smem(var, th);
+    /* The limit is per function and shared by all tile heights: set it to
+     * the largest any of them needs (and never below the 48 KB default). */
+    size_t smax = ks->smem(var, PC_TH_MAX);
+    if (smax > 48 * 1024)
+        CK(g, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
+    /* Persistent grid: as many CTAs as fit at once, at most one per tile. */
+    int per_sm = 0;
+    CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, PC_NT, x->smem));
+    if (per_sm < 1)
+        per_sm = 1;
+    dim3 tg = grid_of(g, th);
+    long ntiles = (long)tg.x * tg.y;
+    x->grid = dim3(grid_ctas(ntiles, (long)per_sm * g->num_sms, gm));
+    pc_kparams kp = g->base;
+    kp.th = th;
+    kp.src = g->in[0];
+    pc_picture sp = scratch_pic(g, fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24);
+    set_dst(&kp, &sp);
+    void *args[] = {&kp};
+    CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
+    cudaError_t le = cudaLaunchKernel(fn, x->grid, dim3(PC_NT), args, x->smem, g->cs);
+    cudaGraph_t graph = NULL;
+    cudaError_t ce = cudaStreamEndCapture(g->cs, &graph);
+    CK(g, le);
+    CK(g, ce);
+    size_t n = 1;
+    cudaGraphNode_t node;
+    cudaError_t e = cudaGraphGetNodes(graph, &node, &n);
+    if (e == cudaSuccess && n != 1)
+        e = cudaErrorInvalidValue;
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(graph);
+        CK(g, e);
+    }
+    memset(x->inst, 0, sizeof x->inst);
+    x->graph = graph;
+    x->node = node;
+    x->last = kp;
+    x->algo = algo;
+    x->var = var;
+    x->fmt = fmt;
+    x->th = th;
+    x->gm = gm;
+    x->used = 1;
+    *out = x;
+    return 0;
+}
+
+/* Replays configuration x with params kp on the compute stream, through
+ * the cached instance for kp, or the least recently used one updated. */
+static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_t errlen)
+{
+    pc_instance *hit = NULL, *lru = &x->inst[0];
+    for (int i = 0; i < PC_INSTANCES; i++) {
+        pc_instance *in = &x->inst[i];
+        if (in->exec && memcmp(&in->kp, kp, sizeof *kp) == 0) {
+            hit = in;
+            break;
+        }
+        if (!in->exec || (lru->exec && in->used < lru->used))
+            lru = in;
+    }
+    if (!hit) {
+        hit = lru;
+        if (!hit->exec)
+            CK(g, cudaGraphInstantiate(&hit->exec, x->graph, 0));
+        cudaKernelNodeParams np = {};
+        np.func = (void *)kset(x->algo)->fn[x->var][x->fmt];
+        np.gridDim = x->grid;
+        np.blockDim = dim3(PC_NT);
+        np.sharedMemBytes = (unsigned)x->smem;
+        pc_kparams copy = *kp;
+        void *args[] = {&copy};
+        np.kernelParams = args;
+        CK(g, cudaGraphExecKernelNodeSetParams(hit->exec, x->node, &np));
+        hit->kp = *kp;
+    }
+    hit->used = ++g->stamp;
+    CK(g, cudaGraphLaunch(hit->exec, g->cs));
+    return 0;
+}
+
+/* Quick timing for tuning: the best of 4 rounds (after one warm-up round)
+ * of 8 back-to-back replays, rotating the input slots. Rounds of several
+ * replays, not single ones, because single-frame timings differ by a few
+ * tenths of a microsecond from run to run, as much as the candidates. */
+static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, int gm, float *us, char *err, size_t errlen)
+{
+    pc_graph *x;
+    int rc = get_graph(g, algo, var, fmt, th, gm, &x, err, errlen);
+    if (rc)
+        return rc;
+    pc_kparams kp = x->last;
+    cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    const int n = 8;
+    float best = 1e30f;
+    for (int rep = 0; rep < 5; rep++) {
+        CK(g, cudaEventRecord(a, g->cs));
+        for (int i = 0; i < n; i++) {
+            kp.src = g->in[i % g->nslots];
+            if ((rc = launch(g, x, &kp, err, errlen)))
+                return rc;
+        }
+        CK(g, cudaEventRecord(b, g->cs));
+        CK(g, cudaEventSynchronize(b));
+        float ms;
+        CK(g, cudaEventElapsedTime(&ms, a, b));
+        if (rep > 0 && ms < best) /* the first round warms up */
+            best = ms;
+    }
+    g->timed[0] = 0;
+    *us = best * 1000.0f / n;
+    return 0;
+}
+
+static int tune_variant(pc_gpu *g, int algo, int var, int fmt, char *err, size_t errlen)
+{
+    pc_tune *t = &g->tune[algo][fmt];
+    if (t->done[var])
+        return 0;
+    /* Tile heights = pixels per thread (th for both variants with 128
+     * threads and 128-px tiles). The persistent CTAs each take
+     * ceil(tiles / CTAs) tiles, so how the tile count falls against the
+     * CTAs resident at once (SM count x occupancy) decides the tail, and
+     * halo overhead favours tall tiles: measure every candidate on this
+     * GPU rather than guess. */
+    static const int cands[] = {8, 12, 16, 20, 24, 28, 32, 40, 48, 64};
+    float best = 1e30f;
+    int best_th = 16, best_gm = 0;
+    for (int c : cands)
+        for (int gm = 0; gm < 2; gm++) {
+            float us;
+            int rc = time_config(g, algo, var, fmt, c, gm, &us, err, errlen);
+            if (rc)
+                return rc;
+            if (us < best) {
+                best = us;
+                best_th = c;
+                best_gm = gm;
+            }
+        }
+    t->done[var] = 1;
+    t->th[var] = best_th;
+    t->gm[var] = best_gm;
+    t->us[var] = best;
+    return 0;
+}
+
+extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, pc_cfa cfa, pc_pixfmt fmt,
+                               pc_matrix matrix, pc_range range, char *err, size_t errlen)
+{
+    if (!g) {
+        seterr(err, errlen, "pc_gpu_set_algo: no pc_gpu");
+        return PC_EINVAL;
+    }
+    if ((unsigned)algo >= PC_ALGO_COUNT) {
+        char names[256];
+        pc_algo_names(names, sizeof names);
+        seterr(err, errlen, "pc_gpu_set_algo: unknown algorithm id %d (known: %s)", (int)algo, names);
+        return PC_EINVAL;
+    }
+    if ((unsigned)variant > PC_VARIANT_4PX || (unsigned)cfa > PC_CFA_BGGR || (unsigned)fmt > PC_FMT_I420 ||
+        (unsigned)matrix > PC_MATRIX_BT601 || (unsigned)range > PC_RANGE_FULL) {
+        seterr(err, errlen,
+               "pc_gpu_set_algo(%s): bad argument (variant %d, cfa %d, format %d, matrix %d, range %d)",
+               algo_name(algo), (int)variant, (int)cfa, (int)fmt, (int)matrix, (int)range);
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(matrix, range, &yc);
+    pc_kparams b;
+    memset(&b, 0, sizeof b);
+    b.src_pitch = (int)g->in_pitch;
+    b.W = g->W;
+    b.H = g->H;
+    b.ox = (cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR);
+    b.oy = (cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR);
+    for (int i = 0; i < 3; i++) {
+        b.cy[i] = yc.y[i];
+        b.cb[i] = yc.cb[i];
+        b.cr[i] = yc.cr[i];
+    }
+    b.yoff = yc.y_offset;
+    /* Tuning runs with the new parameters; keep the old ones until it worked. */
+    pc_kparams old = g->base;
+    g->base = b;
+    int kf = kfmt_of(fmt), rc = 0;
+    int var;
+    if (variant == PC_VARIANT_AUTO) {
+        rc = tune_variant(g, algo, PC_KVAR_2PX, kf, err, errlen);
+        if (!rc)
+            rc = tune_variant(g, algo, PC_KVAR_4PX, kf, err, errlen);
+        pc_tune *t = &g->tune[algo][kf];
+        var = t->us[PC_KVAR_4PX] <= t->us[PC_KVAR_2PX] ? PC_KVAR_4PX : PC_KVAR_2PX;
+    } else {
+        var = variant == PC_VARIANT_2PX ? PC_KVAR_2PX : PC_KVAR_4PX;
+        rc = tune_variant(g, algo, var, kf, err, errlen);
+    }
+    if (rc) {
+        g->base = old;
+        return rc;
+    }
+    g->configured = 1;
+    g->algo = algo;
+    g->var = var;
+    g->fmt = kf;
+    g->th = g->tune[algo][kf].th[var];
+    g->gm = g->tune[algo][kf].gm[var];
+    g->th_forced = 0;
+    g->cfa = cfa;
+    g->matrix = matrix;
+    g->range = range;
+    return 0;
+}
+
+extern "C" void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows)
+{
+    if (variant)
+        *variant = !g || !g->configured ? PC_VARIANT_AUTO : g->var == PC_KVAR_4PX ? PC_VARIANT_4PX : PC_VARIANT_2PX;
+    if (tile_rows)
+        *tile_rows = g && g->configured ? (g->th_forced ? g->th_forced : g->th) : 0;
+}
+
+extern "C" int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen)
+{
+    if (!g || !g->configured) {
+        seterr(err, errlen, "pc_gpu_set_tile_rows: call pc_gpu_set_algo first");
+        return PC_EINVAL;
+    }
+    if (rows != 0 && (rows < PC_TH_MIN || rows > PC_TH_MAX || (rows & 3))) {
+        seterr(err, errlen, "pc_gpu_set_tile_rows: %d rows, must be a multiple of 4 from %d to %d", rows,
+               PC_TH_MIN, PC_TH_MAX);
+        return PC_EINVAL;
+    }
+    g->th_forced = rows;
+    return 0;
+}
+
+extern "C" uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch)
+{
+    if (!g || slot < 0 || slot >= g->nslots)
+        return NULL;
+    if (pitch)
+        *pitch = g->in_pitch;
+    return g->in[slot];
+}
+
+static int check_slot(pc_gpu *g, int slot, const char *fn, char *err, size_t errlen)
+{
+    if (!g) {
+        seterr(err, errlen, "%s: no pc_gpu", fn);
+        return PC_EINVAL;
+    }
+    if (slot < 0 || slot >= g->nslots) {
+        seterr(err, errlen, "%s: slot %d out of range (0..%d; frame %dx%d)", fn, slot, g->nslots - 1, g->W, g->H);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t *host, size_t host_pitch,
+                                   int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_upload_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!host || rows <= 0 || row0 < 0 || row0 + rows > g->H || host_pitch < (size_t)g->W) {
+        seterr(err, errlen,
+               "pc_gpu_upload_async: rows %d..%d of a %dx%d frame from %p (pitch %zu): out of range",
+               row0, row0 + rows - 1, g->W, g->H, (const void *)host, host_pitch);
+        return PC_EINVAL;
+    }
+    /* Do not overwrite the slot while a kernel still reads it. */
+    if (g->consumed[slot])
+        CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
+    CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
+                            cudaMemcpyHostToDevice, g->up));
+    g->uploaded[slot] = 1;
+    return fill_margins(g, slot, row0, rows, g->up, err, errlen);
+}
+
+extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_input_written", err, errlen);
+    if (rc)
+        return rc;
+    if (rows <= 0 || row0 < 0 || row0 + rows > g->H) {
+        seterr(err, errlen, "pc_gpu_input_written: rows %d..%d outside the %dx%d frame", row0, row0 + rows - 1,
+               g->W, g->H);
+        return PC_EINVAL;
+    }
+    g->uploaded[slot] = 1;
+    return fill_margins(g, slot, row0, rows, g->up, err, errlen);
+}
+
+extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen)
+{
+    cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    CK(g, cudaEventRecord(a, g->cs));
+    for (int i = 0; i < 10; i++)
+        if (fill_margins(g, i % g->nslots, 0, g->H, g->cs, err, errlen))
+            return PC_EDEVICE;
+    CK(g, cudaEventRecord(b, g->cs));
+    CK(g, cudaEventSynchronize(b));
+    float ms;
+    CK(g, cudaEventElapsedTime(&ms, a, b));
+    g->timed[0] = 0;
+    *us = ms * 100.0;
+    return 0;
+}
+
+static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *what, char *err, size_t errlen)
+{
+    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    if (!p || p->fmt != fmt || p->width != g->W || p->height != g->H) {
+        seterr(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
+               p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
+        return PC_EINVAL;
+    }
+    for (int i = 0; i < np; i++) {
+        size_t need = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
+        if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 3) || (p->pitch[i] & 3) ||
+            p->pitch[i] > 0x7fffffff) {
+            seterr(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
+                   what, i, (void *)p->plane[i], p->pitch[i], need, g->W, g->H);
+            return PC_EINVAL;
+        }
+    }
+    return 0;
+}
+
+extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_debayer", err, errlen);
+    if (rc)
+        return rc;
+    if (!g->configured) {
+        seterr(err, errlen, "pc_gpu_debayer: no algorithm set (call pc_gpu_set_algo; frame %dx%d)", g->W, g->H);
+        return PC_EINVAL;
+    }
+    pc_pixfmt fmt = g->fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : g->fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24;
+    if ((rc = check_pic(g, dst, fmt, "pc_gpu_debayer: destination", err, errlen)))
+        return rc;
+    if (fmt != PC_FMT_RGB24 && (dst->matrix != g->matrix || dst->range != g->range)) {
+        seterr(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
+        return PC_EINVAL;
+    }
+    int th = g->th_forced ? g->th_forced : g->th;
+    pc_graph *x;
+    if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+        return rc;
+    pc_kparams kp = g->base;
+    kp.th = th;
+    kp.src = g->in[slot];
+    set_dst(&kp, dst);
+    /* Order after the slot's uploads; skipped when nothing was uploaded
+     * since its last debayer (re-processing a frame, benchmarks): the
+     * cross-stream wait costs GPU front-end time every frame. */
+    if (g->uploaded[slot]) {
+        CK(g, cudaEventRecord(g->ev_up[slot], g->up));
+        CK(g, cudaStreamWaitEvent(g->cs, g->ev_up[slot], 0));
+        g->uploaded[slot] = 0;
+    }
+    /* One event per frame by default (every event record between two
+     * kernels costs the GPU about 0.6 us); a timed pair on request. */
+    const int timing = (g->options & PC_GPU_OPT_FRAME_TIMING) != 0;
+    if (timing)
+        CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
+    if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
+        void *args[] = {&kp};
+        CK(g, cudaLaunchKernel(kset(x->algo)->fn[x->var][x->fmt], x->grid, dim3(PC_NT), args, x->smem, g->cs));
+    } else if ((rc = launch(g, x, &kp, err, errlen))) {
+        return rc;
+    }
+    cudaEvent_t done = timing ? g->ev_t1[slot] : g->ev_used[slot];
+    CK(g, cudaEventRecord(done, g->cs));
+    g->consumed[slot] = done;
+    g->last_ev[slot] = done;
+    g->timed[slot] = timing;
+    return 0;
+}
+
+extern "C" void pc_gpu_set_options(pc_gpu *g, unsigned options)
+{
+    if (g)
+        g->options = options;
+}
+
+extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host, char *err,
+                                     size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_download_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
+        (unsigned)dev->fmt > PC_FMT_I420) {
+        seterr(err, errlen, "pc_gpu_download_async: device and host pictures differ or are missing (frame %dx%d)",
+               g->W, g->H);
+        return PC_EINVAL;
+    }
+    int np = dev->fmt == PC_FMT_RGB24 ? 1 : dev->fmt == PC_FMT_NV12 ? 2 : 3;
+    for (int i = 0; i < np; i++) {
+        size_t w = dev->fmt == PC_FMT_RGB24 ? 3 * (size_t)dev->width
+                   : (dev->fmt == PC_FMT_I420 && i > 0) ? dev->width / 2 : dev->width;
+        int h = i == 0 ? dev->height : dev->height / 2;
+        if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
+            seterr(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
+            return PC_EINVAL;
+        }
+        CK(g, cudaMemcpy2DAsync(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], w, h,
+                                cudaMemcpyDeviceToHost, g->cs));
+    }
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
+    return 0;
+}
+
+extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_slot_wait", err, errlen);
+    if (rc)
+        return rc;
+    if (g->last_ev[slot])
+        CK(g, cudaEventSynchronize(g->last_ev[slot]));
+    return 0;
+}
+
+extern "C" int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen)
+{
+    if (!g) {
+        seterr(err, errlen, "pc_gpu_sync: no pc_gpu");
+        return PC_EINVAL;
+    }
+    CK(g, cudaStreamSynchronize(g->up));
+    CK(g, cudaStreamSynchronize(g->cs));
+    return 0;
+}
+
+extern "C" int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_frame_time_us", err, errlen);
+    if (rc)
+        return rc;
+    if (!g->timed[slot]) {
+        seterr(err, errlen, "pc_gpu_frame_time_us: slot %d has no timed frame (set PC_GPU_OPT_FRAME_TIMING)", slot);
+        return PC_EINVAL;
+    }
+    float ms;
+    CK(g, cudaEventElapsedTime(&ms, g->ev_t0[slot], g->ev_t1[slot]));
+    *us = ms * 1000.0;
+    return 0;
+}
+
+extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
+                                    char *err, size_t errlen)
+{
+    if (!g || !out || (unsigned)fmt > PC_FMT_I420) {
+        seterr(err, errlen, "pc_gpu_picture_alloc: bad arguments");
+        return PC_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    out->fmt = fmt;
+    out->matrix = matrix;
+    out->range = range;
+    out->width = g->W;
+    out->height = g->H;
+    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    CK(g, cudaSetDevice(g->device));
+    for (int i = 0; i < np; i++) {
+        size_t w = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
+        int h = i == 0 ? g->H : g->H / 2;
+        cudaError_t e = cudaMallocPitch((void **)&out->plane[i], &out->pitch[i], w, h);
+        if (e != cudaSuccess) {
+            pc_gpu_picture_free(g, out);
+            CK(g, e);
+        }
+    }
+    return 0;
+}
+
+extern "C" void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic)
+{
+    if (!pic)
+        return;
+    if (g)
+        cudaSetDevice(g->device);
+    for (int i = 0; i < 3; i++) {
+        if (pic->plane[i])
+            cudaFree(pic->plane[i]);
+        pic->plane[i] = NULL;
+    }
+}
+
+extern "C" int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t errlen)
+{
+    pc_gpu *g = NULL; /* for CK's message */
+    if (!out || !bytes) {
+        seterr(err, errlen, "pc_gpu_host_alloc: bad arguments");
+        return PC_EINVAL;
+    }
+    *out = NULL;
+    CK(g, cudaHostAlloc(out, bytes, cudaHostAllocPortable));
+    return 0;
+}
+
+extern "C" void pc_gpu_host_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}

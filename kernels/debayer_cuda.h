@@ -1,0 +1,145 @@
+/* debayer_cuda.h - the CUDA backend of the demosaicing library, as a plain C
+ * API: no CUDA header is needed to use it (streams and contexts are void*).
+ *
+ * One pc_gpu serves one frame size on one device. pc_gpu_open allocates
+ * everything once: `slots` raw input panoramas (device, 16-byte aligned
+ * pitch), two streams (uploads, compute), per-slot events, and a scratch
+ * picture used to time kernel variants. Nothing in the per-frame calls
+ * allocates.
+ *
+ * Per frame (slot = one input buffer; keep 2-3 slots in flight):
+ *   pc_gpu_upload_async(g, slot, row0, host, pitch, rows)   x 5 camera slabs
+ *       cudaMemcpy2DAsync on the upload stream: the DMA engine stacks the
+ *       slabs into the device panorama; it first waits until the kernel
+ *       that last read this slot has finished.
+ *   pc_gpu_debayer(g, slot, dst)       the whole algorithm as one CUDA graph
+ *       replay on the compute stream, after the slot's uploads; dst is any
+ *       device picture (e.g. an encoder's CUDA frame, pointers and pitches
+ *       may change every frame) and receives NV12/I420/RGB24 directly.
+ *   pc_gpu_download_async(g, slot, dev, host)   optional, to pinned memory
+ *   pc_gpu_slot_wait(g, slot)          host waits for that slot's work
+ * pc_gpu_set_algo may be called between frames to switch algorithm,
+ * variant, CFA, matrix, range or format live; graphs and tuning results
+ * are cached per configuration.
+ *
+ * Errors: 0 or a negative PC_E* code (debayer.h), with a message naming
+ * the CUDA call, the algorithm and the frame size.
+ */
+#ifndef PANOCAP_DEBAYER_CUDA_H
+#define PANOCAP_DEBAYER_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "debayer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pc_gpu pc_gpu;
+
+#define PC_GPU_MAX_SLOTS 8
+
+/* Number of usable CUDA devices; 0 (not an error) when there is no device
+ * or no driver, or when the library was built without CUDA. */
+int pc_gpu_device_count(void);
+
+/* Opens `device` for frames of width x height (spec sizes: even, >= 8)
+ * with `slots` input buffers (1..PC_GPU_MAX_SLOTS). */
+int pc_gpu_open(pc_gpu **out, int device, int width, int height, int slots,
+                char *err, size_t errlen);
+void pc_gpu_close(pc_gpu *g);
+
+const char *pc_gpu_device_name(const pc_gpu *g);
+int pc_gpu_slots(const pc_gpu *g);
+
+/* Selects what pc_gpu_debayer computes. variant AUTO picks the faster of
+ * 2px and 4px as measured on this GPU (once per algorithm and format, then
+ * cached); the pixels per thread (tile height) are likewise measured per
+ * variant. The first call for a configuration takes a few milliseconds
+ * (graph capture, and the measurement if not cached); later switches to
+ * it are immediate. */
+int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, pc_cfa cfa,
+                    pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                    char *err, size_t errlen);
+
+/* The variant (PC_VARIANT_2PX/4PX) and tile height in use since the last
+ * successful pc_gpu_set_algo. */
+void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows);
+
+/* Forces the tile height (rows per tile, a multiple of 4 from 4 to 64; the
+ * pixels-per-thread knob) for the current configuration; 0 restores the
+ * measured choice. For benchmarks and tests. */
+int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
+
+/* Options (bit mask), for measurements; 0 is the default:
+ * PC_GPU_OPT_STREAM_LAUNCH: launch the kernel with cudaLaunchKernel
+ *   instead of replaying the configuration's CUDA graph;
+ * PC_GPU_OPT_FRAME_TIMING: a timed event pair around each frame, for
+ *   pc_gpu_frame_time_us (costs about 1 us of GPU time per frame; off by
+ *   default, when a single untimed event marks the slot's completion). */
+#define PC_GPU_OPT_STREAM_LAUNCH 1u
+#define PC_GPU_OPT_FRAME_TIMING 2u
+void pc_gpu_set_options(pc_gpu *g, unsigned options);
+
+/* Device pointer and pitch of input slot `slot` (width x height bytes). */
+uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch);
+
+/* Copies rows [row0, row0+rows) of the slot's panorama from host memory
+ * (pinned for a truly asynchronous copy) on the upload stream, then
+ * refreshes those rows' mirrored margins (a tiny kernel on the same stream:
+ * the slot buffer has 16 bytes of margin left and right of the image that
+ * hold the reflect-101 samples, so the debayer kernels need no edge code). */
+int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t *host,
+                        size_t host_pitch, int rows, char *err, size_t errlen);
+
+/* For callers that write into pc_gpu_input() themselves (instead of
+ * pc_gpu_upload_async): enqueues, on the upload stream, the refresh of the
+ * mirrored margins of those rows that the kernels rely on. Enqueue it after
+ * the writes, on the upload stream's order (or synchronise first). */
+int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen);
+
+/* GPU time of refreshing the margins of one whole frame (the per-slab
+ * work of pc_gpu_upload_async besides the copy), in microseconds. */
+int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
+
+/* Enqueues the demosaic of `slot` into the device picture dst (format,
+ * size, matrix and range as set by pc_gpu_set_algo; plane pointers and
+ * pitches must be multiples of 4: the kernels store 4 bytes at a time). */
+int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen);
+
+/* Enqueues device -> host copies of every plane of dev into host (same
+ * format and size) on the compute stream, after the slot's debayer. */
+int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host,
+                          char *err, size_t errlen);
+
+/* Waits until everything enqueued for `slot` (debayer, download) is done. */
+int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen);
+/* Waits for all work of this pc_gpu. */
+int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen);
+
+/* GPU time of the slot's last debayer (graph replay), in microseconds,
+ * once it has completed (call after pc_gpu_slot_wait); needs
+ * PC_GPU_OPT_FRAME_TIMING (pc_gpu_set_options). */
+int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen);
+
+/* The compute stream (cudaStream_t) and the device's primary context
+ * (CUcontext), e.g. for FFmpeg's AVCUDADeviceContext. */
+void *pc_gpu_stream(pc_gpu *g);
+void *pc_gpu_cu_context(pc_gpu *g);
+
+/* Device pictures (cudaMallocPitch per plane); free with
+ * pc_gpu_picture_free. */
+int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                         pc_picture *out, char *err, size_t errlen);
+void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic);
+
+/* Pinned (page-locked) host memory for capture buffers and downloads. */
+int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t errlen);
+void pc_gpu_host_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,173 @@
+/* debayer_test_util.h - test inputs and comparisons shared by the kernel
+ * tests (test_cuda.c, test_cuda_emu.c): seeded uniform noise, a synthetic
+ * natural-looking image, PPM loading, mosaicking, picture allocation on the
+ * host, poisoning and pixel-exact comparison with a count of differing
+ * samples and the largest difference. Header-only, static functions. */
+#ifndef PANOCAP_DEBAYER_TEST_UTIL_H
+#define PANOCAP_DEBAYER_TEST_UTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "debayer.h"
+
+static uint32_t tu_rng(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static void tu_noise(uint8_t *p, size_t n, uint32_t seed)
+{
+    uint32_t s = seed | 1;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(tu_rng(&s) >> 11);
+}
+
+/* A synthetic "photograph": smooth shading, a few hard-edged discs and
+ * stripes of different colours, fine texture and a little noise; enough
+ * to drive every direction/tie/clamp path of the algorithms the way a
+ * natural image does. rgb is w*h*3. */
+static void tu_synth(uint8_t *rgb, int w, int h, uint32_t seed)
+{
+    uint32_t s = seed | 1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double fx = (double)x / 97.0, fy = (double)y / 61.0;
+            double base[3] = {120 + 80 * sin(fx) * cos(fy * 0.7), 110 + 90 * cos(fx * 0.5 + fy),
+                              100 + 70 * sin(fx * 0.3 - fy * 0.8)};
+            int disc = ((x % 173) - 86) * ((x % 173) - 86) + ((y % 131) - 65) * ((y % 131) - 65) < 40 * 40;
+            int stripe = ((x + 2 * y) / 5) % 7 == 0;
+            for (int c = 0; c < 3; c++) {
+                double v = base[c];
+                if (disc)
+                    v = c == (x / 173 + y / 131) % 3 ? 235 : 25;
+                if (stripe && x > w / 3)
+                    v = 255 - v;
+                v += 12 * sin(x * 1.3 + c) * sin(y * 0.9);
+                v += (double)(tu_rng(&s) % 9) - 4;
+                rgb[(size_t)3 * (y * w + x) + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
+}
+
+/* Loads a binary PPM (P6, maxval 255). Returns malloc'ed RGB or NULL. */
+static inline uint8_t *tu_load_ppm(const char *path, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    int maxv = 0;
+    uint8_t *rgb = NULL;
+    if (fscanf(f, "P6 %d %d %d", w, h, &maxv) == 3 && maxv == 255 && *w > 0 && *h > 0 && fgetc(f) != EOF) {
+        size_t n = (size_t)*w * *h * 3;
+        rgb = (uint8_t *)malloc(n);
+        if (rgb && fread(rgb, 1, n, f) != n) {
+            free(rgb);
+            rgb = NULL;
+        }
+    }
+    fclose(f);
+    return rgb;
+}
+
+/* Mosaics an image of iw x ih (mirror-tiled to w x h) into a Bayer frame. */
+static void tu_mosaic(const uint8_t *rgb, int iw, int ih, uint8_t *bayer, int w, int h, pc_cfa cfa)
+{
+    int ox = cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR, oy = cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR;
+    for (int y = 0; y < h; y++) {
+        int sy = (y / ih) & 1 ? ih - 1 - y % ih : y % ih;
+        for (int x = 0; x < w; x++) {
+            int sx = (x / iw) & 1 ? iw - 1 - x % iw : x % iw;
+            int a = (x - ox) & 1, b = (y - oy) & 1;
+            int c = (a == 0 && b == 0) ? 0 : (a == 1 && b == 1) ? 2 : 1;
+            bayer[(size_t)y * w + x] = rgb[((size_t)sy * iw + sx) * 3 + c];
+        }
+    }
+}
+
+/* Plane geometry of a picture of fmt (bytes per row, rows). */
+static int tu_planes(pc_pixfmt fmt, int w, int h, size_t bw[3], int rows[3])
+{
+    if (fmt == PC_FMT_RGB24) {
+        bw[0] = 3 * (size_t)w;
+        rows[0] = h;
+        return 1;
+    }
+    bw[0] = w;
+    rows[0] = h;
+    bw[1] = fmt == PC_FMT_NV12 ? (size_t)w : (size_t)w / 2;
+    rows[1] = h / 2;
+    bw[2] = w / 2;
+    rows[2] = h / 2;
+    return fmt == PC_FMT_NV12 ? 2 : 3;
+}
+
+/* Host picture with pitch = row bytes + pad (pad catches pitch bugs). */
+static int tu_pic_alloc(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_range r, int w, int h, size_t pad)
+{
+    memset(p, 0, sizeof *p);
+    p->fmt = fmt;
+    p->matrix = m;
+    p->range = r;
+    p->width = w;
+    p->height = h;
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(fmt, w, h, bw, rows);
+    for (int i = 0; i < np; i++) {
+        p->pitch[i] = bw[i] + pad;
+        p->plane[i] = (uint8_t *)malloc(p->pitch[i] * rows[i]);
+        if (!p->plane[i])
+            return -1;
+    }
+    return 0;
+}
+
+static void tu_pic_free(pc_picture *p)
+{
+    for (int i = 0; i < 3; i++) {
+        free(p->plane[i]);
+        p->plane[i] = NULL;
+    }
+}
+
+static void tu_pic_fill(const pc_picture *p, int v)
+{
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(p->fmt, p->width, p->height, bw, rows);
+    for (int i = 0; i < np; i++)
+        memset(p->plane[i], v, p->pitch[i] * rows[i]);
+}
+
+/* Counts differing samples over the visible part of every plane. */
+static long tu_compare(const pc_picture *a, const pc_picture *b, int *maxdiff)
+{
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(a->fmt, a->width, a->height, bw, rows);
+    long n = 0;
+    int md = 0;
+    for (int i = 0; i < np; i++)
+        for (int y = 0; y < rows[i]; y++) {
+            const uint8_t *ra = a->plane[i] + (size_t)y * a->pitch[i], *rb = b->plane[i] + (size_t)y * b->pitch[i];
+            for (size_t x = 0; x < bw[i]; x++)
+                if (ra[x] != rb[x]) {
+                    int d = abs((int)ra[x] - (int)rb[x]);
+                    n++;
+                    if (d > md)
+                        md = d;
+                }
+        }
+    *maxdiff = md;
+    return n;
+}
+
+#endif

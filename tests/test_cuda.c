@@ -1,0 +1,368 @@
+/* test_cuda.c - the CUDA backend against the C reference, on the GPU.
+ *
+ * For every algorithm x variant (2px, 4px) x CFA phase the NV12 output of
+ * the device must equal the reference on every sample (count of differing
+ * samples and the largest difference are printed), on uniform noise, on a
+ * synthetic photograph and on the PPM photographs found in
+ * $PC_TEST_IMAGES (astronaut.ppm, coffee.ppm), at 2040x5400 and at awkward
+ * sizes (smaller than a tile, widths not multiples of 32/128). Small sizes
+ * also run with forced tile heights (the pixels-per-thread knob). I420 and
+ * RGB24 are spot-checked; sizes below 8 and other bad arguments must fail
+ * cleanly; three slots in flight at once must not disturb each other.
+ * Outputs are poisoned before every run. Skips where there is no device.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "debayer.h"
+#include "debayer_cuda.h"
+#include "debayer_test_util.h"
+#include "panocap_config.h"
+#include "tap.h"
+
+#if PANOCAP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static char err[1024];
+
+/* Poisons a device picture. */
+static void dev_poison(const pc_picture *p, int v)
+{
+#if PANOCAP_HAVE_CUDA
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(p->fmt, p->width, p->height, bw, rows);
+    for (int i = 0; i < np; i++)
+        cudaMemset2D(p->plane[i], p->pitch[i], v, bw[i], rows[i]);
+#else
+    (void)p;
+    (void)v;
+#endif
+}
+
+/* --- references computed in parallel ------------------------------------- */
+typedef struct refjob {
+    const uint8_t *bayer[4]; /* per CFA */
+    int w, h;
+    pc_picture out[4][PC_ALGO_COUNT];
+    int next;
+    pthread_mutex_t mu;
+    int failed;
+} refjob;
+
+static void *ref_worker(void *arg)
+{
+    refjob *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int k = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (k >= 4 * PC_ALGO_COUNT)
+            return NULL;
+        int cfa = k / PC_ALGO_COUNT, algo = k % PC_ALGO_COUNT;
+        pc_bayer src = {j->bayer[cfa], (size_t)j->w, j->w, j->h, (pc_cfa)cfa};
+        char e[256];
+        if (pc_ref_debayer((pc_algo_id)algo, &src, &j->out[cfa][algo], e, sizeof e)) {
+            fprintf(stderr, "reference: %s\n", e);
+            j->failed = 1;
+        }
+    }
+}
+
+static int refs_compute(refjob *j)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > 32)
+        n = 32;
+    pthread_t th[32];
+    j->next = 0;
+    j->failed = 0;
+    pthread_mutex_init(&j->mu, NULL);
+    for (long i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, ref_worker, j);
+    for (long i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&j->mu);
+    return j->failed ? -1 : 0;
+}
+
+/* Uploads a Bayer frame to slot in 5 slabs, like the capture path. */
+static int upload(pc_gpu *g, int slot, const uint8_t *bay, int w, int h)
+{
+    int slab = (h / 5) & ~1;
+    for (int i = 0, row = 0; i < 5; i++) {
+        int rows = i == 4 ? h - row : slab;
+        if (rows <= 0)
+            continue;
+        if (pc_gpu_upload_async(g, slot, row, bay + (size_t)row * w, (size_t)w, rows, err, sizeof err))
+            return -1;
+        row += rows;
+    }
+    return 0;
+}
+
+/* Runs one configuration on the GPU and compares with ref. */
+static void run_one(pc_gpu *g, int slot, pc_algo_id algo, pc_variant var, pc_cfa cfa, int th, const pc_picture *dev,
+                    const pc_picture *host, const pc_picture *ref, const char *what)
+{
+    const char *an = pc_algo_get(algo)->name;
+    int rc = pc_gpu_set_algo(g, algo, var, cfa, dev->fmt, dev->matrix, dev->range, err, sizeof err);
+    if (!rc && th)
+        rc = pc_gpu_set_tile_rows(g, th, err, sizeof err);
+    int used_th = 0;
+    pc_gpu_get_choice(g, NULL, &used_th);
+    dev_poison(dev, 0x5A);
+    tu_pic_fill(host, 0xA5);
+    if (!rc)
+        rc = pc_gpu_debayer(g, slot, dev, err, sizeof err);
+    if (!rc)
+        rc = pc_gpu_download_async(g, slot, dev, host, err, sizeof err);
+    if (!rc)
+        rc = pc_gpu_slot_wait(g, slot, err, sizeof err);
+    int md = 0;
+    long nd = rc ? -1 : tu_compare(ref, host, &md);
+    TAP_CHECK(nd == 0, "%s %s %s %s %dx%d th=%d %s: %ld samples differ (max %d)%s%s", an, pc_variant_name(var),
+              pc_cfa_name(cfa), pc_pixfmt_name(dev->fmt), dev->width, dev->height, used_th, what, nd, md,
+              rc ? " -- " : "", rc ? err : "");
+}
+
+static void test_bad_args(void)
+{
+    static const int bad[][2] = {{2, 2}, {6, 4}, {7, 8}, {8, 6}, {9, 10}, {0, 0}};
+    pc_gpu *g = NULL;
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        int rc = pc_gpu_open(&g, 0, bad[i][0], bad[i][1], 2, err, sizeof err);
+        TAP_CHECK(rc == PC_EINVAL && g == NULL && strstr(err, "at least 8"),
+                  "pc_gpu_open %dx%d refused: rc %d, \"%s\"", bad[i][0], bad[i][1], rc, err);
+    }
+    TAP_CHECK(pc_gpu_open(&g, 0, 64, 64, 0, err, sizeof err) == PC_EINVAL, "0 slots refused: %s", err);
+    TAP_CHECK(pc_gpu_open(&g, 99, 64, 64, 2, err, sizeof err) == PC_EINVAL, "device 99 refused: %s", err);
+    TAP_CHECK(pc_gpu_open(NULL, 0, 64, 64, 2, err, sizeof err) == PC_EINVAL, "NULL out refused: %s", err);
+    int rc = pc_gpu_open(&g, 0, 64, 32, 2, err, sizeof err);
+    TAP_CHECK(rc == 0, "pc_gpu_open 64x32: %s", rc ? err : "ok");
+    if (rc)
+        return;
+    pc_picture dev;
+    rc = pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev, err, sizeof err);
+    TAP_CHECK(rc == 0, "picture alloc: %s", rc ? err : "ok");
+    TAP_CHECK(pc_gpu_debayer(g, 0, &dev, err, sizeof err) == PC_EINVAL, "debayer before set_algo refused: %s", err);
+    TAP_CHECK(pc_gpu_set_algo(g, (pc_algo_id)99, PC_VARIANT_4PX, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                              PC_RANGE_LIMITED, err, sizeof err) == PC_EINVAL && strstr(err, "bilinear"),
+              "unknown algorithm refused: %s", err);
+    TAP_CHECK(pc_gpu_set_algo(g, PC_ALGO_EDGE, PC_VARIANT_4PX, (pc_cfa)7, PC_FMT_NV12, PC_MATRIX_BT709,
+                              PC_RANGE_LIMITED, err, sizeof err) == PC_EINVAL, "bad CFA refused: %s", err);
+    TAP_CHECK(pc_gpu_set_algo(g, PC_ALGO_EDGE, (pc_variant)9, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                              PC_RANGE_LIMITED, err, sizeof err) == PC_EINVAL, "bad variant refused: %s", err);
+    TAP_CHECK(pc_gpu_set_algo(g, PC_ALGO_EDGE, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                              PC_RANGE_LIMITED, err, sizeof err) == 0, "auto variant: %s", err);
+    pc_variant v;
+    int th;
+    pc_gpu_get_choice(g, &v, &th);
+    TAP_CHECK((v == PC_VARIANT_2PX || v == PC_VARIANT_4PX) && th >= 4, "auto chose %s, %d rows per tile",
+              pc_variant_name(v), th);
+    TAP_CHECK(pc_gpu_set_tile_rows(g, 6, err, sizeof err) == PC_EINVAL, "tile height 6 refused: %s", err);
+    TAP_CHECK(pc_gpu_debayer(g, 5, &dev, err, sizeof err) == PC_EINVAL, "slot 5 refused: %s", err);
+    pc_picture bad_pic = dev;
+    bad_pic.width = 62;
+    TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL, "wrong size refused: %s", err);
+    bad_pic = dev;
+    bad_pic.pitch[1] = 63;
+    TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL, "odd pitch refused: %s", err);
+    bad_pic = dev;
+    bad_pic.fmt = PC_FMT_I420;
+    TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL, "format mismatch refused: %s", err);
+    TAP_CHECK(pc_gpu_upload_async(g, 0, 30, (const uint8_t *)err, 64, 4, err, sizeof err) == PC_EINVAL,
+              "upload past the last row refused: %s", err);
+    TAP_CHECK(pc_gpu_stream(g) != NULL && pc_gpu_cu_context(g) != NULL, "stream and CUcontext available");
+    pc_gpu_picture_free(g, &dev);
+    pc_gpu_close(g);
+}
+
+/* Three slots in flight: uploads, debayers and downloads enqueued back to
+ * back, waited for at the end. */
+static void test_in_flight(int w, int h)
+{
+    pc_gpu *g;
+    if (pc_gpu_open(&g, 0, w, h, 3, err, sizeof err)) {
+        TAP_CHECK(0, "open for in-flight test: %s", err);
+        return;
+    }
+    pc_gpu_set_options(g, PC_GPU_OPT_FRAME_TIMING);
+    pc_algo_id algos[3] = {PC_ALGO_EDGE, PC_ALGO_BILINEAR, PC_ALGO_WD_MODIFIED};
+    uint8_t *bay[3];
+    pc_picture dev[3], host[3], ref[3];
+    void *pinned = NULL;
+    size_t fsz = (size_t)w * h;
+    int rc = pc_gpu_host_alloc(3 * fsz, &pinned, err, sizeof err);
+    TAP_CHECK(rc == 0, "pinned host memory: %s", rc ? err : "ok");
+    if (rc)
+        return;
+    for (int s = 0; s < 3; s++) {
+        bay[s] = (uint8_t *)pinned + s * fsz;
+        tu_noise(bay[s], fsz, 77u + s);
+        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev[s], err, sizeof err);
+        tu_pic_alloc(&host[s], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        tu_pic_alloc(&ref[s], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        pc_bayer src = {bay[s], (size_t)w, w, h, PC_CFA_GRBG};
+        pc_ref_debayer(algos[s], &src, &ref[s], err, sizeof err);
+        dev_poison(&dev[s], 0x33);
+        tu_pic_fill(&host[s], 0xCC);
+    }
+    rc = 0;
+    for (int s = 0; s < 3 && !rc; s++) {
+        rc = upload(g, s, bay[s], w, h);
+        if (!rc)
+            rc = pc_gpu_set_algo(g, algos[s], PC_VARIANT_AUTO, PC_CFA_GRBG, PC_FMT_NV12, PC_MATRIX_BT709,
+                                 PC_RANGE_LIMITED, err, sizeof err);
+        if (!rc)
+            rc = pc_gpu_debayer(g, s, &dev[s], err, sizeof err);
+        if (!rc)
+            rc = pc_gpu_download_async(g, s, &dev[s], &host[s], err, sizeof err);
+    }
+    if (!rc)
+        rc = pc_gpu_sync(g, err, sizeof err);
+    for (int s = 0; s < 3; s++) {
+        int md = 0;
+        long nd = rc ? -1 : tu_compare(&ref[s], &host[s], &md);
+        double us = 0;
+        pc_gpu_frame_time_us(g, s, &us, err, sizeof err);
+        TAP_CHECK(nd == 0, "in flight: slot %d %s %dx%d: %ld samples differ (max %d), %.1f us%s%s", s,
+                  pc_algo_get(algos[s])->name, w, h, nd, md, us, rc ? " -- " : "", rc ? err : "");
+        pc_gpu_picture_free(g, &dev[s]);
+        tu_pic_free(&host[s]);
+        tu_pic_free(&ref[s]);
+    }
+    pc_gpu_host_free(pinned);
+    pc_gpu_close(g);
+}
+
+int main(void)
+{
+    int ndev = pc_gpu_device_count();
+    if (ndev == 0)
+        return tap_skip_all("no CUDA device: cudaGetDeviceCount found none (or built without CUDA)");
+
+    test_bad_args();
+
+    /* Photographs, if the caller has PPMs for us. */
+    const char *dir = getenv("PC_TEST_IMAGES");
+    const char *names[] = {"astronaut", "coffee"};
+    uint8_t *photo[2] = {NULL, NULL};
+    int pw[2] = {0, 0}, ph[2] = {0, 0};
+    for (int i = 0; i < 2 && dir; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.ppm", dir, names[i]);
+        photo[i] = tu_load_ppm(path, &pw[i], &ph[i]);
+        if (!photo[i])
+            tap_diag("no photograph %s (PC_TEST_IMAGES)", path);
+    }
+    if (!dir)
+        tap_diag("PC_TEST_IMAGES not set: photographs skipped, synthetic photograph only");
+
+    static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {1030, 22}, {2042, 1082}, {2040, 5400}};
+    for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        int small = w * h <= 1030 * 22;
+        pc_gpu *g;
+        if (pc_gpu_open(&g, 0, w, h, 2, err, sizeof err)) {
+            TAP_CHECK(0, "pc_gpu_open %dx%d: %s", w, h, err);
+            continue;
+        }
+        if (si == 0)
+            tap_diag("device: %s", pc_gpu_device_name(g));
+        pc_picture dev, host;
+        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev, err, sizeof err);
+        tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 16);
+        refjob *rj = calloc(1, sizeof *rj);
+        rj->w = w;
+        rj->h = h;
+        uint8_t *bay[4], *rgb = malloc((size_t)w * h * 3);
+        for (int c = 0; c < 4; c++) {
+            bay[c] = malloc((size_t)w * h);
+            rj->bayer[c] = bay[c];
+            for (int a = 0; a < PC_ALGO_COUNT; a++)
+                tu_pic_alloc(&rj->out[c][a], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        }
+        for (int kind = 0; kind < 4; kind++) {
+            const char *what = kind == 0 ? "noise" : kind == 1 ? "synthetic photo" : names[kind - 2];
+            if (kind >= 2 && !photo[kind - 2])
+                continue;
+            if (kind == 1)
+                tu_synth(rgb, w, h, 99u);
+            for (int c = 0; c < 4; c++) {
+                if (kind == 0)
+                    tu_noise(bay[c], (size_t)w * h, 4242u + 17 * si + c);
+                else if (kind == 1)
+                    tu_mosaic(rgb, w, h, bay[c], w, h, (pc_cfa)c);
+                else
+                    tu_mosaic(photo[kind - 2], pw[kind - 2], ph[kind - 2], bay[c], w, h, (pc_cfa)c);
+            }
+            if (refs_compute(rj)) {
+                TAP_CHECK(0, "reference failed at %dx%d", w, h);
+                continue;
+            }
+            for (int c = 0; c < 4; c++) {
+                if (upload(g, c & 1, bay[c], w, h)) {
+                    TAP_CHECK(0, "upload %dx%d: %s", w, h, err);
+                    continue;
+                }
+                for (int a = 0; a < PC_ALGO_COUNT; a++)
+                    for (int v = PC_VARIANT_2PX; v <= PC_VARIANT_4PX; v++) {
+                        run_one(g, c & 1, (pc_algo_id)a, (pc_variant)v, (pc_cfa)c, 0, &dev, &host, &rj->out[c][a],
+                                what);
+                        if (small && kind == 0) {
+                            static const int ths[] = {4, 12, 64};
+                            for (int t = 0; t < 3; t++)
+                                run_one(g, c & 1, (pc_algo_id)a, (pc_variant)v, (pc_cfa)c, ths[t], &dev, &host,
+                                        &rj->out[c][a], what);
+                        }
+                    }
+            }
+        }
+        /* I420 and RGB24 spot checks (noise, RGGB and BGGR, full range BT.601). */
+        if (si == 1 || si == 3 || si == 5) {
+            for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt += 2) {
+                pc_picture d2, h2, r2;
+                pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, &d2, err, sizeof err);
+                tu_pic_alloc(&h2, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 8);
+                tu_pic_alloc(&r2, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 0);
+                for (int c = 0; c < 4; c += 3) {
+                    tu_noise(bay[c], (size_t)w * h, 555u + c);
+                    upload(g, 0, bay[c], w, h);
+                    pc_bayer src = {bay[c], (size_t)w, w, h, (pc_cfa)c};
+                    for (int a = 0; a < PC_ALGO_COUNT; a++) {
+                        if (si == 5 && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR)
+                            continue;
+                        pc_ref_debayer((pc_algo_id)a, &src, &r2, err, sizeof err);
+                        for (int v = PC_VARIANT_2PX; v <= PC_VARIANT_4PX; v++)
+                            run_one(g, 0, (pc_algo_id)a, (pc_variant)v, (pc_cfa)c, 0, &d2, &h2, &r2, "noise");
+                    }
+                }
+                pc_gpu_picture_free(g, &d2);
+                tu_pic_free(&h2);
+                tu_pic_free(&r2);
+            }
+        }
+        for (int c = 0; c < 4; c++) {
+            free(bay[c]);
+            for (int a = 0; a < PC_ALGO_COUNT; a++)
+                tu_pic_free(&rj->out[c][a]);
+        }
+        free(rj);
+        free(rgb);
+        tu_pic_free(&host);
+        pc_gpu_picture_free(g, &dev);
+        pc_gpu_close(g);
+    }
+    test_in_flight(2040, 5400);
+    free(photo[0]);
+    free(photo[1]);
+    return tap_done();
+}

@@ -1,0 +1,613 @@
+/* panocap-bench - times the demosaicing backends on a full panorama frame.
+ *
+ *   panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]
+ *                 [--width 2040 --height 5400] [--iters N] [--format table|tsv]
+ *                 [--threads N] [--device N]
+ *
+ * CUDA: per algorithm and variant, the median and p99 GPU time per frame
+ * (CUDA events around each graph replay, after a warm-up, rotating 4
+ * distinct input frames and 4 output pictures so the 50-60 MB L2 holds
+ * neither), the bytes the frame must move at least (Bayer in + NV12 out)
+ * over that time, and the memory floor measured in the same run: a
+ * device-to-device cudaMemcpy of (input + output) / 2 bytes, since a copy
+ * reads and writes every byte. Also the peak copy bandwidth (1 GiB copy)
+ * and, where NPP is built in, NVIDIA NPP's bilinear debayer
+ * (nppiCFAToRGB_8u_C1C3R) + RGB -> YUV420 on the same frame as a peer.
+ * CPU: the multi-threaded C backend, ms per frame, with its thread count.
+ *
+ * TSV (stdout): algo variant passes median_us p99_us floor_us ratio; the
+ * other figures go to stderr as '#' lines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "debayer.h"
+#include "debayer_cuda.h"
+#include "panocap_config.h"
+
+#if PANOCAP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#if PANOCAP_HAVE_NPP
+#include <nppi_color_conversion.h>
+#endif
+
+typedef struct opts {
+    const char *backend, *algo, *variant, *format;
+    int width, height, iters, threads, device;
+} opts;
+
+static void usage(FILE *f)
+{
+    char names[256];
+    pc_algo_names(names, sizeof names);
+    fprintf(f,
+            "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
+            "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
+            "                     [--threads N (cpu)] [--device N (cuda)]\n"
+            "algorithms: %s\n",
+            names);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median and p99 of n samples (sorts them). */
+static void stats(double *v, int n, double *med, double *p99)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    int k = (int)(0.99 * (n - 1) + 0.5);
+    *p99 = v[k];
+}
+
+static int tsv(const opts *o) { return strcmp(o->format, "tsv") == 0; }
+
+/* Info lines: on stdout for the table, as '#' lines on stderr for TSV. */
+#define INFO(o, ...)                                                                               \
+    do {                                                                                           \
+        FILE *f_ = tsv(o) ? stderr : stdout;                                                       \
+        if (tsv(o))                                                                                \
+            fputs("# ", f_);                                                                       \
+        fprintf(f_, __VA_ARGS__);                                                                  \
+    } while (0)
+
+static void header(const opts *o, const char *unit)
+{
+    if (tsv(o))
+        printf("algo\tvariant\tpasses\tmedian_us\tp99_us\tfloor_us\tratio\n");
+    else
+        printf("%-17s %-7s %6s %5s %10s %10s %8s %9s %7s %10s %9s\n", "algo", "variant", "passes", "rows",
+               unit[0] == 'u' ? "median_us" : "median_ms", unit[0] == 'u' ? "p99_us" : "p99_ms", "GB/s",
+               "floor_us", "ratio", "gtx680_us", "vs_paper");
+}
+
+static void row(const opts *o, const pc_algo_desc *d, const char *var, int rows, double med, double p99,
+                double floor_us, double bytes, int ms)
+{
+    double scale = ms ? 1000.0 : 1.0; /* med/p99 are in us */
+    if (tsv(o)) {
+        printf("%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.3f\n", d->name, var, d->passes, med, p99, floor_us,
+               floor_us > 0 ? med / floor_us : 0.0);
+        return;
+    }
+    printf("%-17s %-7s %6d %5d %10.2f %10.2f %8.1f %9.2f %7.2f %10.0f %8.0fx\n", d->name, var, d->passes, rows,
+           med / scale, p99 / scale, bytes / (med * 1e3), floor_us, floor_us > 0 ? med / floor_us : 0.0,
+           d->gtx680_us, d->gtx680_us / med);
+}
+
+/* ------------------------------------------------------------------------ */
+#if PANOCAP_HAVE_CUDA
+
+#define CU(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "panocap-bench: %s failed: %s\n", #call, cudaGetErrorString(e_));      \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* Times n async operations, each between two events. */
+typedef struct timer {
+    cudaEvent_t *ev;
+    int n;
+} timer;
+
+static int timer_init(timer *t, int n)
+{
+    t->n = n;
+    t->ev = calloc(n + 1, sizeof *t->ev);
+    for (int i = 0; i <= n; i++)
+        CU(cudaEventCreate(&t->ev[i]));
+    return 0;
+}
+
+static int timer_collect(timer *t, double *us)
+{
+    CU(cudaEventSynchronize(t->ev[t->n]));
+    for (int i = 0; i < t->n; i++) {
+        float ms;
+        CU(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]));
+        us[i] = ms * 1000.0;
+    }
+    return 0;
+}
+
+static void timer_free(timer *t)
+{
+    for (int i = 0; i <= t->n; i++)
+        cudaEventDestroy(t->ev[i]);
+    free(t->ev);
+}
+
+/* D2D copy of `bytes`, rotating 4 buffer pairs; median over iters. */
+static int time_copy(cudaStream_t s, size_t bytes, int iters, double *med, double *p99)
+{
+    void *src[4], *dst[4];
+    for (int i = 0; i < 4; i++) {
+        CU(cudaMalloc(&src[i], bytes));
+        CU(cudaMalloc(&dst[i], bytes));
+        CU(cudaMemsetAsync(src[i], 0x31 + i, bytes, s));
+    }
+    timer t;
+    if (timer_init(&t, iters))
+        return 1;
+    for (int i = 0; i < 8; i++)
+        CU(cudaMemcpyAsync(dst[i & 3], src[i & 3], bytes, cudaMemcpyDeviceToDevice, s));
+    for (int i = 0; i < iters; i++) {
+        CU(cudaEventRecord(t.ev[i], s));
+        CU(cudaMemcpyAsync(dst[i & 3], src[(i + 1) & 3], bytes, cudaMemcpyDeviceToDevice, s));
+    }
+    CU(cudaEventRecord(t.ev[iters], s));
+    double *us = malloc(iters * sizeof *us);
+    int rc = timer_collect(&t, us);
+    if (!rc)
+        stats(us, iters, med, p99);
+    free(us);
+    timer_free(&t);
+    for (int i = 0; i < 4; i++) {
+        cudaFree(src[i]);
+        cudaFree(dst[i]);
+    }
+    return rc;
+}
+
+static int peak_copy(cudaStream_t s, double *gbps)
+{
+    size_t bytes = (size_t)1 << 30;
+    void *a, *b;
+    CU(cudaMalloc(&a, bytes));
+    CU(cudaMalloc(&b, bytes));
+    CU(cudaMemsetAsync(a, 1, bytes, s));
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int i = 0; i < 4; i++) {
+        float ms;
+        CU(cudaEventRecord(e0, s));
+        CU(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+        CU(cudaEventRecord(e1, s));
+        CU(cudaEventSynchronize(e1));
+        CU(cudaEventElapsedTime(&ms, e0, e1));
+        if (i && ms < best)
+            best = ms;
+    }
+    *gbps = 2.0 * bytes / (best * 1e6); /* bytes read + written */
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(b);
+    return 0;
+}
+
+#if PANOCAP_HAVE_NPP
+/* NPP bilinear debayer + RGB -> YUV420 (planar), rotating 4 inputs. */
+static int time_npp(pc_gpu *g, int w, int h, int iters, double *med_cfa, double *med_all)
+{
+    cudaStream_t s = (cudaStream_t)pc_gpu_stream(g);
+    NppStreamContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    struct cudaDeviceProp prop;
+    int dev;
+    CU(cudaGetDevice(&dev));
+    CU(cudaGetDeviceProperties(&prop, dev));
+    ctx.hStream = s;
+    ctx.nCudaDeviceId = dev;
+    ctx.nMultiProcessorCount = prop.multiProcessorCount;
+    ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+    ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+    ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
+    ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
+    ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
+    CU(cudaStreamGetFlags(s, &ctx.nStreamFlags));
+    Npp8u *rgb[4], *y[4], *u[4], *v[4];
+    size_t prgb, py, puv;
+    for (int i = 0; i < 4; i++) {
+        CU(cudaMallocPitch((void **)&rgb[i], &prgb, 3 * (size_t)w, h));
+        CU(cudaMallocPitch((void **)&y[i], &py, w, h));
+        CU(cudaMallocPitch((void **)&u[i], &puv, w / 2, h / 2));
+        CU(cudaMallocPitch((void **)&v[i], &puv, w / 2, h / 2));
+    }
+    NppiSize size = {w, h};
+    NppiRect roi = {0, 0, w, h};
+    size_t in_pitch;
+    for (int pass = 0; pass < 2; pass++) {
+        timer t;
+        if (timer_init(&t, iters))
+            return 1;
+        for (int i = -5; i < iters; i++) {
+            int k = (i + 8) & 3;
+            const Npp8u *in = pc_gpu_input(g, k, &in_pitch);
+            if (i >= 0)
+                CU(cudaEventRecord(t.ev[i], s));
+            NppStatus st = nppiCFAToRGB_8u_C1C3R_Ctx(in, (int)in_pitch, size, roi, rgb[k], (int)prgb,
+                                                     NPPI_BAYER_RGGB, NPPI_INTER_UNDEFINED, ctx);
+            if (st == NPP_SUCCESS && pass == 1) {
+                Npp8u *planes[3] = {y[k], u[k], v[k]};
+                int steps[3] = {(int)py, (int)puv, (int)puv};
+                NppiSize sz = {w, h};
+                st = nppiRGBToYUV420_8u_C3P3R_Ctx(rgb[k], (int)prgb, planes, steps, sz, ctx);
+            }
+            if (st != NPP_SUCCESS) {
+                fprintf(stderr, "panocap-bench: NPP call failed with status %d\n", (int)st);
+                return 1;
+            }
+        }
+        CU(cudaEventRecord(t.ev[iters], s));
+        double *us = malloc(iters * sizeof *us), p99;
+        if (timer_collect(&t, us))
+            return 1;
+        stats(us, iters, pass ? med_all : med_cfa, &p99);
+        free(us);
+        timer_free(&t);
+    }
+    for (int i = 0; i < 4; i++) {
+        cudaFree(rgb[i]);
+        cudaFree(y[i]);
+        cudaFree(u[i]);
+        cudaFree(v[i]);
+    }
+    return 0;
+}
+#endif
+
+static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, const int *vars, int nvar)
+{
+    char err[512];
+    int w = o->width, h = o->height;
+    if (pc_gpu_device_count() == 0) {
+        fprintf(stderr, "panocap-bench: no CUDA device\n");
+        return 1;
+    }
+    pc_gpu *g;
+    if (pc_gpu_open(&g, o->device, w, h, 4, err, sizeof err)) {
+        fprintf(stderr, "panocap-bench: %s\n", err);
+        return 1;
+    }
+    cudaStream_t s = (cudaStream_t)pc_gpu_stream(g);
+    /* 4 distinct noise frames, uploaded like camera slabs. */
+    uint8_t *host = malloc((size_t)w * h);
+    for (int k = 0; k < 4; k++) {
+        unsigned x = 0x9E3779B9u * (k + 1);
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            host[i] = (uint8_t)(x >> 9);
+        }
+        if (pc_gpu_upload_async(g, k, 0, host, w, h, err, sizeof err) || pc_gpu_sync(g, err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: %s\n", err);
+            return 1;
+        }
+    }
+    free(host);
+    pc_picture dst[4];
+    for (int k = 0; k < 4; k++)
+        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst[k], err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: %s\n", err);
+            return 1;
+        }
+    const double in_b = (double)w * h, out_b = 1.5 * w * h, bytes = in_b + out_b;
+    double floor_us, floor_p99, peak;
+    if (time_copy(s, (size_t)(bytes / 2), o->iters, &floor_us, &floor_p99) || peak_copy(s, &peak))
+        return 1;
+    INFO(o, "device: %s; frame %dx%d: Bayer in %.2f MB + NV12 out %.2f MB\n", pc_gpu_device_name(g), w, h,
+         in_b / 1e6, out_b / 1e6);
+    INFO(o, "memory floor: D2D copy of %.2f MB: median %.2f us (p99 %.2f), %.0f GB/s read+write\n", bytes / 2e6,
+         floor_us, floor_p99, bytes / (floor_us * 1e3));
+    INFO(o, "peak copy bandwidth (1 GiB D2D, read+write): %.0f GB/s; the frame's %.2f MB at that rate: %.2f us\n",
+         peak, bytes / 1e6, bytes / (peak * 1e3));
+    double mus = 0;
+    if (pc_gpu_margin_time_us(g, &mus, err, sizeof err) == 0)
+        INFO(o, "input margin refresh (done per slab at upload, not in the times below): %.2f us per frame\n", mus);
+#if PANOCAP_HAVE_NPP
+    double npp_cfa = 0, npp_all = 0;
+    if (time_npp(g, w, h, o->iters, &npp_cfa, &npp_all) == 0)
+        INFO(o, "NPP peer: nppiCFAToRGB_8u_C1C3R %.2f us; + nppiRGBToYUV420_8u_C3P3R %.2f us (%.2fx floor)\n",
+             npp_cfa, npp_all, npp_all / floor_us);
+#else
+    INFO(o, "NPP peer: not built (meson -Dnpp=enabled where the toolkit has NPP)\n");
+#endif
+    header(o, "us");
+    timer t;
+    if (timer_init(&t, o->iters))
+        return 1;
+    double *us = malloc(o->iters * sizeof *us);
+    double bil_med = 0, batch_us[2 * PC_ALGO_COUNT];
+    char batch_name[2 * PC_ALGO_COUNT][40];
+    int nbatch = 0;
+    for (int a = 0; a < nalgo; a++)
+        for (int vi = 0; vi < nvar; vi++) {
+            pc_variant var = (pc_variant)vars[vi];
+            if (pc_gpu_set_algo(g, algos[a]->id, var, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED,
+                                err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+            pc_variant chosen;
+            int rows;
+            pc_gpu_get_choice(g, &chosen, &rows);
+            for (int i = -10; i < o->iters; i++) {
+                if (i >= 0)
+                    CU(cudaEventRecord(t.ev[i], s));
+                if (pc_gpu_debayer(g, (i + 12) & 3, &dst[(i + 13) & 3], err, sizeof err)) {
+                    fprintf(stderr, "panocap-bench: %s\n", err);
+                    return 1;
+                }
+            }
+            CU(cudaEventRecord(t.ev[o->iters], s));
+            if (timer_collect(&t, us))
+                return 1;
+            double med, p99;
+            stats(us, o->iters, &med, &p99);
+            char vname[16];
+            snprintf(vname, sizeof vname, "%s%s", var == PC_VARIANT_AUTO ? "auto:" : "", pc_variant_name(chosen));
+            row(o, algos[a], vname, rows, med, p99, floor_us, bytes, 0);
+            /* Throughput: the same frames back to back, one event pair
+             * around all of them (launch overheads overlap). */
+            CU(cudaEventRecord(t.ev[0], s));
+            for (int i = 0; i < o->iters; i++)
+                if (pc_gpu_debayer(g, i & 3, &dst[(i + 1) & 3], err, sizeof err)) {
+                    fprintf(stderr, "panocap-bench: %s\n", err);
+                    return 1;
+                }
+            CU(cudaEventRecord(t.ev[1], s));
+            CU(cudaEventSynchronize(t.ev[1]));
+            float bms;
+            CU(cudaEventElapsedTime(&bms, t.ev[0], t.ev[1]));
+            batch_us[nbatch] = bms * 1000.0 / o->iters;
+            snprintf(batch_name[nbatch++], 40, "%s %s", algos[a]->name, vname);
+            if (algos[a]->id == PC_ALGO_BILINEAR && (bil_med == 0 || med < bil_med))
+                bil_med = med;
+        }
+    /* Where the per-frame overhead goes: the first algorithm/variant again,
+     * launched through the graph or directly, with and without the
+     * per-frame timing events of pc_gpu_debayer. */
+    {
+        static const unsigned modes[4] = {PC_GPU_OPT_FRAME_TIMING, 0, PC_GPU_OPT_STREAM_LAUNCH | PC_GPU_OPT_FRAME_TIMING,
+                                          PC_GPU_OPT_STREAM_LAUNCH};
+        static const char *mname[4] = {"graph + frame events", "graph", "stream launch + frame events",
+                                       "stream launch"};
+        pc_gpu_set_algo(g, algos[0]->id, (pc_variant)vars[nvar - 1], PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                        PC_RANGE_LIMITED, err, sizeof err);
+        for (int m = 0; m < 4; m++) {
+            pc_gpu_set_options(g, modes[m]);
+            for (int i = -10; i < o->iters; i++) {
+                if (i >= 0)
+                    CU(cudaEventRecord(t.ev[i], s));
+                if (pc_gpu_debayer(g, (i + 12) & 3, &dst[(i + 13) & 3], err, sizeof err))
+                    return 1;
+            }
+            CU(cudaEventRecord(t.ev[o->iters], s));
+            if (timer_collect(&t, us))
+                return 1;
+            double med, p99;
+            stats(us, o->iters, &med, &p99);
+            CU(cudaEventRecord(t.ev[0], s));
+            for (int i = 0; i < o->iters; i++)
+                if (pc_gpu_debayer(g, i & 3, &dst[(i + 1) & 3], err, sizeof err))
+                    return 1;
+            CU(cudaEventRecord(t.ev[1], s));
+            CU(cudaEventSynchronize(t.ev[1]));
+            float bms;
+            CU(cudaEventElapsedTime(&bms, t.ev[0], t.ev[1]));
+            INFO(o, "launch mode %-29s %s: median %.2f us, back-to-back %.2f us/frame\n", mname[m], algos[0]->name,
+                 med, bms * 1000.0 / o->iters);
+        }
+        pc_gpu_set_options(g, 0);
+    }
+    for (int i = 0; i < nbatch; i++)
+        INFO(o, "back-to-back throughput %-26s %8.2f us/frame (%.2fx floor)\n", batch_name[i], batch_us[i],
+             batch_us[i] / floor_us);
+#if PANOCAP_HAVE_NPP
+    if (bil_med > 0 && npp_all > 0)
+        INFO(o, "bilinear vs NPP debayer + YUV420: %.1fx faster\n", npp_all / bil_med);
+#endif
+    free(us);
+    timer_free(&t);
+    for (int k = 0; k < 4; k++)
+        pc_gpu_picture_free(g, &dst[k]);
+    pc_gpu_close(g);
+    return 0;
+}
+#else
+static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, const int *vars, int nvar)
+{
+    fprintf(stderr, "panocap-bench: built without CUDA\n");
+    return 1;
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
+static inline double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
+{
+#if 1 /* the CPU backend (kernels/cpu.c) */
+    char err[512];
+    int w = o->width, h = o->height;
+    pc_cpu *cpu;
+    if (pc_cpu_open(&cpu, o->threads, w, h, err, sizeof err)) {
+        fprintf(stderr, "panocap-bench: %s\n", err);
+        return 1;
+    }
+    uint8_t *raw[4];
+    pc_picture dst;
+    memset(&dst, 0, sizeof dst);
+    dst.fmt = PC_FMT_NV12;
+    dst.width = w;
+    dst.height = h;
+    dst.pitch[0] = dst.pitch[1] = w;
+    dst.plane[0] = malloc((size_t)w * h);
+    dst.plane[1] = malloc((size_t)w * h / 2);
+    for (int k = 0; k < 4; k++) {
+        raw[k] = malloc((size_t)w * h);
+        unsigned x = 0x9E3779B9u * (k + 1);
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            raw[k][i] = (uint8_t)(x >> 9);
+        }
+    }
+    INFO(o, "CPU backend: %d threads, frame %dx%d, NV12 out; times in ms per frame; paper = Table II "
+            "(single thread, no SIMD)\n", pc_cpu_threads(cpu), w, h);
+    if (tsv(o))
+        header(o, "ms");
+    else
+        printf("%-17s %-7s %6s %7s %10s %10s %8s %9s %9s\n", "algo", "variant", "passes", "threads", "median_ms",
+               "p99_ms", "GB/s", "paper_ms", "vs_paper");
+    /* The paper's Table II (ms per 2040x5400 frame, one thread). */
+    static const double table2[PC_ALGO_COUNT] = {40.71, 0, 137.59, 110.76, 0, 0, 0};
+    double *us = malloc(o->iters * sizeof *us);
+    for (int a = 0; a < nalgo; a++) {
+        for (int i = -2; i < o->iters; i++) {
+            pc_bayer src = {raw[(i + 4) & 3], (size_t)w, w, h, PC_CFA_RGGB};
+            double t0 = now_us();
+            if (pc_cpu_debayer(cpu, algos[a]->id, &src, &dst, err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+            if (i >= 0)
+                us[i] = now_us() - t0;
+        }
+        double med, p99;
+        stats(us, o->iters, &med, &p99);
+        double paper = table2[algos[a]->id] * (double)w * h / (2040.0 * 5400.0);
+        if (tsv(o)) {
+            row(o, algos[a], "cpu", 0, med, p99, 0, (double)w * h * 2.5, 1);
+        } else if (paper > 0) {
+            printf("%-17s %-7s %6d %7d %10.2f %10.2f %8.2f %9.2f %8.1fx\n", algos[a]->name, "cpu", algos[a]->passes,
+                   pc_cpu_threads(cpu), med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), paper, paper * 1e3 / med);
+        } else {
+            printf("%-17s %-7s %6d %7d %10.2f %10.2f %8.2f %9s %9s\n", algos[a]->name, "cpu", algos[a]->passes,
+                   pc_cpu_threads(cpu), med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), "-", "-");
+        }
+    }
+    free(us);
+    for (int k = 0; k < 4; k++)
+        free(raw[k]);
+    free(dst.plane[0]);
+    free(dst.plane[1]);
+    pc_cpu_close(cpu);
+    return 0;
+#else
+    fprintf(stderr, "panocap-bench: the CPU backend (kernels/cpu.c) is not in this build yet\n");
+    return 1;
+#endif
+}
+
+/* A capture benchmark (frames from Aravis fake cameras through the capture
+ * module) can be added as bench_capture() next to these two. */
+
+int main(int argc, char **argv)
+{
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!v) {
+            fprintf(stderr, "panocap-bench: %s needs a value\n", a);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (!strcmp(a, "--backend"))
+            o.backend = v;
+        else if (!strcmp(a, "--algo"))
+            o.algo = v;
+        else if (!strcmp(a, "--variant"))
+            o.variant = v;
+        else if (!strcmp(a, "--format"))
+            o.format = v;
+        else if (!strcmp(a, "--width"))
+            o.width = atoi(v);
+        else if (!strcmp(a, "--height"))
+            o.height = atoi(v);
+        else if (!strcmp(a, "--iters"))
+            o.iters = atoi(v);
+        else if (!strcmp(a, "--threads"))
+            o.threads = atoi(v);
+        else if (!strcmp(a, "--device"))
+            o.device = atoi(v);
+        else {
+            fprintf(stderr, "panocap-bench: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    char err[256];
+    if (pc_check_size(o.width, o.height, err, sizeof err) || (o.width & 1) || (o.height & 1)) {
+        fprintf(stderr, "panocap-bench: %s\n", err[0] ? err : "width and height must be even");
+        return 2;
+    }
+    if (o.iters < 5 || (strcmp(o.format, "table") && strcmp(o.format, "tsv")) ||
+        (strcmp(o.backend, "cuda") && strcmp(o.backend, "cpu"))) {
+        usage(stderr);
+        return 2;
+    }
+    const pc_algo_desc *algos[PC_ALGO_COUNT];
+    int nalgo = 0;
+    if (!strcmp(o.algo, "all")) {
+        for (int i = 0; i < PC_ALGO_COUNT; i++)
+            algos[nalgo++] = pc_algo_get((pc_algo_id)i);
+    } else {
+        const pc_algo_desc *d = pc_algo_find(o.algo);
+        if (!d) {
+            fprintf(stderr, "panocap-bench: unknown algorithm '%s'\n", o.algo);
+            usage(stderr);
+            return 2;
+        }
+        algos[nalgo++] = d;
+    }
+    int vars[2], nvar = 0;
+    if (!strcmp(o.variant, "all")) {
+        vars[nvar++] = PC_VARIANT_2PX;
+        vars[nvar++] = PC_VARIANT_4PX;
+    } else {
+        int v = pc_variant_from_name(o.variant);
+        if (v < 0) {
+            fprintf(stderr, "panocap-bench: unknown variant '%s'\n", o.variant);
+            return 2;
+        }
+        vars[nvar++] = v;
+    }
+    if (!strcmp(o.backend, "cpu"))
+        return bench_cpu(&o, algos, nalgo);
+    return bench_cuda(&o, algos, nalgo, vars, nvar);
+}
