@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "enums.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,10 +53,11 @@ enum {
     PC_EXIT_CONFIG = 78, /* EX_CONFIG: bad configuration; systemd must not restart */
 };
 
-typedef enum pc_source { PC_SOURCE_GIGE = 0, PC_SOURCE_FAKE, PC_SOURCE_FILE } pc_source;
-typedef enum pc_trigger { PC_TRIGGER_FREE_RUN = 0, PC_TRIGGER_SOFTWARE, PC_TRIGGER_HARDWARE } pc_trigger;
+/* pc_source_kind, pc_trigger_mode and pc_codec are shared with capture/ and
+ * encode/ (common/enums.h). */
+typedef pc_source_kind pc_source;
+typedef pc_trigger_mode pc_trigger;
 typedef enum pc_backend { PC_BACKEND_AUTO = 0, PC_BACKEND_CUDA, PC_BACKEND_CPU } pc_backend;
-typedef enum pc_codec { PC_CODEC_HEVC = 0, PC_CODEC_H264 } pc_codec;
 
 const char *pc_source_name(pc_source v);   /* "gige", "fake", "file" */
 const char *pc_trigger_name(pc_trigger v); /* "free-run", "software", "hardware" */

@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "debayer.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
+#include "enums.h"   /* pc_codec */
 #include "log.h"
 
 #ifdef __cplusplus
@@ -38,11 +39,6 @@ extern "C" {
 #define PC_ENCODE_MAX_OUTPUTS 8
 #define PC_ENCODE_MAX_FALLBACKS 8
 
-/* Codec the NVENC path uses (software encoders imply their own codec). */
-typedef enum pc_codec {
-    PC_CODEC_HEVC = 0, /* hevc_nvenc: frames up to 8192x8192 (default) */
-    PC_CODEC_H264 = 1, /* h264_nvenc: frames up to 4096x4096 */
-} pc_codec;
 
 /* One output. Strings are copied by pc_encoder_open. */
 typedef struct pc_output_config {
