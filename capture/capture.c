@@ -12,7 +12,8 @@
  * which is its pts. The boundary b is placed in the largest gap between the
  * cameras' phases, so free-running cameras with arbitrary phases each fall
  * consistently into one slot per period; it is moved again (counted as a
- * rephase) only if a camera's phase drifts to within P/8 of it.
+ * rephase) when a camera's phase comes within P/8 of it: freely until the
+ * first set is out (start-up bursts), then at most every 10 periods.
  *
  * A set is emitted when all n slabs are in, or when its deadline (first
  * slab's arrival + deadline_periods * P) passes, in k order. Missing slabs
@@ -337,7 +338,7 @@ static void *cap_alloc(pc_capture *c, size_t size)
 static int alloc_buffers(pc_capture *c, char *err, size_t errlen)
 {
     size_t frame = (size_t)c->width * c->height;
-    int nslots = c->pool_sets + PC_MAX_OPEN_SETS + PC_STREAM_SLOTS;
+    int nslots = c->pool_sets + c->max_open + PC_STREAM_SLOTS;
     for (int i = 0; i < c->n; i++) {
         c->cam[i].slots = calloc((size_t)nslots, sizeof(pc_slot));
         if (!c->cam[i].slots)
@@ -374,7 +375,7 @@ static int alloc_buffers(pc_capture *c, char *err, size_t errlen)
         goto oom;
     memset(c->grey, 128, frame);
 
-    c->nsets = c->pool_sets + PC_MAX_OPEN_SETS + 1;
+    c->nsets = c->pool_sets + c->max_open + 1;
     c->sets = calloc((size_t)c->nsets, sizeof(pc_setint));
     c->ready = calloc((size_t)c->pool_sets, sizeof(pc_setint *));
     if (!c->sets || !c->ready)
@@ -509,6 +510,16 @@ static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
 
     s->pub.substituted = 0;
     s->pub.grey = 0;
+    if (s->filled < c->n) {
+        char miss[64] = "";
+        for (int k = 0, o = 0; k < c->n && o < 60; k++)
+            if (!s->src[k])
+                o += snprintf(miss + o, sizeof miss - o, " %d", c->slab_cam[k]);
+        pc_log(c->log, PC_LOG_DEBUG, "capture: set slot %lld out with %d of %d slabs after %.2f ms%s, "
+               "missing camera(s)%s", (long long)s->k, s->filled, c->n,
+               (now - s->pub.t_first_ns) / 1e6, s->deadline_ns <= now ? " (deadline)" : " (forced)",
+               miss);
+    }
     for (int k = 0; k < c->n; k++) {
         if (s->src[k])
             continue;
@@ -598,9 +609,11 @@ static int64_t cam_time_locked(pc_capture *c, pc_cam *cam, int64_t cam_ts, int64
 }
 
 void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_ts,
-                  uint64_t frame_id)
+                  uint64_t frame_id, int64_t arrival)
 {
     int64_t now = pc_now_ns();
+    if (arrival <= 0 || arrival > now || arrival < now - 1000000000LL)
+        arrival = now;
     pthread_mutex_lock(&c->lock);
     pc_cam *cam = &c->cam[ci];
     cam->st.frames_received++;
@@ -624,7 +637,7 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
     cam->st.last_arrival_ns = now;
     cam->st.last_frame_id = frame_id;
 
-    int64_t t = cam_time_locked(c, cam, cam_ts, now);
+    int64_t t = cam_time_locked(c, cam, cam_ts, arrival);
     if (!c->have_boundary) {
         c->boundary_ns = t - c->period_ns / 2;
         c->have_boundary = 1;
@@ -634,12 +647,15 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
     cam->phase_seen_ns = now;
     int64_t margin = c->period_ns / 8;
     if ((cam->phase_ns < margin || cam->phase_ns > c->period_ns - margin) &&
-        now - c->last_rephase_ns > 1000000000LL)
+        (!c->have_emitted || now - c->last_rephase_ns > 10 * c->period_ns))
         rephase_locked(c, now);
     int64_t k = floor_div(t - c->boundary_ns, c->period_ns);
-
     if (c->have_last_k && k <= c->last_k) {
         cam->st.frames_late++;
+        pc_log(c->log, PC_LOG_DEBUG, "capture: camera %d frame %llu late: slot %lld, last emitted "
+               "%lld, phase %.2f ms, arrived %.2f ms after its slot ended", ci,
+               (unsigned long long)frame_id, (long long)k, (long long)c->last_k, cam->phase_ns / 1e6,
+               (now - (c->boundary_ns + (k + 1) * c->period_ns)) / 1e6);
         goto discard;
     }
     pc_setint *s = NULL;
@@ -653,7 +669,7 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
             break;
     }
     if (!s) {
-        if (c->n_open == PC_MAX_OPEN_SETS) {
+        if (c->n_open == c->max_open) {
             if (pos == 0) { /* older than every open set, which are all newer: late */
                 cam->st.frames_late++;
                 goto discard;
@@ -678,12 +694,24 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
         if (pos == 0)
             pthread_cond_signal(&c->cond_sup);
     }
-    if (s->src[cam->slab]) { /* a second frame for one slot: keep the first */
+    if (s->src[cam->slab]) {
+        /* a second frame of one camera for one slot (a camera that skipped
+         * and then caught up): keep the one nearer the slot's centre */
+        int64_t centre = c->boundary_ns + k * c->period_ns + c->period_ns / 2;
+        pc_slot *old = s->src[cam->slab];
         cam->st.frames_late++;
-        goto discard;
+        pc_log(c->log, PC_LOG_DEBUG, "capture: camera %d: frames %llu and %llu both in slot %lld, "
+               "phase %.2f ms", ci, (unsigned long long)old->frame_id,
+               (unsigned long long)frame_id, (long long)k, cam->phase_ns / 1e6);
+        if (llabs(t - centre) >= llabs(s->t[cam->slab] - centre))
+            goto discard;
+        slot_unref(c, old); /* the set's reference; last_good moves below */
+        s->src[cam->slab] = NULL;
+        s->filled--;
     }
     slot_ref(slot);
     s->src[cam->slab] = slot;
+    s->t[cam->slab] = t;
     s->pub.frame_id[cam->slab] = frame_id;
     s->filled++;
     cam->st.frames_completed++;
@@ -745,9 +773,8 @@ void pc_cap_set_state(pc_capture *c, int ci, pc_cam_state st)
         cam->st.disconnects++;
     if (st == PC_CAM_STREAMING && (cam->st.state == PC_CAM_RECONNECTING || cam->st.state == PC_CAM_LOST))
         cam->st.reconnects++;
-    if (st == PC_CAM_LOST || st == PC_CAM_STOPPED) {
-        cam->have_off = 0; /* a reopened camera may restart its clock */
-    }
+    /* the clock offset is kept across a reconnection: a camera whose clock
+     * restarted shows a jump of more than a second and is re-measured */
     cam->st.state = st;
     pthread_mutex_unlock(&c->lock);
 }
@@ -848,6 +875,9 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
         return rc;
     }
     c->period_ns = (int64_t)(1e9 / c->fps);
+    c->max_open = (int)ceil(c->cfg.deadline_periods) + 2;
+    if (c->max_open > PC_MAX_OPEN_SETS)
+        c->max_open = PC_MAX_OPEN_SETS;
     for (int i = 0; i < c->n; i++) {
         pc_cam *cam = &c->cam[i];
         c->slab_cam[cam->slab] = i;

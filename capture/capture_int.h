@@ -15,7 +15,7 @@
 
 #include "capture.h"
 
-#define PC_MAX_OPEN_SETS 3   /* sets being assembled at once */
+#define PC_MAX_OPEN_SETS 8   /* cap on sets being assembled at once (ceil(deadline) + 2) */
 #define PC_STREAM_SLOTS 5    /* buffers kept queued at the source beyond those sets can hold */
 
 enum { SLOT_FREE = 0, SLOT_SOURCE = 1, SLOT_CORE = 2 };
@@ -38,6 +38,7 @@ typedef struct pc_setint {
     int64_t deadline_ns;
     int filled;
     pc_slot *src[PC_CAPTURE_MAX_CAMERAS]; /* by slab; NULL = grey */
+    int64_t t[PC_CAPTURE_MAX_CAMERAS];    /* host time of each slab's frame */
 } pc_setint;
 
 typedef struct pc_cam {
@@ -94,7 +95,7 @@ struct pc_capture {
     pc_setint *sets;
     int nsets;
     pc_setint *open[PC_MAX_OPEN_SETS]; /* sorted by k */
-    int n_open;
+    int n_open, max_open;
     pc_setint **ready;            /* FIFO ring of pool_sets entries */
     int ready_head, ready_count;
     int held;
@@ -128,9 +129,10 @@ struct pc_capture {
 
 /* A camera's buffer came back from the source. reason < 0: complete frame
  * with camera timestamp cam_ts_ns (0: unknown, use arrival); otherwise a
- * pc_fail_reason. Takes the lock. */
+ * pc_fail_reason. arrival_ns: host monotonic time the frame arrived, as
+ * the source saw it (0: now). Takes the lock. */
 void pc_cap_frame(struct pc_capture *c, int cam, pc_slot *slot, int reason,
-                  int64_t cam_ts_ns, uint64_t frame_id);
+                  int64_t cam_ts_ns, uint64_t frame_id, int64_t arrival_ns);
 /* A complete set from a source that reads whole sets (file): slots by slab. */
 void pc_cap_whole_set(struct pc_capture *c, pc_slot **slots, int64_t pts_ns,
                       uint32_t substituted);

@@ -145,10 +145,12 @@ typedef struct sim_cam {
     pc_fakepic *pic;
     double loss;
     uint64_t counter; /* atomic */
+    uint64_t last_ts, skipped; /* fill thread; skipped read atomically */
 } sim_cam;
 
 struct pc_sim {
     int n;
+    double fps_hint;
     sim_cam cam[PC_CAPTURE_MAX_CAMERAS];
     int64_t fill_cpu_ns; /* atomic */
 };
@@ -167,6 +169,15 @@ static void sim_fill(ArvBuffer *b, void *data, guint32 exposure, guint32 gain, A
     size_t size = 0;
     uint8_t *dst = (uint8_t *)arv_buffer_get_data(b, &size);
     int w = arv_buffer_get_image_width(b), h = arv_buffer_get_image_height(b);
+    /* frame times the simulator let pass without a frame (see simulator.h) */
+    uint64_t ts = arv_buffer_get_timestamp(b);
+    double period = 1e9 / (double)sc->sim->fps_hint;
+    if (sc->last_ts && ts > sc->last_ts && sc->sim->fps_hint > 0) {
+        double gap = (double)(ts - sc->last_ts) / period;
+        if (gap > 1.5)
+            __atomic_add_fetch(&sc->skipped, (uint64_t)(gap - 0.5), __ATOMIC_RELAXED);
+    }
+    sc->last_ts = ts;
     if (dst && w > 0 && h > 0)
         pc_fakepic_fill(sc->pic, dst, (size_t)w, w, h,
                         __atomic_fetch_add(&sc->counter, 1, __ATOMIC_RELAXED));
@@ -192,6 +203,7 @@ int pc_sim_start(pc_sim *s, int i, char *err, size_t errlen)
         sc->gv = NULL;
         return PC_EDEVICE;
     }
+    sc->last_ts = 0;
     arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(sc->gv), sim_fill, sc);
     g_object_set(sc->gv, "gvsp-lost-ratio", sc->loss / 1000.0, NULL);
     return 0;
@@ -247,6 +259,8 @@ void pc_sim_set_loss(pc_sim *s, int i, double per_mille)
 const char *pc_sim_address(const pc_sim *s, int i) { return s->cam[i].address; }
 const char *pc_sim_serial(const pc_sim *s, int i) { return s->cam[i].serial; }
 uint64_t pc_sim_frames(pc_sim *s, int i) { return __atomic_load_n(&s->cam[i].counter, __ATOMIC_RELAXED); }
+uint64_t pc_sim_skipped(pc_sim *s, int i) { return __atomic_load_n(&s->cam[i].skipped, __ATOMIC_RELAXED); }
+void pc_sim_set_fps_hint(pc_sim *s, double fps) { s->fps_hint = fps; }
 int64_t pc_sim_fill_cpu_ns(pc_sim *s) { return __atomic_load_n(&s->fill_cpu_ns, __ATOMIC_RELAXED); }
 
 void pc_sim_close(pc_sim *s)

@@ -558,8 +558,13 @@ static void deliver(arv_cam *ac, ArvBuffer *b)
     case ARV_BUFFER_STATUS_ABORTED: reason = PC_FAIL_ABORTED; break;
     default: reason = PC_FAIL_OTHER; break;
     }
+    /* Aravis's system timestamp (wall clock, taken in its stream thread when
+     * the frame came in) is a better arrival time than this pop */
+    int64_t sys = (int64_t)arv_buffer_get_system_timestamp(b), arrival = 0;
+    if (sys > 0)
+        arrival = sys - (pc_wall_ns() - pc_now_ns());
     pc_cap_frame(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
-                 arv_buffer_get_frame_id(b));
+                 arv_buffer_get_frame_id(b), arrival);
 }
 
 static int cam_reconnect(arv_cam *ac, char *err, size_t errlen)
@@ -707,8 +712,6 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
             }
         }
         int rc = cam_open_device(ac, err, errlen);
-        if (!rc)
-            rc = cam_configure(ac, err, errlen);
         if (rc)
             return rc;
         for (int j = 0; j < i; j++)
@@ -718,6 +721,9 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
                        c->cam[j].name, ac->serial);
                 return PC_EINVAL;
             }
+        rc = cam_configure(ac, err, errlen);
+        if (rc)
+            return rc;
         ac->path = fake ? PC_PATH_IN_PROCESS : PC_PATH_NONE;
         refresh_stats(ac, 0);
         pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): %s %s serial %s, %dx%d %s, slab %d",
@@ -761,9 +767,8 @@ static int arv_start(pc_capture *c, char *err, size_t errlen)
         pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): streaming through %s", i,
                c->cam[i].name, pc_stream_path_name(ac->path));
         any_soft |= c->cam[i].cfg.trigger == PC_TRIGGER_SOFTWARE;
-    }
-    for (int i = 0; i < c->n; i++) {
-        arv_cam *ac = &src->cam[i];
+        /* its worker at once, so that its frames do not queue up while the
+         * next cameras start */
         if (pthread_create(&ac->thread, NULL, cam_worker, ac) != 0) {
             PC_ERR(err, errlen, "capture: cannot start the worker thread of camera %d", i);
             return PC_ENOMEM;
