@@ -34,27 +34,38 @@ static int cfa_colour(pc_cfa cfa, int x, int y)
 }
 
 /* A synthetic panorama with smooth colour areas, sharp edges and fine
- * detail, so that demosaicing differences and the band order are visible. */
-static uint8_t synth(int X, int Y, int W, int H, int c)
+ * detail, so that demosaicing differences and the band order are visible.
+ * The waves are sin(a(x) + b(y)) and cos(c(y) - d(x)), expanded with the
+ * angle-sum rules so only one row and one column of sines are computed. */
+typedef struct synth_tab {
+    double *sa, *ca, *sd, *cd; /* per column */
+} synth_tab;
+
+static void synth_row(const synth_tab *tb, int Y, int W, int H, int cfa_y, pc_cfa cfa, uint8_t *out)
 {
-    double u = (double)X / W, v = (double)Y / H;
-    double r = 0.5 + 0.45 * sin(6.2831853 * (u * 1.5 + v * 0.25));
-    double g = 0.5 + 0.45 * cos(6.2831853 * (v * 2.0 - u * 0.5));
-    double b = 0.15 + 0.8 * v;
-    /* a grid of circles with hard edges */
-    double cell = W / 12.0;
-    double cx = fmod(X, cell) - cell / 2, cy = fmod(Y, cell) - cell / 2;
-    if (cx * cx + cy * cy < cell * cell * 0.09) {
-        r = 1.0 - r;
-        g = 0.9;
-        b = 1.0 - b;
+    double v = (double)Y / H;
+    double sb = sin(6.2831853 * v * 0.25), cb = cos(6.2831853 * v * 0.25);
+    double sc = sin(6.2831853 * v * 2.0), cc = cos(6.2831853 * v * 2.0);
+    int cell = W / 12 > 0 ? W / 12 : 1;
+    int cy = Y % cell - cell / 2;
+    int lines = (Y % (H / 5 > 0 ? H / 5 : 1)) < H / 40;
+    for (int x = 0; x < W; x++) {
+        double r = 0.5 + 0.45 * (tb->sa[x] * cb + tb->ca[x] * sb);
+        double g = 0.5 + 0.45 * (cc * tb->cd[x] + sc * tb->sd[x]);
+        double b = 0.15 + 0.8 * v;
+        int cx = x % cell - cell / 2;
+        if ((double)cx * cx + (double)cy * cy < cell * (double)cell * 0.09) {
+            r = 1.0 - r;
+            g = 0.9;
+            b = 1.0 - b;
+        }
+        if (lines && ((x + Y) / 3) % 4 == 0)
+            r = g = b = 0.05;
+        int c = cfa_colour(cfa, x, cfa_y);
+        double val = c == 0 ? r : c == 1 ? g : b;
+        int q = (int)(val * 255.0 + 0.5);
+        out[x] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
     }
-    /* fine diagonal lines in one corner of each band-sized area */
-    if (((X + Y) / 3) % 4 == 0 && fmod(Y, H / 5.0) < H / 40.0)
-        r = g = b = 0.05;
-    double val = c == 0 ? r : c == 1 ? g : b;
-    int q = (int)lrint(val * 255.0);
-    return (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
 }
 
 int pc_fakepic_create(pc_fakepic **out, const char *image, int part, int parts, int width,
@@ -72,10 +83,28 @@ int pc_fakepic_create(pc_fakepic **out, const char *image, int part, int parts, 
     p->cfa = cfa;
     int TW = width, TH = height * parts;
     if (!image) {
+        synth_tab tb;
+        double *all = malloc(sizeof(double) * 4 * (size_t)TW);
+        if (!all) {
+            free(p->mosaic);
+            free(p);
+            PC_ERR(err, errlen, "fake camera picture: out of memory");
+            return PC_ENOMEM;
+        }
+        tb.sa = all;
+        tb.ca = all + TW;
+        tb.sd = all + 2 * TW;
+        tb.cd = all + 3 * TW;
+        for (int x = 0; x < TW; x++) {
+            double u = (double)x / TW;
+            tb.sa[x] = sin(6.2831853 * u * 1.5);
+            tb.ca[x] = cos(6.2831853 * u * 1.5);
+            tb.sd[x] = sin(6.2831853 * u * 0.5);
+            tb.cd[x] = cos(6.2831853 * u * 0.5);
+        }
         for (int y = 0; y < height; y++)
-            for (int x = 0; x < width; x++)
-                p->mosaic[(size_t)y * width + x] =
-                    synth(x, part * height + y, TW, TH, cfa_colour(cfa, x, y));
+            synth_row(&tb, part * height + y, TW, TH, y, cfa, p->mosaic + (size_t)y * width);
+        free(all);
         *out = p;
         return 0;
     }
