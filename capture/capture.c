@@ -789,6 +789,7 @@ int pc_cap_stopping(pc_capture *c)
 static void *supervisor(void *arg)
 {
     pc_capture *c = arg;
+    pthread_setname_np(pthread_self(), "pc-capture-sup");
     pthread_mutex_lock(&c->lock);
     while (!c->stopping) {
         int64_t now = pc_now_ns();

@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,6 +147,7 @@ typedef struct sim_cam {
     double loss;
     uint64_t counter; /* atomic */
     uint64_t last_ts, skipped; /* fill thread; skipped read atomically */
+    int named;
 } sim_cam;
 
 struct pc_sim {
@@ -167,6 +169,12 @@ static void sim_fill(ArvBuffer *b, void *data, guint32 exposure, guint32 gain, A
     sim_cam *sc = data;
     int64_t t0 = thread_cpu_ns();
     size_t size = 0;
+    if (!sc->named) { /* the simulator's thread, for per-thread CPU accounting */
+        char name[16];
+        snprintf(name, sizeof name, "pc-sim%d", sc->idx);
+        pthread_setname_np(pthread_self(), name);
+        sc->named = 1;
+    }
     uint8_t *dst = (uint8_t *)arv_buffer_get_data(b, &size);
     int w = arv_buffer_get_image_width(b), h = arv_buffer_get_image_height(b);
     /* frame times the simulator let pass without a frame (see simulator.h) */
@@ -204,6 +212,7 @@ int pc_sim_start(pc_sim *s, int i, char *err, size_t errlen)
         return PC_EDEVICE;
     }
     sc->last_ts = 0;
+    sc->named = 0;
     arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(sc->gv), sim_fill, sc);
     g_object_set(sc->gv, "gvsp-lost-ratio", sc->loss / 1000.0, NULL);
     return 0;

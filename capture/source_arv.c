@@ -597,6 +597,8 @@ static void *cam_worker(void *arg)
     pc_capture *c = ac->c;
     pc_cam *cam = &c->cam[ac->idx];
     char err[512];
+    snprintf(err, 16, "pc-cam%d", ac->idx);
+    pthread_setname_np(pthread_self(), err);
     int64_t stale_ns = 10 * c->period_ns;
     if (stale_ns < 2000000000LL)
         stale_ns = 2000000000LL;
@@ -660,6 +662,7 @@ static void *trigger_thread(void *arg)
     pc_capture *c = arg;
     arv_src *src = c->srcdata;
     int64_t next = pc_now_ns();
+    pthread_setname_np(pthread_self(), "pc-trigger");
     while (!pc_cap_stopping(c)) {
         next += c->period_ns;
         struct timespec ts = {next / 1000000000, next % 1000000000};

@@ -82,6 +82,7 @@ static void *file_thread(void *arg)
     pc_capture *c = arg;
     file_src *fs = c->srcdata;
     char err[256];
+    pthread_setname_np(pthread_self(), "pc-file");
     /* out pts = pass start + (file pts - file's first pts) / scale; passes
      * (with file_loop) follow each other one period apart */
     double scale = c->fps / fs->info.fps;
