@@ -186,6 +186,11 @@ static void sim_fill(ArvBuffer *b, void *data, guint32 exposure, guint32 gain, A
             __atomic_add_fetch(&sc->skipped, (uint64_t)(gap - 0.5), __ATOMIC_RELAXED);
     }
     sc->last_ts = ts;
+    /* the frame's nominal exposure time on the frame grid (what the leader
+     * packet carries), not the moment the simulator's thread got here */
+    uint64_t p = sc->sim->fps_hint > 0 ? (uint64_t)(1e6 / sc->sim->fps_hint) * 1000 : 0;
+    if (ts && p)
+        arv_buffer_set_timestamp(b, ts - ts % p);
     if (dst && w > 0 && h > 0)
         pc_fakepic_fill(sc->pic, dst, (size_t)w, w, h,
                         __atomic_fetch_add(&sc->counter, 1, __ATOMIC_RELAXED));

@@ -86,6 +86,15 @@ static void fake_fill(ArvBuffer *buffer, void *data, guint32 exposure_us, guint3
     pc_slot *slot = (pc_slot *)arv_buffer_get_user_data(buffer);
     int w = arv_buffer_get_image_width(buffer), h = arv_buffer_get_image_height(buffer);
     pc_capture *c = ac->c;
+    /* Aravis stamps a fake frame with the time its thread got round to it;
+     * a free-running fake camera exposes on a grid of frame periods (it
+     * sleeps to the next multiple), so stamp the grid point, as a real
+     * camera's hardware clock would. Arrival stays the measured one. */
+    if (c->cam[ac->idx].cfg.trigger == PC_TRIGGER_FREE_RUN) {
+        uint64_t ts = arv_buffer_get_timestamp(buffer), p = (uint64_t)(c->period_ns / 1000) * 1000;
+        if (ts && p)
+            arv_buffer_set_timestamp(buffer, ts - ts % p);
+    }
     /* our buffers are exactly c->width x c->height; never write past them */
     if (slot && w == c->width && h == c->height)
         pc_fakepic_fill(ac->pic, slot->data, (size_t)w, w, h, ac->fill_counter);
