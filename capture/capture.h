@@ -77,8 +77,8 @@ typedef struct pc_camera_config {
     int packet_socket;        /* -1 auto (packet socket when CAP_NET_RAW), 0 never */
     pc_trigger_mode trigger;
     const char *trigger_line; /* hardware trigger source; NULL: "Line0" */
-    /* fake cameras: the picture shown (PPM, or PNG when built with libpng;
-     * NULL: a built-in synthetic panorama), scaled to cover and
+    /* fake cameras: the picture shown (PNG or PPM, common/image.h; NULL:
+     * a built-in synthetic panorama), scaled to cover and
      * centre-cropped to width x (image_parts*height); this camera shows
      * horizontal band image_part. Defaults: part = slab, parts = N. */
     const char *image;

@@ -152,10 +152,6 @@ void pc_fakepic_fill(const pc_fakepic *p, uint8_t *dst, size_t pitch, int w, int
                      uint64_t counter);
 void pc_fakepic_destroy(pc_fakepic *p);
 
-/* picture.c: RGB24 from a PPM (P6/P3) or, with libpng, a PNG file. */
-int pc_load_rgb(const char *path, uint8_t **rgb, int *width, int *height,
-                char *err, size_t errlen);
-
 int pc_cfa_from_pixel_format_name(const char *name); /* "BayerRG8" -> PC_CFA_RGGB, else -1 */
 
 #define PC_ERR(err, errlen, ...)                                    \

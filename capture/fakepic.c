@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image.h"
+
 struct pc_fakepic {
     int width, height;
     pc_cfa cfa;
@@ -108,14 +110,16 @@ int pc_fakepic_create(pc_fakepic **out, const char *image, int part, int parts, 
         *out = p;
         return 0;
     }
-    uint8_t *rgb;
-    int iw, ih;
-    int rc = pc_load_rgb(image, &rgb, &iw, &ih, err, errlen);
+    pc_image img;
+    int rc = pc_image_read(image, &img, err, errlen);
     if (rc) {
         free(p->mosaic);
         free(p);
-        return rc;
+        return rc == PC_IMG_ENOMEM ? PC_ENOMEM : rc == PC_IMG_ENOTSUP ? PC_ENOTSUP : PC_EIO;
     }
+    const uint8_t *rgb = img.rgb;
+    int iw = img.width, ih = img.height;
+    size_t ip = img.pitch;
     double s = fmax((double)TW / iw, (double)TH / ih);
     double x0 = (iw - TW / s) / 2.0, y0 = (ih - TH / s) / 2.0;
     for (int y = 0; y < height; y++) {
@@ -138,13 +142,13 @@ int pc_fakepic_create(pc_fakepic **out, const char *image, int part, int parts, 
             double fx = sx - ix;
             int ix1 = ix + 1 < iw ? ix + 1 : ix;
             int c = cfa_colour(cfa, x, y);
-            double a = rgb[((size_t)iy * iw + ix) * 3 + c], b = rgb[((size_t)iy * iw + ix1) * 3 + c];
-            double d = rgb[((size_t)iy1 * iw + ix) * 3 + c], e = rgb[((size_t)iy1 * iw + ix1) * 3 + c];
+            double a = rgb[(size_t)iy * ip + ix * 3 + c], b = rgb[(size_t)iy * ip + ix1 * 3 + c];
+            double d = rgb[(size_t)iy1 * ip + ix * 3 + c], e = rgb[(size_t)iy1 * ip + ix1 * 3 + c];
             double v = (a * (1 - fx) + b * fx) * (1 - fy) + (d * (1 - fx) + e * fx) * fy;
             p->mosaic[(size_t)y * width + x] = (uint8_t)lrint(v);
         }
     }
-    free(rgb);
+    pc_image_free(&img);
     *out = p;
     return 0;
 }

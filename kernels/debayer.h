@@ -140,9 +140,15 @@ int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen);
 
 /* RGB24 -> YUV (NV12 or I420), the fixed-point conversion of spec §8.
- * rgb has 3*width bytes per row at rgb_pitch. */
+ * rgb has 3*width bytes per row at rgb_pitch. Any even size from 2x2. */
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
                   char *err, size_t errlen);
+
+/* Imposes the Bayer pattern cfa on a packed RGB24 image (3*w bytes per row
+ * at pitch): raw(x,y) = the R, G or B value its site type samples. Any w, h
+ * in 1..PC_MAX_DIM (used by tests and panocap-quality). */
+int pc_mosaic_from_rgb(const uint8_t *rgb, size_t pitch, int w, int h, pc_cfa cfa,
+                       uint8_t *raw, size_t raw_pitch, char *err, size_t errlen);
 
 /* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */
 typedef struct pc_yuv_coeffs {

@@ -1,0 +1,839 @@
+/* reference.c - the plain C demosaicing reference: the definition of
+ * correctness for every other implementation (CPU backend, CUDA kernels).
+ *
+ * It implements the seven algorithms of ../shared/reference/algorithms.md
+ * exactly: integer arithmetic only, reflect-101 on every read of every
+ * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
+ * the final pass (RGB24, NV12, I420).
+ *
+ * Structure. Each algorithm is a list of pass "kinds". Each kind has ONE
+ * per-pixel formula, a static inline function of (site type, interior
+ * flag). The row driver calls it on 2x2 blocks (even-aligned, so they are
+ * also the NV12 chroma blocks):
+ *  - rows are read through a table of row pointers built per row pair with
+ *    the reflect-101 rule applied to the row index, so top and bottom rows
+ *    need no special case;
+ *  - columns: blocks whose whole footprint is inside the image use
+ *    direct indices (interior = 1, a compile-time constant, specialised per
+ *    CFA phase and output format so the site types are constants); the few
+ *    blocks at the left and right edges mirror every column index
+ *    (interior = 0).
+ * The formula text is the same in both cases; only the COL() macro differs.
+ */
+#include "reference_passes.h"
+
+/* The vector helpers are all inlined; their by-value vector ABI never
+ * crosses a call. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* §1.3: arithmetic right shift of negative numbers is required. */
+_Static_assert((-3 >> 1) == -2, "right shift of negative int must be arithmetic");
+
+#define PC_INLINE static inline __attribute__((always_inline))
+
+void pc_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------------
+ * Checks
+ * ---------------------------------------------------------------------- */
+
+int pc_check_size(int width, int height, char *err, size_t errlen)
+{
+    if (width < PC_MIN_DIM || height < PC_MIN_DIM) {
+        pc_set_err(err, errlen,
+                   "frame size %dx%d: width and height must be at least %d "
+                   "(reflect-101 border rule, algorithms.md §1.2)",
+                   width, height, PC_MIN_DIM);
+        return PC_EINVAL;
+    }
+    if (width > PC_MAX_DIM || height > PC_MAX_DIM) {
+        pc_set_err(err, errlen, "frame size %dx%d: width and height must be at most %d",
+                   width, height, PC_MAX_DIM);
+        return PC_EINVAL;
+    }
+    if ((width | height) & 1) {
+        pc_set_err(err, errlen,
+                   "frame size %dx%d: width and height must be even "
+                   "(whole 2x2 Bayer tiles, algorithms.md §1.2)",
+                   width, height);
+        return PC_EINVAL;
+    }
+    return PC_OK;
+}
+
+/* min_size: PC_MIN_DIM for demosaicing; 2 for the plain RGB -> YUV
+ * conversion, which only needs whole 2x2 blocks. */
+static int check_picture(const pc_picture *pic, int width, int height, int min_size, char *err, size_t errlen)
+{
+    if (!pic) {
+        pc_set_err(err, errlen, "destination picture is NULL");
+        return PC_EINVAL;
+    }
+    int rc = min_size >= PC_MIN_DIM ? pc_check_size(width, height, err, errlen) : PC_OK;
+    if (min_size < PC_MIN_DIM &&
+        (width < min_size || height < min_size || width > PC_MAX_DIM || height > PC_MAX_DIM || ((width | height) & 1))) {
+        pc_set_err(err, errlen, "picture size %dx%d: width and height must be even, %d..%d",
+                   width, height, min_size, PC_MAX_DIM);
+        rc = PC_EINVAL;
+    }
+    if (rc)
+        return rc;
+    if (pic->width != width || pic->height != height) {
+        pc_set_err(err, errlen, "destination picture is %dx%d, frame is %dx%d",
+                   pic->width, pic->height, width, height);
+        return PC_EINVAL;
+    }
+    size_t row[3];
+    int np;
+    switch (pic->fmt) {
+    case PC_FMT_RGB24: np = 1; row[0] = 3 * (size_t)width; break;
+    case PC_FMT_NV12: np = 2; row[0] = row[1] = (size_t)width; break;
+    case PC_FMT_I420: np = 3; row[0] = (size_t)width; row[1] = row[2] = (size_t)width / 2; break;
+    default:
+        pc_set_err(err, errlen, "destination pixel format %d is not rgb24, nv12 or i420",
+                   (int)pic->fmt);
+        return PC_EINVAL;
+    }
+    if (pic->fmt != PC_FMT_RGB24) {
+        if ((unsigned)pic->matrix > PC_MATRIX_BT601) {
+            pc_set_err(err, errlen, "destination matrix %d is not bt709 or bt601", (int)pic->matrix);
+            return PC_EINVAL;
+        }
+        if ((unsigned)pic->range > PC_RANGE_FULL) {
+            pc_set_err(err, errlen, "destination range %d is not limited or full", (int)pic->range);
+            return PC_EINVAL;
+        }
+    }
+    for (int p = 0; p < np; p++) {
+        if (!pic->plane[p]) {
+            pc_set_err(err, errlen, "destination %s picture: plane %d is NULL",
+                       pc_pixfmt_name(pic->fmt), p);
+            return PC_EINVAL;
+        }
+        if (pic->pitch[p] < row[p]) {
+            pc_set_err(err, errlen,
+                       "destination %s picture %dx%d: plane %d pitch %zu is less than a row (%zu bytes)",
+                       pc_pixfmt_name(pic->fmt), width, height, p, pic->pitch[p], row[p]);
+            return PC_EINVAL;
+        }
+    }
+    return PC_OK;
+}
+
+int pc_check_picture(const pc_picture *pic, int width, int height, char *err, size_t errlen)
+{
+    return check_picture(pic, width, height, PC_MIN_DIM, err, errlen);
+}
+
+static int check_bayer(const pc_bayer *src, char *err, size_t errlen)
+{
+    if (!src) {
+        pc_set_err(err, errlen, "source Bayer frame is NULL");
+        return PC_EINVAL;
+    }
+    int rc = pc_check_size(src->width, src->height, err, errlen);
+    if (rc)
+        return rc;
+    if (!src->data) {
+        pc_set_err(err, errlen, "source Bayer frame %dx%d: data is NULL", src->width, src->height);
+        return PC_EINVAL;
+    }
+    if (src->pitch < (size_t)src->width) {
+        pc_set_err(err, errlen, "source Bayer frame %dx%d: pitch %zu is less than the width",
+                   src->width, src->height, src->pitch);
+        return PC_EINVAL;
+    }
+    if ((unsigned)src->cfa > PC_CFA_BGGR) {
+        pc_set_err(err, errlen, "source Bayer frame: CFA pattern %d is not RGGB, GRBG, GBRG or BGGR",
+                   (int)src->cfa);
+        return PC_EINVAL;
+    }
+    return PC_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * §8: Q16 coefficients (the table values, literally) and the block store
+ * ---------------------------------------------------------------------- */
+
+void pc_yuv_coeffs_get(pc_matrix m, pc_range r, pc_yuv_coeffs *out)
+{
+    static const int32_t tab[2][2][9] = {
+        /* BT.709 */ {
+            /* limited */ {11966, 40254, 4064, -6596, -22189, 28785, 28784, -26145, -2639},
+            /* full */ {13933, 46871, 4732, -7509, -25259, 32768, 32768, -29763, -3005}},
+        /* BT.601 */ {
+            /* limited */ {16829, 33039, 6416, -9714, -19070, 28784, 28784, -24103, -4681},
+            /* full */ {19595, 38470, 7471, -11058, -21710, 32768, 32768, -27439, -5329}},
+    };
+    if (!out)
+        return;
+    int mi = m == PC_MATRIX_BT601 ? 1 : 0;
+    int ri = r == PC_RANGE_FULL ? 1 : 0;
+    const int32_t *t = tab[mi][ri];
+    for (int i = 0; i < 3; i++) {
+        out->y[i] = t[i];
+        out->cb[i] = t[3 + i];
+        out->cr[i] = t[6 + i];
+    }
+    out->y_offset = ri ? (1 << 15) : (16 << 16) + (1 << 15);
+}
+
+PC_INLINE int clamp8(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
+
+/* Destination rows of one row pair (y, y+1). RGB24: d[j] = row y+j.
+ * YUV: d[j] = Y row y+j, c0 = chroma row y/2 (NV12 CbCr or I420 Cb),
+ * c1 = I420 Cr row. */
+typedef struct dstrows {
+    uint8_t *d[2];
+    uint8_t *c0, *c1;
+} dstrows;
+
+/* Stores one even-aligned 2x2 block of final 8-bit RGB: v[j][i] is pixel
+ * (x0+i, y+j). */
+PC_INLINE void store_block(int fmt, const pc_yuv_coeffs *yc, const dstrows *o, int x0,
+                           const int v[2][2][3])
+{
+    if (fmt == PC_FMT_RGB24) {
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < 2; i++)
+                for (int c = 0; c < 3; c++)
+                    o->d[j][3 * (x0 + i) + c] = (uint8_t)v[j][i][c];
+        return;
+    }
+    int sr = 0, sg = 0, sb = 0;
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++) {
+            int r = v[j][i][0], g = v[j][i][1], b = v[j][i][2];
+            o->d[j][x0 + i] = (uint8_t)clamp8((yc->y[0] * r + yc->y[1] * g + yc->y[2] * b + yc->y_offset) >> 16);
+            sr += r;
+            sg += g;
+            sb += b;
+        }
+    const int coff = (128 << 18) + (1 << 17);
+    int cb = clamp8((yc->cb[0] * sr + yc->cb[1] * sg + yc->cb[2] * sb + coff) >> 18);
+    int cr = clamp8((yc->cr[0] * sr + yc->cr[1] * sg + yc->cr[2] * sb + coff) >> 18);
+    if (fmt == PC_FMT_NV12) {
+        o->c0[x0] = (uint8_t)cb;
+        o->c0[x0 + 1] = (uint8_t)cr;
+    } else {
+        o->c0[x0 >> 1] = (uint8_t)cb;
+        o->c1[x0 >> 1] = (uint8_t)cr;
+    }
+}
+
+static void dstrows_for(const pc_picture *p, int y, dstrows *o)
+{
+    o->d[0] = p->plane[0] + (size_t)y * p->pitch[0];
+    o->d[1] = o->d[0] + p->pitch[0];
+    o->c0 = o->c1 = NULL;
+    if (p->fmt != PC_FMT_RGB24)
+        o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1];
+    if (p->fmt == PC_FMT_I420)
+        o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2];
+}
+
+int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, char *err, size_t errlen)
+{
+    if (!dst) {
+        pc_set_err(err, errlen, "destination picture is NULL");
+        return PC_EINVAL;
+    }
+    if (!rgb) {
+        pc_set_err(err, errlen, "RGB source is NULL");
+        return PC_EINVAL;
+    }
+    if (dst->fmt != PC_FMT_NV12 && dst->fmt != PC_FMT_I420) {
+        pc_set_err(err, errlen, "RGB -> YUV: destination format %s is not nv12 or i420",
+                   pc_pixfmt_name(dst->fmt));
+        return PC_EINVAL;
+    }
+    int rc = check_picture(dst, dst->width, dst->height, 2, err, errlen);
+    if (rc)
+        return rc;
+    if (rgb_pitch < 3 * (size_t)dst->width) {
+        pc_set_err(err, errlen, "RGB source %dx%d: pitch %zu is less than a row (%zu bytes)",
+                   dst->width, dst->height, rgb_pitch, 3 * (size_t)dst->width);
+        return PC_EINVAL;
+    }
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
+    for (int y = 0; y < dst->height; y += 2) {
+        dstrows o;
+        dstrows_for(dst, y, &o);
+        const uint8_t *s0 = rgb + (size_t)y * rgb_pitch, *s1 = s0 + rgb_pitch;
+        for (int x0 = 0; x0 < dst->width; x0 += 2) {
+            int v[2][2][3];
+            for (int i = 0; i < 2; i++)
+                for (int c = 0; c < 3; c++) {
+                    v[0][i][c] = s0[3 * (x0 + i) + c];
+                    v[1][i][c] = s1[3 * (x0 + i) + c];
+                }
+            store_block(dst->fmt, &yc, &o, x0, v);
+        }
+    }
+    return PC_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * §1: sites, border rule, arithmetic helpers
+ * ---------------------------------------------------------------------- */
+
+enum { S_R = 0, S_GR = 1, S_GB = 2, S_B = 3 }; /* site = a | b<<1 (§1.1) */
+
+/* §1.2 reflect-101. One reflection suffices: radius <= 3 < n. */
+PC_INLINE int mir(int i, int n) { return i < 0 ? -i : i >= n ? 2 * n - 2 - i : i; }
+
+PC_INLINE int iabs(int v) { return v < 0 ? -v : v; }
+
+int pc_mosaic_from_rgb(const uint8_t *rgb, size_t pitch, int w, int h, pc_cfa cfa,
+                       uint8_t *raw, size_t raw_pitch, char *err, size_t errlen)
+{
+    if (!rgb || !raw) {
+        pc_set_err(err, errlen, "mosaic: %s is NULL", rgb ? "raw destination" : "RGB source");
+        return PC_EINVAL;
+    }
+    if (w <= 0 || h <= 0 || w > PC_MAX_DIM || h > PC_MAX_DIM) {
+        pc_set_err(err, errlen, "mosaic: size %dx%d is out of range", w, h);
+        return PC_EINVAL;
+    }
+    if ((unsigned)cfa > PC_CFA_BGGR) {
+        pc_set_err(err, errlen, "mosaic: CFA pattern %d is not RGGB, GRBG, GBRG or BGGR", (int)cfa);
+        return PC_EINVAL;
+    }
+    if (pitch < 3 * (size_t)w || raw_pitch < (size_t)w) {
+        pc_set_err(err, errlen, "mosaic %dx%d: pitch too small (RGB %zu, raw %zu)", w, h, pitch, raw_pitch);
+        return PC_EINVAL;
+    }
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = rgb + (size_t)y * pitch;
+        uint8_t *d = raw + (size_t)y * raw_pitch;
+        for (int x = 0; x < w; x++) {
+            int site = ((x & 1) | (y & 1) << 1) ^ (int)cfa;
+            int ch = site == S_R ? 0 : site == S_B ? 2 : 1;
+            d[x] = s[3 * x + ch];
+        }
+    }
+    return PC_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Row tables: the rows y-3 .. y+4 of every buffer, reflected (§1.2).
+ * ---------------------------------------------------------------------- */
+
+#define RMAX 3
+#define NROWS (2 * RMAX + 2)
+
+typedef struct rowtab {
+    const uint8_t *raw[NROWS], *g[NROWS], *ta[NROWS], *tb[NROWS], *tc[NROWS];
+} rowtab;
+
+static void rowtab_fill(const pc_job *jb, int y, rowtab *t)
+{
+    for (int k = 0; k < NROWS; k++) {
+        size_t yy = (size_t)mir(y - RMAX + k, jb->h);
+        size_t off = yy * (size_t)jb->w;
+        t->raw[k] = jb->raw + yy * jb->raw_pitch;
+        t->g[k] = jb->g ? jb->g + off : NULL;
+        t->ta[k] = jb->ta ? jb->ta + off : NULL;
+        t->tb[k] = jb->tb ? jb->tb + off : NULL;
+        t->tc[k] = jb->tc ? jb->tc + off : NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Pass kinds
+ * ---------------------------------------------------------------------- */
+
+enum {
+    K_BIL,   /* §2 bilinear (final) */
+    K_SH1,   /* §3 pass 1: bilinear green -> g */
+    K_SH2,   /* §3 pass 2: hue ratios (final) */
+    K_HQ,    /* §4 Malvar-He-Cutler (final) */
+    K_ED1,   /* §5 pass 1: directional green -> g */
+    K_EDF,   /* §5 pass 2: colour differences (final; also HED p3, WD-mod p2) */
+    K_HED1,  /* §6 pass 1: gh, gv, pref -> ta, tb, tc */
+    K_HED2,  /* §6 pass 2: homogeneity vote -> g */
+    K_WD1,   /* §7.2 pass 1: weighted-directions green -> g */
+    K_WDO2,  /* §7.2 pass 2: R at B, B at R along diagonals -> ta (r), tb (b) */
+    K_WDO3,  /* §7.2 pass 3: R, B at G along axes (final) */
+    K_COUNT
+};
+
+/* radius: Chebyshev read radius (algorithms.md §9); nout: temporary
+ * planes written by a non-final kind. */
+#define KRADIUS(K) ((K) == K_WD1 || (K) == K_WDO2 || (K) == K_WDO3 ? 3 \
+                    : (K) == K_HQ || (K) == K_ED1 || (K) == K_HED1 ? 2 : 1)
+#define KFINAL(K) ((K) == K_BIL || (K) == K_SH2 || (K) == K_HQ || (K) == K_EDF || (K) == K_WDO3)
+#define KNOUT(K) (KFINAL(K) ? 3 : (K) == K_HED1 ? 3 : (K) == K_WDO2 ? 2 : 1)
+
+#define PXPASS t, j, x, w, site, in
+
+/* ------------------------------------------------------------------------
+ * Scalar instantiation of the formulas: the definition.
+ * ---------------------------------------------------------------------- */
+
+/* §3: truncating unsigned division */
+PC_INLINE int hue_q_s(int c, int g) { return (int)(((uint32_t)(c + 1) << 12) / (uint32_t)(g + 1)); }
+
+/* §7.1: WDI = CLAMP8(FDIV(N + M, 2M)) with Q_a = product of the other
+ * three D, N = sum E_a Q_a, M = sum Q_a, all int64. */
+PC_INLINE int wd_combine_s(const int E[4], const int D[4])
+{
+    int64_t p01 = (int64_t)D[0] * D[1], p23 = (int64_t)D[2] * D[3];
+    int64_t q0 = D[1] * p23, q1 = D[0] * p23, q2 = D[3] * p01, q3 = D[2] * p01;
+    int64_t n = E[0] * q0 + E[1] * q1 + E[2] * q2 + E[3] * q3;
+    int64_t m = q0 + q1 + q2 + q3;
+    int64_t a = n + m, b = 2 * m;
+    /* FDIV: floor division (b > 0) */
+    int64_t q = a / b;
+    if (a % b != 0 && a < 0)
+        q -= 1;
+    return q < 0 ? 0 : q > 255 ? 255 : (int)q;
+}
+
+#define FN(n) n##_s
+#define T int
+#define PXARGS const rowtab *t, int j, int x, int w, int site, int in
+/* reflect-101 on the column only in the border path (rows are reflected
+ * in the row table) */
+#define COL(dx) ((in) ? x + (dx) : mir(x + (dx), w))
+#define RD(buf, dx, dy) ((int)t->buf[RMAX + j + (dy)][COL(dx)])
+#define P(dx, dy) RD(raw, dx, dy)
+#define G(dx, dy) RD(g, dx, dy)
+#define TA(dx, dy) RD(ta, dx, dy)
+#define TB(dx, dy) RD(tb, dx, dy)
+#define PREF(dx, dy) ((int)(int8_t)t->tc[RMAX + j + (dy)][COL(dx)])
+#define ABS(a) iabs(a)
+#define CLAMP8(a) clamp8(a)
+#define SEL(c, a, b) ((c) ? (a) : (b))
+#define LT(a, b) ((a) < (b))
+#define HUE_Q(c, g) hue_q_s(c, g)
+#define WD_COMBINE(E, D) wd_combine_s(E, D)
+#include "reference_formulas.h"
+#undef FN
+#undef T
+#undef PXARGS
+#undef RD
+#undef P
+#undef G
+#undef TA
+#undef TB
+#undef PREF
+#undef ABS
+#undef CLAMP8
+#undef SEL
+#undef LT
+#undef HUE_Q
+#undef WD_COMBINE
+
+/* ------------------------------------------------------------------------
+ * Vector instantiation: 16 lanes = the same pixel of 16 consecutive 2x2
+ * blocks (lane k is pixel x + 2k). Interior only. GCC generic vectors, so
+ * it builds for any target; the interior loops get an AVX2 clone.
+ * ---------------------------------------------------------------------- */
+
+#define VL 8
+typedef int32_t vi __attribute__((vector_size(4 * VL)));
+typedef uint16_t vu16 __attribute__((vector_size(2 * VL)));
+typedef int16_t vs16 __attribute__((vector_size(2 * VL)));
+typedef uint8_t vu8 __attribute__((vector_size(VL)));
+typedef float vf __attribute__((vector_size(4 * VL)));
+typedef double vd __attribute__((vector_size(8 * VL)));
+
+/* bytes p[0], p[2], ..., p[30] (reads p[0..31]) */
+PC_INLINE vi vld(const uint8_t *p)
+{
+    vu16 u;
+    memcpy(&u, p, sizeof u);
+    return __builtin_convertvector(u & 0xff, vi);
+}
+PC_INLINE vi vlds(const uint8_t *p)
+{
+    vs16 u;
+    memcpy(&u, p, sizeof u);
+    return __builtin_convertvector((vs16)(u << 8) >> 8, vi);
+}
+/* p[2k] = a[k], p[2k+1] = b[k] (low bytes) */
+PC_INLINE void vst_pair(uint8_t *p, vi a, vi b)
+{
+    vu16 u = (__builtin_convertvector(a, vu16) & 0xff) | (__builtin_convertvector(b, vu16) << 8);
+    memcpy(p, &u, sizeof u);
+}
+PC_INLINE void vst16(uint8_t *p, vi a)
+{
+    vu8 u = __builtin_convertvector(a, vu8);
+    memcpy(p, &u, sizeof u);
+}
+
+#define VSEL(c, a, b) (((c) & (a)) | (~(c) & (b)))
+PC_INLINE vi vabs(vi a) { return VSEL(a < 0, -a, a); }
+PC_INLINE vi vclamp8(vi a)
+{
+    a = VSEL(a < 0, 0, a);
+    return VSEL(a > 255, 255, a);
+}
+
+/* §3 truncating division, exactly, in float: n = (c+1) << 12 <= 2^20 and
+ * d = g+1 <= 256 are exact floats. If n/d is not an integer it is at least
+ * 1/d away from one, while the rounding error of the float quotient is at
+ * most half an ulp of n/d <= 2^20/d, i.e. 2^-4/d: so truncating the float
+ * quotient gives floor(n/d). */
+PC_INLINE vi hue_q_v(vi c, vi g)
+{
+    vf f = __builtin_convertvector((c + 1) << 12, vf) / __builtin_convertvector(g + 1, vf);
+    return __builtin_convertvector(f, vi);
+}
+
+/* §7.1 exactly, in double. Every D < 2^11, so Q < 2^34, M < 2^35,
+ * |N| < 2^45: all products and sums are exact integers in double, and so
+ * are a = N + M and b = 2M < 2^36. The quotient a/b lies in (-128, 384)
+ * (N/M is a weighted mean of E in [-255, 765]). If a/b is not an integer
+ * it is at least 1/b > 2^-36 away from one, while the rounding error of
+ * the division is at most half an ulp of 2^9, 2^-44: so the truncated
+ * double quotient is floor(a/b) for a >= 0. For a < 0 it is <= 0, which
+ * the clamp maps to 0, as CLAMP8(FDIV) does. */
+PC_INLINE vi wd_combine_v(const vi E[4], const vi D[4])
+{
+    vd d0 = __builtin_convertvector(D[0], vd), d1 = __builtin_convertvector(D[1], vd);
+    vd d2 = __builtin_convertvector(D[2], vd), d3 = __builtin_convertvector(D[3], vd);
+    vd p01 = d0 * d1, p23 = d2 * d3;
+    vd q0 = d1 * p23, q1 = d0 * p23, q2 = d3 * p01, q3 = d2 * p01;
+    vd n = __builtin_convertvector(E[0], vd) * q0 + __builtin_convertvector(E[1], vd) * q1 +
+           __builtin_convertvector(E[2], vd) * q2 + __builtin_convertvector(E[3], vd) * q3;
+    vd m = q0 + q1 + q2 + q3;
+    return vclamp8(__builtin_convertvector((n + m) / (m + m), vi));
+}
+
+#define FN(n) n##_v
+#define T vi
+#define PXARGS const rowtab *t, int j, int x, int w, int site, int in
+#define RD(buf, dx, dy) vld(t->buf[RMAX + j + (dy)] + x + (dx))
+#define P(dx, dy) RD(raw, dx, dy)
+#define G(dx, dy) RD(g, dx, dy)
+#define TA(dx, dy) RD(ta, dx, dy)
+#define TB(dx, dy) RD(tb, dx, dy)
+#define PREF(dx, dy) vlds(t->tc[RMAX + j + (dy)] + x + (dx))
+#define ABS(a) vabs(a)
+#define CLAMP8(a) vclamp8(a)
+#define SEL(c, a, b) VSEL(c, a, b)
+#define LT(a, b) ((a) < (b))
+#define HUE_Q(c, g) hue_q_v(c, g)
+#define WD_COMBINE(E, D) wd_combine_v(E, D)
+#include "reference_formulas.h"
+#undef FN
+#undef T
+#undef PXARGS
+#undef RD
+#undef P
+#undef G
+#undef TA
+#undef TB
+#undef PREF
+#undef ABS
+#undef CLAMP8
+#undef SEL
+#undef LT
+#undef HUE_Q
+#undef WD_COMBINE
+
+/* ------------------------------------------------------------------------
+ * Row-pair driver
+ * ---------------------------------------------------------------------- */
+
+/* Outputs of one row pair: temporary plane rows (o[j][n] = plane n of row
+ * y+j) or destination rows. */
+typedef struct outrows {
+    uint8_t *o[2][3];
+    dstrows d;
+    pc_yuv_coeffs yc;
+} outrows;
+
+/* One 2x2 block at (x0, y), scalar. cfa, in and fmt are constants in the
+ * interior instantiations and run-time values at the borders. */
+PC_INLINE void block_s(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int in, int fmt)
+{
+    if (KFINAL(K)) {
+        int v[2][2][3];
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < 2; i++)
+                px_kind_s(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, in, v[j][i]);
+        store_block(fmt, &o->yc, &o->d, x0, (const int(*)[2][3])v);
+    } else {
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < 2; i++) {
+                int v[3];
+                px_kind_s(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, in, v);
+                for (int n = 0; n < KNOUT(K); n++)
+                    o->o[j][n][x0 + i] = (uint8_t)v[n];
+            }
+    }
+}
+
+/* 16 consecutive 2x2 blocks starting at x0, vector. */
+PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int fmt)
+{
+    vi v[2][2][3];
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++)
+            px_kind_v(K, t, j, x0 + i, w, (i | j << 1) ^ cfa, 1, v[j][i]);
+    if (!KFINAL(K)) {
+        for (int j = 0; j < 2; j++)
+            for (int n = 0; n < KNOUT(K); n++)
+                vst_pair(o->o[j][n] + x0, v[j][0][n], v[j][1][n]);
+        return;
+    }
+    if (fmt == PC_FMT_RGB24) {
+        for (int j = 0; j < 2; j++) {
+            uint8_t *d = o->d.d[j] + 3 * (size_t)x0;
+            for (int k = 0; k < VL; k++)
+                for (int i = 0; i < 2; i++)
+                    for (int c = 0; c < 3; c++)
+                        d[6 * k + 3 * i + c] = (uint8_t)v[j][i][c][k];
+        }
+        return;
+    }
+    const pc_yuv_coeffs *yc = &o->yc;
+    vi sr = v[0][0][0] + v[0][1][0] + v[1][0][0] + v[1][1][0];
+    vi sg = v[0][0][1] + v[0][1][1] + v[1][0][1] + v[1][1][1];
+    vi sb = v[0][0][2] + v[0][1][2] + v[1][0][2] + v[1][1][2];
+    for (int j = 0; j < 2; j++) {
+        vi y0 = (yc->y[0] * v[j][0][0] + yc->y[1] * v[j][0][1] + yc->y[2] * v[j][0][2] + yc->y_offset) >> 16;
+        vi y1 = (yc->y[0] * v[j][1][0] + yc->y[1] * v[j][1][1] + yc->y[2] * v[j][1][2] + yc->y_offset) >> 16;
+        vst_pair(o->d.d[j] + x0, vclamp8(y0), vclamp8(y1));
+    }
+    const int coff = (128 << 18) + (1 << 17);
+    vi cb = vclamp8((yc->cb[0] * sr + yc->cb[1] * sg + yc->cb[2] * sb + coff) >> 18);
+    vi cr = vclamp8((yc->cr[0] * sr + yc->cr[1] * sg + yc->cr[2] * sb + coff) >> 18);
+    if (fmt == PC_FMT_NV12) {
+        vst_pair(o->d.c0 + x0, cb, cr);
+    } else {
+        vst16(o->d.c0 + (x0 >> 1), cb);
+        vst16(o->d.c1 + (x0 >> 1), cr);
+    }
+}
+
+/* Interior of a row pair: vector steps of 2*VL pixels on [xa, xv), then
+ * scalar blocks on [xv, xe). Specialised per kind, CFA phase and format. */
+typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w);
+
+#define DEF_INTERIOR(K, CFA, FMT)                                                                  \
+    __attribute__((target_clones("avx2", "default"))) static void interior_##K##_##CFA##_##FMT(   \
+        const rowtab *t, const outrows *o, int xa, int xv, int xe, int w)                          \
+    {                                                                                             \
+        const rowtab tl = *t; /* local copies: output stores cannot alias them */                 \
+        const outrows ol = *o;                                                                    \
+        int x0 = xa;                                                                              \
+        for (; x0 < xv; x0 += 2 * VL)                                                             \
+            block_v(K, &tl, &ol, x0, w, CFA, FMT);                                                \
+        for (; x0 < xe; x0 += 2)                                                                  \
+            block_s(K, &tl, &ol, x0, w, CFA, 1, FMT);                                             \
+    }
+#define DEF_INTERIOR_NF(K) \
+    DEF_INTERIOR(K, 0, 0) DEF_INTERIOR(K, 1, 0) DEF_INTERIOR(K, 2, 0) DEF_INTERIOR(K, 3, 0)
+#define DEF_INTERIOR_F1(K, CFA) DEF_INTERIOR(K, CFA, 0) DEF_INTERIOR(K, CFA, 1) DEF_INTERIOR(K, CFA, 2)
+#define DEF_INTERIOR_F(K) \
+    DEF_INTERIOR_F1(K, 0) DEF_INTERIOR_F1(K, 1) DEF_INTERIOR_F1(K, 2) DEF_INTERIOR_F1(K, 3)
+
+DEF_INTERIOR_F(K_BIL)
+DEF_INTERIOR_NF(K_SH1)
+DEF_INTERIOR_F(K_SH2)
+DEF_INTERIOR_F(K_HQ)
+DEF_INTERIOR_NF(K_ED1)
+DEF_INTERIOR_F(K_EDF)
+DEF_INTERIOR_NF(K_HED1)
+DEF_INTERIOR_NF(K_HED2)
+DEF_INTERIOR_NF(K_WD1)
+DEF_INTERIOR_NF(K_WDO2)
+DEF_INTERIOR_F(K_WDO3)
+
+#define TAB_NF(K) [K] = {{interior_##K##_0_0, interior_##K##_0_0, interior_##K##_0_0}, \
+                         {interior_##K##_1_0, interior_##K##_1_0, interior_##K##_1_0}, \
+                         {interior_##K##_2_0, interior_##K##_2_0, interior_##K##_2_0}, \
+                         {interior_##K##_3_0, interior_##K##_3_0, interior_##K##_3_0}}
+#define TAB_F(K) [K] = {{interior_##K##_0_0, interior_##K##_0_1, interior_##K##_0_2}, \
+                        {interior_##K##_1_0, interior_##K##_1_1, interior_##K##_1_2}, \
+                        {interior_##K##_2_0, interior_##K##_2_1, interior_##K##_2_2}, \
+                        {interior_##K##_3_0, interior_##K##_3_1, interior_##K##_3_2}}
+
+static const interior_fn interior_tab[K_COUNT][4][3] = {
+    TAB_F(K_BIL), TAB_NF(K_SH1), TAB_F(K_SH2), TAB_F(K_HQ), TAB_NF(K_ED1), TAB_F(K_EDF),
+    TAB_NF(K_HED1), TAB_NF(K_HED2), TAB_NF(K_WD1), TAB_NF(K_WDO2), TAB_F(K_WDO3),
+};
+
+/* Border blocks: every column index mirrored, sites and format at run time. */
+static void border_block(int K, const rowtab *t, const outrows *o, int x0, int w, int cfa, int fmt)
+{
+    switch (K) {
+#define BB(KK) case KK: block_s(KK, t, o, x0, w, cfa, 0, fmt); break;
+        BB(K_BIL) BB(K_SH1) BB(K_SH2) BB(K_HQ) BB(K_ED1) BB(K_EDF)
+        BB(K_HED1) BB(K_HED2) BB(K_WD1) BB(K_WDO2) BB(K_WDO3)
+#undef BB
+    }
+}
+
+static int kind_radius(int K) { return KRADIUS(K); }
+
+void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
+{
+    if (pass < 0 || pass >= jb->npasses)
+        return;
+    int K = jb->kinds[pass];
+    int R = kind_radius(K), w = jb->w;
+    int fmt = KFINAL(K) ? (int)jb->dst.fmt : 0;
+    /* Interior blocks: footprint [x0 - R, x0 + 1 + R] inside [0, w). */
+    int xa = (R + 1) & ~1;
+    int xe = ((w - 2 - R) & ~1) + 2;
+    if (xe < xa)
+        xe = xa;
+    if (xa > w)
+        xa = xe = w;
+    /* Vector steps: the widest load reads byte x0 + 32 + R. */
+    int xv = xa;
+    if (!jb->scalar_only)
+        while (xv + 2 * VL + 1 + R <= w && xv + 2 * VL <= xe)
+            xv += 2 * VL;
+    interior_fn fn = interior_tab[K][jb->cfa][fmt];
+    outrows o;
+    memset(&o, 0, sizeof o);
+    o.yc = jb->yc;
+    uint8_t *planes[3] = {NULL, NULL, NULL};
+    switch (K) {
+    case K_SH1: case K_ED1: case K_HED2: case K_WD1: planes[0] = jb->g; break;
+    case K_HED1: planes[0] = jb->ta; planes[1] = jb->tb; planes[2] = jb->tc; break;
+    case K_WDO2: planes[0] = jb->ta; planes[1] = jb->tb; break;
+    default: break;
+    }
+    for (int y = y0 & ~1; y < y1; y += 2) {
+        rowtab t;
+        rowtab_fill(jb, y, &t);
+        if (KFINAL(K)) {
+            dstrows_for(&jb->dst, y, &o.d);
+        } else {
+            for (int j = 0; j < 2; j++)
+                for (int n = 0; n < 3; n++)
+                    o.o[j][n] = planes[n] ? planes[n] + (size_t)(y + j) * (size_t)w : NULL;
+        }
+        for (int x0 = 0; x0 < xa; x0 += 2)
+            border_block(K, &t, &o, x0, w, jb->cfa, fmt);
+        fn(&t, &o, xa, xv, xe, w);
+        for (int x0 = xe; x0 < w; x0 += 2)
+            border_block(K, &t, &o, x0, w, jb->cfa, fmt);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Jobs and the reference entry point
+ * ---------------------------------------------------------------------- */
+
+int pc_job_planes(pc_algo_id algo)
+{
+    switch (algo) {
+    case PC_ALGO_BILINEAR: case PC_ALGO_HQ_LINEAR: return 0;
+    case PC_ALGO_SMOOTH_HUE: case PC_ALGO_EDGE: case PC_ALGO_WD_MODIFIED: return 1;
+    case PC_ALGO_WD_ORIGINAL: return 3;
+    case PC_ALGO_HOMOGENEOUS_EDGE: return 4;
+    default: return -1;
+    }
+}
+
+static int job_validate(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
+                        char *err, size_t errlen)
+{
+    if (pc_job_planes(algo) < 0) {
+        char names[160];
+        pc_algo_names(names, sizeof names);
+        pc_set_err(err, errlen, "unknown algorithm id %d (known: %s)", (int)algo, names);
+        return PC_EINVAL;
+    }
+    int rc = check_bayer(src, err, errlen);
+    if (rc)
+        return rc;
+    return pc_check_picture(dst, src->width, src->height, err, errlen);
+}
+
+int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
+                 uint8_t *temp, size_t temp_bytes, char *err, size_t errlen)
+{
+    if (!job) {
+        pc_set_err(err, errlen, "job is NULL");
+        return PC_EINVAL;
+    }
+    int rc = job_validate(algo, src, dst, err, errlen);
+    if (rc)
+        return rc;
+    int np = pc_job_planes(algo);
+    size_t plane = (size_t)src->width * (size_t)src->height;
+    if (np && (!temp || temp_bytes / plane < (size_t)np)) {
+        pc_set_err(err, errlen, "%s %dx%d: temporaries need %zu bytes, %zu given",
+                   pc_algo_get(algo)->name, src->width, src->height, (size_t)np * plane, temp_bytes);
+        return PC_EINVAL;
+    }
+    memset(job, 0, sizeof *job);
+    job->algo = algo;
+    job->w = src->width;
+    job->h = src->height;
+    job->cfa = (int)src->cfa;
+    job->raw = src->data;
+    job->raw_pitch = src->pitch;
+    job->dst = *dst;
+    if (dst->fmt != PC_FMT_RGB24)
+        pc_yuv_coeffs_get(dst->matrix, dst->range, &job->yc);
+    uint8_t *pl[PC_JOB_MAX_PLANES] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < np; i++)
+        pl[i] = temp + (size_t)i * plane;
+    job->g = pl[0];
+    job->ta = pl[1];
+    job->tb = pl[2];
+    job->tc = pl[3];
+    switch (algo) {
+    case PC_ALGO_BILINEAR: job->npasses = 1; job->kinds[0] = K_BIL; break;
+    case PC_ALGO_SMOOTH_HUE: job->npasses = 2; job->kinds[0] = K_SH1; job->kinds[1] = K_SH2; break;
+    case PC_ALGO_HQ_LINEAR: job->npasses = 1; job->kinds[0] = K_HQ; break;
+    case PC_ALGO_EDGE: job->npasses = 2; job->kinds[0] = K_ED1; job->kinds[1] = K_EDF; break;
+    case PC_ALGO_HOMOGENEOUS_EDGE:
+        job->npasses = 3; job->kinds[0] = K_HED1; job->kinds[1] = K_HED2; job->kinds[2] = K_EDF; break;
+    case PC_ALGO_WD_ORIGINAL:
+        job->npasses = 3; job->kinds[0] = K_WD1; job->kinds[1] = K_WDO2; job->kinds[2] = K_WDO3; break;
+    case PC_ALGO_WD_MODIFIED: job->npasses = 2; job->kinds[0] = K_WD1; job->kinds[1] = K_EDF; break;
+    default: break;
+    }
+    return PC_OK;
+}
+
+int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    int rc = job_validate(algo, src, dst, err, errlen);
+    if (rc)
+        return rc;
+    int np = pc_job_planes(algo);
+    size_t bytes = (size_t)np * (size_t)src->width * (size_t)src->height;
+    uint8_t *temp = NULL;
+    if (np) {
+        temp = malloc(bytes);
+        if (!temp) {
+            pc_set_err(err, errlen, "%s %dx%d: cannot allocate %zu bytes of temporaries",
+                       pc_algo_get(algo)->name, src->width, src->height, bytes);
+            return PC_ENOMEM;
+        }
+    }
+    pc_job job;
+    rc = pc_job_setup(&job, algo, src, dst, temp, bytes, err, errlen);
+    if (rc == PC_OK)
+        for (int p = 0; p < job.npasses; p++)
+            pc_job_pass(&job, p, 0, job.h);
+    free(temp);
+    return rc;
+}
