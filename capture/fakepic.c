@@ -1,5 +1,6 @@
 /* fakepic.c - what a fake camera shows: its band of a picture (a photograph
- * file, or a built-in synthetic panorama), mosaiced with its Bayer pattern,
+ * file read with common/image.h, or a built-in synthetic panorama),
+ * mosaiced with its Bayer pattern,
  * plus a moving element (the frame counter in binary blocks, and a bar that
  * walks along the bottom rows) so that repeated or stale frames show.
  *

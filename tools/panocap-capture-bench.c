@@ -557,8 +557,6 @@ int main(int argc, char **argv)
         return 1;
     int all = strcmp(o.source, "all") == 0;
     int want_sim = all || strcmp(o.source, "sim") == 0;
-    printf("panocap-capture-bench: %d cameras %dx%d, %g fps requested, %g s per run, %ld CPUs online\n",
-           o.cameras, o.width, o.height, o.fps, o.seconds, sysconf(_SC_NPROCESSORS_ONLN));
 #if PANOCAP_HAVE_ARAVIS
     if (want_sim) {
         /* outside: re-executes this whole run inside a private network
@@ -571,11 +569,15 @@ int main(int argc, char **argv)
             printf("inside a private network namespace (only lo)\n");
         }
     }
+    printf("panocap-capture-bench: %d cameras %dx%d, %g fps requested, %g s per run, %ld CPUs online\n",
+           o.cameras, o.width, o.height, o.fps, o.seconds, sysconf(_SC_NPROCESSORS_ONLN));
     if (all || strcmp(o.source, "fake") == 0)
         bench_fake(&o);
     if (want_sim)
         bench_sim(&o);
 #else
+    printf("panocap-capture-bench: %d cameras %dx%d, %g fps requested, %g s per run, %ld CPUs online\n",
+           o.cameras, o.width, o.height, o.fps, o.seconds, sysconf(_SC_NPROCESSORS_ONLN));
     if (!all && strcmp(o.source, "file") != 0)
         fprintf(stderr, "this build has no Aravis: only --source file (and --dma)\n");
 #endif
