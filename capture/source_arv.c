@@ -521,11 +521,11 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
 /* Ends the stream; lost: the camera does not answer, skip the polite stop. */
 static void cam_stream_stop(arv_cam *ac, int lost)
 {
+    if (!ac->c || !ac->stream) /* never opened (open failed earlier), or no stream */
+        return;
     pc_capture *c = ac->c;
     pc_cam *cam = &c->cam[ac->idx];
     __atomic_store_n(&ac->live, 0, __ATOMIC_RELEASE);
-    if (!ac->stream)
-        return;
     pthread_mutex_lock(&c->lock);
     ac->stream_live = 0;
     pthread_mutex_unlock(&c->lock);

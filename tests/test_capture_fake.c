@@ -36,6 +36,10 @@ static void base_config(pc_capture_config *cfg, const char *image)
     cfg->n_cameras = N;
     cfg->fps = 50;
     cfg->pool_sets = 8;
+    /* 80 ms: the fake cameras' threads share a loaded 2-core CI machine; a
+     * set that waits longer than this for a descheduled thread would be
+     * (rightly) substituted, and this test wants every set complete */
+    cfg->deadline_periods = 4;
     cfg->log = &quiet;
     for (int i = 0; i < N; i++) {
         cfg->cam[i].cfa = PC_CFA_RGGB;

@@ -133,6 +133,7 @@ static int cmp_d(const void *a, const void *b)
 /* generation CPU (fake cameras: per-camera stats; simulators: callback) */
 typedef double (*gen_fn)(pc_capture *c, void *user);
 
+#if PANOCAP_HAVE_ARAVIS
 static double fake_gen(pc_capture *c, void *user)
 {
     pc_camera_stats st[PC_CAPTURE_MAX_CAMERAS];
@@ -142,6 +143,7 @@ static double fake_gen(pc_capture *c, void *user)
         s += st[i].fake_fill_cpu_ns / 1e9;
     return s;
 }
+#endif
 
 /* Runs a started capture: warm-up, then the measured window. */
 static void measure(pc_capture *c, const opts *o, const char *what, gen_fn gen, void *gen_user,
@@ -218,6 +220,7 @@ static void measure(pc_capture *c, const opts *o, const char *what, gen_fn gen, 
     fflush(stdout);
 }
 
+#if PANOCAP_HAVE_ARAVIS
 static void fill_cams(pc_capture_config *cfg, const opts *o)
 {
     cfg->n_cameras = o->cameras;
@@ -246,7 +249,6 @@ static pc_raw_writer *open_record(const opts *o)
     return w;
 }
 
-#if PANOCAP_HAVE_ARAVIS
 static void bench_fake(const opts *o)
 {
     pc_capture_config cfg;
@@ -556,7 +558,9 @@ int main(int argc, char **argv)
     if (o.make_raw && make_raw(&o) != 0)
         return 1;
     int all = strcmp(o.source, "all") == 0;
+#if PANOCAP_HAVE_ARAVIS
     int want_sim = all || strcmp(o.source, "sim") == 0;
+#endif
 #if PANOCAP_HAVE_ARAVIS
     if (want_sim) {
         /* outside: re-executes this whole run inside a private network
