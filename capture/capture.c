@@ -1,0 +1,1098 @@
+/* capture.c - the source-independent half of the capture library:
+ * configuration defaults and validation, buffer and frame-set pools, the
+ * grouping of camera frames into sets by timestamp, deadlines and
+ * substitution, the one place where sets are dropped, statistics.
+ *
+ * Grouping. Each camera's timestamps are mapped onto the host monotonic
+ * clock by an offset that follows the lower envelope of (arrival - camera
+ * time): transmission delay is always positive, so the smallest difference
+ * is the best estimate, and a slow upward creep (100 ppm of the period per
+ * frame) follows clock drift. Sets live on a grid of frame periods: set k
+ * covers host times [b + kP, b + (k+1)P), i.e. +-P/2 around its centre,
+ * which is its pts. The boundary b is placed in the largest gap between the
+ * cameras' phases, so free-running cameras with arbitrary phases each fall
+ * consistently into one slot per period; it is moved again (counted as a
+ * rephase) when a camera's phase comes within P/8 of it: freely until the
+ * first set is out (start-up bursts), then at most every 10 periods.
+ *
+ * A set is emitted when all n slabs are in, or when its deadline (first
+ * slab's arrival + deadline_periods * P) passes, in k order. Missing slabs
+ * point at the camera's last good frame (no copy: the slot is referenced),
+ * or at a mid-grey slab if the camera never delivered one.
+ */
+#include "capture_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "clock.h"
+#include "panocap_config.h"
+
+/* --- small helpers ------------------------------------------------------- */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
+
+static int64_t mod_pos(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return r < 0 ? r + b : r;
+}
+
+static void abs_timespec(struct timespec *ts, int64_t t_ns)
+{
+    ts->tv_sec = t_ns / 1000000000;
+    ts->tv_nsec = t_ns % 1000000000;
+}
+
+const char *pc_cam_state_name(pc_cam_state s)
+{
+    static const char *const n[] = {"idle", "streaming", "lost", "reconnecting", "stopped"};
+    return ((unsigned)s < 5) ? n[s] : "?";
+}
+
+const char *pc_stream_path_name(pc_stream_path p)
+{
+    static const char *const n[] = {"none", "packet socket", "UDP socket", "in-process", "file"};
+    return ((unsigned)p < 5) ? n[p] : "?";
+}
+
+const char *pc_fail_reason_name(pc_fail_reason r)
+{
+    static const char *const n[] = {"timeout", "missing packets", "wrong packet id",
+                                    "size mismatch", "aborted", "other"};
+    return ((unsigned)r < PC_FAIL_COUNT) ? n[r] : "?";
+}
+
+int pc_cfa_from_pixel_format_name(const char *name)
+{
+    static const struct { const char *n; pc_cfa c; } t[] = {
+        {"BayerRG8", PC_CFA_RGGB}, {"BayerGR8", PC_CFA_GRBG},
+        {"BayerGB8", PC_CFA_GBRG}, {"BayerBG8", PC_CFA_BGGR},
+    };
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcasecmp(name, t[i].n) == 0)
+            return t[i].c;
+    return -1;
+}
+
+/* --- configuration ------------------------------------------------------- */
+
+void pc_camera_config_init(pc_camera_config *cam)
+{
+    memset(cam, 0, sizeof *cam);
+    cam->cfa = PC_CFA_RGGB;
+    cam->width = 2040;
+    cam->height = 1080;
+    cam->exposure_us = NAN;
+    cam->gain = NAN;
+    cam->packet_delay_ns = -1;
+    cam->resend = 1;
+    cam->packet_socket = -1;
+    cam->trigger = PC_TRIGGER_FREE_RUN;
+    cam->image_part = -1;
+    cam->image_parts = 0;
+    cam->slab = -1;
+}
+
+void pc_capture_config_init(pc_capture_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->source = PC_SOURCE_GIGE;
+    cfg->file_realtime = 1;
+    cfg->n_cameras = 5;
+    for (int i = 0; i < PC_CAPTURE_MAX_CAMERAS; i++)
+        pc_camera_config_init(&cfg->cam[i]);
+    cfg->fps = 50.0;
+    cfg->deadline_periods = 1.5;
+    cfg->pool_sets = 4;
+}
+
+/* Copies every string of cfg into one owned block so the caller's config
+ * may go away after open. */
+static int own_strings(pc_capture *c)
+{
+    size_t total = 0;
+    const char **fields[2 + 4 * PC_CAPTURE_MAX_CAMERAS];
+    int nf = 0;
+    fields[nf++] = &c->cfg.file;
+    for (int i = 0; i < PC_CAPTURE_MAX_CAMERAS; i++) {
+        fields[nf++] = &c->cfg.cam[i].address;
+        fields[nf++] = &c->cfg.cam[i].pixel_format;
+        fields[nf++] = &c->cfg.cam[i].trigger_line;
+        fields[nf++] = &c->cfg.cam[i].image;
+    }
+    for (int i = 0; i < nf; i++)
+        if (*fields[i])
+            total += strlen(*fields[i]) + 1;
+    c->strings = malloc(total + 1);
+    if (!c->strings)
+        return -1;
+    char *p = c->strings;
+    for (int i = 0; i < nf; i++) {
+        if (!*fields[i])
+            continue;
+        size_t l = strlen(*fields[i]) + 1;
+        memcpy(p, *fields[i], l);
+        *fields[i] = p;
+        p += l;
+    }
+    return 0;
+}
+
+static const char *cam_label(const pc_capture_config *cfg, int i, char *buf, size_t n)
+{
+    const pc_camera_config *k = &cfg->cam[i];
+    if (cfg->source == PC_SOURCE_FAKE && (!k->address || !*k->address))
+        snprintf(buf, n, "PCFAKE%d", i + 1);
+    else
+        snprintf(buf, n, "%s", (k->address && *k->address) ? k->address : "no address");
+    return buf;
+}
+
+/* Everything that can be checked without touching a camera. */
+static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
+{
+    char lab[80], lab2[80];
+    if (cfg->source != PC_SOURCE_GIGE && cfg->source != PC_SOURCE_FAKE &&
+        cfg->source != PC_SOURCE_FILE) {
+        PC_ERR(err, errlen, "capture: unknown source kind %d (gige, fake or file)", (int)cfg->source);
+        return PC_EINVAL;
+    }
+    if ((cfg->alloc == NULL) != (cfg->free == NULL)) {
+        PC_ERR(err, errlen, "capture: alloc and free must be given together");
+        return PC_EINVAL;
+    }
+    if (!(cfg->deadline_periods > 0.0 && cfg->deadline_periods <= 20.0)) {
+        PC_ERR(err, errlen, "capture: deadline %g frame periods is out of range (0, 20]",
+               cfg->deadline_periods);
+        return PC_EINVAL;
+    }
+    if (cfg->pool_sets < 1 || cfg->pool_sets > 64) {
+        PC_ERR(err, errlen, "capture: pool of %d frame sets is out of range 1..64", cfg->pool_sets);
+        return PC_EINVAL;
+    }
+    if (cfg->source == PC_SOURCE_FILE) {
+        if (!cfg->file || !*cfg->file) {
+            PC_ERR(err, errlen, "capture: source file needs a file path");
+            return PC_EINVAL;
+        }
+        if (cfg->n_cameras < 0 || cfg->n_cameras > PC_CAPTURE_MAX_CAMERAS) {
+            PC_ERR(err, errlen, "capture: %d cameras is out of range 0..%d", cfg->n_cameras,
+                   PC_CAPTURE_MAX_CAMERAS);
+            return PC_EINVAL;
+        }
+        if (!(cfg->fps >= 0.0 && cfg->fps <= 1000.0)) {
+            PC_ERR(err, errlen, "capture: fps %g is out of range (0 = the file's, up to 1000)", cfg->fps);
+            return PC_EINVAL;
+        }
+        return 0;
+    }
+    if (cfg->n_cameras < 1 || cfg->n_cameras > PC_CAPTURE_MAX_CAMERAS) {
+        PC_ERR(err, errlen, "capture: %d cameras is out of range 1..%d", cfg->n_cameras,
+               PC_CAPTURE_MAX_CAMERAS);
+        return PC_EINVAL;
+    }
+    if (!(cfg->fps > 0.0 && cfg->fps <= 1000.0)) {
+        PC_ERR(err, errlen, "capture: fps %g is out of range (0, 1000]", cfg->fps);
+        return PC_EINVAL;
+    }
+    int n = cfg->n_cameras;
+    int slab_used[PC_CAPTURE_MAX_CAMERAS] = {0};
+    for (int i = 0; i < n; i++) {
+        const pc_camera_config *k = &cfg->cam[i];
+        cam_label(cfg, i, lab, sizeof lab);
+        if (cfg->source == PC_SOURCE_GIGE && (!k->address || !*k->address)) {
+            PC_ERR(err, errlen, "camera %d: address is empty (give its IP, serial or device id)", i);
+            return PC_EINVAL;
+        }
+        if (k->pixel_format) {
+            int cf = pc_cfa_from_pixel_format_name(k->pixel_format);
+            if (cf < 0) {
+                PC_ERR(err, errlen, "camera %d (%s): pixel format '%s' is not supported "
+                       "(panocap takes 8-bit Bayer: BayerRG8, BayerGR8, BayerGB8, BayerBG8)",
+                       i, lab, k->pixel_format);
+                return PC_EINVAL;
+            }
+        } else if ((unsigned)k->cfa > PC_CFA_BGGR) {
+            PC_ERR(err, errlen, "camera %d (%s): Bayer pattern %d is not one of RGGB, GRBG, GBRG, BGGR",
+                   i, lab, (int)k->cfa);
+            return PC_EINVAL;
+        }
+        if (k->width < PC_MIN_DIM || k->height < PC_MIN_DIM || k->width > 16384 || k->height > 16384) {
+            PC_ERR(err, errlen, "camera %d (%s): region %dx%d is out of range %d..16384",
+                   i, lab, k->width, k->height, PC_MIN_DIM);
+            return PC_EINVAL;
+        }
+        if ((k->width | k->height) & 1) {
+            PC_ERR(err, errlen, "camera %d (%s): region %dx%d has an odd %s; Bayer frames need an "
+                   "even width and height", i, lab, k->width, k->height,
+                   (k->width & 1) ? "width" : "height");
+            return PC_EINVAL;
+        }
+        if (k->offset_x < 0 || k->offset_y < 0 || ((k->offset_x | k->offset_y) & 1)) {
+            PC_ERR(err, errlen, "camera %d (%s): region offset %d,%d must be even and >= 0 "
+                   "(an odd offset shifts the Bayer phase)", i, lab, k->offset_x, k->offset_y);
+            return PC_EINVAL;
+        }
+        if (k->packet_size != 0 && (k->packet_size < 576 || k->packet_size > 65000)) {
+            PC_ERR(err, errlen, "camera %d (%s): packet size %d is out of range 576..65000 (0 = negotiate)",
+                   i, lab, k->packet_size);
+            return PC_EINVAL;
+        }
+        if (k->socket_buffer < 0 || k->packet_timeout_ms < 0 || k->frame_retention_ms < 0) {
+            PC_ERR(err, errlen, "camera %d (%s): socket buffer, packet timeout and frame retention "
+                   "must be >= 0", i, lab);
+            return PC_EINVAL;
+        }
+        if ((unsigned)k->trigger > PC_TRIGGER_HARDWARE) {
+            PC_ERR(err, errlen, "camera %d (%s): trigger mode %d is not free-run, software or hardware",
+                   i, lab, (int)k->trigger);
+            return PC_EINVAL;
+        }
+        if (isfinite(k->exposure_us) && k->exposure_us > 1e8) {
+            PC_ERR(err, errlen, "camera %d (%s): exposure %g us is out of range", i, lab, k->exposure_us);
+            return PC_EINVAL;
+        }
+        int parts = k->image_parts > 0 ? k->image_parts : n;
+        if (k->image_parts < 0 || k->image_part >= parts) {
+            PC_ERR(err, errlen, "camera %d (%s): image part %d of %d is out of range", i, lab,
+                   k->image_part, parts);
+            return PC_EINVAL;
+        }
+        int slab = k->slab >= 0 ? k->slab : i;
+        if (slab >= n) {
+            PC_ERR(err, errlen, "camera %d (%s): slab %d is out of range 0..%d", i, lab, slab, n - 1);
+            return PC_EINVAL;
+        }
+        if (slab_used[slab]) {
+            PC_ERR(err, errlen, "camera %d (%s): slab %d is already taken by camera %d", i, lab,
+                   slab, slab_used[slab] - 1);
+            return PC_EINVAL;
+        }
+        slab_used[slab] = i + 1;
+        /* the stacked panorama is one Bayer image: one size, one phase */
+        const pc_camera_config *k0 = &cfg->cam[0];
+        int cf = k->pixel_format ? pc_cfa_from_pixel_format_name(k->pixel_format) : (int)k->cfa;
+        int cf0 = k0->pixel_format ? pc_cfa_from_pixel_format_name(k0->pixel_format) : (int)k0->cfa;
+        if (i > 0 && (k->width != k0->width || k->height != k0->height)) {
+            PC_ERR(err, errlen, "camera %d (%s): region %dx%d differs from camera 0's %dx%d; "
+                   "stacked slabs must have one size", i, lab, k->width, k->height,
+                   k0->width, k0->height);
+            return PC_EINVAL;
+        }
+        if (i > 0 && cf != cf0) {
+            PC_ERR(err, errlen, "camera %d (%s): Bayer pattern %s differs from camera 0's %s; "
+                   "the stacked panorama needs one CFA phase (shift the region offset by one pixel)",
+                   i, lab, pc_cfa_name((pc_cfa)cf), pc_cfa_name((pc_cfa)cf0));
+            return PC_EINVAL;
+        }
+        for (int j = 0; j < i; j++) {
+            cam_label(cfg, j, lab2, sizeof lab2);
+            if (strcasecmp(lab, lab2) == 0) {
+                PC_ERR(err, errlen, "camera %d (%s): address duplicates camera %d; each camera "
+                       "can be opened once", i, lab, j);
+                return PC_EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+/* --- allocation ---------------------------------------------------------- */
+
+static void *cap_alloc(pc_capture *c, size_t size)
+{
+    void *p = NULL;
+    if (c->cfg.alloc)
+        p = c->cfg.alloc(size, c->cfg.alloc_user);
+    else if (posix_memalign(&p, 4096, size) != 0)
+        p = NULL;
+    if (!p)
+        return NULL;
+    void **nb = realloc(c->blocks, (size_t)(c->nblocks + 1) * sizeof *nb);
+    if (!nb) {
+        if (c->cfg.free)
+            c->cfg.free(p, c->cfg.alloc_user);
+        else
+            free(p);
+        return NULL;
+    }
+    c->blocks = nb;
+    c->blocks[c->nblocks++] = p;
+    memset(p, 0, size); /* fault every page in now, not in the frame loop */
+    return p;
+}
+
+static int alloc_buffers(pc_capture *c, char *err, size_t errlen)
+{
+    size_t frame = (size_t)c->width * c->height;
+    int nslots = c->pool_sets + c->max_open + PC_STREAM_SLOTS;
+    for (int i = 0; i < c->n; i++) {
+        c->cam[i].slots = calloc((size_t)nslots, sizeof(pc_slot));
+        if (!c->cam[i].slots)
+            goto oom;
+        c->cam[i].nslots = nslots;
+    }
+    if (c->ops->stacked_layout) {
+        /* slot p of every camera is slab (camera's slab) of panorama p */
+        for (int p = 0; p < nslots; p++) {
+            uint8_t *pano = cap_alloc(c, frame * c->n);
+            if (!pano)
+                goto oom;
+            for (int i = 0; i < c->n; i++)
+                c->cam[i].slots[p].data = pano + (size_t)c->cam[i].slab * frame;
+        }
+    } else {
+        size_t stride = (frame + 4095) & ~(size_t)4095;
+        for (int i = 0; i < c->n; i++) {
+            uint8_t *blk = cap_alloc(c, stride * nslots);
+            if (!blk)
+                goto oom;
+            for (int p = 0; p < nslots; p++)
+                c->cam[i].slots[p].data = blk + stride * p;
+        }
+    }
+    for (int i = 0; i < c->n; i++)
+        for (int p = 0; p < nslots; p++) {
+            c->cam[i].slots[p].cam = i;
+            c->cam[i].slots[p].index = p;
+            c->cam[i].slots[p].state = SLOT_FREE;
+        }
+    c->grey = cap_alloc(c, frame);
+    if (!c->grey)
+        goto oom;
+    memset(c->grey, 128, frame);
+
+    c->nsets = c->pool_sets + c->max_open + 1;
+    c->sets = calloc((size_t)c->nsets, sizeof(pc_setint));
+    c->ready = calloc((size_t)c->pool_sets, sizeof(pc_setint *));
+    if (!c->sets || !c->ready)
+        goto oom;
+    return 0;
+oom:
+    PC_ERR(err, errlen, "capture: cannot allocate %d frame buffers of %dx%d for %d cameras",
+           nslots, c->width, c->height, c->n);
+    return PC_ENOMEM;
+}
+
+/* --- slots and sets (lock held) ----------------------------------------- */
+
+static void slot_ref(pc_slot *s)
+{
+    s->refs++;
+    s->state = SLOT_CORE;
+}
+
+static void slot_unref(pc_capture *c, pc_slot *s)
+{
+    if (!s)
+        return;
+    if (--s->refs == 0) {
+        s->state = SLOT_FREE;
+        c->ops->requeue(c, s);
+        pthread_cond_broadcast(&c->cond_free);
+    }
+}
+
+static void set_release_locked(pc_capture *c, pc_setint *s)
+{
+    for (int k = 0; k < c->n; k++) {
+        slot_unref(c, s->src[k]);
+        s->src[k] = NULL;
+    }
+    s->state = SET_FREE;
+    s->filled = 0;
+}
+
+static pc_setint *set_alloc_locked(pc_capture *c)
+{
+    for (int i = 0; i < c->nsets; i++)
+        if (c->sets[i].state == SET_FREE) {
+            pc_setint *s = &c->sets[i];
+            memset(s->src, 0, sizeof s->src);
+            s->filled = 0;
+            return s;
+        }
+    return NULL; /* cannot happen: nsets covers open + pool */
+}
+
+/* THE place where frame sets are dropped. The consumer has pool_sets sets
+ * queued or held: the oldest queued set goes (it is the stalest), or the
+ * new one if the consumer holds them all. */
+static void publish_locked(pc_capture *c, pc_setint *s, int64_t now)
+{
+    c->sst.sets_emitted++;
+    if (!s->pub.substituted)
+        c->sst.sets_complete++;
+    if (c->ready_count + c->held >= c->pool_sets) {
+        pc_setint *victim;
+        if (c->ready_count > 0) {
+            victim = c->ready[c->ready_head];
+            c->ready_head = (c->ready_head + 1) % c->pool_sets;
+            c->ready_count--;
+        } else {
+            victim = s;
+            s = NULL;
+        }
+        c->sst.sets_dropped++;
+        if (now - c->last_drop_log_ns > 5000000000LL) {
+            c->last_drop_log_ns = now;
+            pc_log(c->log, PC_LOG_WARNING,
+                   "capture: consumer is behind (%d sets queued, %d held): dropping frame set %llu "
+                   "(%llu dropped so far)", c->ready_count, c->held,
+                   (unsigned long long)victim->pub.index, (unsigned long long)c->sst.sets_dropped);
+        }
+        set_release_locked(c, victim);
+        if (!s)
+            return;
+    }
+    s->state = SET_READY;
+    c->ready[(c->ready_head + c->ready_count) % c->pool_sets] = s;
+    c->ready_count++;
+    pthread_cond_signal(&c->cond_ready);
+}
+
+static void fill_public(pc_capture *c, pc_setint *s, int64_t pts, int64_t now)
+{
+    pc_frameset *p = &s->pub;
+    p->index = c->next_index++;
+    if (c->have_emitted && pts <= c->last_pts)
+        pts = c->last_pts + 1;
+    c->last_pts = pts;
+    p->pts_ns = pts;
+    p->t_complete_ns = now;
+    p->n = c->n;
+    p->width = c->width;
+    p->height = c->height;
+    p->cfa = c->cfa;
+    int contiguous = 1;
+    for (int k = 0; k < c->n; k++) {
+        p->slab[k] = s->src[k] ? s->src[k]->data : c->grey;
+        p->pitch[k] = (size_t)c->width;
+        p->camera[k] = c->slab_cam[k];
+        if (p->slab[k] != p->slab[0] + (size_t)k * c->width * c->height)
+            contiguous = 0;
+    }
+    p->stacked = contiguous ? p->slab[0] : NULL;
+    p->stacked_pitch = contiguous ? (size_t)c->width : 0;
+}
+
+static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
+{
+    /* take it out of the open list (it is always open[0]) */
+    int pos = 0;
+    while (pos < c->n_open && c->open[pos] != s)
+        pos++;
+    for (int i = pos; i + 1 < c->n_open; i++)
+        c->open[i] = c->open[i + 1];
+    c->n_open--;
+    c->have_last_k = 1;
+    c->last_k = s->k;
+    /* cameras start a few ms apart: sets before the first complete one are
+     * not worth substituting, for up to 2 s */
+    if (!c->have_emitted && s->filled < c->n && now - c->start_ns < 2000000000LL) {
+        c->sst.sets_startup++;
+        set_release_locked(c, s);
+        return;
+    }
+
+    s->pub.substituted = 0;
+    s->pub.grey = 0;
+    if (s->filled < c->n) {
+        char miss[64] = "";
+        for (int k = 0, o = 0; k < c->n && o < 60; k++)
+            if (!s->src[k])
+                o += snprintf(miss + o, sizeof miss - o, " %d", c->slab_cam[k]);
+        pc_log(c->log, PC_LOG_DEBUG, "capture: set slot %lld out with %d of %d slabs after %.2f ms%s, "
+               "missing camera(s)%s", (long long)s->k, s->filled, c->n,
+               (now - s->pub.t_first_ns) / 1e6, s->deadline_ns <= now ? " (deadline)" : " (forced)",
+               miss);
+    }
+    for (int k = 0; k < c->n; k++) {
+        if (s->src[k])
+            continue;
+        pc_cam *cam = &c->cam[c->slab_cam[k]];
+        cam->st.frames_substituted++;
+        s->pub.substituted |= 1u << k;
+        if (cam->last_good) {
+            slot_ref(cam->last_good);
+            s->src[k] = cam->last_good;
+            s->pub.frame_id[k] = cam->last_good->frame_id;
+        } else {
+            s->pub.grey |= 1u << k;
+            s->pub.frame_id[k] = 0;
+        }
+    }
+    int64_t pts = c->boundary_ns + s->k * c->period_ns + c->period_ns / 2;
+    fill_public(c, s, pts, now);
+    c->have_emitted = 1;
+    publish_locked(c, s, now);
+}
+
+/* Emits, in order, every open set that is complete or past its deadline. */
+static void emit_due_locked(pc_capture *c, int64_t now)
+{
+    while (c->n_open > 0) {
+        pc_setint *s = c->open[0];
+        if (s->filled == c->n || s->deadline_ns <= now)
+            emit_locked(c, s, now);
+        else
+            break;
+    }
+}
+
+/* Places the grid boundary in the middle of the largest gap between the
+ * phases of the cameras seen in the last second. */
+static void rephase_locked(pc_capture *c, int64_t now)
+{
+    int64_t ph[PC_CAPTURE_MAX_CAMERAS];
+    int m = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->cam[i].have_off && now - c->cam[i].phase_seen_ns < 1000000000LL)
+            ph[m++] = c->cam[i].phase_ns;
+    if (m == 0)
+        return;
+    for (int i = 1; i < m; i++) /* insertion sort, m <= 16 */
+        for (int j = i; j > 0 && ph[j - 1] > ph[j]; j--) {
+            int64_t t = ph[j];
+            ph[j] = ph[j - 1];
+            ph[j - 1] = t;
+        }
+    int64_t best_gap = -1, best_mid = 0;
+    for (int i = 0; i < m; i++) {
+        int64_t a = ph[i], b = (i + 1 < m) ? ph[i + 1] : ph[0] + c->period_ns;
+        if (b - a > best_gap) {
+            best_gap = b - a;
+            best_mid = a + (b - a) / 2;
+        }
+    }
+    int64_t shift = mod_pos(best_mid, c->period_ns);
+    if (shift > c->period_ns / 2)
+        shift -= c->period_ns; /* move by less than half a period */
+    c->boundary_ns += shift;
+    for (int i = 0; i < c->n; i++)
+        c->cam[i].phase_ns = mod_pos(c->cam[i].phase_ns - shift, c->period_ns);
+    c->last_rephase_ns = now;
+    c->sst.rephases++;
+    pc_log(c->log, PC_LOG_DEBUG, "capture: set grid moved by %.3f ms (camera phases drifted)",
+           shift / 1e6);
+}
+
+static int64_t cam_time_locked(pc_capture *c, pc_cam *cam, int64_t cam_ts, int64_t now)
+{
+    if (cam_ts == 0)
+        return now;
+    int64_t sample = now - cam_ts;
+    int64_t creep = c->period_ns / 10000 + 1; /* 100 ppm of a period per frame */
+    if (!cam->have_off || llabs(sample - cam->off_ns) > 1000000000LL) {
+        cam->off_ns = sample; /* first frame, or the camera clock jumped */
+        cam->have_off = 1;
+    } else if (sample < cam->off_ns) {
+        cam->off_ns = sample;
+    } else {
+        int64_t up = sample - cam->off_ns;
+        cam->off_ns += up < creep ? up : creep;
+    }
+    return cam_ts + cam->off_ns;
+}
+
+void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_ts,
+                  uint64_t frame_id, int64_t arrival)
+{
+    int64_t now = pc_now_ns();
+    if (arrival <= 0 || arrival > now || arrival < now - 1000000000LL)
+        arrival = now;
+    pthread_mutex_lock(&c->lock);
+    pc_cam *cam = &c->cam[ci];
+    cam->st.frames_received++;
+    slot->state = SLOT_CORE;
+    slot->refs = 0;
+    if (reason >= 0) {
+        cam->st.frames_failed[reason < PC_FAIL_COUNT ? reason : PC_FAIL_OTHER]++;
+        slot->state = SLOT_FREE;
+        c->ops->requeue(c, slot);
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    if (c->stopping) {
+        slot->state = SLOT_FREE;
+        c->ops->requeue(c, slot);
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    slot->frame_id = frame_id;
+    cam->st.last_timestamp_ns = cam_ts;
+    cam->st.last_arrival_ns = now;
+    cam->st.last_frame_id = frame_id;
+
+    int64_t t = cam_time_locked(c, cam, cam_ts, arrival);
+    if (!c->have_boundary) {
+        c->boundary_ns = t - c->period_ns / 2;
+        c->have_boundary = 1;
+        c->last_rephase_ns = now;
+    }
+    cam->phase_ns = mod_pos(t - c->boundary_ns, c->period_ns);
+    cam->phase_seen_ns = now;
+    int64_t margin = c->period_ns / 8;
+    if ((cam->phase_ns < margin || cam->phase_ns > c->period_ns - margin) &&
+        (!c->have_emitted || now - c->last_rephase_ns > 10 * c->period_ns))
+        rephase_locked(c, now);
+    int64_t k = floor_div(t - c->boundary_ns, c->period_ns);
+    if (c->have_last_k && k <= c->last_k) {
+        cam->st.frames_late++;
+        pc_log(c->log, PC_LOG_DEBUG, "capture: camera %d frame %llu late: slot %lld, last emitted "
+               "%lld, phase %.2f ms, arrived %.2f ms after its slot ended", ci,
+               (unsigned long long)frame_id, (long long)k, (long long)c->last_k, cam->phase_ns / 1e6,
+               (now - (c->boundary_ns + (k + 1) * c->period_ns)) / 1e6);
+        goto discard;
+    }
+    pc_setint *s = NULL;
+    int pos = 0;
+    for (pos = 0; pos < c->n_open; pos++) {
+        if (c->open[pos]->k == k) {
+            s = c->open[pos];
+            break;
+        }
+        if (c->open[pos]->k > k)
+            break;
+    }
+    if (!s) {
+        if (c->n_open == c->max_open) {
+            if (pos == 0) { /* older than every open set, which are all newer: late */
+                cam->st.frames_late++;
+                goto discard;
+            }
+            c->sst.sets_forced++;
+            emit_locked(c, c->open[0], now);
+            pos--;
+        }
+        s = set_alloc_locked(c);
+        if (!s) {
+            cam->st.frames_late++;
+            goto discard;
+        }
+        s->state = SET_OPEN;
+        s->k = k;
+        s->pub.t_first_ns = now;
+        s->deadline_ns = now + (int64_t)(c->cfg.deadline_periods * (double)c->period_ns);
+        for (int i = c->n_open; i > pos; i--)
+            c->open[i] = c->open[i - 1];
+        c->open[pos] = s;
+        c->n_open++;
+        if (pos == 0)
+            pthread_cond_signal(&c->cond_sup);
+    }
+    if (s->src[cam->slab]) {
+        /* a second frame of one camera for one slot (a camera that skipped
+         * and then caught up): keep the one nearer the slot's centre */
+        int64_t centre = c->boundary_ns + k * c->period_ns + c->period_ns / 2;
+        pc_slot *old = s->src[cam->slab];
+        cam->st.frames_late++;
+        pc_log(c->log, PC_LOG_DEBUG, "capture: camera %d: frames %llu and %llu both in slot %lld, "
+               "phase %.2f ms", ci, (unsigned long long)old->frame_id,
+               (unsigned long long)frame_id, (long long)k, cam->phase_ns / 1e6);
+        if (llabs(t - centre) >= llabs(s->t[cam->slab] - centre))
+            goto discard;
+        slot_unref(c, old); /* the set's reference; last_good moves below */
+        s->src[cam->slab] = NULL;
+        s->filled--;
+    }
+    slot_ref(slot);
+    s->src[cam->slab] = slot;
+    s->t[cam->slab] = t;
+    s->pub.frame_id[cam->slab] = frame_id;
+    s->filled++;
+    cam->st.frames_completed++;
+    slot_ref(slot);
+    if (cam->last_good)
+        slot_unref(c, cam->last_good);
+    cam->last_good = slot;
+    if (s->filled == c->n)
+        emit_due_locked(c, now);
+    pthread_mutex_unlock(&c->lock);
+    return;
+discard:
+    slot->state = SLOT_FREE;
+    c->ops->requeue(c, slot);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void pc_cap_whole_set(pc_capture *c, pc_slot **slots, int64_t pts, uint32_t substituted)
+{
+    int64_t now = pc_now_ns();
+    pthread_mutex_lock(&c->lock);
+    pc_setint *s = set_alloc_locked(c);
+    if (!s || c->stopping) {
+        for (int k = 0; k < c->n; k++) {
+            slots[k]->state = SLOT_FREE;
+            c->ops->requeue(c, slots[k]);
+        }
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    for (int k = 0; k < c->n; k++) {
+        pc_cam *cam = &c->cam[c->slab_cam[k]];
+        cam->st.frames_received++;
+        cam->st.frames_completed++;
+        cam->st.last_arrival_ns = now;
+        cam->st.last_timestamp_ns = pts;
+        cam->st.last_frame_id = slots[k]->frame_id;
+        if (substituted & (1u << k))
+            cam->st.frames_substituted++;
+        slots[k]->refs = 0;
+        slot_ref(slots[k]);
+        s->src[k] = slots[k];
+        s->pub.frame_id[k] = slots[k]->frame_id;
+    }
+    s->pub.t_first_ns = now;
+    s->pub.substituted = substituted;
+    s->pub.grey = 0;
+    fill_public(c, s, pts, now);
+    c->have_emitted = 1;
+    publish_locked(c, s, now);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void pc_cap_set_state(pc_capture *c, int ci, pc_cam_state st)
+{
+    pthread_mutex_lock(&c->lock);
+    pc_cam *cam = &c->cam[ci];
+    if (st == PC_CAM_LOST)
+        cam->st.disconnects++;
+    if (st == PC_CAM_STREAMING && (cam->st.state == PC_CAM_RECONNECTING || cam->st.state == PC_CAM_LOST))
+        cam->st.reconnects++;
+    /* the clock offset is kept across a reconnection: a camera whose clock
+     * restarted shows a jump of more than a second and is re-measured */
+    cam->st.state = st;
+    pthread_mutex_unlock(&c->lock);
+}
+
+int pc_cap_stopping(pc_capture *c)
+{
+    return __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE);
+}
+
+/* --- supervisor: deadlines ----------------------------------------------- */
+
+static void *supervisor(void *arg)
+{
+    pc_capture *c = arg;
+    pthread_setname_np(pthread_self(), "pc-capture-sup");
+    pthread_mutex_lock(&c->lock);
+    while (!c->stopping) {
+        int64_t now = pc_now_ns();
+        emit_due_locked(c, now);
+        int64_t wake = now + 200000000LL;
+        if (c->n_open > 0 && c->open[0]->deadline_ns < wake)
+            wake = c->open[0]->deadline_ns;
+        struct timespec ts;
+        abs_timespec(&ts, wake);
+        pthread_cond_timedwait(&c->cond_sup, &c->lock, &ts);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* --- public API ---------------------------------------------------------- */
+
+int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!out || !cfg) {
+        PC_ERR(err, errlen, "capture: no configuration");
+        return PC_EINVAL;
+    }
+    *out = NULL;
+    int rc = validate(cfg, err, errlen);
+    if (rc)
+        return rc;
+    const pc_source_ops *ops = NULL;
+    if (cfg->source == PC_SOURCE_FILE) {
+        ops = &pc_source_file_ops;
+    } else {
+#if PANOCAP_HAVE_ARAVIS
+        ops = &pc_source_arv_ops;
+#else
+        PC_ERR(err, errlen, "capture: source %s needs Aravis, and this build has none "
+               "(only the file source is available)",
+               cfg->source == PC_SOURCE_GIGE ? "gige" : "fake");
+        return PC_ENOTSUP;
+#endif
+    }
+    pc_capture *c = calloc(1, sizeof *c);
+    if (!c) {
+        PC_ERR(err, errlen, "capture: out of memory");
+        return PC_ENOMEM;
+    }
+    c->cfg = *cfg;
+    if (own_strings(c)) {
+        free(c);
+        PC_ERR(err, errlen, "capture: out of memory");
+        return PC_ENOMEM;
+    }
+    c->log = cfg->log;
+    c->ops = ops;
+    c->pool_sets = cfg->pool_sets;
+    c->n = cfg->n_cameras;
+    c->fps = cfg->fps;
+    if (cfg->source != PC_SOURCE_FILE) {
+        const pc_camera_config *k0 = &c->cfg.cam[0];
+        c->width = k0->width;
+        c->height = k0->height;
+        c->cfa = k0->pixel_format ? (pc_cfa)pc_cfa_from_pixel_format_name(k0->pixel_format) : k0->cfa;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond_ready, &ca);
+    pthread_cond_init(&c->cond_sup, &ca);
+    pthread_cond_init(&c->cond_free, &ca);
+    pthread_condattr_destroy(&ca);
+    for (int i = 0; i < PC_CAPTURE_MAX_CAMERAS; i++) {
+        pc_cam *cam = &c->cam[i];
+        cam->cfg = c->cfg.cam[i];
+        cam->index = i;
+        cam->slab = cam->cfg.slab >= 0 ? cam->cfg.slab : i;
+        cam_label(&c->cfg, i, cam->name, sizeof cam->name);
+    }
+
+    rc = c->ops->open(c, err, errlen); /* the file source sets n, geometry, fps here */
+    if (rc) {
+        pc_capture_close(c);
+        return rc;
+    }
+    c->period_ns = (int64_t)(1e9 / c->fps);
+    c->max_open = (int)ceil(c->cfg.deadline_periods) + 2;
+    if (c->max_open > PC_MAX_OPEN_SETS)
+        c->max_open = PC_MAX_OPEN_SETS;
+    for (int i = 0; i < c->n; i++) {
+        pc_cam *cam = &c->cam[i];
+        c->slab_cam[cam->slab] = i;
+        snprintf(cam->st.name, sizeof cam->st.name, "%s", cam->name);
+        cam->st.slab = cam->slab;
+        cam->st.state = PC_CAM_IDLE;
+    }
+    rc = alloc_buffers(c, err, errlen);
+    if (!rc)
+        rc = c->ops->prepare(c, err, errlen);
+    if (rc) {
+        pc_capture_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int pc_capture_n_cameras(const pc_capture *c) { return c ? c->n : 0; }
+
+void pc_capture_geometry(const pc_capture *c, int *width, int *height, pc_cfa *cfa, double *fps)
+{
+    if (width)
+        *width = c->width;
+    if (height)
+        *height = c->height;
+    if (cfa)
+        *cfa = c->cfa;
+    if (fps)
+        *fps = c->fps;
+}
+
+int pc_capture_start(pc_capture *c, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!c || c->started) {
+        PC_ERR(err, errlen, "capture: start called twice or without open");
+        return PC_EINVAL;
+    }
+    if (pthread_create(&c->sup_thread, NULL, supervisor, c) != 0) {
+        PC_ERR(err, errlen, "capture: cannot start the supervisor thread");
+        return PC_ENOMEM;
+    }
+    c->sup_started = 1;
+    c->started = 1;
+    c->start_ns = pc_now_ns();
+    int rc = c->ops->start(c, err, errlen);
+    if (rc) {
+        pc_capture_stop(c);
+        return rc;
+    }
+    return 0;
+}
+
+int pc_capture_next(pc_capture *c, int timeout_ms, pc_frameset **out)
+{
+    if (!c || !out)
+        return PC_EINVAL;
+    *out = NULL;
+    int64_t until = timeout_ms >= 0 ? pc_now_ns() + (int64_t)timeout_ms * 1000000 : 0;
+    pthread_mutex_lock(&c->lock);
+    while (c->ready_count == 0) {
+        if (c->eof || c->stopping) {
+            pthread_mutex_unlock(&c->lock);
+            return PC_CAPTURE_EOF;
+        }
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&c->cond_ready, &c->lock);
+        } else {
+            if (pc_now_ns() >= until) {
+                pthread_mutex_unlock(&c->lock);
+                return PC_CAPTURE_TIMEOUT;
+            }
+            struct timespec ts;
+            abs_timespec(&ts, until);
+            pthread_cond_timedwait(&c->cond_ready, &c->lock, &ts);
+        }
+    }
+    pc_setint *s = c->ready[c->ready_head];
+    c->ready_head = (c->ready_head + 1) % c->pool_sets;
+    c->ready_count--;
+    s->state = SET_HELD;
+    c->held++;
+    c->sets_delivered++;
+    pthread_mutex_unlock(&c->lock);
+    *out = &s->pub;
+    return 0;
+}
+
+void pc_capture_release(pc_capture *c, pc_frameset *pub)
+{
+    if (!c || !pub)
+        return;
+    pc_setint *s = (pc_setint *)pub;
+    pthread_mutex_lock(&c->lock);
+    if (s->state == SET_HELD) {
+        set_release_locked(c, s);
+        c->held--;
+        pthread_cond_broadcast(&c->cond_free);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void pc_capture_stop(pc_capture *c)
+{
+    if (!c || !c->started)
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    __atomic_store_n(&c->stopping, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&c->cond_sup);
+    pthread_cond_broadcast(&c->cond_ready);
+    pthread_cond_broadcast(&c->cond_free);
+    pthread_mutex_unlock(&c->lock);
+    c->ops->stop(c);
+    if (c->sup_started) {
+        pthread_join(c->sup_thread, NULL);
+        c->sup_started = 0;
+    }
+    pthread_mutex_lock(&c->lock);
+    /* sets still being assembled or queued are not delivered any more */
+    while (c->n_open > 0) {
+        pc_setint *s = c->open[--c->n_open];
+        set_release_locked(c, s);
+    }
+    while (c->ready_count > 0) {
+        pc_setint *s = c->ready[c->ready_head];
+        c->ready_head = (c->ready_head + 1) % c->pool_sets;
+        c->ready_count--;
+        set_release_locked(c, s);
+    }
+    for (int i = 0; i < c->n; i++) {
+        if (c->cam[i].last_good)
+            slot_unref(c, c->cam[i].last_good);
+        c->cam[i].last_good = NULL;
+        c->cam[i].st.state = PC_CAM_STOPPED;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void pc_capture_close(pc_capture *c)
+{
+    if (!c)
+        return;
+    pc_capture_stop(c);
+    if (c->ops)
+        c->ops->close(c);
+    for (int i = 0; i < c->nblocks; i++) {
+        if (c->cfg.free)
+            c->cfg.free(c->blocks[i], c->cfg.alloc_user);
+        else
+            free(c->blocks[i]);
+    }
+    free(c->blocks);
+    for (int i = 0; i < PC_CAPTURE_MAX_CAMERAS; i++)
+        free(c->cam[i].slots);
+    free(c->sets);
+    free(c->ready);
+    free(c->strings);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->cond_ready);
+    pthread_cond_destroy(&c->cond_sup);
+    pthread_cond_destroy(&c->cond_free);
+    free(c);
+}
+
+int pc_capture_stats(pc_capture *c, pc_camera_stats *out, int max)
+{
+    if (!c)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->n && i < max; i++)
+        out[i] = c->cam[i].st;
+    pthread_mutex_unlock(&c->lock);
+    return c->n;
+}
+
+void pc_capture_set_stats(pc_capture *c, pc_set_stats *out)
+{
+    if (!c || !out)
+        return;
+    pthread_mutex_lock(&c->lock);
+    *out = c->sst;
+    out->sets_delivered = c->sets_delivered;
+    pthread_mutex_unlock(&c->lock);
+}
+
+int pc_frameset_stack(const pc_frameset *s, uint8_t *dst, size_t pitch)
+{
+    if (!s || !dst || pitch < (size_t)s->width)
+        return PC_EINVAL;
+    if (s->stacked && dst == s->stacked)
+        return 0;
+    for (int k = 0; k < s->n; k++) {
+        uint8_t *d = dst + (size_t)k * s->height * pitch;
+        const uint8_t *src = s->slab[k];
+        if (pitch == (size_t)s->width && s->pitch[k] == (size_t)s->width) {
+            memcpy(d, src, (size_t)s->width * s->height);
+            continue;
+        }
+        for (int y = 0; y < s->height; y++)
+            memcpy(d + (size_t)y * pitch, src + (size_t)y * s->pitch[k], (size_t)s->width);
+    }
+    return 0;
+}
+
+#if !PANOCAP_HAVE_ARAVIS
+int pc_capture_list_cameras(FILE *out, char *err, size_t errlen)
+{
+    PC_ERR(err, errlen, "capture: listing cameras needs Aravis, and this build has none");
+    return PC_ENOTSUP;
+}
+#endif

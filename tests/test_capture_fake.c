@@ -1,0 +1,415 @@
+/* test_capture_fake.c - capture from Aravis's in-process fake cameras (real
+ * Aravis code, no network): 5 cameras BayerRG8 2040x1080, every set
+ * complete, each camera's picture in its own band (checked by content),
+ * no frame repeated or lost (the burned-in counter), slab order honoured,
+ * a slow consumer loses whole sets at one counted place with flat memory,
+ * a recording replays byte for byte, and bad configurations are refused
+ * with messages that name the camera and the setting. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "capture_testutil.h"
+#include "clock.h"
+#include "tap.h"
+
+#define N 5
+#define W 2040
+#define H 1080
+
+static uint8_t *want[N]; /* expected mosaic of band p */
+
+static void quiet_sink(void *user, int level, const char *line)
+{
+    if (level <= PC_LOG_WARNING)
+        fprintf(stderr, "# log <%d> %s\n", level, line);
+}
+static const pc_logger quiet = {quiet_sink, NULL, PC_LOG_INFO};
+
+static void base_config(pc_capture_config *cfg, const char *image)
+{
+    pc_capture_config_init(cfg);
+    cfg->source = PC_SOURCE_FAKE;
+    cfg->n_cameras = N;
+    cfg->fps = 50;
+    cfg->pool_sets = 8;
+    /* 80 ms: the fake cameras' threads share a loaded 2-core CI machine; a
+     * set that waits longer than this for a descheduled thread would be
+     * (rightly) substituted, and this test wants every set complete */
+    cfg->deadline_periods = 4;
+    cfg->log = &quiet;
+    for (int i = 0; i < N; i++) {
+        cfg->cam[i].cfa = PC_CFA_RGGB;
+        cfg->cam[i].width = W;
+        cfg->cam[i].height = H;
+        cfg->cam[i].image = image;
+    }
+}
+
+static void test_main_run(const char *image)
+{
+    pc_capture_config cfg;
+    base_config(&cfg, image);
+    char err[512];
+    pc_capture *c = NULL;
+    int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "open 5 fake cameras 2040x1080 BayerRG8: %s", rc ? err : "ok"))
+        return;
+    rc = pc_capture_start(c, err, sizeof err);
+    TAP_CHECK(rc == 0, "start: %s", rc ? err : "ok");
+
+    /* keep the first sets to record and replay them afterwards */
+    enum { RECORD = 8 };
+    uint8_t *recorded = malloc((size_t)RECORD * N * W * H);
+    pc_frameset kept[RECORD];
+
+    int sets = 0, incomplete = 0, wrong_content = 0, counter_bad = 0, order_bad = 0;
+    int64_t last_count[N], last_pts = 0, jumps = 0;
+    uint64_t first_index = 0;
+    uint64_t last_index = 0;
+    int64_t t0 = pc_now_ns(), lat_max = 0;
+    for (int i = 0; i < N; i++)
+        last_count[i] = -1;
+    while (sets < 120 && pc_now_ns() - t0 < 20000000000LL) {
+        pc_frameset *s;
+        rc = pc_capture_next(c, 1000, &s);
+        if (rc != 0) {
+            TAP_CHECK(0, "next returned %d after %d sets", rc, sets);
+            break;
+        }
+        if (s->n != N || s->width != W || s->height != H)
+            order_bad++;
+        if (s->substituted)
+            incomplete++;
+        if (sets > 0 && (s->index <= last_index || s->pts_ns <= last_pts))
+            order_bad++;
+        int64_t step = sets > 0 ? (int64_t)(s->index - last_index) : 1;
+        if (sets == 0)
+            first_index = s->index;
+        jumps += step - 1;
+        last_index = s->index;
+        last_pts = s->pts_ns;
+        if (s->t_complete_ns - s->t_first_ns > lat_max)
+            lat_max = s->t_complete_ns - s->t_first_ns;
+        for (int k = 0; k < N; k++) {
+            if (s->camera[k] != k)
+                order_bad++;
+            if (!tu_slab_matches(s->slab[k], s->pitch[k], want[k], W, H))
+                wrong_content++;
+            int64_t cnt = pc_fake_counter_read(s->slab[k], s->pitch[k], W, H);
+            if (cnt < 0 || (last_count[k] >= 0 && cnt != last_count[k] + step))
+                counter_bad++;
+            last_count[k] = cnt;
+        }
+        if (sets < RECORD) {
+            pc_frameset_stack(s, recorded + (size_t)sets * N * W * H, W);
+            kept[sets] = *s;
+        }
+        sets++;
+        pc_capture_release(c, s);
+    }
+    TAP_CHECK(sets >= 120, "received %d frame sets (want >= 120)", sets);
+    TAP_CHECK(incomplete == 0, "every set complete (%d had a substituted slab)", incomplete);
+    TAP_CHECK(wrong_content == 0, "each camera's picture in its own 1080-row band, by content "
+              "(%d slabs differ)", wrong_content);
+    TAP_CHECK(counter_bad == 0, "frame counters advance by exactly one per set index on every "
+              "camera: no frame repeated or lost (%d breaks)", counter_bad);
+    tap_diag("%lld sets dropped between delivered ones, first index %llu", (long long)jumps,
+             (unsigned long long)first_index);
+    TAP_CHECK(order_bad == 0, "indexes consecutive, pts increasing, slab s from camera s (%d faults)",
+              order_bad);
+    tap_diag("first-to-last slab spread at most %.2f ms", lat_max / 1e6);
+
+    pc_camera_stats st[N];
+    pc_set_stats ss;
+    pc_capture_stats(c, st, N);
+    pc_capture_set_stats(c, &ss);
+    int stats_ok = 1;
+    for (int i = 0; i < N; i++)
+        stats_ok &= st[i].state == PC_CAM_STREAMING && st[i].path == PC_PATH_IN_PROCESS &&
+                    st[i].frames_completed >= 120 && st[i].frames_substituted == 0 &&
+                    strcmp(st[i].serial, st[i].name) == 0;
+    TAP_CHECK(stats_ok, "stats: streaming in-process, >= 120 frames completed, none substituted "
+              "(cam0 %s serial %s: %llu received, %llu completed, %llu late)", st[0].name,
+              st[0].serial, (unsigned long long)st[0].frames_received,
+              (unsigned long long)st[0].frames_completed, (unsigned long long)st[0].frames_late);
+    /* This consumer keeps up; a drop can only come from it being descheduled
+     * for more than pool_sets periods on a busy machine, and every drop must
+     * then be counted and visible as an index gap (or still be queued). */
+    uint64_t queued = ss.sets_emitted - ss.sets_delivered - ss.sets_dropped;
+    TAP_CHECK(ss.sets_delivered >= 120 && queued <= 8 &&
+              (uint64_t)jumps + first_index <= ss.sets_dropped &&
+              ss.sets_dropped <= (uint64_t)jumps + first_index + queued + 1,
+              "set accounting: %llu emitted = %llu delivered + %llu dropped + %llu queued; drops seen "
+              "as index gaps %lld (+%llu before the first)", (unsigned long long)ss.sets_emitted,
+              (unsigned long long)ss.sets_delivered, (unsigned long long)ss.sets_dropped,
+              (unsigned long long)queued, (long long)jumps, (unsigned long long)first_index);
+    pc_capture_stop(c);
+    pc_frameset *s;
+    TAP_CHECK(pc_capture_next(c, 100, &s) == PC_CAPTURE_EOF, "next after stop says EOF");
+    pc_capture_close(c);
+
+    char rawpath[256];
+    snprintf(rawpath, sizeof rawpath, "%s/fake.pcraw", tu_tmpdir());
+    pc_raw_writer *wr = NULL;
+    rc = pc_raw_writer_open(&wr, rawpath, W, H, N, PC_CFA_RGGB, 50, err, sizeof err);
+    for (int i = 0; i < RECORD && rc == 0; i++) {
+        for (int k = 0; k < N; k++)
+            kept[i].slab[k] = recorded + ((size_t)i * N + k) * W * H;
+        rc = pc_raw_writer_write(wr, &kept[i], err, sizeof err);
+    }
+    if (rc == 0)
+        rc = pc_raw_writer_close(wr, err, sizeof err);
+    TAP_CHECK(rc == 0, "%d sets written with the raw writer: %s", RECORD, rc ? err : "ok");
+
+    /* replay the recording with the file source and compare bytes */
+    pc_capture_config fc;
+    pc_capture_config_init(&fc);
+    fc.source = PC_SOURCE_FILE;
+    fc.file = rawpath;
+    fc.n_cameras = 0;
+    fc.fps = 0;
+    fc.file_realtime = 0;
+    fc.log = &quiet;
+    rc = pc_capture_open(&c, &fc, err, sizeof err);
+    TAP_CHECK(rc == 0, "file source opens the recording: %s", rc ? err : "ok");
+    int same = 0, got = 0;
+    if (rc == 0 && pc_capture_start(c, err, sizeof err) == 0) {
+        while (pc_capture_next(c, 2000, &s) == 0) {
+            if (got < RECORD && s->stacked &&
+                memcmp(s->stacked, recorded + (size_t)got * N * W * H, (size_t)N * W * H) == 0)
+                same++;
+            got++;
+            pc_capture_release(c, s);
+        }
+        pc_capture_close(c);
+    }
+    TAP_CHECK(got == RECORD && same == RECORD, "recorded fake sets replay byte for byte (%d of %d "
+              "sets, %d identical)", got, RECORD, same);
+    free(recorded);
+    unlink(rawpath);
+}
+
+/* Camera i shows picture part i but sits at slab N-1-i. */
+static void test_slab_order(const char *image)
+{
+    pc_capture_config cfg;
+    base_config(&cfg, image);
+    for (int i = 0; i < N; i++) {
+        cfg.cam[i].slab = N - 1 - i;
+        cfg.cam[i].image_part = i;
+    }
+    char err[512];
+    pc_capture *c;
+    int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "open with slab order reversed: %s", rc ? err : "ok"))
+        return;
+    pc_capture_start(c, err, sizeof err);
+    int sets = 0, bad = 0;
+    while (sets < 15) {
+        pc_frameset *s;
+        if (pc_capture_next(c, 1000, &s) != 0)
+            break;
+        for (int k = 0; k < N; k++)
+            if (s->camera[k] != N - 1 - k || !tu_slab_matches(s->slab[k], s->pitch[k], want[N - 1 - k], W, H))
+                bad++;
+        sets++;
+        pc_capture_release(c, s);
+    }
+    pc_capture_close(c);
+    TAP_CHECK(sets == 15 && bad == 0, "reversed slab order: slab s holds camera %d-s's picture "
+              "(%d sets, %d wrong slabs)", N - 1, sets, bad);
+}
+
+/* Consumer slower than the cameras: whole sets dropped at one place,
+ * counted, index gaps equal the drops, memory flat. */
+static void test_slow_consumer(void)
+{
+    pc_capture_config cfg;
+    base_config(&cfg, NULL);
+    cfg.pool_sets = 2;
+    char err[512];
+    pc_capture *c;
+    int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "open for the slow-consumer run: %s", rc ? err : "ok"))
+        return;
+    pc_capture_start(c, err, sizeof err);
+    long rss1 = 0, rss2 = 0;
+    uint64_t gaps = 0, last = 0;
+    int got = 0;
+    int64_t t0 = pc_now_ns();
+    while (pc_now_ns() - t0 < 3000000000LL) {
+        pc_frameset *s;
+        if (pc_capture_next(c, 1000, &s) != 0)
+            break;
+        if (got > 0)
+            gaps += s->index - last - 1;
+        last = s->index;
+        got++;
+        struct timespec ts = {0, 55000000}; /* 55 ms per set: ~18 fps for 50 fps cameras */
+        nanosleep(&ts, NULL);
+        pc_capture_release(c, s);
+        if (got == 10)
+            rss1 = tu_rss_kb();
+    }
+    rss2 = tu_rss_kb();
+    pc_set_stats ss;
+    pc_capture_set_stats(c, &ss);
+    pc_capture_close(c);
+    TAP_CHECK(ss.sets_dropped > 40, "slow consumer: %llu of %llu sets dropped and counted",
+              (unsigned long long)ss.sets_dropped, (unsigned long long)ss.sets_emitted);
+    TAP_CHECK(gaps + 2 >= ss.sets_dropped && gaps <= ss.sets_dropped,
+              "index gaps seen by the consumer (%llu) account for the drops (%llu)",
+              (unsigned long long)gaps, (unsigned long long)ss.sets_dropped);
+    TAP_CHECK(rss1 > 0 && labs(rss2 - rss1) < 4096, "memory flat while dropping: RSS %ld kB -> %ld kB",
+              rss1, rss2);
+}
+
+/* Software trigger: panocap's trigger thread fires every camera each period. */
+static void test_software_trigger(void)
+{
+    pc_capture_config cfg;
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 3;
+    cfg.fps = 25;
+    for (int i = 0; i < 3; i++) {
+        cfg.cam[i].width = 640;
+        cfg.cam[i].height = 480;
+        cfg.cam[i].trigger = PC_TRIGGER_SOFTWARE;
+    }
+    char err[512];
+    pc_capture *c;
+    int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+    if (rc == 0)
+        rc = pc_capture_start(c, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "software-triggered fake cameras: %s", rc ? err : "ok"))
+        return;
+    int sets = 0, complete = 0, order = 0;
+    int64_t last[3] = {-1, -1, -1}, t0 = pc_now_ns();
+    uint64_t li = 0;
+    while (sets < 25 && pc_now_ns() - t0 < 5000000000LL) {
+        pc_frameset *s;
+        if (pc_capture_next(c, 1000, &s) != 0)
+            continue;
+        complete += s->substituted == 0;
+        int64_t step = sets ? (int64_t)(s->index - li) : 1;
+        li = s->index;
+        for (int k = 0; k < 3; k++) {
+            int64_t cnt = pc_fake_counter_read(s->slab[k], s->pitch[k], 640, 480);
+            if (last[k] >= 0 && cnt != last[k] + step)
+                order++;
+            last[k] = cnt;
+        }
+        sets++;
+        pc_capture_release(c, s);
+    }
+    double secs = (pc_now_ns() - t0) / 1e9;
+    pc_capture_close(c);
+    TAP_CHECK(sets == 25 && complete == 25 && order == 0 && secs > 0.8,
+              "software trigger at 25 fps: %d sets in %.2f s, %d complete, %d counter faults", sets,
+              secs, complete, order);
+}
+
+static void expect_error(pc_capture_config *cfg, const char *what, const char *m1, const char *m2)
+{
+    char err[512] = "";
+    pc_capture *c = NULL;
+    int rc = pc_capture_open(&c, cfg, err, sizeof err);
+    if (rc == 0)
+        pc_capture_close(c);
+    TAP_CHECK(rc < 0 && strstr(err, m1) && strstr(err, m2), "%s refused: \"%s\"", what, err);
+}
+
+static void test_bad_config(void)
+{
+    pc_capture_config cfg;
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[1].pixel_format = "BayerRG12";
+    expect_error(&cfg, "unsupported pixel format", "camera 1", "pixel format 'BayerRG12'");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[0].pixel_format = "Mono8";
+    cfg.cam[1].pixel_format = "Mono8";
+    expect_error(&cfg, "non-Bayer pixel format", "camera 0", "pixel format 'Mono8'");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[0].width = cfg.cam[1].width = 4096;
+    expect_error(&cfg, "region larger than the sensor", "camera 0 (PCFAKE1)", "larger than the sensor");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[0].offset_y = cfg.cam[1].offset_y = 1200;
+    expect_error(&cfg, "region pushed off the sensor by its offset", "camera 0", "offset 0,1200");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 3;
+    cfg.cam[0].address = "CAM-A";
+    cfg.cam[2].address = "cam-a";
+    expect_error(&cfg, "duplicate camera", "camera 2 (cam-a)", "duplicates camera 0");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[0].width = cfg.cam[1].width = 2041;
+    expect_error(&cfg, "odd width", "camera 0", "odd width");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[1].height = 1079;
+    expect_error(&cfg, "odd height", "camera 1", "odd height");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[1].offset_x = 3;
+    expect_error(&cfg, "odd offset", "camera 1", "offset 3,0");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[1].cfa = PC_CFA_GBRG;
+    expect_error(&cfg, "mixed Bayer phases", "camera 1", "Bayer pattern GBRG differs");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[1].slab = 0;
+    expect_error(&cfg, "two cameras on one slab", "camera 1", "slab 0 is already taken");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[0].image = "/nonexistent/picture.ppm";
+    expect_error(&cfg, "missing picture file", "camera 0", "/nonexistent/picture.ppm");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[0].exposure_us = 2e7;
+    cfg.cam[1].exposure_us = 2e7;
+    expect_error(&cfg, "exposure out of the camera's range", "camera 0", "exposure 2e+07 us");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.cam[1].gain = 50;
+    expect_error(&cfg, "gain out of the camera's range", "camera 1", "gain 50");
+    base_config(&cfg, NULL);
+    cfg.n_cameras = 2;
+    cfg.fps = 5000;
+    expect_error(&cfg, "frame rate out of range", "fps 5000", "out of range");
+}
+
+int main(void)
+{
+    const char *dir = tu_tmpdir();
+    char image[256];
+    snprintf(image, sizeof image, "%s/panorama.ppm", dir);
+    uint8_t *rgb = tu_panorama(W, N * H, H);
+    if (tu_write_ppm(image, rgb, W, N * H) != 0)
+        return tap_skip_all("cannot write the test picture to /tmp");
+    for (int p = 0; p < N; p++) {
+        want[p] = malloc((size_t)W * H);
+        tu_mosaic(rgb, W, H, p, PC_CFA_RGGB, want[p]);
+    }
+    free(rgb);
+
+    test_main_run(image);
+    test_slab_order(image);
+    test_slow_consumer();
+    test_software_trigger();
+    test_bad_config();
+
+    unlink(image);
+    rmdir(dir);
+    for (int p = 0; p < N; p++)
+        free(want[p]);
+    return tap_done();
+}
