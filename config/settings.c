@@ -148,6 +148,8 @@ static const pc_key capture_keys[] = {
      "gige: GigE Vision cameras; fake: Aravis in-process fake cameras; file: raw replay"},
     {"file", PC_KT_STRING, CAP(file), 0, 0, 0, NULL, 0, "", NULL,
      "raw Bayer file replayed by source = \"file\""},
+    {"file_loop", PC_KT_BOOL, CAP(file_loop), 0, 1, 0, NULL, 0, "false", NULL,
+     "replay the raw file in a loop (benchmarks, soak tests); false = stop at its end"},
     {"cameras", PC_KT_INT, CAP(cameras), 1, PC_MAX_CAMERAS, 0, NULL, 0, "5", NULL,
      "number of cameras (default: the length of the cameras list, else 5)"},
     {"fps", PC_KT_DOUBLE, CAP(fps), 1, 1000, 0, NULL, 0, "50", "fps", "frame rate of every camera"},
@@ -156,7 +158,7 @@ static const pc_key capture_keys[] = {
     {"pool_size", PC_KT_INT, CAP(pool_size), 2, 64, 0, NULL, 0, "4", "frame sets",
      "frame sets in the capture pool (bounded memory; when all are busy a set is dropped)"},
     {"image", PC_KT_STRING, CAP(image), 0, 0, 0, NULL, 0, "", NULL,
-     "fake cameras: one panorama picture split across the cameras (\"\" = built-in picture)"},
+     "fake cameras: one panorama picture split across the cameras (\"\" = the bundled photograph)"},
 };
 
 static const pc_key debayer_keys[] = {

@@ -92,6 +92,7 @@ typedef struct pc_camera_settings {
 typedef struct pc_capture_settings {
     int source;                /* pc_source */
     char file[PC_PATH_LEN];    /* raw file for source = file */
+    int file_loop;             /* replay the raw file again from the start at its end */
     int cameras;               /* number of cameras (slabs) */
     double fps;
     double deadline_periods;   /* a set is emitted after this many frame periods */

@@ -824,7 +824,7 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
             return PC_EINVAL;
         }
         CK(g, cudaMemcpy2DAsync(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], w, h,
-                                cudaMemcpyDeviceToHost, g->cs));
+                                cudaMemcpyDefault, g->cs));
     }
     CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
     g->last_ev[slot] = g->ev_done[slot];

@@ -109,8 +109,10 @@ int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
  * pitches must be multiples of 4: the kernels store 4 bytes at a time). */
 int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen);
 
-/* Enqueues device -> host copies of every plane of dev into host (same
- * format and size) on the compute stream, after the slot's debayer. */
+/* Enqueues copies of every plane of dev into host (same format and size)
+ * on the compute stream, after the slot's debayer. "host" may also be
+ * device memory (an NVENC CUDA frame): the direction comes from the
+ * pointers (cudaMemcpyDefault, unified addressing). */
 int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host,
                           char *err, size_t errlen);
 
