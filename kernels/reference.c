@@ -6,19 +6,23 @@
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
  * the final pass (RGB24, NV12, I420).
  *
- * Structure. Each algorithm is a list of pass "kinds". Each kind has ONE
- * per-pixel formula, a static inline function of (site type, interior
- * flag). The row driver calls it on 2x2 blocks (even-aligned, so they are
- * also the NV12 chroma blocks):
- *  - rows are read through a table of row pointers built per row pair with
- *    the reflect-101 rule applied to the row index, so top and bottom rows
- *    need no special case;
- *  - columns: blocks whose whole footprint is inside the image use
- *    direct indices (interior = 1, a compile-time constant, specialised per
- *    CFA phase and output format so the site types are constants); the few
- *    blocks at the left and right edges mirror every column index
- *    (interior = 0).
- * The formula text is the same in both cases; only the COL() macro differs.
+ * Structure. Each algorithm is a list of pass "kinds"; each kind has ONE
+ * per-pixel formula, written once in reference_formulas.h and instantiated
+ * twice here:
+ *  - scalar (T = int): the definition. It runs the border blocks, where
+ *    every column index is mirrored (interior = 0), and the interior blocks
+ *    the vector steps do not cover (interior = 1, direct indices);
+ *  - vector (T = 8 lanes of int32, GCC generic vectors, AVX2 clone): the
+ *    interior in steps of 8 blocks. Tests check it equals the scalar form
+ *    byte for byte (pc_job.scalar_only).
+ * Rows are read through a table of row pointers built per row pair with
+ * the reflect-101 rule applied to the row index, so top and bottom rows
+ * need no special case. The row driver works on even-aligned 2x2 blocks
+ * (also the NV12 chroma blocks); interior loops are specialised per kind,
+ * CFA phase and output format so that site types are constants.
+ * Each pass is a function over a band of row pairs writing full-frame
+ * temporaries (reference_passes.h); the CPU backend runs the bands on its
+ * threads.
  */
 #include "reference_passes.h"
 
@@ -507,13 +511,16 @@ PC_INLINE vi hue_q_v(vi c, vi g)
  * the clamp maps to 0, as CLAMP8(FDIV) does. */
 PC_INLINE vi wd_combine_v(const vi E[4], const vi D[4])
 {
-    vd d0 = __builtin_convertvector(D[0], vd), d1 = __builtin_convertvector(D[1], vd);
-    vd d2 = __builtin_convertvector(D[2], vd), d3 = __builtin_convertvector(D[3], vd);
-    vd p01 = d0 * d1, p23 = d2 * d3;
-    vd q0 = d1 * p23, q1 = d0 * p23, q2 = d3 * p01, q3 = d2 * p01;
-    vd n = __builtin_convertvector(E[0], vd) * q0 + __builtin_convertvector(E[1], vd) * q1 +
-           __builtin_convertvector(E[2], vd) * q2 + __builtin_convertvector(E[3], vd) * q3;
-    vd m = q0 + q1 + q2 + q3;
+    /* The same N and M, grouped so that most of the work is exact int32:
+     * D0*D1, D2*D3 < 2^22, E0*D1 + E1*D0 < 2^22 in magnitude. Then
+     * M = (D0+D1) D2 D3 + (D2+D3) D0 D1 and N = (E0 D1 + E1 D0) D2 D3 +
+     * (E2 D3 + E3 D2) D0 D1, each product < 2^44: exact in double. */
+    vi p01 = D[0] * D[1], p23 = D[2] * D[3];
+    vi s01 = D[0] + D[1], s23 = D[2] + D[3];
+    vi t01 = E[0] * D[1] + E[1] * D[0], t23 = E[2] * D[3] + E[3] * D[2];
+    vd dp01 = __builtin_convertvector(p01, vd), dp23 = __builtin_convertvector(p23, vd);
+    vd m = __builtin_convertvector(s01, vd) * dp23 + __builtin_convertvector(s23, vd) * dp01;
+    vd n = __builtin_convertvector(t01, vd) * dp23 + __builtin_convertvector(t23, vd) * dp01;
     return vclamp8(__builtin_convertvector((n + m) / (m + m), vi));
 }
 
