@@ -633,51 +633,40 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
 }
 
 /* Interior of a row pair: vector steps of 2*VL pixels on [xa, xv), then
- * scalar blocks on [xv, xe). Specialised per kind, CFA phase and format. */
-typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w);
+ * scalar blocks on [xv, xe). Specialised per kind and CFA phase; the
+ * output format is a run-time switch once per step. */
+typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt);
 
-#define DEF_INTERIOR(K, CFA, FMT)                                                                  \
-    __attribute__((target_clones("avx2", "default"))) static void interior_##K##_##CFA##_##FMT(   \
-        const rowtab *t, const outrows *o, int xa, int xv, int xe, int w)                          \
-    {                                                                                             \
-        const rowtab tl = *t; /* local copies: output stores cannot alias them */                 \
-        const outrows ol = *o;                                                                    \
-        int x0 = xa;                                                                              \
-        for (; x0 < xv; x0 += 2 * VL)                                                             \
-            block_v(K, &tl, &ol, x0, w, CFA, FMT);                                                \
-        for (; x0 < xe; x0 += 2)                                                                  \
-            block_s(K, &tl, &ol, x0, w, CFA, 1, FMT);                                             \
+#define DEF_INTERIOR(K, CFA)                                                                     \
+    __attribute__((target_clones("avx2", "default"))) static void interior_##K##_##CFA(         \
+        const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt)               \
+    {                                                                                           \
+        const rowtab tl = *t; /* local copies: output stores cannot alias them */               \
+        const outrows ol = *o;                                                                  \
+        int x0 = xa;                                                                            \
+        for (; x0 < xv; x0 += 2 * VL)                                                           \
+            block_v(K, &tl, &ol, x0, w, CFA, fmt);                                              \
+        for (; x0 < xe; x0 += 2)                                                                \
+            block_s(K, &tl, &ol, x0, w, CFA, 1, fmt);                                           \
     }
-#define DEF_INTERIOR_NF(K) \
-    DEF_INTERIOR(K, 0, 0) DEF_INTERIOR(K, 1, 0) DEF_INTERIOR(K, 2, 0) DEF_INTERIOR(K, 3, 0)
-#define DEF_INTERIOR_F1(K, CFA) DEF_INTERIOR(K, CFA, 0) DEF_INTERIOR(K, CFA, 1) DEF_INTERIOR(K, CFA, 2)
-#define DEF_INTERIOR_F(K) \
-    DEF_INTERIOR_F1(K, 0) DEF_INTERIOR_F1(K, 1) DEF_INTERIOR_F1(K, 2) DEF_INTERIOR_F1(K, 3)
+#define DEF_INTERIOR4(K) DEF_INTERIOR(K, 0) DEF_INTERIOR(K, 1) DEF_INTERIOR(K, 2) DEF_INTERIOR(K, 3)
 
-DEF_INTERIOR_F(K_BIL)
-DEF_INTERIOR_NF(K_SH1)
-DEF_INTERIOR_F(K_SH2)
-DEF_INTERIOR_F(K_HQ)
-DEF_INTERIOR_NF(K_ED1)
-DEF_INTERIOR_F(K_EDF)
-DEF_INTERIOR_NF(K_HED1)
-DEF_INTERIOR_NF(K_HED2)
-DEF_INTERIOR_NF(K_WD1)
-DEF_INTERIOR_NF(K_WDO2)
-DEF_INTERIOR_F(K_WDO3)
+DEF_INTERIOR4(K_BIL)
+DEF_INTERIOR4(K_SH1)
+DEF_INTERIOR4(K_SH2)
+DEF_INTERIOR4(K_HQ)
+DEF_INTERIOR4(K_ED1)
+DEF_INTERIOR4(K_EDF)
+DEF_INTERIOR4(K_HED1)
+DEF_INTERIOR4(K_HED2)
+DEF_INTERIOR4(K_WD1)
+DEF_INTERIOR4(K_WDO2)
+DEF_INTERIOR4(K_WDO3)
 
-#define TAB_NF(K) [K] = {{interior_##K##_0_0, interior_##K##_0_0, interior_##K##_0_0}, \
-                         {interior_##K##_1_0, interior_##K##_1_0, interior_##K##_1_0}, \
-                         {interior_##K##_2_0, interior_##K##_2_0, interior_##K##_2_0}, \
-                         {interior_##K##_3_0, interior_##K##_3_0, interior_##K##_3_0}}
-#define TAB_F(K) [K] = {{interior_##K##_0_0, interior_##K##_0_1, interior_##K##_0_2}, \
-                        {interior_##K##_1_0, interior_##K##_1_1, interior_##K##_1_2}, \
-                        {interior_##K##_2_0, interior_##K##_2_1, interior_##K##_2_2}, \
-                        {interior_##K##_3_0, interior_##K##_3_1, interior_##K##_3_2}}
-
-static const interior_fn interior_tab[K_COUNT][4][3] = {
-    TAB_F(K_BIL), TAB_NF(K_SH1), TAB_F(K_SH2), TAB_F(K_HQ), TAB_NF(K_ED1), TAB_F(K_EDF),
-    TAB_NF(K_HED1), TAB_NF(K_HED2), TAB_NF(K_WD1), TAB_NF(K_WDO2), TAB_F(K_WDO3),
+#define TAB4(K) [K] = {interior_##K##_0, interior_##K##_1, interior_##K##_2, interior_##K##_3}
+static const interior_fn interior_tab[K_COUNT][4] = {
+    TAB4(K_BIL), TAB4(K_SH1), TAB4(K_SH2), TAB4(K_HQ), TAB4(K_ED1), TAB4(K_EDF),
+    TAB4(K_HED1), TAB4(K_HED2), TAB4(K_WD1), TAB4(K_WDO2), TAB4(K_WDO3),
 };
 
 /* Border blocks: every column index mirrored, sites and format at run time. */
@@ -712,7 +701,7 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
     if (!jb->scalar_only)
         while (xv + 2 * VL + 1 + R <= w && xv + 2 * VL <= xe)
             xv += 2 * VL;
-    interior_fn fn = interior_tab[K][jb->cfa][fmt];
+    interior_fn fn = interior_tab[K][jb->cfa];
     outrows o;
     memset(&o, 0, sizeof o);
     o.yc = jb->yc;
@@ -735,7 +724,7 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
         }
         for (int x0 = 0; x0 < xa; x0 += 2)
             border_block(K, &t, &o, x0, w, jb->cfa, fmt);
-        fn(&t, &o, xa, xv, xe, w);
+        fn(&t, &o, xa, xv, xe, w, fmt);
         for (int x0 = xe; x0 < w; x0 += 2)
             border_block(K, &t, &o, x0, w, jb->cfa, fmt);
     }
