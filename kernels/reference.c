@@ -637,8 +637,16 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
  * output format is a run-time switch once per step. */
 typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt);
 
+/* An AVX2 clone chosen at load time on x86-64 (GNU ifunc); elsewhere the
+ * generic vectors map to whatever the target has. */
+#if defined(__x86_64__) && defined(__linux__)
+#define PC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PC_CLONES
+#endif
+
 #define DEF_INTERIOR(K, CFA)                                                                     \
-    __attribute__((target_clones("avx2", "default"))) static void interior_##K##_##CFA(         \
+    PC_CLONES static void interior_##K##_##CFA(                                                 \
         const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt)               \
     {                                                                                           \
         const rowtab tl = *t; /* local copies: output stores cannot alias them */               \
