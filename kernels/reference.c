@@ -639,7 +639,7 @@ typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, i
 
 /* An AVX2 clone chosen at load time on x86-64 (GNU ifunc); elsewhere the
  * generic vectors map to whatever the target has. */
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES)
 #define PC_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PC_CLONES
