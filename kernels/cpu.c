@@ -15,6 +15,7 @@
 #include "reference_passes.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -144,6 +145,9 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
                 return PC_ENOMEM;
             }
             cpu->started++;
+            char name[16];
+            snprintf(name, sizeof name, "pc-cpu-%d", i);
+            pthread_setname_np(cpu->threads[i - 1], name);
         }
     }
     *out = cpu;

@@ -6,19 +6,23 @@
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
  * the final pass (RGB24, NV12, I420).
  *
- * Structure. Each algorithm is a list of pass "kinds". Each kind has ONE
- * per-pixel formula, a static inline function of (site type, interior
- * flag). The row driver calls it on 2x2 blocks (even-aligned, so they are
- * also the NV12 chroma blocks):
- *  - rows are read through a table of row pointers built per row pair with
- *    the reflect-101 rule applied to the row index, so top and bottom rows
- *    need no special case;
- *  - columns: blocks whose whole footprint is inside the image use
- *    direct indices (interior = 1, a compile-time constant, specialised per
- *    CFA phase and output format so the site types are constants); the few
- *    blocks at the left and right edges mirror every column index
- *    (interior = 0).
- * The formula text is the same in both cases; only the COL() macro differs.
+ * Structure. Each algorithm is a list of pass "kinds"; each kind has ONE
+ * per-pixel formula, written once in reference_formulas.h and instantiated
+ * twice here:
+ *  - scalar (T = int): the definition. It runs the border blocks, where
+ *    every column index is mirrored (interior = 0), and the interior blocks
+ *    the vector steps do not cover (interior = 1, direct indices);
+ *  - vector (T = 8 lanes of int32, GCC generic vectors, AVX2 clone): the
+ *    interior in steps of 8 blocks. Tests check it equals the scalar form
+ *    byte for byte (pc_job.scalar_only).
+ * Rows are read through a table of row pointers built per row pair with
+ * the reflect-101 rule applied to the row index, so top and bottom rows
+ * need no special case. The row driver works on even-aligned 2x2 blocks
+ * (also the NV12 chroma blocks); interior loops are specialised per kind,
+ * CFA phase and output format so that site types are constants.
+ * Each pass is a function over a band of row pairs writing full-frame
+ * temporaries (reference_passes.h); the CPU backend runs the bands on its
+ * threads.
  */
 #include "reference_passes.h"
 
@@ -507,13 +511,16 @@ PC_INLINE vi hue_q_v(vi c, vi g)
  * the clamp maps to 0, as CLAMP8(FDIV) does. */
 PC_INLINE vi wd_combine_v(const vi E[4], const vi D[4])
 {
-    vd d0 = __builtin_convertvector(D[0], vd), d1 = __builtin_convertvector(D[1], vd);
-    vd d2 = __builtin_convertvector(D[2], vd), d3 = __builtin_convertvector(D[3], vd);
-    vd p01 = d0 * d1, p23 = d2 * d3;
-    vd q0 = d1 * p23, q1 = d0 * p23, q2 = d3 * p01, q3 = d2 * p01;
-    vd n = __builtin_convertvector(E[0], vd) * q0 + __builtin_convertvector(E[1], vd) * q1 +
-           __builtin_convertvector(E[2], vd) * q2 + __builtin_convertvector(E[3], vd) * q3;
-    vd m = q0 + q1 + q2 + q3;
+    /* The same N and M, grouped so that most of the work is exact int32:
+     * D0*D1, D2*D3 < 2^22, E0*D1 + E1*D0 < 2^22 in magnitude. Then
+     * M = (D0+D1) D2 D3 + (D2+D3) D0 D1 and N = (E0 D1 + E1 D0) D2 D3 +
+     * (E2 D3 + E3 D2) D0 D1, each product < 2^44: exact in double. */
+    vi p01 = D[0] * D[1], p23 = D[2] * D[3];
+    vi s01 = D[0] + D[1], s23 = D[2] + D[3];
+    vi t01 = E[0] * D[1] + E[1] * D[0], t23 = E[2] * D[3] + E[3] * D[2];
+    vd dp01 = __builtin_convertvector(p01, vd), dp23 = __builtin_convertvector(p23, vd);
+    vd m = __builtin_convertvector(s01, vd) * dp23 + __builtin_convertvector(s23, vd) * dp01;
+    vd n = __builtin_convertvector(t01, vd) * dp23 + __builtin_convertvector(t23, vd) * dp01;
     return vclamp8(__builtin_convertvector((n + m) / (m + m), vi));
 }
 
@@ -626,51 +633,48 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
 }
 
 /* Interior of a row pair: vector steps of 2*VL pixels on [xa, xv), then
- * scalar blocks on [xv, xe). Specialised per kind, CFA phase and format. */
-typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w);
+ * scalar blocks on [xv, xe). Specialised per kind and CFA phase; the
+ * output format is a run-time switch once per step. */
+typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt);
 
-#define DEF_INTERIOR(K, CFA, FMT)                                                                  \
-    __attribute__((target_clones("avx2", "default"))) static void interior_##K##_##CFA##_##FMT(   \
-        const rowtab *t, const outrows *o, int xa, int xv, int xe, int w)                          \
-    {                                                                                             \
-        const rowtab tl = *t; /* local copies: output stores cannot alias them */                 \
-        const outrows ol = *o;                                                                    \
-        int x0 = xa;                                                                              \
-        for (; x0 < xv; x0 += 2 * VL)                                                             \
-            block_v(K, &tl, &ol, x0, w, CFA, FMT);                                                \
-        for (; x0 < xe; x0 += 2)                                                                  \
-            block_s(K, &tl, &ol, x0, w, CFA, 1, FMT);                                             \
+/* An AVX2 clone chosen at load time on x86-64 (GNU ifunc); elsewhere the
+ * generic vectors map to whatever the target has. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES)
+#define PC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PC_CLONES
+#endif
+
+#define DEF_INTERIOR(K, CFA)                                                                     \
+    PC_CLONES static void interior_##K##_##CFA(                                                 \
+        const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt)               \
+    {                                                                                           \
+        const rowtab tl = *t; /* local copies: output stores cannot alias them */               \
+        const outrows ol = *o;                                                                  \
+        int x0 = xa;                                                                            \
+        for (; x0 < xv; x0 += 2 * VL)                                                           \
+            block_v(K, &tl, &ol, x0, w, CFA, fmt);                                              \
+        for (; x0 < xe; x0 += 2)                                                                \
+            block_s(K, &tl, &ol, x0, w, CFA, 1, fmt);                                           \
     }
-#define DEF_INTERIOR_NF(K) \
-    DEF_INTERIOR(K, 0, 0) DEF_INTERIOR(K, 1, 0) DEF_INTERIOR(K, 2, 0) DEF_INTERIOR(K, 3, 0)
-#define DEF_INTERIOR_F1(K, CFA) DEF_INTERIOR(K, CFA, 0) DEF_INTERIOR(K, CFA, 1) DEF_INTERIOR(K, CFA, 2)
-#define DEF_INTERIOR_F(K) \
-    DEF_INTERIOR_F1(K, 0) DEF_INTERIOR_F1(K, 1) DEF_INTERIOR_F1(K, 2) DEF_INTERIOR_F1(K, 3)
+#define DEF_INTERIOR4(K) DEF_INTERIOR(K, 0) DEF_INTERIOR(K, 1) DEF_INTERIOR(K, 2) DEF_INTERIOR(K, 3)
 
-DEF_INTERIOR_F(K_BIL)
-DEF_INTERIOR_NF(K_SH1)
-DEF_INTERIOR_F(K_SH2)
-DEF_INTERIOR_F(K_HQ)
-DEF_INTERIOR_NF(K_ED1)
-DEF_INTERIOR_F(K_EDF)
-DEF_INTERIOR_NF(K_HED1)
-DEF_INTERIOR_NF(K_HED2)
-DEF_INTERIOR_NF(K_WD1)
-DEF_INTERIOR_NF(K_WDO2)
-DEF_INTERIOR_F(K_WDO3)
+DEF_INTERIOR4(K_BIL)
+DEF_INTERIOR4(K_SH1)
+DEF_INTERIOR4(K_SH2)
+DEF_INTERIOR4(K_HQ)
+DEF_INTERIOR4(K_ED1)
+DEF_INTERIOR4(K_EDF)
+DEF_INTERIOR4(K_HED1)
+DEF_INTERIOR4(K_HED2)
+DEF_INTERIOR4(K_WD1)
+DEF_INTERIOR4(K_WDO2)
+DEF_INTERIOR4(K_WDO3)
 
-#define TAB_NF(K) [K] = {{interior_##K##_0_0, interior_##K##_0_0, interior_##K##_0_0}, \
-                         {interior_##K##_1_0, interior_##K##_1_0, interior_##K##_1_0}, \
-                         {interior_##K##_2_0, interior_##K##_2_0, interior_##K##_2_0}, \
-                         {interior_##K##_3_0, interior_##K##_3_0, interior_##K##_3_0}}
-#define TAB_F(K) [K] = {{interior_##K##_0_0, interior_##K##_0_1, interior_##K##_0_2}, \
-                        {interior_##K##_1_0, interior_##K##_1_1, interior_##K##_1_2}, \
-                        {interior_##K##_2_0, interior_##K##_2_1, interior_##K##_2_2}, \
-                        {interior_##K##_3_0, interior_##K##_3_1, interior_##K##_3_2}}
-
-static const interior_fn interior_tab[K_COUNT][4][3] = {
-    TAB_F(K_BIL), TAB_NF(K_SH1), TAB_F(K_SH2), TAB_F(K_HQ), TAB_NF(K_ED1), TAB_F(K_EDF),
-    TAB_NF(K_HED1), TAB_NF(K_HED2), TAB_NF(K_WD1), TAB_NF(K_WDO2), TAB_F(K_WDO3),
+#define TAB4(K) [K] = {interior_##K##_0, interior_##K##_1, interior_##K##_2, interior_##K##_3}
+static const interior_fn interior_tab[K_COUNT][4] = {
+    TAB4(K_BIL), TAB4(K_SH1), TAB4(K_SH2), TAB4(K_HQ), TAB4(K_ED1), TAB4(K_EDF),
+    TAB4(K_HED1), TAB4(K_HED2), TAB4(K_WD1), TAB4(K_WDO2), TAB4(K_WDO3),
 };
 
 /* Border blocks: every column index mirrored, sites and format at run time. */
@@ -705,7 +709,7 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
     if (!jb->scalar_only)
         while (xv + 2 * VL + 1 + R <= w && xv + 2 * VL <= xe)
             xv += 2 * VL;
-    interior_fn fn = interior_tab[K][jb->cfa][fmt];
+    interior_fn fn = interior_tab[K][jb->cfa];
     outrows o;
     memset(&o, 0, sizeof o);
     o.yc = jb->yc;
@@ -728,7 +732,7 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
         }
         for (int x0 = 0; x0 < xa; x0 += 2)
             border_block(K, &t, &o, x0, w, jb->cfa, fmt);
-        fn(&t, &o, xa, xv, xe, w);
+        fn(&t, &o, xa, xv, xe, w, fmt);
         for (int x0 = xe; x0 < w; x0 += 2)
             border_block(K, &t, &o, x0, w, jb->cfa, fmt);
     }
