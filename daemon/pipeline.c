@@ -129,12 +129,18 @@ typedef struct pipeline {
     atomic_int stage_done, enc_done;
     atomic_int failed;      /* a stage failed: exit 1 */
     atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
+    atomic_int reopen_outputs;   /* reload changed the outputs: encoder thread reopens */
     atomic_uint_fast64_t sets_taken, frames_done;
     uint64_t sets_dropped_seen;
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
     pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
     pthread_mutex_t metrics_lock;
 } pipeline;
+
+#if PANOCAP_HAVE_FFMPEG
+static int open_encoder(pipeline *p);
+static void reopen_encoder(pipeline *p);
+#endif
 
 /* ---------------------------------------------------------------- queues */
 
@@ -494,6 +500,8 @@ static void *encoder_main(void *arg)
         if (j.slot < 0)
             break;
 #if PANOCAP_HAVE_FFMPEG
+        if (atomic_exchange(&p->reopen_outputs, 0))
+            reopen_encoder(p);
         if (p->have_encoder && !atomic_load(&p->failed)) {
             pc_picture f;
             int on_dev = 0;
@@ -837,6 +845,40 @@ static int open_encoder(pipeline *p)
            ec.n_outputs, ec.n_outputs == 1 ? "" : "s");
     return 0;
 }
+
+/* Encoder thread, between frames: the outputs changed on reload. The new
+ * encoder (with the new outputs) opens first, so a bad output keeps the old
+ * one running; then the old one drains and finalises its outputs. Viewers
+ * see an IDR and the stream goes on. */
+static void reopen_encoder(pipeline *p)
+{
+    pc_encoder *old = p->enc;
+    pc_pixfmt fmt = p->fmt;
+    p->enc = NULL;
+    if (open_encoder(p)) {
+        pc_log(&p->d->logger, PC_LOG_ERR, "reload: new outputs not opened (%s); the running outputs stay", p->err);
+        p->enc = old;
+        p->fmt = fmt;
+        return;
+    }
+    if (p->fmt != fmt) { /* a different encoder came up: cannot feed it */
+        pc_log(&p->d->logger, PC_LOG_ERR, "reload: the new encoder takes %s, the pipeline makes %s; "
+               "the running outputs stay", pc_pixfmt_name(p->fmt), pc_pixfmt_name(fmt));
+        pc_encoder_close(p->enc);
+        p->enc = old;
+        p->fmt = fmt;
+        return;
+    }
+    const char *names[PC_MAX_OUTPUTS];
+    for (int i = 0; i < p->s->output_count; i++)
+        names[i] = p->s->outputs[i].url;
+    if (pc_encoder_flush(old, p->err, sizeof p->err))
+        pc_log(&p->d->logger, PC_LOG_WARNING, "reload: draining the old encoder: %s", p->err);
+    pc_encoder_close(old);
+    pc_stats_set_outputs(p->stats, p->s->output_count, names);
+    pc_log(&p->d->logger, PC_LOG_NOTICE, "reload: now writing to %d output%s", p->s->output_count,
+           p->s->output_count == 1 ? "" : "s");
+}
 #endif
 
 static int open_encoder_or_null(pipeline *p)
@@ -895,11 +937,16 @@ static void do_reload(pipeline *p)
     pc_log(&d->logger, PC_LOG_NOTICE, "reload: %s", desc);
     unsigned live = delta->live;
     if (live & PC_LIVE_OUTPUTS) {
-        pc_log(&d->logger, PC_LOG_WARNING,
-               "reload: changed outputs take effect at the next restart (the running outputs stay)");
-        live &= ~PC_LIVE_OUTPUTS;
-        memcpy(next->outputs, d->settings.outputs, sizeof next->outputs);
-        next->output_count = d->settings.output_count;
+        int was_null = !p->have_encoder, now_null = 1;
+        for (int i = 0; i < next->output_count; i++)
+            now_null &= is_null_url(next->outputs[i].url);
+        if (was_null || now_null) {
+            pc_log(&d->logger, PC_LOG_WARNING, "reload: switching %s output null needs a restart "
+                   "(the running outputs stay)", was_null ? "from" : "to");
+            live &= ~PC_LIVE_OUTPUTS;
+            memcpy(next->outputs, d->settings.outputs, sizeof next->outputs);
+            next->output_count = d->settings.output_count;
+        }
     }
     if (live & PC_LIVE_BITRATE) {
 #if PANOCAP_HAVE_FFMPEG
@@ -913,6 +960,8 @@ static void do_reload(pipeline *p)
     pc_settings_apply_live(&d->settings, next);
     if (live & PC_LIVE_LOG_LEVEL)
         d->logger.max_level = d->settings.daemon.log_level;
+    if (live & PC_LIVE_OUTPUTS)
+        atomic_store(&p->reopen_outputs, 1);
     if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) {
         atomic_store(&p->req_variant, d->settings.debayer.variant);
         atomic_store(&p->req_algo, d->settings.debayer.algo);
