@@ -403,6 +403,11 @@ static void *stage_main(void *arg)
     pc_set_stats ss;
 
     while (!atomic_load(&p->stop)) {
+        /* The watchdog is fed here, once per loop, also while capture has
+         * nothing (cameras down, reconnecting): a hung GPU call or a hung
+         * encoder (no free slot comes back) stops the loop and the pings,
+         * a camera outage does not. */
+        pc_notify_progress(p->d->notify, 0);
         if (limit > 0 && (int64_t)atomic_load(&p->sets_taken) >= limit)
             break;
         pc_frameset *set = NULL;
@@ -533,7 +538,6 @@ static void *encoder_main(void *arg)
             pc_stats_frame_done(p->stats, &t);
         }
         atomic_fetch_add(&p->frames_done, 1);
-        pc_notify_progress(p->d->notify, 0);
     }
 #if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder && pc_encoder_flush(p->enc, p->err, sizeof p->err))
@@ -789,6 +793,15 @@ static int open_debayer(pipeline *p)
         pc_log(&p->d->logger, PC_LOG_INFO, "CPU backend: %d threads, %d frame sets in flight",
                pc_cpu_threads(p->cpu), p->nslots);
     }
+#if PANOCAP_HAVE_CUDA
+    /* Prepare every algorithm once (graph capture, variant and tile
+     * measurement: tens of ms each) so that a live switch later costs
+     * nothing on the stage thread. */
+    if (p->use_cuda)
+        for (int a = 0; a < pc_algo_count(); a++)
+            if (a != s->debayer.algo && apply_algo(p, (pc_algo_id)a, (pc_variant)s->debayer.variant))
+                pc_log(&p->d->logger, PC_LOG_WARNING, "GPU: preparing %s failed: %s", pc_algo_get(a)->name, p->err);
+#endif
     return apply_algo(p, (pc_algo_id)s->debayer.algo, (pc_variant)s->debayer.variant);
 }
 
