@@ -2,10 +2,11 @@
  * and binary PPM (P6, maxval 255). See image.h. */
 #include "image.h"
 
+#include "errmsg.h"
+
 #include "panocap_config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +21,6 @@
  * code takes up to 32768; this keeps width*height*3 far from overflow). */
 #define IMG_MAX_DIM 65536
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int pc_image_have_png(void) { return PANOCAP_HAVE_PNG; }
 
 void pc_image_free(pc_image *img)
@@ -44,7 +34,7 @@ void pc_image_free(pc_image *img)
 static int alloc_image(pc_image *img, int w, int h, const char *path, char *err, size_t errlen)
 {
     if (w <= 0 || h <= 0 || w > IMG_MAX_DIM || h > IMG_MAX_DIM) {
-        set_err(err, errlen, "%s: image size %dx%d is out of range (1..%d)", path, w, h, IMG_MAX_DIM);
+        pc_set_err(err, errlen, "%s: image size %dx%d is out of range (1..%d)", path, w, h, IMG_MAX_DIM);
         return PC_IMG_EIO;
     }
     img->width = w;
@@ -52,7 +42,7 @@ static int alloc_image(pc_image *img, int w, int h, const char *path, char *err,
     img->pitch = 3 * (size_t)w;
     img->rgb = malloc(img->pitch * (size_t)h);
     if (!img->rgb) {
-        set_err(err, errlen, "%s: cannot allocate %dx%d RGB image", path, w, h);
+        pc_set_err(err, errlen, "%s: cannot allocate %dx%d RGB image", path, w, h);
         return PC_IMG_ENOMEM;
     }
     return PC_IMG_OK;
@@ -96,21 +86,21 @@ static int read_ppm(FILE *f, const char *path, pc_image *img, char *err, size_t 
 {
     char magic[2];
     if (fread(magic, 1, 2, f) != 2 || magic[0] != 'P') {
-        set_err(err, errlen, "%s: not a PPM file", path);
+        pc_set_err(err, errlen, "%s: not a PPM file", path);
         return PC_IMG_EIO;
     }
     if (magic[1] != '6') {
-        set_err(err, errlen, "%s: PNM type P%c is not supported (only binary RGB PPM, P6)%s", path,
-                magic[1], magic[1] == '5' || magic[1] == '2' ? ": not an RGB image" : "");
+        pc_set_err(err, errlen, "%s: PNM type P%c is not supported (only binary RGB PPM, P6)%s", path,
+                   magic[1], magic[1] == '5' || magic[1] == '2' ? ": not an RGB image" : "");
         return magic[1] == '5' || magic[1] == '2' ? PC_IMG_ENOTSUP : PC_IMG_EIO;
     }
     int w, h, maxval;
     if (ppm_int(f, &w) || ppm_int(f, &h) || ppm_int(f, &maxval)) {
-        set_err(err, errlen, "%s: malformed PPM header", path);
+        pc_set_err(err, errlen, "%s: malformed PPM header", path);
         return PC_IMG_EIO;
     }
     if (maxval != 255) {
-        set_err(err, errlen, "%s: PPM maxval %d is not supported (only 255)", path, maxval);
+        pc_set_err(err, errlen, "%s: PPM maxval %d is not supported (only 255)", path, maxval);
         return PC_IMG_ENOTSUP;
     }
     int rc = alloc_image(img, w, h, path, err, errlen);
@@ -118,7 +108,7 @@ static int read_ppm(FILE *f, const char *path, pc_image *img, char *err, size_t 
         return rc;
     size_t n = img->pitch * (size_t)h;
     if (fread(img->rgb, 1, n, f) != n) {
-        set_err(err, errlen, "%s: PPM pixel data truncated (%dx%d needs %zu bytes)", path, w, h, n);
+        pc_set_err(err, errlen, "%s: PPM pixel data truncated (%dx%d needs %zu bytes)", path, w, h, n);
         pc_image_free(img);
         return PC_IMG_EIO;
     }
@@ -129,13 +119,13 @@ int pc_image_write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int w
                        char *err, size_t errlen)
 {
     if (!path || !rgb || width <= 0 || height <= 0 || pitch < 3 * (size_t)width) {
-        set_err(err, errlen, "%s: invalid image to write (%dx%d, pitch %zu)", path ? path : "(null)",
-                width, height, pitch);
+        pc_set_err(err, errlen, "%s: invalid image to write (%dx%d, pitch %zu)", path ? path : "(null)",
+                   width, height, pitch);
         return PC_IMG_EINVAL;
     }
     FILE *f = fopen(path, "wb");
     if (!f) {
-        set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return PC_IMG_EIO;
     }
     int ok = fprintf(f, "P6\n%d %d\n255\n", width, height) > 0;
@@ -144,7 +134,7 @@ int pc_image_write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int w
     if (fclose(f) != 0)
         ok = 0;
     if (!ok) {
-        set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        pc_set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
         return PC_IMG_EIO;
     }
     return PC_IMG_OK;
@@ -178,14 +168,14 @@ static int read_png(FILE *f, const char *path, pc_image *img, char *err, size_t 
     png_bytep *volatile rows = NULL;
     if (!png || !info) {
         png_destroy_read_struct(png ? &png : NULL, NULL, NULL);
-        set_err(err, errlen, "%s: cannot initialise libpng", path);
+        pc_set_err(err, errlen, "%s: cannot initialise libpng", path);
         return PC_IMG_ENOMEM;
     }
     if (setjmp(ctx.jmp)) {
         png_destroy_read_struct(&png, &info, NULL);
         free(rows);
         pc_image_free(img);
-        set_err(err, errlen, "%s: corrupt or truncated PNG: %s", path, ctx.msg);
+        pc_set_err(err, errlen, "%s: corrupt or truncated PNG: %s", path, ctx.msg);
         return PC_IMG_EIO;
     }
     png_init_io(png, f);
@@ -194,7 +184,7 @@ static int read_png(FILE *f, const char *path, pc_image *img, char *err, size_t 
     int ct = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (ct == PNG_COLOR_TYPE_GRAY || ct == PNG_COLOR_TYPE_GRAY_ALPHA) {
         png_destroy_read_struct(&png, &info, NULL);
-        set_err(err, errlen, "%s: not an RGB image (greyscale PNG, %d-bit)", path, depth);
+        pc_set_err(err, errlen, "%s: not an RGB image (greyscale PNG, %d-bit)", path, depth);
         return PC_IMG_ENOTSUP;
     }
     if (ct == PNG_COLOR_TYPE_PALETTE)
@@ -207,7 +197,7 @@ static int read_png(FILE *f, const char *path, pc_image *img, char *err, size_t 
     png_read_update_info(png, info);
     if (png_get_rowbytes(png, info) != 3 * (size_t)w || png_get_bit_depth(png, info) != 8) {
         png_destroy_read_struct(&png, &info, NULL);
-        set_err(err, errlen, "%s: unsupported PNG layout (colour type %d, %d-bit)", path, ct, depth);
+        pc_set_err(err, errlen, "%s: unsupported PNG layout (colour type %d, %d-bit)", path, ct, depth);
         return PC_IMG_ENOTSUP;
     }
     int rc = alloc_image(img, (int)(w > IMG_MAX_DIM ? IMG_MAX_DIM + 1 : w),
@@ -220,7 +210,7 @@ static int read_png(FILE *f, const char *path, pc_image *img, char *err, size_t 
     if (!rows) {
         png_destroy_read_struct(&png, &info, NULL);
         pc_image_free(img);
-        set_err(err, errlen, "%s: out of memory", path);
+        pc_set_err(err, errlen, "%s: out of memory", path);
         return PC_IMG_ENOMEM;
     }
     for (png_uint_32 y = 0; y < h; y++)
@@ -238,13 +228,13 @@ int pc_image_write_png(const char *path, const uint8_t *rgb, size_t pitch, int w
 {
 #if PANOCAP_HAVE_PNG
     if (!path || !rgb || width <= 0 || height <= 0 || pitch < 3 * (size_t)width) {
-        set_err(err, errlen, "%s: invalid image to write (%dx%d, pitch %zu)", path ? path : "(null)",
-                width, height, pitch);
+        pc_set_err(err, errlen, "%s: invalid image to write (%dx%d, pitch %zu)", path ? path : "(null)",
+                   width, height, pitch);
         return PC_IMG_EINVAL;
     }
     FILE *f = fopen(path, "wb");
     if (!f) {
-        set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return PC_IMG_EIO;
     }
     png_errctx ctx;
@@ -254,13 +244,13 @@ int pc_image_write_png(const char *path, const uint8_t *rgb, size_t pitch, int w
     if (!png || !info) {
         png_destroy_write_struct(png ? &png : NULL, NULL);
         fclose(f);
-        set_err(err, errlen, "%s: cannot initialise libpng", path);
+        pc_set_err(err, errlen, "%s: cannot initialise libpng", path);
         return PC_IMG_ENOMEM;
     }
     if (setjmp(ctx.jmp)) {
         png_destroy_write_struct(&png, &info);
         fclose(f);
-        set_err(err, errlen, "%s: PNG write failed: %s", path, ctx.msg);
+        pc_set_err(err, errlen, "%s: PNG write failed: %s", path, ctx.msg);
         return PC_IMG_EIO;
     }
     png_init_io(png, f);
@@ -273,14 +263,14 @@ int pc_image_write_png(const char *path, const uint8_t *rgb, size_t pitch, int w
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     if (fclose(f) != 0) {
-        set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        pc_set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
         return PC_IMG_EIO;
     }
     return PC_IMG_OK;
 #else
     (void)rgb, (void)pitch, (void)width, (void)height;
-    set_err(err, errlen, "%s: PNG support is not built in (libpng not found); write a .ppm instead",
-            path ? path : "(null)");
+    pc_set_err(err, errlen, "%s: PNG support is not built in (libpng not found); write a .ppm instead",
+               path ? path : "(null)");
     return PC_IMG_ENOTSUP;
 #endif
 }
@@ -302,17 +292,17 @@ int pc_image_write(const char *path, const uint8_t *rgb, size_t pitch, int width
 int pc_image_read(const char *path, pc_image *img, char *err, size_t errlen)
 {
     if (!img) {
-        set_err(err, errlen, "%s: image is NULL", path ? path : "(null)");
+        pc_set_err(err, errlen, "%s: image is NULL", path ? path : "(null)");
         return PC_IMG_EINVAL;
     }
     memset(img, 0, sizeof *img);
     if (!path) {
-        set_err(err, errlen, "image path is NULL");
+        pc_set_err(err, errlen, "image path is NULL");
         return PC_IMG_EINVAL;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        pc_set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return PC_IMG_EIO;
     }
     unsigned char sig[8];
@@ -324,17 +314,17 @@ int pc_image_read(const char *path, pc_image *img, char *err, size_t errlen)
 #if PANOCAP_HAVE_PNG
         rc = read_png(f, path, img, err, errlen);
 #else
-        set_err(err, errlen, "%s: PNG support is not built in (libpng not found); convert to PPM (P6)",
-                path);
+        pc_set_err(err, errlen, "%s: PNG support is not built in (libpng not found); convert to PPM (P6)",
+                   path);
         rc = PC_IMG_ENOTSUP;
 #endif
     } else if (n >= 2 && sig[0] == 'P' && sig[1] >= '1' && sig[1] <= '7') {
         rc = read_ppm(f, path, img, err, errlen);
     } else if (n == 0) {
-        set_err(err, errlen, "%s: empty file", path);
+        pc_set_err(err, errlen, "%s: empty file", path);
         rc = PC_IMG_EIO;
     } else {
-        set_err(err, errlen, "%s: not a PNG or PPM image", path);
+        pc_set_err(err, errlen, "%s: not a PNG or PPM image", path);
         rc = PC_IMG_EIO;
     }
     fclose(f);

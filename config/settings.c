@@ -5,6 +5,7 @@
 #include "settings_keys.h"
 
 #include "debayer.h"
+#include "edit_distance.h"
 #include "log.h"
 #include "panocap_config.h"
 
@@ -585,28 +586,6 @@ int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size
     return -1;
 }
 
-static int edit_distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 40 || lb > 40)
-        return 99;
-    int d[41][41];
-    for (int i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (int j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int c = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            if (d[i - 1][j] + 1 < c)
-                c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c)
-                c = d[i][j - 1] + 1;
-            d[i][j] = c;
-        }
-    return d[la][lb];
-}
-
 void pc_key_suggest_(const char *name, const pc_key *keys, int n, int with_camera, char *buf,
                      size_t len)
 {
@@ -620,7 +599,7 @@ void pc_key_suggest_(const char *name, const pc_key *keys, int n, int with_camer
         for (int i = 0; i < tn; i++) {
             if (pass && (t[i].flags & PC_KF_CAMERA_ONLY))
                 continue;
-            int d = edit_distance(name, t[i].name);
+            int d = pc_edit_distance(name, t[i].name, 1);
             size_t ln = strlen(name), lk = strlen(t[i].name), m = ln < lk ? ln : lk;
             if (m >= 3 && strncasecmp(name, t[i].name, m) == 0) /* "algorythm" ~ "algo" */
                 d = d < 2 ? d : 2;

@@ -4,9 +4,9 @@
 #include "cli.h"
 
 #include "debayer.h"
+#include "edit_distance.h"
 #include "panocap_config.h"
 
-#include <ctype.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,28 +93,6 @@ const char *pc_cli_config_path(const pc_cli *cli)
     return access(def, F_OK) == 0 ? def : NULL;
 }
 
-static int lev(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 40 || lb > 40)
-        return 99;
-    int d[41][41];
-    for (int i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (int j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < c)
-                c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c)
-                c = d[i][j - 1] + 1;
-            d[i][j] = c;
-        }
-    return d[la][lb];
-}
-
 /* " (did you mean --algo?)" for a mistyped long option. */
 static void suggest(const char *arg, char *buf, size_t len)
 {
@@ -130,7 +108,7 @@ static void suggest(const char *arg, char *buf, size_t len)
     int best = 3;
     const char *pick = NULL;
     for (int i = 0; i < NOPTS; i++) {
-        int d = lev(n, opts[i].name);
+        int d = pc_edit_distance(n, opts[i].name, 0);
         if (d < best) {
             best = d;
             pick = opts[i].name;

@@ -476,14 +476,7 @@ static void drop_queue_locked(pc_out *o)
 /* Waits up to ms or until stop; returns 1 if stopping. */
 static int wait_backoff(pc_out *o, int ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = pc_deadline_ms(CLOCK_MONOTONIC, ms);
     pthread_mutex_lock(&o->lock);
     while (!o->stop) {
         if (pthread_cond_timedwait(&o->cond, &o->lock, &ts) == ETIMEDOUT)
@@ -830,14 +823,7 @@ void pc_out_close(pc_out *o, int timeout_ms)
             atomic_store(&o->abort_io, 1); /* a connect in progress: give up */
         pthread_cond_broadcast(&o->cond);
         pthread_mutex_unlock(&o->lock);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += timeout_ms / 1000;
-        ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = pc_deadline_ms(CLOCK_REALTIME, timeout_ms);
         if (pthread_timedjoin_np(o->thread, NULL, &ts) != 0) {
             pc_log(o->log, PC_LOG_WARNING,
                    "encode: output %d '%s': not finished after %d ms, aborting its IO",

@@ -11,7 +11,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "cuda_common.cuh"
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
+#include "errmsg.h"
 
 #define PC_MAX_GRAPHS 256
 #define PC_TH_MIN 4
@@ -97,16 +97,6 @@ static const pc_kernel_set *kset(int algo)
     return NULL;
 }
 
-static void seterr(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !n)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
-
 static const char *algo_name(int algo)
 {
     const pc_algo_desc *d = pc_algo_get((pc_algo_id)algo);
@@ -118,10 +108,10 @@ static const char *algo_name(int algo)
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
-            seterr(err, errlen, "%s failed: %s (%s; algorithm %s, frame %dx%d)", #call,            \
-                   cudaGetErrorString(e_), cudaGetErrorName(e_),                                   \
-                   (g) && (g)->configured ? algo_name((g)->algo) : "none", (g) ? (g)->W : 0,       \
-                   (g) ? (g)->H : 0);                                                              \
+            pc_set_err(err, errlen, "%s failed: %s (%s; algorithm %s, frame %dx%d)", #call,        \
+                       cudaGetErrorString(e_), cudaGetErrorName(e_),                               \
+                       (g) && (g)->configured ? algo_name((g)->algo) : "none", (g) ? (g)->W : 0,   \
+                       (g) ? (g)->H : 0);                                                          \
             return PC_EDEVICE;                                                                     \
         }                                                                                          \
     } while (0)
@@ -213,10 +203,10 @@ static size_t scratch_bytes(int w, int h)
 static int check_dims(int w, int h, char *err, size_t errlen)
 {
     if (w < PC_MIN_DIM || h < PC_MIN_DIM || w > PC_MAX_DIM || h > PC_MAX_DIM || (w & 1) || (h & 1)) {
-        seterr(err, errlen,
-               "frame size %dx%d: width and height must be even, at least %d and at most %d "
-               "(reflect-101 border rule, algorithms.md §1.2)",
-               w, h, PC_MIN_DIM, PC_MAX_DIM);
+        pc_set_err(err, errlen,
+                   "frame size %dx%d: width and height must be even, at least %d and at most %d "
+                   "(reflect-101 border rule, algorithms.md §1.2)",
+                   w, h, PC_MIN_DIM, PC_MAX_DIM);
         return PC_EINVAL;
     }
     return 0;
@@ -226,11 +216,11 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
 {
     int ndev = pc_gpu_device_count();
     if (ndev == 0) {
-        seterr(err, errlen, "no CUDA device (cudaGetDeviceCount found none or no driver)");
+        pc_set_err(err, errlen, "no CUDA device (cudaGetDeviceCount found none or no driver)");
         return PC_ENOTSUP;
     }
     if (device < 0 || device >= ndev) {
-        seterr(err, errlen, "CUDA device %d does not exist (%d device%s)", device, ndev, ndev == 1 ? "" : "s");
+        pc_set_err(err, errlen, "CUDA device %d does not exist (%d device%s)", device, ndev, ndev == 1 ? "" : "s");
         return PC_EINVAL;
     }
     g->device = device;
@@ -270,7 +260,7 @@ extern "C" int pc_gpu_open(pc_gpu **out, int device, int width, int height, int 
                            size_t errlen)
 {
     if (!out) {
-        seterr(err, errlen, "pc_gpu_open: out is NULL");
+        pc_set_err(err, errlen, "pc_gpu_open: out is NULL");
         return PC_EINVAL;
     }
     *out = NULL;
@@ -278,12 +268,12 @@ extern "C" int pc_gpu_open(pc_gpu **out, int device, int width, int height, int 
     if (rc)
         return rc;
     if (slots < 1 || slots > PC_GPU_MAX_SLOTS) {
-        seterr(err, errlen, "pc_gpu_open: %d input slots requested, must be 1..%d", slots, PC_GPU_MAX_SLOTS);
+        pc_set_err(err, errlen, "pc_gpu_open: %d input slots requested, must be 1..%d", slots, PC_GPU_MAX_SLOTS);
         return PC_EINVAL;
     }
     pc_gpu *g = (pc_gpu *)calloc(1, sizeof *g);
     if (!g) {
-        seterr(err, errlen, "pc_gpu_open: out of host memory");
+        pc_set_err(err, errlen, "pc_gpu_open: out of host memory");
         return PC_ENOMEM;
     }
     g->W = width;
@@ -565,20 +555,20 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
                                pc_matrix matrix, pc_range range, char *err, size_t errlen)
 {
     if (!g) {
-        seterr(err, errlen, "pc_gpu_set_algo: no pc_gpu");
+        pc_set_err(err, errlen, "pc_gpu_set_algo: no pc_gpu");
         return PC_EINVAL;
     }
     if ((unsigned)algo >= PC_ALGO_COUNT) {
         char names[256];
         pc_algo_names(names, sizeof names);
-        seterr(err, errlen, "pc_gpu_set_algo: unknown algorithm id %d (known: %s)", (int)algo, names);
+        pc_set_err(err, errlen, "pc_gpu_set_algo: unknown algorithm id %d (known: %s)", (int)algo, names);
         return PC_EINVAL;
     }
     if ((unsigned)variant > PC_VARIANT_4PX || (unsigned)cfa > PC_CFA_BGGR || (unsigned)fmt > PC_FMT_I420 ||
         (unsigned)matrix > PC_MATRIX_BT601 || (unsigned)range > PC_RANGE_FULL) {
-        seterr(err, errlen,
-               "pc_gpu_set_algo(%s): bad argument (variant %d, cfa %d, format %d, matrix %d, range %d)",
-               algo_name(algo), (int)variant, (int)cfa, (int)fmt, (int)matrix, (int)range);
+        pc_set_err(err, errlen,
+                   "pc_gpu_set_algo(%s): bad argument (variant %d, cfa %d, format %d, matrix %d, range %d)",
+                   algo_name(algo), (int)variant, (int)cfa, (int)fmt, (int)matrix, (int)range);
         return PC_EINVAL;
     }
     CK(g, cudaSetDevice(g->device));
@@ -640,12 +630,12 @@ extern "C" void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *til
 extern "C" int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen)
 {
     if (!g || !g->configured) {
-        seterr(err, errlen, "pc_gpu_set_tile_rows: call pc_gpu_set_algo first");
+        pc_set_err(err, errlen, "pc_gpu_set_tile_rows: call pc_gpu_set_algo first");
         return PC_EINVAL;
     }
     if (rows != 0 && (rows < PC_TH_MIN || rows > PC_TH_MAX || (rows & 3))) {
-        seterr(err, errlen, "pc_gpu_set_tile_rows: %d rows, must be a multiple of 4 from %d to %d", rows,
-               PC_TH_MIN, PC_TH_MAX);
+        pc_set_err(err, errlen, "pc_gpu_set_tile_rows: %d rows, must be a multiple of 4 from %d to %d", rows,
+                   PC_TH_MIN, PC_TH_MAX);
         return PC_EINVAL;
     }
     g->th_forced = rows;
@@ -664,11 +654,11 @@ extern "C" uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch)
 static int check_slot(pc_gpu *g, int slot, const char *fn, char *err, size_t errlen)
 {
     if (!g) {
-        seterr(err, errlen, "%s: no pc_gpu", fn);
+        pc_set_err(err, errlen, "%s: no pc_gpu", fn);
         return PC_EINVAL;
     }
     if (slot < 0 || slot >= g->nslots) {
-        seterr(err, errlen, "%s: slot %d out of range (0..%d; frame %dx%d)", fn, slot, g->nslots - 1, g->W, g->H);
+        pc_set_err(err, errlen, "%s: slot %d out of range (0..%d; frame %dx%d)", fn, slot, g->nslots - 1, g->W, g->H);
         return PC_EINVAL;
     }
     return 0;
@@ -681,9 +671,9 @@ extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t 
     if (rc)
         return rc;
     if (!host || rows <= 0 || row0 < 0 || row0 + rows > g->H || host_pitch < (size_t)g->W) {
-        seterr(err, errlen,
-               "pc_gpu_upload_async: rows %d..%d of a %dx%d frame from %p (pitch %zu): out of range",
-               row0, row0 + rows - 1, g->W, g->H, (const void *)host, host_pitch);
+        pc_set_err(err, errlen,
+                   "pc_gpu_upload_async: rows %d..%d of a %dx%d frame from %p (pitch %zu): out of range",
+                   row0, row0 + rows - 1, g->W, g->H, (const void *)host, host_pitch);
         return PC_EINVAL;
     }
     /* Do not overwrite the slot while a kernel still reads it. */
@@ -701,8 +691,8 @@ extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, cha
     if (rc)
         return rc;
     if (rows <= 0 || row0 < 0 || row0 + rows > g->H) {
-        seterr(err, errlen, "pc_gpu_input_written: rows %d..%d outside the %dx%d frame", row0, row0 + rows - 1,
-               g->W, g->H);
+        pc_set_err(err, errlen, "pc_gpu_input_written: rows %d..%d outside the %dx%d frame", row0, row0 + rows - 1,
+                   g->W, g->H);
         return PC_EINVAL;
     }
     g->uploaded[slot] = 1;
@@ -729,16 +719,16 @@ static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *
 {
     int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
     if (!p || p->fmt != fmt || p->width != g->W || p->height != g->H) {
-        seterr(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
-               p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
+        pc_set_err(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
+                   p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
         return PC_EINVAL;
     }
     for (int i = 0; i < np; i++) {
         size_t need = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
         if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 3) || (p->pitch[i] & 3) ||
             p->pitch[i] > 0x7fffffff) {
-            seterr(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
-                   what, i, (void *)p->plane[i], p->pitch[i], need, g->W, g->H);
+            pc_set_err(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
+                       what, i, (void *)p->plane[i], p->pitch[i], need, g->W, g->H);
             return PC_EINVAL;
         }
     }
@@ -751,14 +741,14 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     if (rc)
         return rc;
     if (!g->configured) {
-        seterr(err, errlen, "pc_gpu_debayer: no algorithm set (call pc_gpu_set_algo; frame %dx%d)", g->W, g->H);
+        pc_set_err(err, errlen, "pc_gpu_debayer: no algorithm set (call pc_gpu_set_algo; frame %dx%d)", g->W, g->H);
         return PC_EINVAL;
     }
     pc_pixfmt fmt = g->fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : g->fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24;
     if ((rc = check_pic(g, dst, fmt, "pc_gpu_debayer: destination", err, errlen)))
         return rc;
     if (fmt != PC_FMT_RGB24 && (dst->matrix != g->matrix || dst->range != g->range)) {
-        seterr(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
+        pc_set_err(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
         return PC_EINVAL;
     }
     int th = g->th_forced ? g->th_forced : g->th;
@@ -810,8 +800,8 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
         return rc;
     if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
         (unsigned)dev->fmt > PC_FMT_I420) {
-        seterr(err, errlen, "pc_gpu_download_async: device and host pictures differ or are missing (frame %dx%d)",
-               g->W, g->H);
+        pc_set_err(err, errlen, "pc_gpu_download_async: device and host pictures differ or are missing (frame %dx%d)",
+                   g->W, g->H);
         return PC_EINVAL;
     }
     int np = dev->fmt == PC_FMT_RGB24 ? 1 : dev->fmt == PC_FMT_NV12 ? 2 : 3;
@@ -820,7 +810,7 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
                    : (dev->fmt == PC_FMT_I420 && i > 0) ? dev->width / 2 : dev->width;
         int h = i == 0 ? dev->height : dev->height / 2;
         if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
-            seterr(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
+            pc_set_err(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
             return PC_EINVAL;
         }
         CK(g, cudaMemcpy2DAsync(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], w, h,
@@ -844,7 +834,7 @@ extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
 extern "C" int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen)
 {
     if (!g) {
-        seterr(err, errlen, "pc_gpu_sync: no pc_gpu");
+        pc_set_err(err, errlen, "pc_gpu_sync: no pc_gpu");
         return PC_EINVAL;
     }
     CK(g, cudaStreamSynchronize(g->up));
@@ -858,7 +848,7 @@ extern "C" int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, 
     if (rc)
         return rc;
     if (!g->timed[slot]) {
-        seterr(err, errlen, "pc_gpu_frame_time_us: slot %d has no timed frame (set PC_GPU_OPT_FRAME_TIMING)", slot);
+        pc_set_err(err, errlen, "pc_gpu_frame_time_us: slot %d has no timed frame (set PC_GPU_OPT_FRAME_TIMING)", slot);
         return PC_EINVAL;
     }
     float ms;
@@ -871,7 +861,7 @@ extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, 
                                     char *err, size_t errlen)
 {
     if (!g || !out || (unsigned)fmt > PC_FMT_I420) {
-        seterr(err, errlen, "pc_gpu_picture_alloc: bad arguments");
+        pc_set_err(err, errlen, "pc_gpu_picture_alloc: bad arguments");
         return PC_EINVAL;
     }
     memset(out, 0, sizeof *out);
@@ -911,7 +901,7 @@ extern "C" int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t err
 {
     pc_gpu *g = NULL; /* for CK's message */
     if (!out || !bytes) {
-        seterr(err, errlen, "pc_gpu_host_alloc: bad arguments");
+        pc_set_err(err, errlen, "pc_gpu_host_alloc: bad arguments");
         return PC_EINVAL;
     }
     *out = NULL;

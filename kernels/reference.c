@@ -30,7 +30,6 @@
  * crosses a call. */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,16 +38,6 @@
 _Static_assert((-3 >> 1) == -2, "right shift of negative int must be arithmetic");
 
 #define PC_INLINE static inline __attribute__((always_inline))
-
-void pc_set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------------------
  * Checks

@@ -15,6 +15,7 @@
 #define PANOCAP_REFERENCE_PASSES_H
 
 #include "debayer.h"
+#include "errmsg.h"
 
 /* Most temporary planes (W x H bytes each) any algorithm needs. */
 #define PC_JOB_MAX_PLANES 4
@@ -53,9 +54,5 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src,
 /* Runs pass number `pass` (0-based) over rows [y0, y1); y0 and y1 even.
  * Pass p may only start once pass p-1 is complete on every row. */
 void pc_job_pass(const pc_job *job, int pass, int y0, int y1);
-
-/* Writes a printf-style message into err (if any). */
-void pc_set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

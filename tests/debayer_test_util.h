@@ -1,8 +1,10 @@
 /* debayer_test_util.h - test inputs and comparisons shared by the kernel
- * tests (test_cuda.c, test_cuda_emu.c): seeded uniform noise, a synthetic
- * natural-looking image, PPM loading, mosaicking, picture allocation on the
- * host, poisoning and pixel-exact comparison with a count of differing
- * samples and the largest difference. Header-only, static functions. */
+ * tests (test_reference.c, test_yuv.c, test_cpu_backend.c, test_cuda.c,
+ * test_cuda_emu.c): the xorshift generator and seeded uniform noise, a
+ * synthetic natural-looking image, PPM loading, mosaicking, packed and
+ * padded picture layouts on the host, poisoning and pixel-exact comparison
+ * with a count of differing samples and the largest difference.
+ * Header-only, static inline functions (each test uses a part). */
 #ifndef PANOCAP_DEBAYER_TEST_UTIL_H
 #define PANOCAP_DEBAYER_TEST_UTIL_H
 
@@ -14,7 +16,7 @@
 
 #include "debayer.h"
 
-static uint32_t tu_rng(uint32_t *s)
+static inline uint32_t tu_rng(uint32_t *s)
 {
     uint32_t x = *s;
     x ^= x << 13;
@@ -23,7 +25,7 @@ static uint32_t tu_rng(uint32_t *s)
     return *s = x;
 }
 
-static void tu_noise(uint8_t *p, size_t n, uint32_t seed)
+static inline void tu_noise(uint8_t *p, size_t n, uint32_t seed)
 {
     uint32_t s = seed | 1;
     for (size_t i = 0; i < n; i++)
@@ -34,7 +36,7 @@ static void tu_noise(uint8_t *p, size_t n, uint32_t seed)
  * stripes of different colours, fine texture and a little noise; enough
  * to drive every direction/tie/clamp path of the algorithms the way a
  * natural image does. rgb is w*h*3. */
-static void tu_synth(uint8_t *rgb, int w, int h, uint32_t seed)
+static inline void tu_synth(uint8_t *rgb, int w, int h, uint32_t seed)
 {
     uint32_t s = seed | 1;
     for (int y = 0; y < h; y++)
@@ -78,7 +80,7 @@ static inline uint8_t *tu_load_ppm(const char *path, int *w, int *h)
 }
 
 /* Mosaics an image of iw x ih (mirror-tiled to w x h) into a Bayer frame. */
-static void tu_mosaic(const uint8_t *rgb, int iw, int ih, uint8_t *bayer, int w, int h, pc_cfa cfa)
+static inline void tu_mosaic(const uint8_t *rgb, int iw, int ih, uint8_t *bayer, int w, int h, pc_cfa cfa)
 {
     int ox = cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR, oy = cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR;
     for (int y = 0; y < h; y++) {
@@ -93,7 +95,7 @@ static void tu_mosaic(const uint8_t *rgb, int iw, int ih, uint8_t *bayer, int w,
 }
 
 /* Plane geometry of a picture of fmt (bytes per row, rows). */
-static int tu_planes(pc_pixfmt fmt, int w, int h, size_t bw[3], int rows[3])
+static inline int tu_planes(pc_pixfmt fmt, int w, int h, size_t bw[3], int rows[3])
 {
     if (fmt == PC_FMT_RGB24) {
         bw[0] = 3 * (size_t)w;
@@ -109,8 +111,36 @@ static int tu_planes(pc_pixfmt fmt, int w, int h, size_t bw[3], int rows[3])
     return fmt == PC_FMT_NV12 ? 2 : 3;
 }
 
+/* A packed picture in one buffer: RGB24 (pitch 3w), NV12 or I420 (pitch
+ * w, w/2). buf may be NULL (size only). Returns its size in bytes. */
+static inline size_t tu_pic_layout(pc_picture *p, int fmt, int matrix, int range, int w, int h, uint8_t *buf)
+{
+    memset(p, 0, sizeof *p);
+    p->fmt = (pc_pixfmt)fmt;
+    p->matrix = (pc_matrix)matrix;
+    p->range = (pc_range)range;
+    p->width = w;
+    p->height = h;
+    size_t n = (size_t)w * h;
+    if (fmt == PC_FMT_RGB24) {
+        p->plane[0] = buf;
+        p->pitch[0] = 3 * (size_t)w;
+        return 3 * n;
+    }
+    p->plane[0] = buf;
+    p->pitch[0] = (size_t)w;
+    p->plane[1] = buf ? buf + n : NULL;
+    if (fmt == PC_FMT_NV12) {
+        p->pitch[1] = (size_t)w;
+    } else {
+        p->pitch[1] = p->pitch[2] = (size_t)w / 2;
+        p->plane[2] = buf ? buf + n + n / 4 : NULL;
+    }
+    return n + n / 2;
+}
+
 /* Host picture with pitch = row bytes + pad (pad catches pitch bugs). */
-static int tu_pic_alloc(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_range r, int w, int h, size_t pad)
+static inline int tu_pic_alloc(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_range r, int w, int h, size_t pad)
 {
     memset(p, 0, sizeof *p);
     p->fmt = fmt;
@@ -130,7 +160,7 @@ static int tu_pic_alloc(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_range r, i
     return 0;
 }
 
-static void tu_pic_free(pc_picture *p)
+static inline void tu_pic_free(pc_picture *p)
 {
     for (int i = 0; i < 3; i++) {
         free(p->plane[i]);
@@ -138,7 +168,7 @@ static void tu_pic_free(pc_picture *p)
     }
 }
 
-static void tu_pic_fill(const pc_picture *p, int v)
+static inline void tu_pic_fill(const pc_picture *p, int v)
 {
     size_t bw[3];
     int rows[3];
@@ -148,7 +178,7 @@ static void tu_pic_fill(const pc_picture *p, int v)
 }
 
 /* Counts differing samples over the visible part of every plane. */
-static long tu_compare(const pc_picture *a, const pc_picture *b, int *maxdiff)
+static inline long tu_compare(const pc_picture *a, const pc_picture *b, int *maxdiff)
 {
     size_t bw[3];
     int rows[3];

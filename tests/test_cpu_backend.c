@@ -5,45 +5,19 @@
  * error paths.
  */
 #include "debayer.h"
+#include "debayer_test_util.h"
 #include "tap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static uint32_t rng_state = 0xc0ffee11u;
-static uint32_t rnd(void)
-{
-    uint32_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
 
 static size_t layout(pc_picture *p, int fmt, int w, int h, uint8_t *buf)
 {
-    memset(p, 0, sizeof *p);
-    p->fmt = (pc_pixfmt)fmt;
-    p->width = w;
-    p->height = h;
-    p->matrix = fmt == PC_FMT_I420 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
-    p->range = fmt == PC_FMT_I420 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
-    size_t n = (size_t)w * h;
-    if (fmt == PC_FMT_RGB24) {
-        p->plane[0] = buf;
-        p->pitch[0] = 3 * (size_t)w;
-        return 3 * n;
-    }
-    p->plane[0] = buf;
-    p->pitch[0] = (size_t)w;
-    p->plane[1] = buf + n;
-    if (fmt == PC_FMT_NV12) {
-        p->pitch[1] = (size_t)w;
-    } else {
-        p->pitch[1] = p->pitch[2] = (size_t)w / 2;
-        p->plane[2] = buf + n + n / 4;
-    }
-    return n + n / 2;
+    int i420 = fmt == PC_FMT_I420;
+    return tu_pic_layout(p, fmt, i420 ? PC_MATRIX_BT601 : PC_MATRIX_BT709, i420 ? PC_RANGE_FULL : PC_RANGE_LIMITED,
+                         w, h, buf);
 }
 
 /* Natural-ish content: smooth gradients, edges and noise, so the
@@ -55,8 +29,8 @@ static void make_raw(uint8_t *raw, int w, int h)
             int v = (x * 7 + y * 3) & 255;
             if (((x / 37) ^ (y / 23)) & 1)
                 v = 255 - v;
-            if ((rnd() & 7) == 0)
-                v = rnd() & 255;
+            if ((tu_rng(&rng_state) & 7) == 0)
+                v = tu_rng(&rng_state) & 255;
             raw[(size_t)y * w + x] = (uint8_t)v;
         }
 }

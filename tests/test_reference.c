@@ -6,6 +6,7 @@
  * scalar formulas bit for bit, and invalid input.
  */
 #include "debayer.h"
+#include "debayer_test_util.h"
 #include "reference_passes.h"
 #include "tap.h"
 
@@ -14,41 +15,10 @@
 #include <string.h>
 
 static uint32_t rng_state = 0x12345678u;
-static uint32_t rnd(void)
-{
-    uint32_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
 
-/* A packed picture in one buffer: RGB24 (pitch 3w), NV12 or I420 (pitch
- * w, w/2). Returns its size in bytes. */
 static size_t pic_layout(pc_picture *p, int fmt, int w, int h, uint8_t *buf)
 {
-    memset(p, 0, sizeof *p);
-    p->fmt = (pc_pixfmt)fmt;
-    p->width = w;
-    p->height = h;
-    p->matrix = PC_MATRIX_BT709;
-    p->range = PC_RANGE_LIMITED;
-    size_t n = (size_t)w * h;
-    if (fmt == PC_FMT_RGB24) {
-        p->plane[0] = buf;
-        p->pitch[0] = 3 * (size_t)w;
-        return 3 * n;
-    }
-    p->plane[0] = buf;
-    p->pitch[0] = (size_t)w;
-    p->plane[1] = buf ? buf + n : NULL;
-    if (fmt == PC_FMT_NV12) {
-        p->pitch[1] = (size_t)w;
-        return n + n / 2;
-    }
-    p->pitch[1] = p->pitch[2] = (size_t)w / 2;
-    p->plane[2] = buf ? buf + n + n / 4 : NULL;
-    return n + n / 2;
+    return tu_pic_layout(p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, buf);
 }
 
 static int demosaic(int algo, const uint8_t *raw, int w, int h, int cfa, int fmt, uint8_t *out)
@@ -271,7 +241,7 @@ static void symmetry_and_padding(int w, int h)
     size_t n = (size_t)w * h;
     uint8_t *raw = malloc(n), *f = malloc(n), *o1 = malloc(3 * n), *o2 = malloc(3 * n);
     for (size_t i = 0; i < n; i++)
-        raw[i] = (uint8_t)rnd();
+        raw[i] = (uint8_t)tu_rng(&rng_state);
     for (int a = 0; a < PC_ALGO_COUNT; a++) {
         const char *name = pc_algo_get((pc_algo_id)a)->name;
         demosaic(a, raw, w, h, PC_CFA_RGGB, PC_FMT_RGB24, o1);
@@ -346,7 +316,7 @@ static void all_written(void)
     const int w = 50, h = 14, padb = 7;
     uint8_t *raw = malloc((size_t)w * h);
     for (int i = 0; i < w * h; i++)
-        raw[i] = (uint8_t)rnd();
+        raw[i] = (uint8_t)tu_rng(&rng_state);
     for (int fmt = 0; fmt < 3; fmt++)
         for (int a = 0; a < PC_ALGO_COUNT; a++) {
             int cfa = (a + fmt) & 3;
@@ -438,7 +408,7 @@ static void vector_equals_scalar(void)
                 size_t n = (size_t)w * h;
                 uint8_t *raw = malloc(n), *o1 = malloc(3 * n), *o2 = malloc(3 * n);
                 for (size_t i = 0; i < n; i++) {
-                    uint32_t r = rnd();
+                    uint32_t r = tu_rng(&rng_state);
                     /* uniform noise; extremes only (clamps, big gradients);
                      * sparse spikes on grey (ties) */
                     raw[i] = (uint8_t)(mode == 0 ? r : mode == 1 ? ((r & 1) ? 255 : 0) : (r % 5 == 0 ? r >> 8 : 128));
@@ -468,7 +438,7 @@ static void yuv_final_pass(void)
     size_t n = (size_t)w * h;
     uint8_t *raw = malloc(n), *rgb = malloc(3 * n), *y1 = malloc(2 * n), *y2 = malloc(2 * n);
     for (size_t i = 0; i < n; i++)
-        raw[i] = (uint8_t)rnd();
+        raw[i] = (uint8_t)tu_rng(&rng_state);
     for (int a = 0; a < PC_ALGO_COUNT; a++) {
         int bad = 0;
         for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++)

@@ -4,6 +4,7 @@
  * range; grey, black and white exactly; the Q16 table's row sums.
  */
 #include "debayer.h"
+#include "debayer_test_util.h"
 #include "tap.h"
 
 #include <math.h>
@@ -11,14 +12,6 @@
 #include <string.h>
 
 static uint32_t rng_state = 0xdeadbeefu;
-static uint32_t rnd(void)
-{
-    uint32_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
 
 /* Real-valued §8 for one (R,G,B) (chroma: the 2x2 means are passed in). */
 static void yuv_float(int matrix, int range, double r, double g, double b, double *Y, double *Cb, double *Cr)
@@ -41,33 +34,13 @@ static void yuv_float(int matrix, int range, double r, double g, double b, doubl
 
 static double clampd(double v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
 
-static void layout(pc_picture *p, int fmt, int m, int r, int w, int h, uint8_t *buf)
-{
-    memset(p, 0, sizeof *p);
-    p->fmt = (pc_pixfmt)fmt;
-    p->matrix = (pc_matrix)m;
-    p->range = (pc_range)r;
-    p->width = w;
-    p->height = h;
-    size_t n = (size_t)w * h;
-    p->plane[0] = buf;
-    p->pitch[0] = (size_t)w;
-    p->plane[1] = buf + n;
-    if (fmt == PC_FMT_NV12) {
-        p->pitch[1] = (size_t)w;
-    } else {
-        p->pitch[1] = p->pitch[2] = (size_t)w / 2;
-        p->plane[2] = buf + n + n / 4;
-    }
-}
-
 static void against_float(void)
 {
     const int w = 256, h = 64;
     size_t n = (size_t)w * h;
     uint8_t *rgb = malloc(3 * n), *yuv = malloc(2 * n);
     for (size_t i = 0; i < 3 * n; i++)
-        rgb[i] = (uint8_t)rnd();
+        rgb[i] = (uint8_t)tu_rng(&rng_state);
     /* a few blocks of extremes: pure colours saturate full-range chroma */
     static const uint8_t ext[][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 0}, {0, 255, 255},
                                      {255, 0, 255}, {0, 0, 0}, {255, 255, 255}};
@@ -79,7 +52,7 @@ static void against_float(void)
         for (int m = 0; m < 2; m++)
             for (int r = 0; r < 2; r++) {
                 pc_picture p;
-                layout(&p, fmt, m, r, w, h, yuv);
+                tu_pic_layout(&p, fmt, m, r, w, h, yuv);
                 char err[200];
                 int rc = pc_rgb_to_yuv(rgb, 3 * (size_t)w, &p, err, sizeof err);
                 double maxe = 0;
@@ -136,7 +109,7 @@ static void grey_black_white(void)
     for (int m = 0; m < 2; m++)
         for (int r = 0; r < 2; r++) {
             pc_picture p;
-            layout(&p, PC_FMT_NV12, m, r, w, h, yuv);
+            tu_pic_layout(&p, PC_FMT_NV12, m, r, w, h, yuv);
             pc_rgb_to_yuv(rgb, 3 * (size_t)w, &p, NULL, 0);
             int bad = 0;
             for (int i = 0; i < w; i += 2)
@@ -188,7 +161,7 @@ static void invalid(void)
     uint8_t rgb[8 * 8 * 3] = {0}, yuv[8 * 8 * 2];
     pc_picture p;
     char err[200];
-    layout(&p, PC_FMT_NV12, 0, 0, 8, 8, yuv);
+    tu_pic_layout(&p, PC_FMT_NV12, 0, 0, 8, 8, yuv);
     err[0] = 0;
     TAP_CHECK(pc_rgb_to_yuv(NULL, 24, &p, err, sizeof err) == PC_EINVAL && err[0], "NULL RGB refused: %s", err);
     err[0] = 0;
@@ -196,7 +169,7 @@ static void invalid(void)
     p.fmt = PC_FMT_RGB24;
     err[0] = 0;
     TAP_CHECK(pc_rgb_to_yuv(rgb, 24, &p, err, sizeof err) == PC_EINVAL && err[0], "RGB24 target refused: %s", err);
-    layout(&p, PC_FMT_I420, 0, 0, 8, 8, yuv);
+    tu_pic_layout(&p, PC_FMT_I420, 0, 0, 8, 8, yuv);
     p.matrix = (pc_matrix)5;
     err[0] = 0;
     TAP_CHECK(pc_rgb_to_yuv(rgb, 24, &p, err, sizeof err) == PC_EINVAL && err[0], "unknown matrix refused: %s", err);
