@@ -429,8 +429,18 @@ static void segmented(const char *dir)
     pattern_init(&p, 160, 120);
     const int N = 160; /* 3.2 s of stream: 4 files of 1 s */
     r = encode_frames(e, &p, 0, N, FPS, 0, err, sizeof err);
+    /* The output thread writes (and opens the next segment file) on its
+     * own time: drain the encoder and wait until it wrote every packet
+     * before reading how many files it opened. */
+    if (pc_encoder_flush(e, err, sizeof err))
+        tap_diag("segments: flush: %s", err);
     pc_encoder_stats st;
-    pc_encoder_stats_get(e, &st);
+    for (int i = 0; i < 1000; i++) {
+        pc_encoder_stats_get(e, &st);
+        if (st.outputs[0].packets_written + st.outputs[0].packets_dropped >= (uint64_t)N)
+            break;
+        usleep(10000);
+    }
     pc_encoder_close(e);
     /* decode every file in name order; the frames continue across them */
     DIR *dd = opendir(sub);
