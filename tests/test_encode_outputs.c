@@ -306,6 +306,10 @@ static void srt_output(void)
     cfg.outputs[0].url = url;
     cfg.outputs[0].srt_mode = "listener";
     cfg.outputs[0].srt_passphrase = "panocap-test-passphrase";
+    /* SRT live mode drops packets later than its latency (120 ms default);
+     * on a loaded 2-core CI machine that corrupted a frame once. 500 ms on
+     * both ends: the checks below stay exact. */
+    cfg.outputs[0].srt_latency_ms = 500;
     cfg.n_outputs = 1;
     pc_encoder *e;
     int r = pc_encoder_open(&e, &cfg, err, sizeof err);
@@ -315,7 +319,7 @@ static void srt_output(void)
     pattern_init(&p, 320, 240);
     pattern_init(&pr2, 320, 240);
     srt_reader s = {.p = &pr2};
-    snprintf(s.url, sizeof s.url, "srt://127.0.0.1:%d?mode=caller&passphrase=%s", port,
+    snprintf(s.url, sizeof s.url, "srt://127.0.0.1:%d?mode=caller&passphrase=%s&latency=500000", port,
              "panocap-test-passphrase");
     pthread_t th;
     pthread_create(&th, NULL, srt_thread, &s);
