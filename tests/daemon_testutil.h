@@ -351,7 +351,11 @@ static inline int dt_control(const char *sock, const char *cmd, char *buf, size_
     if (fd < 0)
         return -1;
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+    if (strlen(sock) >= sizeof a.sun_path) {
+        close(fd);
+        return -1;
+    }
+    memcpy(a.sun_path, sock, strlen(sock) + 1);
     struct timeval tv = {1, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
