@@ -525,7 +525,8 @@ static void *encoder_main(void *arg)
             pc_stats_frame_done(p->stats, &t);
         }
         atomic_fetch_add(&p->frames_done, 1);
-        pc_notify_progress(p->d->notify, 0);
+        if (p->s->daemon.watchdog) /* daemon.watchdog = false: never ping */
+            pc_notify_progress(p->d->notify, 0);
     }
 #if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder && pc_encoder_flush(p->enc, p->err, sizeof p->err))
