@@ -2,7 +2,8 @@
  * run the real `panocap` executable as a child process: spawning it with its
  * stdout/stderr in files of the test's temp dir (and killed when the test
  * dies: PR_SET_PDEATHSIG, an atexit hook and SIGTERM/SIGINT handlers, so no
- * daemon outlives a failed or timed-out test), waiting with a deadline,
+ * daemon outlives a failed or timed-out test; the handlers also remove the
+ * temp dir), waiting with a deadline,
  * polling its log for a line, the control socket, the summary it prints,
  * and a real libavformat/libavcodec decoder for what it wrote.
  * Header-only, static; the per-binary child table is test-only state. */
@@ -57,6 +58,9 @@ static inline void dt_sleep(double s)
 
 #define DT_MAX_CHILDREN 8
 static volatile pid_t dt_children_[DT_MAX_CHILDREN];
+/* The test's temp dir (dt_tmpdir), removed at exit if still there. */
+static char dt_dir_[512];
+static inline void dt_rmtree(const char *dir);
 
 static inline void dt_kill_children(void)
 {
@@ -68,19 +72,35 @@ static inline void dt_kill_children(void)
             dt_children_[i] = 0;
         }
     }
+    if (dt_dir_[0])
+        dt_rmtree(dt_dir_);
 }
 
+/* Only async-signal-safe calls: kill and reap the children, remove the
+ * temp dir with a forked rm (recordings there are hundreds of MB). */
 static inline void dt_on_fatal_signal(int sig)
 {
     for (int i = 0; i < DT_MAX_CHILDREN; i++)
-        if (dt_children_[i] > 0)
+        if (dt_children_[i] > 0) {
             kill(dt_children_[i], SIGKILL);
+            waitpid(dt_children_[i], NULL, 0);
+        }
+    if (dt_dir_[0]) {
+        pid_t p = fork();
+        if (p == 0) {
+            execl("/bin/rm", "rm", "-rf", "--", dt_dir_, (char *)NULL);
+            _exit(127);
+        }
+        if (p > 0)
+            waitpid(p, NULL, 0);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
 /* Call once at the start of main: children die with the test however it
- * ends (normal exit, meson's timeout SIGTERM, ^C, a crash). */
+ * ends (normal exit, meson's timeout SIGTERM, ^C, a crash), and the temp
+ * dir goes with them. */
 static inline void dt_guard_children(void)
 {
     atexit(dt_kill_children);
@@ -283,7 +303,11 @@ static inline const char *dt_tmpdir(char *buf, size_t n, const char *name)
 {
     const char *base = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
     snprintf(buf, n, "%s/pc-%s-XXXXXX", base, name);
-    return mkdtemp(buf);
+    if (!mkdtemp(buf))
+        return NULL;
+    if (strlen(buf) < sizeof dt_dir_)
+        memcpy(dt_dir_, buf, strlen(buf) + 1);
+    return buf;
 }
 
 static inline int dt_rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -296,8 +320,11 @@ static inline int dt_rm_one(const char *p, const struct stat *sb, int flag, stru
 
 static inline void dt_rmtree(const char *dir)
 {
-    if (dir && dir[0])
-        nftw(dir, dt_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (!dir || !dir[0])
+        return;
+    nftw(dir, dt_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (dir == dt_dir_ || !strcmp(dir, dt_dir_))
+        dt_dir_[0] = '\0';
 }
 
 /* Prints the last max bytes of a child's log as TAP diagnostics. */

@@ -6,7 +6,8 @@
  * starting, READY=1 with STATUS=running..., periodic STATUS= status lines,
  * WATCHDOG=1 pings from the pipeline's progress never more than the 1 s
  * watchdog period apart, RELOADING=1 (with MONOTONIC_USEC) then READY=1
- * around the reload, STOPPING=1 at the end, exit 0.
+ * around the reload, STOPPING=1 at the end, exit 0. Then a short run with
+ * daemon.watchdog = false: READY=1 but no pings.
  * argv[1]: the panocap executable. */
 #include "daemon_testutil.h"
 
@@ -160,6 +161,24 @@ int main(int argc, char **argv)
     TAP_CHECK(dt_contains(ch.err, "reload: nothing changed"), "log: reload: nothing changed (built-in defaults)");
 
     TAP_CHECK(stop > ready && stop >= nmsg - 3, "STOPPING=1 at the end: \"%s\"", flat(stop));
+
+    /* daemon.watchdog = false: no pings even though WATCHDOG_USEC is set */
+    nmsg = 0;
+    char *args2[] = {argv[1], "--source", "fake", "--duration", "3", "--output", out, "--stats-interval", "1",
+                     "--control", "", "--set", "daemon.watchdog=false", NULL};
+    if (TAP_CHECK(dt_spawn(&ch, dir, "nowd", args2, env) == 0, "panocap --set daemon.watchdog=false started")) {
+        while (!dt_exited(&ch) && dt_now() - ch.started < 60)
+            drain(fd, 50);
+        rc = dt_wait(&ch, 1);
+        drain(fd, 200);
+        char *sum = dt_slurp(ch.out);
+        long enc = -1;
+        dt_parse_summary(sum, NULL, &enc, NULL);
+        free(sum);
+        TAP_CHECK(rc == 0 && find(0, "READY=1") >= 0 && enc >= 5 && count("WATCHDOG=1") == 0,
+                  "daemon.watchdog = false: exit %d, READY=1 sent, %ld frames encoded, %d WATCHDOG=1 pings", rc, enc,
+                  count("WATCHDOG=1"));
+    }
     close(fd);
     dt_rmtree(dir);
     return tap_done();
