@@ -426,8 +426,11 @@ static void *stage_main(void *arg)
         }
         snapshot_take(p, set);
 
+        /* A set taken from capture (counted in, maybe recorded) is always
+         * processed, even when a stop comes meanwhile: the encoder thread
+         * keeps freeing slots until the end of stream, so this wait ends. */
         job slot;
-        if (!take(p, &p->free_slots, &slot, 1)) {
+        if (!take(p, &p->free_slots, &slot, 0)) {
             pc_capture_release(p->cap, set);
             break;
         }
