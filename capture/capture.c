@@ -17,8 +17,10 @@
  *
  * A set is emitted when all n slabs are in, or when its deadline (first
  * slab's arrival + deadline_periods * P) passes, in k order. Missing slabs
- * point at the camera's last good frame (no copy: the slot is referenced),
- * or at a mid-grey slab if the camera never delivered one.
+ * point at the camera's last good frame that an earlier set carried (no
+ * copy: the slot is referenced; a newer frame already waiting in a later
+ * open set is not used, so a slab's frames never go backwards), or at a
+ * mid-grey slab if no set carried one of that camera yet.
  */
 #include "capture_int.h"
 
@@ -535,6 +537,17 @@ static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
             s->pub.frame_id[k] = 0;
         }
     }
+    /* A later substitute repeats the newest frame a set has carried out,
+     * never one already waiting in a newer open set (that one would show
+     * out of order: 27, 29, 28, 29). The reference outlives the set. */
+    for (int k = 0; k < c->n; k++) {
+        pc_cam *cam = &c->cam[c->slab_cam[k]];
+        if (!(s->pub.substituted & (1u << k)) && s->src[k] && s->src[k] != cam->last_good) {
+            slot_ref(s->src[k]);
+            slot_unref(c, cam->last_good);
+            cam->last_good = s->src[k];
+        }
+    }
     int64_t pts = c->boundary_ns + s->k * c->period_ns + c->period_ns / 2;
     fill_public(c, s, pts, now);
     c->have_emitted = 1;
@@ -715,10 +728,6 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
     s->pub.frame_id[cam->slab] = frame_id;
     s->filled++;
     cam->st.frames_completed++;
-    slot_ref(slot);
-    if (cam->last_good)
-        slot_unref(c, cam->last_good);
-    cam->last_good = slot;
     if (s->filled == c->n)
         emit_due_locked(c, now);
     pthread_mutex_unlock(&c->lock);

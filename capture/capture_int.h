@@ -47,7 +47,7 @@ typedef struct pc_cam {
     char name[64];
     pc_slot *slots;
     int nslots;
-    pc_slot *last_good;
+    pc_slot *last_good;       /* its newest live frame an emitted set carried (substitute) */
     /* timestamp -> host clock mapping, grouping phase */
     int have_off;
     int64_t off_ns;

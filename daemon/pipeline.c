@@ -407,7 +407,8 @@ static void *stage_main(void *arg)
          * nothing (cameras down, reconnecting): a hung GPU call or a hung
          * encoder (no free slot comes back) stops the loop and the pings,
          * a camera outage does not. */
-        pc_notify_progress(p->d->notify, 0);
+        if (p->s->daemon.watchdog) /* daemon.watchdog = false: never ping */
+            pc_notify_progress(p->d->notify, 0);
         if (limit > 0 && (int64_t)atomic_load(&p->sets_taken) >= limit)
             break;
         pc_frameset *set = NULL;
@@ -437,8 +438,11 @@ static void *stage_main(void *arg)
         }
         snapshot_take(p, set);
 
+        /* A set taken from capture (counted in, maybe recorded) is always
+         * processed, even when a stop comes meanwhile: the encoder thread
+         * keeps freeing slots until the end of stream, so this wait ends. */
         job slot;
-        if (!take(p, &p->free_slots, &slot, 1)) {
+        if (!take(p, &p->free_slots, &slot, 0)) {
             pc_capture_release(p->cap, set);
             break;
         }

@@ -46,6 +46,22 @@ static const char *recv_msg(int fd, int timeout_ms)
     return buf;
 }
 
+/* A message on one TAP line: newlines shown as \n. */
+static const char *flat(const char *m)
+{
+    static char buf[8192];
+    size_t o = 0;
+    for (; *m && o + 3 < sizeof buf; m++) {
+        if (*m == '\n') {
+            buf[o++] = '\\';
+            buf[o++] = 'n';
+        } else
+            buf[o++] = *m;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 static int drain_count(int fd, const char *what)
 {
     int n = 0;
@@ -74,7 +90,7 @@ int main(void)
 
     pc_notify_ready(n, "5 cameras up\nencoder libx264");
     const char *m = recv_msg(fd, 1000);
-    TAP_CHECK(strcmp(m, "READY=1\nSTATUS=5 cameras up encoder libx264") == 0, "READY=1 with STATUS on one line: [%s]", m);
+    TAP_CHECK(strcmp(m, "READY=1\nSTATUS=5 cameras up encoder libx264") == 0, "READY=1 with STATUS on one line: [%s]", flat(m));
     pc_notify_status(n, "50.0 fps | drop 0");
     m = recv_msg(fd, 1000);
     TAP_CHECK(strcmp(m, "STATUS=50.0 fps | drop 0") == 0, "STATUS= arrives: [%s]", m);
@@ -113,10 +129,10 @@ int main(void)
     m = recv_msg(fd, 1000);
     long long usec = 0;
     int ok = sscanf(m, "RELOADING=1\nMONOTONIC_USEC=%lld", &usec) == 1;
-    TAP_CHECK(ok && usec >= before && usec <= pc_now_ns() / 1000, "RELOADING=1 with MONOTONIC_USEC: [%s]", m);
+    TAP_CHECK(ok && usec >= before && usec <= pc_now_ns() / 1000, "RELOADING=1 with MONOTONIC_USEC: [%s]", flat(m));
     pc_notify_stopping(n, "draining");
     m = recv_msg(fd, 1000);
-    TAP_CHECK(strcmp(m, "STOPPING=1\nSTATUS=draining") == 0, "STOPPING=1: [%s]", m);
+    TAP_CHECK(strcmp(m, "STOPPING=1\nSTATUS=draining") == 0, "STOPPING=1: [%s]", flat(m));
     pc_notify_extend_timeout(n, 5000000);
     m = recv_msg(fd, 1000);
     TAP_CHECK(strcmp(m, "EXTEND_TIMEOUT_USEC=5000000") == 0, "EXTEND_TIMEOUT_USEC: [%s]", m);

@@ -1,8 +1,8 @@
 /* test_panocap_exit.c - the panocap executable's exit codes and messages:
  * 0 for --help/--list-algos/--check-config of the example, 64 for usage
  * errors, 78 for configuration errors (each error class of the issue, with
- * file:line and key on stderr, "<3>" priorities when starting as a
- * service). argv[1]: the panocap binary, argv[2]: the example config. */
+ * file:line and key on stderr, both with --check-config and when starting
+ * the daemon, then with "<3>" priorities as a service logs them). argv[1]: the panocap binary, argv[2]: the example config. */
 #include "panocap_config.h"
 #include "tap.h"
 
@@ -129,6 +129,21 @@ int main(int argc, char **argv)
         TAP_CHECK(rc == 78 && strstr(errs, cases[i].needle), "%s: exit 78 and \"%s\"", cases[i].name, cases[i].needle);
         if (rc != 78 || !strstr(errs, cases[i].needle))
             tap_diag("stderr: %s", errs);
+    }
+    /* The same errors when starting the daemon (as systemd does, no
+     * --check-config): 78, every error logged with the <3> priority, nothing
+     * runs. --frames 1 --output null keeps a wrongly accepted file from
+     * running long; the gige case (dup.conf) is left out so that no camera
+     * address is ever contacted from here. */
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (strstr(cases[i].text, "gige"))
+            continue;
+        const char *p = conf(cases[i].name, cases[i].text);
+        rc = run("--config", p, "--frames", "1", "--output", "null", "--control", "", NULL);
+        int ok = rc == 78 && strstr(errs, cases[i].needle) && strstr(errs, "<3>") && strstr(errs, "not starting");
+        TAP_CHECK(ok, "starting with %s: exit 78, \"<3>...%s\", not starting", cases[i].name, cases[i].needle);
+        if (!ok)
+            tap_diag("exit %d, stderr: %s", rc, errs);
     }
     rc = run("--config", "/nonexistent/panocap.conf", "--check-config", NULL);
     TAP_CHECK(rc == 78 && strstr(errs, "/nonexistent/panocap.conf: error: cannot open the configuration file: No such file"),

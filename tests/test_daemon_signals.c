@@ -1,0 +1,334 @@
+/* test_daemon_signals.c - the running panocap daemon (real executable, 5
+ * fake cameras, CPU backend, libx264) under signals and its control socket:
+ *  1. SIGTERM mid-run (once status lines show frames encoded): exit 0 within
+ *     10 s, "stopping (signal)" logged, and the .ts file is complete: every
+ *     frame decodes, as many as the summary's "encoded", pts increasing.
+ *  2. SIGHUP switching the algorithm mid-stream: started with --config (algo
+ *     edge) and --duration; after some frames the file is rewritten with
+ *     algo bilinear and SIGHUP sent: the reload and "algorithm switched:
+ *     edge -> bilinear" are logged, the status line (stats) shows bilinear,
+ *     the stream goes on (more frames decoded than were encoded before the
+ *     HUP), and the pixels change algorithm at the set the log names (frames
+ *     compared with the reference on the --record-raw sets: edge before,
+ *     bilinear after). On the same daemon, the control socket: `status`
+ *     answers the status line, `metrics` Prometheus text with per-camera
+ *     counters, `algo hq-linear` switches (logged), `snapshot DIR/s.png`
+ *     writes a 2040x5400 PNG. Exit 0 at the end of --duration.
+ * argv[1]: the panocap executable. */
+#include "daemon_testutil.h"
+
+#include "capture.h"
+#include "debayer.h"
+#include "image.h"
+
+#define W 2040
+#define H 5400
+
+static const char *exe;
+static char dir[256];
+
+/* The "enc N" of the last status line in a log file; -1 if none. */
+static long last_status_encoded(const char *path)
+{
+    char *s = dt_slurp(path);
+    long n = -1;
+    for (char *p = s; p && (p = strstr(p, "/cpu | ")) != NULL; p++) {
+        long v = dt_status_encoded(p);
+        if (v >= 0)
+            n = v;
+    }
+    free(s);
+    return n;
+}
+
+/* Waits until the status lines show at least n frames encoded. */
+static long wait_encoded(dt_child *c, long n, double timeout_s)
+{
+    double end = dt_now() + timeout_s;
+    long e = -1;
+    while (dt_now() < end && !dt_exited(c)) {
+        e = last_status_encoded(c->err);
+        if (e >= n)
+            break;
+        dt_sleep(0.1);
+    }
+    return e;
+}
+
+static void test_sigterm(void)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s/term.ts", dir);
+    char *args[] = {(char *)exe, "--source", "fake", "--algo", "edge", "--output", out, "--stats-interval", "0.5",
+                    "--control", "", NULL};
+    dt_child ch;
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "term", args, NULL) == 0, "SIGTERM: panocap started (no frame limit)"))
+        return;
+    long e = wait_encoded(&ch, 10, 60);
+    TAP_CHECK(e >= 10, "status lines show %ld frames encoded after %.1f s", e, dt_now() - ch.started);
+    long long size = dt_file_size(out);
+    kill(ch.pid, SIGTERM);
+    double t0 = dt_now();
+    int rc = dt_wait(&ch, 10);
+    double stop_s = dt_now() - t0;
+    TAP_CHECK(rc == 0, "SIGTERM mid-run (file %lld bytes so far): exit %d after %.2f s (bound 10 s)", size, rc,
+              stop_s);
+    TAP_CHECK(dt_contains(ch.err, "stopping (signal): draining the pipeline"), "log: stopping (signal)");
+    if (rc != 0)
+        dt_diag_file("panocap stderr", ch.err, 3000);
+    char *sum = dt_slurp(ch.out);
+    long in = -1, enc = -1;
+    int parsed = dt_parse_summary(sum, &in, &enc, NULL) == 0;
+    TAP_CHECK(parsed && enc >= e && in == enc, "summary after the signal: %ld in, %ld encoded", in, enc);
+    free(sum);
+    dt_decoded d;
+    rc = dt_decode(out, NULL, NULL, &d);
+    TAP_CHECK(rc == 0 && d.frames == enc && d.errors == 0 && d.width == W && d.height == H && d.sizes_ok &&
+                  d.pts_increasing,
+              "the .ts file is complete: %d frames decode (summary: %ld encoded), %d errors, %dx%d, pts increasing",
+              d.frames, enc, d.errors, d.width, d.height);
+}
+
+/* --- SIGHUP and the control socket -------------------------------------- */
+
+typedef struct hup_ctx {
+    pc_raw_reader *rr;
+    pc_raw_info info;
+    uint8_t *raw, *prev_raw, *prev_y, *e_y, *b_y, *uv;
+    int have_prev;
+    uint64_t prev_index;
+    uint64_t switch_index;   /* first set demosaiced with bilinear */
+    int frames_read;
+    int after_i;             /* the first frame of a set >= switch_index */
+    uint64_t before_set, after_set;
+    double t_before, t_after;/* projections: 1 = edge, 0 = bilinear */
+    char err[256];
+} hup_ctx;
+
+/* Projection of a decoded Y plane onto the bilinear->edge difference of
+ * raw (1 = the edge picture, 0 = the bilinear one):
+ * <dec - bil, edge - bil> / |edge - bil|^2 */
+static double projection(hup_ctx *c, const uint8_t *raw, const uint8_t *y, size_t pitch)
+{
+    pc_bayer b = {raw, W, W, H, c->info.cfa};
+    pc_picture pe = {.fmt = PC_FMT_NV12, .plane = {c->e_y, c->uv}, .pitch = {W, W}, .width = W, .height = H};
+    pc_picture pb = pe;
+    pb.plane[0] = c->b_y;
+    if (pc_ref_debayer(PC_ALGO_EDGE, &b, &pe, c->err, sizeof c->err) ||
+        pc_ref_debayer(PC_ALGO_BILINEAR, &b, &pb, c->err, sizeof c->err)) {
+        tap_diag("reference: %s", c->err);
+        return NAN;
+    }
+    double num = 0, den = 0;
+    for (int r = 0; r < H; r++) {
+        const uint8_t *a = y + (size_t)r * pitch, *e = c->e_y + (size_t)r * W, *bl = c->b_y + (size_t)r * W;
+        for (int x = 0; x < W; x++) {
+            double d = e[x] - bl[x];
+            num += (a[x] - bl[x]) * d;
+            den += d * d;
+        }
+    }
+    return den > 0 ? num / den : NAN;
+}
+
+static int on_hup_frame(void *user, int i, const AVFrame *f)
+{
+    hup_ctx *c = user;
+    if (f->width != W || f->height != H)
+        return 0;
+    uint64_t index;
+    int64_t pts;
+    uint32_t sub;
+    if (pc_raw_reader_read(c->rr, c->raw, &index, &pts, &sub, c->err, sizeof c->err) != 0)
+        return 0;
+    c->frames_read++;
+    if (c->after_i < 0 && c->have_prev && index >= c->switch_index && c->prev_index < c->switch_index) {
+        /* the last frame before the switch and the first one after it */
+        c->after_i = i;
+        c->before_set = c->prev_index;
+        c->after_set = index;
+        c->t_before = projection(c, c->prev_raw, c->prev_y, W);
+        c->t_after = projection(c, c->raw, f->data[0], (size_t)f->linesize[0]);
+    }
+    memcpy(c->prev_raw, c->raw, (size_t)W * H);
+    for (int r = 0; r < H; r++)
+        memcpy(c->prev_y + (size_t)r * W, f->data[0] + (size_t)r * f->linesize[0], W);
+    c->prev_index = index;
+    c->have_prev = 1;
+    return 0;
+}
+
+static void write_conf(const char *path, const char *algo, const char *out, const char *sock)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "# written by test_daemon_signals\n"
+             "capture = { source = \"fake\"; };\n"
+             "debayer = { algo = \"%s\"; backend = \"cpu\"; };\n"
+             "outputs = ( \"%s\" );\n"
+             "daemon = { control = \"%s\"; stats_interval = 0.5; };\n",
+             algo, out, sock);
+    if (dt_write_file(path, text))
+        tap_diag("cannot write %s", path);
+}
+
+static void test_sighup_control(void)
+{
+    char conf[300], out[300], sock[300], raw[300], png[300];
+    snprintf(conf, sizeof conf, "%s/panocap.conf", dir);
+    snprintf(out, sizeof out, "%s/hup.ts", dir);
+    snprintf(sock, sizeof sock, "%s/ctl.sock", dir);
+    snprintf(raw, sizeof raw, "%s/hup.pcraw", dir);
+    snprintf(png, sizeof png, "%s/s.png", dir);
+    write_conf(conf, "edge", out, sock);
+    char *args[] = {(char *)exe, "--config", conf, "--duration", "12", "--record-raw", raw, NULL};
+    dt_child ch;
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "hup", args, NULL) == 0, "SIGHUP: panocap --config FILE --duration 12 started"))
+        return;
+
+    /* status over the control socket once frames flow */
+    char ans[65536];
+    long before = -1;
+    int st = -1;
+    double end = dt_now() + 60;
+    while (dt_now() < end && !dt_exited(&ch)) {
+        st = dt_control(sock, "status", ans, sizeof ans, 3);
+        before = st == 0 ? dt_status_encoded(ans) : -1;
+        if (before >= 5)
+            break;
+        dt_sleep(0.2);
+    }
+    TAP_CHECK(st == 0 && before >= 5 && strstr(ans, "edge/cpu |") && strstr(ans, "\nOK"),
+              "control `status`: the status line, then OK (%ld frames encoded): %.*s", before,
+              (int)strcspn(ans, "\n"), ans);
+
+    /* SIGHUP with the file now saying bilinear */
+    write_conf(conf, "bilinear", out, sock);
+    kill(ch.pid, SIGHUP);
+    int switched = dt_wait_for_text(ch.err, "algorithm switched: edge -> bilinear", 10, &ch);
+    TAP_CHECK(dt_contains(ch.err, "reload: debayer.algo edge -> bilinear (live)"),
+              "log: reload: debayer.algo edge -> bilinear (live)");
+    TAP_CHECK(switched, "log: algorithm switched: edge -> bilinear");
+    uint64_t switch_index = 0;
+    {
+        char *s = dt_slurp(ch.err);
+        const char *p = s ? strstr(s, "algorithm switched: edge -> bilinear (from frame set ") : NULL;
+        if (p)
+            switch_index = strtoull(p + strlen("algorithm switched: edge -> bilinear (from frame set "), NULL, 10);
+        free(s);
+    }
+    /* the stats show it */
+    int shown = 0;
+    end = dt_now() + 10;
+    while (!shown && dt_now() < end && !dt_exited(&ch)) {
+        shown = dt_control(sock, "status", ans, sizeof ans, 3) == 0 && strstr(ans, "bilinear/cpu |");
+        if (!shown)
+            dt_sleep(0.2);
+    }
+    TAP_CHECK(shown, "control `status` shows bilinear after the reload: %.*s", (int)strcspn(ans, "\n"), ans);
+
+    /* metrics */
+    st = dt_control(sock, "metrics", ans, sizeof ans, 3);
+    int cams = 0, cams_live = 0;
+    for (const char *p = ans; (p = strstr(p, "panocap_camera_frames_total{")) != NULL; p++) {
+        cams++;
+        const char *v = strchr(p, '}');
+        cams_live += v && strtod(v + 1, NULL) > 0;
+    }
+    const char *ep = strstr(ans, "\npanocap_frames_encoded_total ");
+    double encoded = ep ? strtod(ep + strlen("\npanocap_frames_encoded_total "), NULL) : -1;
+    TAP_CHECK(st == 0 && strstr(ans, "# TYPE panocap_frames_in_total counter") && encoded >= before &&
+                  cams == 5 && cams_live == 5 && strstr(ans, "panocap_algo_info{algo=\"bilinear\"") &&
+                  strstr(ans, "panocap_stage_latency_seconds{stage=\"debayer\",quantile=\"0.99\"}"),
+              "control `metrics`: Prometheus text (%zu bytes): panocap_frames_encoded_total %.0f, %d per-camera "
+              "frame counters (%d counting), algo bilinear, stage latency quantiles", strlen(ans), encoded, cams,
+              cams_live);
+    if (st != 0 || cams != 5)
+        tap_diag("%.2000s", ans);
+
+    /* live switch over the socket */
+    st = dt_control(sock, "algo hq-linear", ans, sizeof ans, 3);
+    TAP_CHECK(st == 0 && !strncmp(ans, "OK algo hq-linear", 17), "control `algo hq-linear`: %.*s",
+              (int)strcspn(ans, "\n"), ans);
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: bilinear -> hq-linear", 10, &ch),
+              "log: algorithm switched: bilinear -> hq-linear");
+
+    /* snapshot */
+    st = dt_control(sock, "snapshot", ans, sizeof ans, 3);
+    TAP_CHECK(st == 1 && !strncmp(ans, "ERR", 3), "control `snapshot` without a path: %.*s",
+              (int)strcspn(ans, "\n"), ans);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "snapshot %s", png);
+    st = dt_control(sock, cmd, ans, sizeof ans, 3);
+    char want[400];
+    snprintf(want, sizeof want, "snapshot written to %s", png);
+    int written = st == 0 && dt_wait_for_text(ch.err, want, 20, &ch);
+    pc_image im = {0};
+    char err[256] = "";
+    int rr = written ? pc_image_read(png, &im, err, sizeof err) : -1;
+    TAP_CHECK(written && rr == 0 && im.width == W && im.height == H,
+              "control `snapshot %s`: %.*s; PNG %dx%d %s", png, (int)strcspn(ans, "\n"), ans, im.width, im.height,
+              rr ? err : "");
+    if (rr == 0)
+        pc_image_free(&im);
+
+    int rc = dt_wait(&ch, 40);
+    TAP_CHECK(rc == 0 && dt_contains(ch.err, "--duration reached: stopping"), "exit %d at the end of --duration",
+              rc);
+    if (rc != 0)
+        dt_diag_file("panocap stderr", ch.err, 3000);
+    char *sum = dt_slurp(ch.out);
+    long enc = -1;
+    dt_parse_summary(sum, NULL, &enc, NULL);
+    free(sum);
+
+    /* the stream went on, and its pixels switched algorithm */
+    hup_ctx *c = calloc(1, sizeof *c);
+    size_t ysz = (size_t)W * H;
+    if (!c || !(c->raw = malloc(ysz)) || !(c->prev_raw = malloc(ysz)) || !(c->prev_y = malloc(ysz)) ||
+        !(c->e_y = malloc(ysz)) || !(c->b_y = malloc(ysz)) || !(c->uv = malloc(ysz / 2))) {
+        TAP_CHECK(0, "out of memory");
+        return;
+    }
+    c->switch_index = switch_index;
+    c->after_i = -1;
+    int ro = pc_raw_reader_open(&c->rr, raw, &c->info, c->err, sizeof c->err);
+    dt_decoded d;
+    rc = ro == 0 ? dt_decode(out, on_hup_frame, c, &d) : -1;
+    if (ro == 0)
+        pc_raw_reader_close(c->rr);
+    TAP_CHECK(rc == 0 && d.errors == 0 && d.frames == enc && d.frames > before && d.width == W && d.height == H &&
+                  d.pts_increasing,
+              "the stream went on: %d frames decoded (summary %ld; %ld encoded before the HUP), %d errors, "
+              "pts increasing", d.frames, enc, before, d.errors);
+    TAP_CHECK(switch_index > 0 && c->after_i > 0 && c->t_before > 0.6 && c->t_after < 0.4,
+              "pixels: the frame of set %llu is edge (projection %.3f onto the bilinear->edge difference), "
+              "frame %d of set %llu, the first at or after the switch (set %llu), is bilinear (%.3f)",
+              (unsigned long long)c->before_set, c->t_before, c->after_i, (unsigned long long)c->after_set,
+              (unsigned long long)switch_index, c->t_after);
+    free(c->raw);
+    free(c->prev_raw);
+    free(c->prev_y);
+    free(c->e_y);
+    free(c->b_y);
+    free(c->uv);
+    free(c);
+    unlink(raw);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return tap_skip_all("usage: test_daemon_signals PANOCAP");
+    exe = argv[1];
+    dt_guard_children();
+    if (!dt_tmpdir(dir, sizeof dir, "e2e-signals"))
+        return tap_skip_all("mkdtemp failed");
+    double t0 = dt_now();
+    test_sigterm();
+    double t1 = dt_now();
+    test_sighup_control();
+    tap_diag("timings: SIGTERM part %.1f s, SIGHUP + control part %.1f s", t1 - t0, dt_now() - t1);
+    dt_rmtree(dir);
+    return tap_done();
+}
