@@ -62,9 +62,11 @@ static void avlog_cb(void *avcl, int level, const char *fmt, va_list vl)
     }
     if (level > av_log_get_level())
         return;
+    /* FFmpeg's info level is chatty for a service that runs for months
+     * (encoder statistics at close, a line per HLS segment opened): it goes
+     * to debug; warnings and errors keep their level. */
     int pl = level <= AV_LOG_ERROR ? PC_LOG_ERR
-           : level <= AV_LOG_WARNING ? PC_LOG_WARNING
-           : level <= AV_LOG_INFO ? PC_LOG_INFO : PC_LOG_DEBUG;
+           : level <= AV_LOG_WARNING ? PC_LOG_WARNING : PC_LOG_DEBUG;
     pc_log(tl_log, pl, "ffmpeg: %s", line);
 }
 
