@@ -152,6 +152,18 @@ static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
 static inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
 static inline int __vimin_s32_relu(int a, int b) { int m = a < b ? a : b; return m > 0 ? m : 0; }
+/* per 16-bit lane, signed: max(min(a + b, c), 0) */
+static inline unsigned __viaddmin_s16x2_relu(unsigned a, unsigned b, unsigned c)
+{
+    unsigned r = 0;
+    for (int i = 0; i < 2; i++) {
+        int s = (int16_t)(a >> (16 * i)) + (int16_t)(b >> (16 * i)), m = (int16_t)(c >> (16 * i));
+        s = s < m ? s : m;
+        s = s > 0 ? s : 0;
+        r |= ((unsigned)s & 0xFFFFu) << (16 * i);
+    }
+    return r;
+}
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __int_as_float(int i)
 {

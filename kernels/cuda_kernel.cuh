@@ -176,6 +176,18 @@ struct pc_quad {
 
 PC_DEV void pc_store_u32(uint8_t *d, unsigned v) { *(uint32_t *)d = v; }
 
+/* The two blocks of a 4px step, A at off and B at off + 2. By default
+ * each block is computed on its own; an algorithm may specialise this to
+ * compute both at once (hq-linear: two 16-bit lanes per register). */
+template <class A>
+struct pc_pair {
+    static PC_DEV void compute(const typename A::P &pl, int off, pc_quad<A> &qa, pc_quad<A> &qb)
+    {
+        qa.compute(pl, off);
+        qb.compute(pl, off + 2);
+    }
+};
+
 template <class A, int FMT>
 PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, int ty0)
 {
@@ -211,8 +223,7 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
             continue;
         const int off = off0 + i * 8 * PC_SR;
         pc_quad<A> qa, qb;
-        qa.compute(pl, off);
-        qb.compute(pl, off + 2);
+        pc_pair<A>::compute(pl, off, qa, qb);
         uint8_t *ybot = yt + ydown;
         if (FMT == PC_KFMT_RGB24) {
             if (va)
