@@ -394,6 +394,10 @@ static int open_target(pc_out *o, char *err, size_t n)
             if (o->srt_latency_ms > 0)
                 av_dict_set_int(&popts, "latency", (int64_t)o->srt_latency_ms * 1000, 0);
             av_dict_set(&popts, "transtype", "live", 0);
+            /* Live mode closes without lingering: what is still in flight
+             * (up to the latency window) is discarded and the viewer gets a
+             * torn last frame. On a clean stop, wait up to 2 s for it. */
+            av_dict_set_int(&popts, "linger", 2, 0);
         }
     }
     if (!(o->oc->oformat->flags & AVFMT_NOFILE)) {
