@@ -1125,19 +1125,22 @@ int pc_run_pipeline(pc_daemon *d)
         goto fail;
     if (pthread_create(&p->enc_thr, NULL, encoder_main, p) == 0)
         p->enc_started = 1;
-    if (pthread_create(&p->stage_thr, NULL, stage_main, p) == 0)
+    /* Cameras, GPU and outputs are up: READY=1 now, before the stage thread
+     * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
+    char ready[256];
+    snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
+             p->slab_h, p->width, p->height, pc_algo_get(p->algo)->name, p->use_cuda ? "cuda" : "cpu");
+    if (p->enc_started) {
+        pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
+        pc_notify_ready(d->notify, ready);
+    }
+    if (p->enc_started && pthread_create(&p->stage_thr, NULL, stage_main, p) == 0)
         p->stage_started = 1;
     if (!p->enc_started || !p->stage_started) {
         snprintf(p->err, sizeof p->err, "cannot start the pipeline threads");
         step = "threads";
         goto fail;
     }
-
-    char ready[256];
-    snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->width, p->height, pc_algo_get(p->algo)->name, p->use_cuda ? "cuda" : "cpu");
-    pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
-    pc_notify_ready(d->notify, ready);
 
     int64_t t0 = pc_now_ns(), next_tick = t0;
     double interval = p->s->daemon.stats_interval_s;
