@@ -1013,6 +1013,8 @@ static void teardown(pipeline *p)
         pc_capture_stop(p->cap);
     if (p->stage_started)
         pthread_join(p->stage_thr, NULL);
+    else if (p->enc_started) /* nobody else will end the encoder's stream */
+        put(p, &p->ready, (job){.slot = -1});
     if (p->enc_started)
         pthread_join(p->enc_thr, NULL);
     if (p->ctl)
