@@ -249,6 +249,22 @@ typedef struct srt_reader {
     pattern *p;
 } srt_reader;
 
+/* Drains the encoder, then waits (up to 10 s) until output 0's thread,
+ * which writes on its own time, has written or dropped all n packets, so
+ * its counts can be read; *st holds the last stats. */
+static void drain_output0(pc_encoder *e, int n, const char *what, pc_encoder_stats *st)
+{
+    char err[256];
+    if (pc_encoder_flush(e, err, sizeof err))
+        tap_diag("%s: flush: %s", what, err);
+    for (int i = 0; i < 1000; i++) {
+        pc_encoder_stats_get(e, st);
+        if (st->outputs[0].packets_written + st->outputs[0].packets_dropped >= (uint64_t)n)
+            return;
+        usleep(10000);
+    }
+}
+
 static int srt_interrupt(void *opaque)
 {
     (void)opaque;
@@ -331,17 +347,8 @@ static void srt_output(void)
         if (due > now)
             usleep((useconds_t)((due - now) / 1000));
     }
-    /* drain, and let the output thread write (or drop) every packet before
-     * the counts are read */
-    if (pc_encoder_flush(e, err, sizeof err))
-        tap_diag("srt: flush: %s", err);
     pc_encoder_stats st;
-    for (int i = 0; i < 1000; i++) {
-        pc_encoder_stats_get(e, &st);
-        if (st.outputs[0].packets_written + st.outputs[0].packets_dropped >= (uint64_t)N)
-            break;
-        usleep(10000);
-    }
+    drain_output0(e, N, "srt", &st);
     pc_encoder_close(e);
     pthread_join(th, NULL);
     tap_diag("srt: written %llu dropped %llu (before the caller came) state %s",
@@ -442,18 +449,8 @@ static void segmented(const char *dir)
     pattern_init(&p, 160, 120);
     const int N = 160; /* 3.2 s of stream: 4 files of 1 s */
     r = encode_frames(e, &p, 0, N, FPS, 0, err, sizeof err);
-    /* The output thread writes (and opens the next segment file) on its
-     * own time: drain the encoder and wait until it wrote every packet
-     * before reading how many files it opened. */
-    if (pc_encoder_flush(e, err, sizeof err))
-        tap_diag("segments: flush: %s", err);
     pc_encoder_stats st;
-    for (int i = 0; i < 1000; i++) {
-        pc_encoder_stats_get(e, &st);
-        if (st.outputs[0].packets_written + st.outputs[0].packets_dropped >= (uint64_t)N)
-            break;
-        usleep(10000);
-    }
+    drain_output0(e, N, "segments", &st); /* it opens the segment files */
     pc_encoder_close(e);
     /* decode every file in name order; the frames continue across them */
     DIR *dd = opendir(sub);
