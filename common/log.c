@@ -11,7 +11,10 @@ static const char *const level_names[8] = {
 
 void pc_logv(const pc_logger *lg, int level, const char *fmt, va_list ap)
 {
-    int max = (lg && lg->max_level) ? lg->max_level : PC_LOG_INFO;
+    /* max_level may change while other threads log (the daemon's reload) */
+    int max = lg ? __atomic_load_n(&lg->max_level, __ATOMIC_RELAXED) : 0;
+    if (!max)
+        max = PC_LOG_INFO;
     if (level > max)
         return;
     char line[1024];

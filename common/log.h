@@ -26,7 +26,8 @@ typedef struct pc_logger {
     /* Receives one formatted line without trailing newline. NULL: stderr. */
     void (*sink)(void *user, int level, const char *line);
     void *user;
-    int max_level; /* messages above this level are dropped; 0 = PC_LOG_INFO */
+    int max_level; /* messages above this level are dropped; 0 = PC_LOG_INFO;
+                    * changed while threads log: __atomic_store_n */
 } pc_logger;
 
 void pc_log(const pc_logger *lg, int level, const char *fmt, ...)

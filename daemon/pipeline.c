@@ -25,7 +25,9 @@
  *
  * Timestamps per set: complete (capture), start and NV12 ready (stage),
  * packet out and written per output (encoder callbacks); they meet in a small
- * ring keyed by pts and go to pc_stats once every output wrote the frame.
+ * ring keyed by pts and go to pc_stats once every output that was writing
+ * wrote the frame or dropped it (pipeline_encoder.c); the counters are
+ * counted as the events happen.
  */
 #include "pipeline_int.h"
 
@@ -249,10 +251,11 @@ static int open_debayer(pipeline *p)
      * nothing on the stage thread. */
     if (p->use_cuda)
         for (int a = 0; a < pc_algo_count(); a++)
-            if (a != s->debayer.algo && pl_apply_algo(p, (pc_algo_id)a, (pc_variant)s->debayer.variant))
+            if (a != s->debayer.algo &&
+                pl_apply_algo(p, (pc_algo_id)a, (pc_variant)s->debayer.variant, p->err, sizeof p->err))
                 pc_log(&p->d->logger, PC_LOG_WARNING, "GPU: preparing %s failed: %s", pc_algo_get(a)->name, p->err);
 #endif
-    return pl_apply_algo(p, (pc_algo_id)s->debayer.algo, (pc_variant)s->debayer.variant);
+    return pl_apply_algo(p, (pc_algo_id)s->debayer.algo, (pc_variant)s->debayer.variant, p->err, sizeof p->err);
 }
 
 /* ------------------------------------------------------------- run */
@@ -282,11 +285,11 @@ static void teardown(pipeline *p)
     if (p->ctl)
         pc_control_stop(p->ctl);
 #if PANOCAP_HAVE_FFMPEG
-    pc_encoder_close(p->enc); /* writes trailers, ends playlists */
+    pc_encoder_close(p->en.enc); /* writes trailers, ends playlists */
 #endif
     if (p->stats)
         pl_times_flush(p);
-    if (p->raw && pc_raw_writer_close(p->raw, p->err, sizeof p->err))
+    if (p->st.raw && pc_raw_writer_close(p->st.raw, p->err, sizeof p->err))
         pc_log(&p->d->logger, PC_LOG_ERR, "--record-raw: %s", p->err);
     if (p->cap)
         pc_capture_close(p->cap);
@@ -319,12 +322,20 @@ int pc_run_pipeline(pc_daemon *d)
     }
     p->d = d;
     p->s = &d->settings;
+    /* what the stage thread needs of the settings, copied: it never reads
+     * d->settings, which a reload replaces */
+    p->st.frames_limit = p->s->daemon.frames;
+    p->st.watchdog = p->s->daemon.watchdog;
+    p->st.matrix = (pc_matrix)p->s->debayer.matrix;
+    p->st.range = (pc_range)p->s->debayer.range;
     atomic_init(&p->req_algo, -1);
     pthread_mutex_init(&p->q_lock, NULL);
     pthread_cond_init(&p->q_cond, NULL);
     pthread_mutex_init(&p->t_lock, NULL);
     pthread_mutex_init(&p->snap_lock, NULL);
     pthread_mutex_init(&p->metrics_lock, NULL);
+    pthread_mutex_init(&p->reopen_lock, NULL);
+    pthread_mutex_init(&p->enc_lock, NULL);
     p->free_slots.cap = p->ready.cap = MAX_SLOTS + 2;
     int rc = PC_EXIT_RUNTIME;
     const char *step = "";
@@ -367,7 +378,7 @@ int pc_run_pipeline(pc_daemon *d)
         goto fail;
 
     if (p->s->daemon.record_raw[0] &&
-        pc_raw_writer_open(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, p->cfa, p->fps,
+        pc_raw_writer_open(&p->st.raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, p->cfa, p->fps,
                            p->err, sizeof p->err)) {
         step = "--record-raw";
         goto fail;
@@ -393,7 +404,7 @@ int pc_run_pipeline(pc_daemon *d)
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
     snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->width, p->height, pc_algo_get(p->algo)->name, p->use_cuda ? "cuda" : "cpu");
+             p->slab_h, p->width, p->height, pc_algo_get(p->st.algo)->name, p->use_cuda ? "cuda" : "cpu");
     if (p->enc_started) {
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);
@@ -470,6 +481,9 @@ out:
     pthread_mutex_destroy(&p->t_lock);
     pthread_mutex_destroy(&p->snap_lock);
     pthread_mutex_destroy(&p->metrics_lock);
+    pthread_mutex_destroy(&p->reopen_lock);
+    pthread_mutex_destroy(&p->enc_lock);
+    free(p->reopen); /* a reload's request the encoder thread never took */
     free(p);
     return rc;
 }

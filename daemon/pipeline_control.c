@@ -56,8 +56,7 @@ static int ctl_metrics(void *user, char *buf, size_t len)
 static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen)
 {
     pipeline *p = user;
-    atomic_store(&p->req_variant, (int)variant);
-    atomic_store(&p->req_algo, (int)algo);
+    atomic_store(&p->req_algo, pl_algo_pack(algo, variant)); /* the stage thread applies it */
     return 0;
 }
 
@@ -77,12 +76,10 @@ static int ctl_snapshot(void *user, const char *path, char *err, size_t errlen)
 static int ctl_idr(void *user, char *err, size_t errlen)
 {
     pipeline *p = user;
-#if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder) {
-        pc_encoder_request_idr(p->enc);
+        atomic_store(&p->req_idr, 1); /* the encoder thread's next frame */
         return 0;
     }
-#endif
     snprintf(err, errlen, "no encoder is running (--output null)");
     return -1;
 }

@@ -7,6 +7,42 @@
  *   pipeline_encoder.c  encoder thread: slot -> encoder; per-frame times
  *   pipeline_reload.c   main thread: configuration reload
  *   pipeline_control.c  control thread: the control socket's callbacks
+ *
+ * Who owns what. Set-up (main thread) writes everything before it starts
+ * the threads and teardown reads it after joining them; "owner" is who
+ * may touch it while the threads run.
+ *
+ *   state                      owner / guard         others get it by
+ *   -------------------------  --------------------  ------------------------
+ *   d->settings (p->s), err    main thread           copies made at set-up
+ *                                                    (st.*), or handed over
+ *                                                    (reopen)
+ *   d->logger.max_level        main (reload)         __atomic loads in pc_log
+ *   geometry, nslots, fmt,     constant after        reading
+ *     use_cuda, have_encoder,  set-up
+ *     stats, cap, ctl, gpu, cpu
+ *   st.* (err, raw, algo,      stage thread          algo_in_force (atomic),
+ *     variant, limits)                               stats labels
+ *   THE ALGORITHM IN FORCE     stage thread: st.algo/variant and the
+ *                              backend's copy (pc_gpu), changed only by
+ *                              pl_apply_algo between sets
+ *   req_algo                   atomic request slot   control / reload store,
+ *                              (packed algo+variant) the stage thread takes
+ *   snap_path                  snap_lock             control / set-up -> stage
+ *   en.err                     encoder thread
+ *   en.enc                     encoder thread; its   reload (bitrate) reads it
+ *                              swap under enc_lock   under enc_lock
+ *   req_idr                    atomic                control -> encoder
+ *   reopen (new outputs)       reopen_lock           reload -> encoder, which
+ *                                                    takes and frees it
+ *   pic[k]                     the thread holding    free_slots / ready
+ *                              slot k                queues (q_lock)
+ *   times[], packets_seq,      t_lock                encoder thread and the
+ *     outputs_live                                   outputs' threads
+ *   camstats, cammetrics       metrics_lock          control thread
+ *   stop, failed, *_done,      atomics               any thread
+ *     sets_taken, frames_done,
+ *     snapshots_active
  */
 #ifndef PANOCAP_PIPELINE_INT_H
 #define PANOCAP_PIPELINE_INT_H
@@ -50,74 +86,109 @@ typedef struct fifo {
 
 typedef struct pending_times {
     int used;
-    int outputs_left;
+    unsigned waiting;  /* outputs that have neither written nor dropped it */
+    uint64_t seq;      /* its packet's place in the encoder's output, 0 = no packet yet */
     pc_frame_times t;
     int64_t pts_ns;
 } pending_times;
 
-typedef struct pipeline {
-    pc_daemon *d;
-    pc_settings *s;
-    char err[512];
+/* The algorithm in force, or a request for one, packed into one int so that
+ * algorithm and variant always travel together: (algo << 8) | variant. */
+static inline int pl_algo_pack(pc_algo_id algo, pc_variant variant) { return ((int)algo << 8) | (int)variant; }
+static inline pc_algo_id pl_algo_of(int packed) { return (pc_algo_id)(packed >> 8); }
+static inline pc_variant pl_variant_of(int packed) { return (pc_variant)(packed & 0xff); }
 
-    /* parts */
+/* The stage thread's own state. Set-up fills it before the thread starts,
+ * teardown reads it after the join; in between only the stage thread
+ * touches it. */
+typedef struct stage_state {
+    char err[512];
+    pc_raw_writer *raw;          /* --record-raw; NULL once it failed */
+    uint64_t sets_dropped_seen;
+    int64_t frames_limit;        /* --frames (daemon.frames), 0 = none */
+    int watchdog;                /* daemon.watchdog */
+    pc_matrix matrix;            /* debayer.matrix / range (restart-only) */
+    pc_range range;
+    pc_algo_id algo;             /* THE algorithm in force (also in pc_gpu) */
+    pc_variant variant;
+} stage_state;
+
+/* The encoder thread's own state (same rule as stage_state). */
+typedef struct encoder_state {
+    char err[512];
+#if PANOCAP_HAVE_FFMPEG
+    pc_encoder *enc;             /* swapped only here, under pipeline.enc_lock */
+#endif
+} encoder_state;
+
+typedef struct pipeline {
+    /* ---- main thread: set-up writes these before the threads start;
+     * afterwards they are constant (read by every thread) ---- */
+    pc_daemon *d;
+    pc_settings *s;       /* = &d->settings: MAIN THREAD ONLY (reload replaces it) */
+    char err[512];        /* main thread: set-up, reload, teardown */
+
+    /* parts (thread-safe objects, or used as noted) */
     pc_stats *stats;
     pc_capture *cap;
     pc_control *ctl;
-    pc_raw_writer *raw;
     int use_cuda;
 #if PANOCAP_HAVE_CUDA
-    pc_gpu *gpu;
+    pc_gpu *gpu;          /* stage thread: upload/debayer; encoder thread: download, per slot */
 #endif
-    pc_cpu *cpu;
-    uint8_t *host_pano;   /* CPU backend: stacked panorama */
+    pc_cpu *cpu;          /* stage thread */
+    uint8_t *host_pano;   /* CPU backend: stacked panorama (stage thread) */
     size_t host_pano_pitch;
-#if PANOCAP_HAVE_FFMPEG
-    pc_encoder *enc;
-#endif
     int have_encoder;
     int width, height, slab_h, ncam;
     pc_cfa cfa;
     double fps;
 
-    /* picture slots (device pictures for CUDA, host pictures for CPU) */
+    /* picture slots (device pictures for CUDA, host pictures for CPU):
+     * slot k belongs to the thread that took k from a queue below */
     int nslots;
     pc_picture pic[MAX_SLOTS];
     pc_pixfmt fmt;
 
-    /* algorithm in force (stage thread), requests from other threads */
-    pc_algo_id algo;
-    pc_variant variant;
-    atomic_int req_algo;    /* -1: none */
-    atomic_int req_variant;
-    atomic_int req_idr;
+    stage_state st;       /* stage thread */
+    encoder_state en;     /* encoder thread */
 
-    /* snapshot request (control thread / --snapshot -> stage thread) */
-    pthread_mutex_t snap_lock;
-    char snap_path[PC_PATH_LEN];
+    /* ---- requests to the owning thread, and what it publishes ---- */
+    atomic_int req_algo;      /* -> stage: packed algorithm, -1 = none */
+    atomic_int algo_in_force; /* stage ->: packed algorithm in force (readers) */
+    atomic_int req_idr;       /* -> encoder: make the next frame an IDR */
+    pthread_mutex_t snap_lock;      /* guards snap_path */
+    char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
+    pthread_mutex_t reopen_lock;    /* guards reopen */
+    pc_settings *reopen;            /* -> encoder: reopen with these outputs (it frees it) */
+    pthread_mutex_t enc_lock;       /* guards en.enc against its swap: other
+                                     * threads read en.enc only under it */
 
-    /* queues between stage and encoder threads */
+    /* queues between stage and encoder threads (q_lock guards both) */
     pthread_mutex_t q_lock;
     pthread_cond_t q_cond;
     fifo free_slots, ready;
 
-    /* per-frame times, keyed by pts (encoder + output threads) */
+    /* per-frame times, keyed by pts (encoder thread + output threads;
+     * t_lock guards all of it) */
     pthread_mutex_t t_lock;
     pending_times times[TIMES_RING];
+    uint64_t packets_seq;     /* packets out of the encoder so far */
+    unsigned outputs_live;    /* outputs writing (state ok), polled per frame */
 
     /* threads and state */
     pthread_t stage_thr, enc_thr;
-    int stage_started, enc_started;
+    int stage_started, enc_started;   /* main thread */
     atomic_int stop;        /* 1: stop taking frame sets */
     atomic_int stage_done, enc_done;
     atomic_int failed;      /* a stage failed: exit 1 */
     atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
-    atomic_int reopen_outputs;   /* reload changed the outputs: encoder thread reopens */
     atomic_uint_fast64_t sets_taken, frames_done;
-    uint64_t sets_dropped_seen;
+
+    /* control thread (metrics_lock: its callbacks may overlap) */
+    pthread_mutex_t metrics_lock;
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
     pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
-    pthread_mutex_t metrics_lock;
 } pipeline;
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -129,7 +200,7 @@ void pl_wake_all(pipeline *p);
 void pl_fail(pipeline *p, const char *what);
 
 /* pipeline_stage.c */
-int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant);
+int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
 void *pl_stage_main(void *arg);
 
 /* pipeline_encoder.c */

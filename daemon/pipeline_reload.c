@@ -54,21 +54,38 @@ void pl_reload(pipeline *p)
     if (live & PC_LIVE_BITRATE) {
 #if PANOCAP_HAVE_FFMPEG
         char err[256];
-        if (p->have_encoder && pc_encoder_set_bitrate(p->enc, next->encode.bitrate, err, sizeof err)) {
+        int brc = 0;
+        if (p->have_encoder) {
+            pthread_mutex_lock(&p->enc_lock); /* the encoder thread may be swapping it */
+            brc = pc_encoder_set_bitrate(p->en.enc, next->encode.bitrate, err, sizeof err);
+            pthread_mutex_unlock(&p->enc_lock);
+        }
+        if (brc) {
             pc_log(&d->logger, PC_LOG_WARNING, "reload: bitrate: %s", err);
             next->encode.bitrate = d->settings.encode.bitrate;
         }
 #endif
     }
     pc_settings_apply_live(&d->settings, next);
-    if (live & PC_LIVE_LOG_LEVEL)
-        d->logger.max_level = d->settings.daemon.log_level;
-    if (live & PC_LIVE_OUTPUTS)
-        atomic_store(&p->reopen_outputs, 1);
-    if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) {
-        atomic_store(&p->req_variant, d->settings.debayer.variant);
-        atomic_store(&p->req_algo, d->settings.debayer.algo);
+    if (live & PC_LIVE_LOG_LEVEL) /* every thread reads it */
+        __atomic_store_n(&d->logger.max_level, d->settings.daemon.log_level, __ATOMIC_RELAXED);
+    if (live & PC_LIVE_OUTPUTS) {
+        /* The encoder thread reopens between frames, from its own copy
+         * (d->settings is the main thread's); a request not yet taken is
+         * replaced by this newer one. */
+        pc_settings *copy = malloc(sizeof *copy);
+        if (copy) {
+            *copy = d->settings;
+            pthread_mutex_lock(&p->reopen_lock);
+            free(p->reopen);
+            p->reopen = copy;
+            pthread_mutex_unlock(&p->reopen_lock);
+        } else
+            pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory; the running outputs stay");
     }
+    if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) /* the stage thread applies it between sets */
+        atomic_store(&p->req_algo, pl_algo_pack((pc_algo_id)d->settings.debayer.algo,
+                                                (pc_variant)d->settings.debayer.variant));
     if (delta->restart)
         pc_log(&d->logger, PC_LOG_WARNING, "reload: %d changed setting%s need%s a restart to take effect",
                delta->restart, delta->restart == 1 ? "" : "s", delta->restart == 1 ? "s" : "");

@@ -70,7 +70,7 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
         return;
     }
     pc_frameset_stack(set, raw, (size_t)p->width);
-    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger};
+    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->st.algo, "", &p->d->logger};
     snprintf(sj->path, sizeof sj->path, "%s", path);
     pthread_t t;
     pthread_attr_t a;
@@ -88,25 +88,26 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
 
 /* ----------------------------------------------------------- the stages */
 
-int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant)
+/* Stage thread (or set-up, before it starts): makes algo/variant the
+ * algorithm in force, in the backend and in st.algo/variant, and publishes
+ * it (algo_in_force, the stats labels). On failure nothing changes. */
+int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant, char *err, size_t errlen)
 {
+    const char *variant_name = "cpu";
 #if PANOCAP_HAVE_CUDA
     if (p->use_cuda) {
-        if (pc_gpu_set_algo(p->gpu, algo, variant, p->cfa, p->fmt, p->s->debayer.matrix,
-                            p->s->debayer.range, p->err, sizeof p->err))
+        if (pc_gpu_set_algo(p->gpu, algo, variant, p->cfa, p->fmt, p->st.matrix, p->st.range, err, errlen))
             return -1;
         pc_variant chosen;
         int rows;
         pc_gpu_get_choice(p->gpu, &chosen, &rows);
-        p->algo = algo;
-        p->variant = variant;
-        pc_stats_set_algo(p->stats, pc_algo_get(algo)->name, pc_variant_name(chosen));
-        return 0;
+        variant_name = pc_variant_name(chosen);
     }
 #endif
-    p->algo = algo;
-    p->variant = variant;
-    pc_stats_set_algo(p->stats, pc_algo_get(algo)->name, "cpu");
+    p->st.algo = algo;
+    p->st.variant = variant;
+    atomic_store(&p->algo_in_force, pl_algo_pack(algo, variant));
+    pc_stats_set_algo(p->stats, pc_algo_get(algo)->name, variant_name);
     return 0;
 }
 
@@ -116,17 +117,17 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
     if (p->use_cuda) {
         if (set->stacked) {
             if (pc_gpu_upload_async(p->gpu, slot, 0, set->stacked, set->stacked_pitch, p->height,
-                                    p->err, sizeof p->err))
+                                    p->st.err, sizeof p->st.err))
                 return -1;
         } else {
             for (int s = 0; s < set->n; s++)
                 if (pc_gpu_upload_async(p->gpu, slot, s * p->slab_h, set->slab[s], set->pitch[s],
-                                        p->slab_h, p->err, sizeof p->err))
+                                        p->slab_h, p->st.err, sizeof p->st.err))
                     return -1;
         }
-        if (pc_gpu_debayer(p->gpu, slot, &p->pic[slot], p->err, sizeof p->err))
+        if (pc_gpu_debayer(p->gpu, slot, &p->pic[slot], p->st.err, sizeof p->st.err))
             return -1;
-        return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
+        return pc_gpu_slot_wait(p->gpu, slot, p->st.err, sizeof p->st.err) ? -1 : 0;
     }
 #endif
     const uint8_t *raw = set->stacked;
@@ -137,13 +138,14 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
         pitch = p->host_pano_pitch;
     }
     pc_bayer b = {raw, pitch, p->width, p->height, p->cfa};
-    return pc_cpu_debayer(p->cpu, p->algo, &b, &p->pic[slot], p->err, sizeof p->err) ? -1 : 0;
+    return pc_cpu_debayer(p->cpu, p->st.algo, &b, &p->pic[slot], p->st.err, sizeof p->st.err) ? -1 : 0;
 }
 
 void *pl_stage_main(void *arg)
 {
     pipeline *p = arg;
-    int64_t limit = p->s->daemon.frames;
+    stage_state *st = &p->st;
+    int64_t limit = st->frames_limit;
     pc_set_stats ss;
 
     while (!atomic_load(&p->stop)) {
@@ -151,16 +153,16 @@ void *pl_stage_main(void *arg)
          * nothing (cameras down, reconnecting): a hung GPU call or a hung
          * encoder (no free slot comes back) stops the loop and the pings,
          * a camera outage does not. */
-        if (p->s->daemon.watchdog) /* daemon.watchdog = false: never ping */
+        if (st->watchdog) /* daemon.watchdog = false: never ping */
             pc_notify_progress(p->d->notify, 0);
         if (limit > 0 && (int64_t)atomic_load(&p->sets_taken) >= limit)
             break;
         pc_frameset *set = NULL;
         int rc = pc_capture_next(p->cap, 200, &set);
         pc_capture_set_stats(p->cap, &ss);
-        if (ss.sets_dropped > p->sets_dropped_seen) {
-            pc_stats_dropped(p->stats, (int)(ss.sets_dropped - p->sets_dropped_seen));
-            p->sets_dropped_seen = ss.sets_dropped;
+        if (ss.sets_dropped > st->sets_dropped_seen) {
+            pc_stats_dropped(p->stats, (int)(ss.sets_dropped - st->sets_dropped_seen));
+            st->sets_dropped_seen = ss.sets_dropped;
         }
         if (rc == PC_CAPTURE_TIMEOUT)
             continue;
@@ -170,15 +172,15 @@ void *pl_stage_main(void *arg)
             break;
         }
         if (rc < 0) {
-            snprintf(p->err, sizeof p->err, "capture failed (error %d)", rc);
-            pl_fail(p, p->err);
+            snprintf(st->err, sizeof st->err, "capture failed (error %d)", rc);
+            pl_fail(p, st->err);
             break;
         }
         pc_stats_frame_in(p->stats, __builtin_popcount(set->substituted));
-        if (p->raw && pc_raw_writer_write(p->raw, set, p->err, sizeof p->err)) {
-            pc_log(&p->d->logger, PC_LOG_ERR, "--record-raw: %s; recording stopped", p->err);
-            pc_raw_writer_close(p->raw, NULL, 0);
-            p->raw = NULL;
+        if (st->raw && pc_raw_writer_write(st->raw, set, st->err, sizeof st->err)) {
+            pc_log(&p->d->logger, PC_LOG_ERR, "--record-raw: %s; recording stopped", st->err);
+            pc_raw_writer_close(st->raw, NULL, 0);
+            st->raw = NULL;
         }
         snapshot_take(p, set);
 
@@ -190,15 +192,16 @@ void *pl_stage_main(void *arg)
             pc_capture_release(p->cap, set);
             break;
         }
+        /* between sets: the one place the algorithm in force changes */
         int ra = atomic_exchange(&p->req_algo, -1);
         if (ra >= 0) {
-            pc_algo_id old = p->algo;
-            if (pl_apply_algo(p, (pc_algo_id)ra, (pc_variant)atomic_load(&p->req_variant)))
+            pc_algo_id old = st->algo, want = pl_algo_of(ra);
+            if (pl_apply_algo(p, want, pl_variant_of(ra), st->err, sizeof st->err))
                 pc_log(&p->d->logger, PC_LOG_ERR, "algorithm switch to %s failed: %s; keeping %s",
-                       pc_algo_get(ra)->name, p->err, pc_algo_get(old)->name);
+                       pc_algo_get(want)->name, st->err, pc_algo_get(old)->name);
             else
                 pc_log(&p->d->logger, PC_LOG_NOTICE, "algorithm switched: %s -> %s (from frame set %" PRIu64 ")",
-                       pc_algo_get(old)->name, pc_algo_get(ra)->name, set->index);
+                       pc_algo_get(old)->name, pc_algo_get(want)->name, set->index);
         }
         job j = {.slot = slot.slot, .index = set->index, .pts_ns = set->pts_ns,
                  .complete_ns = set->t_complete_ns, .start_ns = pc_now_ns()};
@@ -208,7 +211,7 @@ void *pl_stage_main(void *arg)
         if (rc) {
             char msg[700];
             snprintf(msg, sizeof msg, "debayer (%s, %s backend, %dx%d) failed: %s",
-                     pc_algo_get(p->algo)->name, p->use_cuda ? "cuda" : "cpu", p->width, p->height, p->err);
+                     pc_algo_get(st->algo)->name, p->use_cuda ? "cuda" : "cpu", p->width, p->height, st->err);
             pl_put(p, &p->free_slots, slot);
             pl_fail(p, msg);
             break;

@@ -192,7 +192,16 @@ static double bucket_mid_ns(int idx)
 
 static inline int64_t span(int64_t a, int64_t b) { return (a > 0 && b > 0) ? b - a : -1; }
 
-void pc_stats_frame_done(pc_stats *s, const pc_frame_times *t)
+/* stats mutex held */
+static void count_frame_locked(pc_stats *s, const pc_frame_times *t)
+{
+    s->encoded += t->packet_ns > 0;
+    s->bytes_total += t->packet_bytes;
+    for (int o = 0; o < s->outputs; o++)
+        s->out_written[o] += t->written_ns[o] > 0;
+}
+
+static void record_latency(pc_stats *s, const pc_frame_times *t, int count_too)
 {
     rec r;
     memset(&r, 0, sizeof r);
@@ -215,11 +224,9 @@ void pc_stats_frame_done(pc_stats *s, const pc_frame_times *t)
 
     pthread_mutex_lock(&s->mu);
     r.over = r.lat[PC_STAT_TOTAL] > s->budget_ns;
-    s->encoded += t->packet_ns > 0;
+    if (count_too)
+        count_frame_locked(s, t);
     s->over_budget += (uint64_t)r.over;
-    s->bytes_total += t->packet_bytes;
-    for (int o = 0; o < s->outputs; o++)
-        s->out_written[o] += t->written_ns[o] > 0;
     for (int i = 0; i < PC_STAT_SLOTS; i++) {
         int64_t v = r.lat[i];
         if (v < 0)
@@ -234,6 +241,26 @@ void pc_stats_frame_done(pc_stats *s, const pc_frame_times *t)
     s->head = (s->head + 1) % s->cap;
     if (s->len < s->cap)
         s->len++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_frame_done(pc_stats *s, const pc_frame_times *t) { record_latency(s, t, 1); }
+
+void pc_stats_frame_latency(pc_stats *s, const pc_frame_times *t) { record_latency(s, t, 0); }
+
+void pc_stats_frame_encoded(pc_stats *s, size_t bytes)
+{
+    pthread_mutex_lock(&s->mu);
+    s->encoded++;
+    s->bytes_total += bytes;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_output_written(pc_stats *s, int output)
+{
+    pthread_mutex_lock(&s->mu);
+    if (output >= 0 && output < s->outputs)
+        s->out_written[output]++;
     pthread_mutex_unlock(&s->mu);
 }
 

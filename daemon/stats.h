@@ -76,6 +76,13 @@ void pc_stats_frame_in(pc_stats *s, int substituted_slabs);
 void pc_stats_dropped(pc_stats *s, int n);
 /* A frame set went through the encoder: latencies, budget, bytes. */
 void pc_stats_frame_done(pc_stats *s, const pc_frame_times *t);
+/* The same in parts, for a caller that learns them at different times:
+ * a frame's packet came out of the encoder (counted encoded, its bytes);
+ * output o wrote a packet; and, once the frame's times are complete, its
+ * latencies and budget (pc_stats_frame_done = all three for one frame). */
+void pc_stats_frame_encoded(pc_stats *s, size_t bytes);
+void pc_stats_output_written(pc_stats *s, int output);
+void pc_stats_frame_latency(pc_stats *s, const pc_frame_times *t);
 /* Output o dropped n packets (failed or too slow), or failed once. */
 void pc_stats_output_dropped(pc_stats *s, int output, int n);
 void pc_stats_output_error(pc_stats *s, int output);

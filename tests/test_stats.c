@@ -260,6 +260,37 @@ int main(void)
               "budget 0 = one frame period (20 ms); 20 ms is within, 20 ms + 1 ns is over; no packet = not encoded");
     pc_stats_close(s2);
 
+    /* The same frame recorded in parts (encoded, written, latency at the end)
+     * gives what frame_done gives; counts come before the latency. */
+    pc_stats *s4 = NULL, *s5 = NULL;
+    pc_stats_config c4 = {.fps = 50, .budget_ms = 20, .window_s = 10, .outputs = 2};
+    pc_stats_open(&s4, &c4, err, sizeof err);
+    pc_stats_open(&s5, &c4, err, sizeof err);
+    now = pc_now_ns();
+    pc_frame_times f = {.complete_ns = now - 30 * MS, .start_ns = now - 29 * MS, .nv12_ns = now - 25 * MS,
+                        .packet_ns = now - 20 * MS, .written_ns = {now - 5 * MS, 0}, .packet_bytes = 777};
+    pc_stats_frame_done(s4, &f);
+    pc_stats_frame_encoded(s5, 777);
+    pc_stats_output_written(s5, 0);
+    pc_stats_output_written(s5, 7); /* no such output: ignored */
+    pc_stats_snapshot snap5;
+    pc_stats_snapshot_get(s5, &snap5);
+    int counted_early = snap5.encoded == 1 && snap5.bytes_total == 777 && snap5.output_written[0] == 1 &&
+                        snap5.stage[PC_STAT_TOTAL].run_count == 0;
+    pc_stats_frame_latency(s5, &f);
+    pc_stats_snapshot_get(s4, &snap);
+    pc_stats_snapshot_get(s5, &snap5);
+    TAP_CHECK(counted_early && snap5.encoded == snap.encoded && snap5.bytes_total == snap.bytes_total &&
+                  snap5.output_written[0] == snap.output_written[0] && snap5.output_written[1] == 0 &&
+                  snap5.over_budget == 1 && snap.over_budget == 1 &&
+                  snap5.stage[PC_STAT_TOTAL].run_max_ms == snap.stage[PC_STAT_TOTAL].run_max_ms &&
+                  snap5.stage[PC_STAT_WRITE0].count == 1 && near(snap5.bitrate_bps, snap.bitrate_bps, 1e-9),
+              "in parts (encoded, written, latency) = frame_done: encoded %llu, written %llu, total %g ms",
+              (unsigned long long)snap5.encoded, (unsigned long long)snap5.output_written[0],
+              snap5.stage[PC_STAT_TOTAL].run_max_ms);
+    pc_stats_close(s4);
+    pc_stats_close(s5);
+
     /* Several threads recording at once. */
     pc_stats *s3 = NULL;
     pc_stats_config c3 = {.fps = 1000, .budget_ms = 20, .window_s = 1, .outputs = 0};
