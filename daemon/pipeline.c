@@ -284,9 +284,7 @@ static void teardown(pipeline *p)
         pthread_join(p->enc_thr, NULL);
     if (p->ctl)
         pc_control_stop(p->ctl);
-#if PANOCAP_HAVE_FFMPEG
     pc_encoder_close(p->en.enc); /* writes trailers, ends playlists */
-#endif
     if (p->stats)
         pl_times_flush(p);
     if (p->st.raw && pc_raw_writer_close(p->st.raw, p->err, sizeof p->err))

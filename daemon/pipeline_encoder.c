@@ -8,11 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if PANOCAP_HAVE_FFMPEG
 static int open_encoder(pipeline *p, const pc_settings *s, pc_encoder **out, pc_pixfmt *fmt, char *err,
                         size_t errlen);
 static void reopen_encoder(pipeline *p, const pc_settings *next);
-#endif
 
 /* ------------------------------------------------------- per-frame times
  *
@@ -57,7 +55,6 @@ static pending_times *times_find_locked(pipeline *p, int64_t pts)
     return NULL;
 }
 
-#if PANOCAP_HAVE_FFMPEG
 /* Encoder thread, per frame: which outputs are writing now. A frame
  * waits only for those; one that stopped writing since drops what it had. */
 static void times_poll_outputs(pipeline *p)
@@ -119,7 +116,6 @@ static void on_written(void *user, int output, int64_t pts_ns, int64_t written_n
     }
     pthread_mutex_unlock(&p->t_lock);
 }
-#endif
 
 /* Teardown, after the threads: what is left goes to the latencies as it is. */
 void pl_times_flush(pipeline *p)
@@ -165,7 +161,6 @@ void *pl_encoder_main(void *arg)
     while (pl_take(p, &p->ready, &j, 0)) {
         if (j.slot < 0)
             break;
-#if PANOCAP_HAVE_FFMPEG
         pthread_mutex_lock(&p->reopen_lock);
         pc_settings *next = p->reopen;
         p->reopen = NULL;
@@ -198,24 +193,19 @@ void *pl_encoder_main(void *arg)
                 pl_fail(p, msg);
                 continue; /* keep draining so the stage thread never waits forever */
             }
-        } else
-#endif
-        {
+        } else {
             pl_put(p, &p->free_slots, (job){.slot = j.slot});
             pc_frame_times t = {.complete_ns = j.complete_ns, .start_ns = j.start_ns, .nv12_ns = j.nv12_ns};
             pc_stats_frame_done(p->stats, &t);
         }
         atomic_fetch_add(&p->frames_done, 1);
     }
-#if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder && pc_encoder_flush(en->enc, en->err, sizeof en->err))
         pc_log(&p->d->logger, PC_LOG_ERR, "encoder flush: %s", en->err);
-#endif
     atomic_store(&p->enc_done, 1);
     return NULL;
 }
 
-#if PANOCAP_HAVE_FFMPEG
 /* Opens an encoder for the outputs of s into *out and says which picture
  * format it takes. Set-up (main thread) or reopen (encoder thread). */
 static int open_encoder(pipeline *p, const pc_settings *s, pc_encoder **out, pc_pixfmt *fmt, char *err,
@@ -309,7 +299,6 @@ static void reopen_encoder(pipeline *p, const pc_settings *next)
     pc_log(&p->d->logger, PC_LOG_NOTICE, "reload: now writing to %d output%s", next->output_count,
            next->output_count == 1 ? "" : "s");
 }
-#endif
 
 int pl_open_encoder_or_null(pipeline *p)
 {
@@ -325,14 +314,9 @@ int pl_open_encoder_or_null(pipeline *p)
         snprintf(p->err, sizeof p->err, "output \"null\" cannot be combined with other outputs");
         return -1;
     }
-#if PANOCAP_HAVE_FFMPEG
+    /* without FFmpeg, encode_stub.c's pc_encoder_open says so */
     if (open_encoder(p, p->s, &p->en.enc, &p->fmt, p->err, sizeof p->err))
         return -1;
     p->have_encoder = 1;
     return 0;
-#else
-    snprintf(p->err, sizeof p->err,
-             "this build has no FFmpeg (meson -Dffmpeg=enabled): only --output null is possible");
-    return -1;
-#endif
 }

@@ -59,9 +59,7 @@
 #if PANOCAP_HAVE_CUDA
 #include "debayer_cuda.h"
 #endif
-#if PANOCAP_HAVE_FFMPEG
-#include "encode.h"
-#endif
+#include "encode.h" /* encode_stub.c without FFmpeg */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -116,9 +114,7 @@ typedef struct stage_state {
 /* The encoder thread's own state (same rule as stage_state). */
 typedef struct encoder_state {
     char err[512];
-#if PANOCAP_HAVE_FFMPEG
     pc_encoder *enc;             /* swapped only here, under pipeline.enc_lock */
-#endif
 } encoder_state;
 
 typedef struct pipeline {

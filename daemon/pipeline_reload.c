@@ -52,7 +52,6 @@ void pl_reload(pipeline *p)
         }
     }
     if (live & PC_LIVE_BITRATE) {
-#if PANOCAP_HAVE_FFMPEG
         char err[256];
         int brc = 0;
         if (p->have_encoder) {
@@ -64,7 +63,6 @@ void pl_reload(pipeline *p)
             pc_log(&d->logger, PC_LOG_WARNING, "reload: bitrate: %s", err);
             next->encode.bitrate = d->settings.encode.bitrate;
         }
-#endif
     }
     pc_settings_apply_live(&d->settings, next);
     if (live & PC_LIVE_LOG_LEVEL) /* every thread reads it */

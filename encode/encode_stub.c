@@ -1,0 +1,57 @@
+/* encode_stub.c - the encoder API when panocap is built without FFmpeg:
+ * opening an encoder fails and says why; the rest is inert. Lets the daemon
+ * link and run with `--output null` (demosaicing only) without a
+ * PANOCAP_HAVE_FFMPEG branch of its own. */
+#include <stdio.h>
+#include <string.h>
+
+#include "encode.h"
+
+void pc_encode_config_default(pc_encode_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->fps_num = 50;
+    cfg->fps_den = 1;
+    cfg->codec = PC_CODEC_HEVC;
+    cfg->bitrate = 20000000;
+    cfg->frame_threads = -1;
+    cfg->matrix = PC_MATRIX_BT709;
+    cfg->range = PC_RANGE_LIMITED;
+}
+
+#define NOTSUP()                                                                                        \
+    do {                                                                                                \
+        if (err && n)                                                                                   \
+            snprintf(err, n, "this build has no FFmpeg (meson -Dffmpeg=enabled): only --output null is " \
+                             "possible");                                                               \
+        return PC_ENOTSUP;                                                                              \
+    } while (0)
+
+int pc_encoder_open(pc_encoder **e, const pc_encode_config *cfg, char *err, size_t n)
+{
+    if (e)
+        *e = NULL;
+    NOTSUP();
+}
+int pc_encoder_frame(pc_encoder *e, pc_picture *pic, int *on_device, char *err, size_t n) { NOTSUP(); }
+int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, size_t n) { NOTSUP(); }
+int pc_encoder_flush(pc_encoder *e, char *err, size_t n) { NOTSUP(); }
+void pc_encoder_close(pc_encoder *e) {}
+void pc_encoder_request_idr(pc_encoder *e) {}
+int pc_encoder_set_bitrate(pc_encoder *e, int64_t bitrate, char *err, size_t n) { NOTSUP(); }
+const char *pc_encoder_name(const pc_encoder *e) { return "none"; }
+const char *pc_encoder_codec(const pc_encoder *e) { return "none"; }
+int pc_encoder_zero_copy(const pc_encoder *e) { return 0; }
+void pc_encoder_stats_get(pc_encoder *e, pc_encoder_stats *st) { memset(st, 0, sizeof *st); }
+int pc_encoder_list(FILE *out)
+{
+    fprintf(out, "encoders: none (this build has no FFmpeg)\n");
+    return 0;
+}
+int pc_encoder_list_str(char *buf, size_t n)
+{
+    if (n)
+        snprintf(buf, n, "none (this build has no FFmpeg)");
+    return 0;
+}
+const char *pc_output_state_name(pc_output_state s) { return "closed"; }
