@@ -57,11 +57,13 @@ enum {
  * encode/ (common/enums.h). */
 typedef pc_source_kind pc_source;
 typedef pc_trigger_mode pc_trigger;
-typedef enum pc_backend { PC_BACKEND_AUTO = 0, PC_BACKEND_CUDA, PC_BACKEND_CPU } pc_backend;
+/* debayer.backend as configured (kernels/backend.h has the backends
+ * themselves, struct pc_backend, chosen by this name) */
+typedef enum pc_backend_pref { PC_BACKEND_AUTO = 0, PC_BACKEND_CUDA, PC_BACKEND_CPU } pc_backend_pref;
 
 const char *pc_source_name(pc_source v);   /* "gige", "fake", "file" */
 const char *pc_trigger_name(pc_trigger v); /* "free-run", "software", "hardware" */
-const char *pc_backend_name(pc_backend v); /* "auto", "cuda", "cpu" */
+const char *pc_backend_pref_name(pc_backend_pref v); /* "auto", "cuda", "cpu" */
 const char *pc_codec_name(pc_codec v);     /* "hevc", "h264" */
 
 /* One camera. Also used as the per-camera defaults in capture.camera. */
@@ -107,7 +109,7 @@ typedef struct pc_debayer_settings {
     int variant;               /* pc_variant */
     int matrix;                /* pc_matrix */
     int range;                 /* pc_range */
-    int backend;               /* pc_backend */
+    int backend;               /* pc_backend_pref */
     int cpu_threads;           /* 0 = one per CPU */
     int in_flight;             /* frame sets in flight on the GPU */
     int line;

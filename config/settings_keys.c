@@ -36,7 +36,7 @@ LOCAL_ENUM(codec, 0, "hevc", "h264")
 
 const char *pc_source_name(pc_source v) { return source_name((int)v); }
 const char *pc_trigger_name(pc_trigger v) { return trigger_name((int)v); }
-const char *pc_backend_name(pc_backend v) { return backend_name((int)v); }
+const char *pc_backend_pref_name(pc_backend_pref v) { return backend_name((int)v); }
 const char *pc_codec_name(pc_codec v) { return codec_name((int)v); }
 
 /* Names owned by the kernels library: parsed with its helpers. */

@@ -92,22 +92,9 @@ void pl_fail(pipeline *p, const char *what)
 
 /* ------------------------------------------------------------- set-up */
 
-static void *pinned_alloc(size_t n, void *user)
-{
-#if PANOCAP_HAVE_CUDA
-    void *ptr = NULL;
-    if (pc_gpu_host_alloc(n, &ptr, NULL, 0) == 0)
-        return ptr;
-#endif
-    return NULL;
-}
-
-static void pinned_free(void *ptr, void *user)
-{
-#if PANOCAP_HAVE_CUDA
-    pc_gpu_host_free(ptr);
-#endif
-}
+/* Capture buffers in the memory the backend reads fastest (CUDA: pinned). */
+static void *backend_host_alloc(size_t n, void *user) { return pc_backend_host_alloc(user, n); }
+static void backend_host_free(void *ptr, void *user) { pc_backend_host_free(user, ptr); }
 
 static int open_capture(pipeline *p)
 {
@@ -123,9 +110,10 @@ static int open_capture(pipeline *p)
     cc.deadline_periods = s->capture.deadline_periods;
     cc.pool_sets = s->capture.pool_size;
     cc.log = &p->d->logger;
-    if (p->use_cuda) {
-        cc.alloc = pinned_alloc;
-        cc.free = pinned_free;
+    if (p->bops->host_alloc) { /* else capture's own page-aligned buffers */
+        cc.alloc = backend_host_alloc;
+        cc.free = backend_host_free;
+        cc.alloc_user = (void *)p->bops;
     }
     /* Fake cameras with no picture configured show the bundled photograph
      * (installed, or in the source tree when run from a build folder). */
@@ -176,85 +164,40 @@ static int open_capture(pipeline *p)
     return 0;
 }
 
-static int open_backend(pipeline *p)
+/* Chooses the debayer backend (debayer.backend: auto, cuda, cpu); auto
+ * without a usable GPU warns once and runs on the CPU. */
+static int choose_backend(pipeline *p)
 {
-    const pc_settings *s = p->s;
-    int want = s->debayer.backend;
-    int ndev = 0;
-#if PANOCAP_HAVE_CUDA
-    ndev = pc_gpu_device_count();
-#endif
-    if (want == PC_BACKEND_CUDA && ndev == 0) {
-        snprintf(p->err, sizeof p->err, "--backend cuda: %s",
-                 PANOCAP_HAVE_CUDA ? "no CUDA device is usable on this machine"
-                                   : "this build has no CUDA support (meson -Dcuda=enabled)");
+    char note[512];
+    if (pc_backend_choose(pc_backend_pref_name((pc_backend_pref)p->s->debayer.backend), &p->bops, note,
+                          sizeof note, p->err, sizeof p->err))
         return -1;
-    }
-    p->use_cuda = want != PC_BACKEND_CPU && ndev > 0;
-    if (want == PC_BACKEND_AUTO && !p->use_cuda)
-        pc_log(&p->d->logger, PC_LOG_WARNING, "no CUDA device%s: using the CPU backend",
-               PANOCAP_HAVE_CUDA ? "" : " (built without CUDA)");
+    if (note[0])
+        pc_log(&p->d->logger, PC_LOG_WARNING, "%s", note);
     return 0;
 }
 
+/* The picture slots and the algorithms, once the encoder has said which
+ * picture format it takes. */
 static int open_debayer(pipeline *p)
 {
     const pc_settings *s = p->s;
-#if PANOCAP_HAVE_CUDA
-    if (p->use_cuda) {
-        for (int i = 0; i < p->nslots; i++)
-            if (pc_gpu_picture_alloc(p->gpu, p->fmt, s->debayer.matrix, s->debayer.range, &p->pic[i], p->err,
-                                     sizeof p->err))
-                return -1;
-        pc_log(&p->d->logger, PC_LOG_INFO, "GPU: %s, %d frame sets in flight", pc_gpu_device_name(p->gpu),
-               p->nslots);
-    } else
-#endif
-    {
-        if (pc_cpu_open(&p->cpu, s->debayer.cpu_threads, p->width, p->height, p->err, sizeof p->err))
+    for (int i = 0; i < p->nslots; i++)
+        if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, &p->pic[i], p->err, sizeof p->err))
             return -1;
-        p->host_pano_pitch = ((size_t)p->width + 63) & ~(size_t)63;
-        p->host_pano = aligned_alloc(64, p->host_pano_pitch * (size_t)p->height);
-        if (!p->host_pano) {
-            snprintf(p->err, sizeof p->err, "out of memory for the %dx%d panorama", p->width, p->height);
-            return -1;
-        }
-        size_t pitch = p->host_pano_pitch;
-        for (int i = 0; i < p->nslots; i++) {
-            pc_picture *q = &p->pic[i];
-            *q = (pc_picture){.fmt = p->fmt, .matrix = s->debayer.matrix, .range = s->debayer.range,
-                              .width = p->width, .height = p->height};
-            size_t ysz = pitch * (size_t)p->height, csz = pitch * (size_t)(p->height / 2);
-            uint8_t *mem = aligned_alloc(64, ysz + csz);
-            if (!mem) {
-                snprintf(p->err, sizeof p->err, "out of memory for picture slots");
-                return -1;
-            }
-            q->plane[0] = mem;
-            q->pitch[0] = pitch;
-            if (p->fmt == PC_FMT_NV12) {
-                q->plane[1] = mem + ysz;
-                q->pitch[1] = pitch;
-            } else {
-                q->plane[1] = mem + ysz;
-                q->pitch[1] = pitch / 2;
-                q->plane[2] = mem + ysz + (pitch / 2) * (size_t)(p->height / 2);
-                q->pitch[2] = pitch / 2;
-            }
-        }
-        pc_log(&p->d->logger, PC_LOG_INFO, "CPU backend: %d threads, %d frame sets in flight",
-               pc_cpu_threads(p->cpu), p->nslots);
-    }
-#if PANOCAP_HAVE_CUDA
-    /* Prepare every algorithm once (graph capture, variant and tile
-     * measurement: tens of ms each) so that a live switch later costs
+    char what[256];
+    pc_backend_describe(p->be, what, sizeof what);
+    pc_log(&p->d->logger, PC_LOG_INFO, "%s, %d frame sets in flight", what, p->nslots);
+    /* Prepare every algorithm once (CUDA: graph capture, variant and tile
+     * measurement, tens of ms each) so that a live switch later costs
      * nothing on the stage thread. */
-    if (p->use_cuda)
-        for (int a = 0; a < pc_algo_count(); a++)
-            if (a != s->debayer.algo &&
-                pl_apply_algo(p, (pc_algo_id)a, (pc_variant)s->debayer.variant, p->err, sizeof p->err))
-                pc_log(&p->d->logger, PC_LOG_WARNING, "GPU: preparing %s failed: %s", pc_algo_get(a)->name, p->err);
-#endif
+    for (int a = 0; a < pc_algo_count(); a++) {
+        pc_debayer_config dc = {.algo = (pc_algo_id)a, .variant = (pc_variant)s->debayer.variant, .cfa = p->cfa,
+                                .fmt = p->fmt, .matrix = p->st.matrix, .range = p->st.range};
+        if (a != s->debayer.algo && pc_backend_prepare_algo(p->be, &dc, p->err, sizeof p->err))
+            pc_log(&p->d->logger, PC_LOG_WARNING, "%s: preparing %s failed: %s", pc_backend_name(p->be),
+                   pc_algo_get(a)->name, p->err);
+    }
     return pl_apply_algo(p, (pc_algo_id)s->debayer.algo, (pc_variant)s->debayer.variant, p->err, sizeof p->err);
 }
 
@@ -291,19 +234,11 @@ static void teardown(pipeline *p)
         pc_log(&p->d->logger, PC_LOG_ERR, "--record-raw: %s", p->err);
     if (p->cap)
         pc_capture_close(p->cap);
-#if PANOCAP_HAVE_CUDA
-    if (p->gpu) {
+    if (p->be) {
         for (int i = 0; i < p->nslots; i++)
-            pc_gpu_picture_free(p->gpu, &p->pic[i]);
-        pc_gpu_close(p->gpu);
+            pc_backend_picture_free(p->be, &p->pic[i]);
+        pc_backend_close(p->be);
     }
-#endif
-    if (p->cpu) {
-        for (int i = 0; i < p->nslots; i++)
-            free(p->pic[i].plane[0]);
-        pc_cpu_close(p->cpu);
-    }
-    free(p->host_pano);
     /* A snapshot being written must not be cut off by the exit. */
     for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -339,7 +274,7 @@ int pc_run_pipeline(pc_daemon *d)
     const char *step = "";
 
     step = "backend";
-    if (open_backend(p))
+    if (choose_backend(p))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
     step = "capture";
@@ -361,12 +296,13 @@ int pc_run_pipeline(pc_daemon *d)
         goto fail;
     p->nslots = p->s->debayer.in_flight < 1 ? 1 : p->s->debayer.in_flight > MAX_SLOTS ? MAX_SLOTS
                                                                                        : p->s->debayer.in_flight;
-#if PANOCAP_HAVE_CUDA
-    /* The GPU comes before the encoder, which is built on its CUDA context. */
-    step = "GPU";
-    if (p->use_cuda && pc_gpu_open(&p->gpu, 0, p->width, p->height, p->nslots, p->err, sizeof p->err))
+    /* The backend comes before the encoder, which NVENC builds on the
+     * backend's CUDA context. */
+    step = "backend";
+    pc_backend_config bc = {.width = p->width, .height = p->height, .slots = p->nslots, .device = 0,
+                            .threads = p->s->debayer.cpu_threads};
+    if (pc_backend_open(&p->be, p->bops, &bc, p->err, sizeof p->err))
         goto fail;
-#endif
     pc_notify_extend_timeout(d->notify, 30000000);
     step = "encoder";
     if (pl_open_encoder_or_null(p))
@@ -402,7 +338,7 @@ int pc_run_pipeline(pc_daemon *d)
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
     snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->width, p->height, pc_algo_get(p->st.algo)->name, p->use_cuda ? "cuda" : "cpu");
+             p->slab_h, p->width, p->height, pc_algo_get(p->st.algo)->name, pc_backend_name(p->be));
     if (p->enc_started) {
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);

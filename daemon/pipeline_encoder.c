@@ -129,28 +129,14 @@ void pl_times_flush(pipeline *p)
     pthread_mutex_unlock(&p->t_lock);
 }
 
-/* Copies slot `slot` into the encoder frame dst (device or host memory). */
+/* Copies picture `slot` into the encoder frame dst: device to device (an
+ * NVENC CUDA frame), device to host, or host to host (a software encoder). */
 static int copy_to_encoder(pipeline *p, int slot, const pc_picture *dst)
 {
-#if PANOCAP_HAVE_CUDA
-    if (p->use_cuda) {
-        /* Device -> device (NVENC frame, ~15 MB at device bandwidth) or
-         * device -> host (software encoder). */
-        if (pc_gpu_download_async(p->gpu, slot, &p->pic[slot], dst, p->en.err, sizeof p->en.err))
-            return -1;
-        return pc_gpu_slot_wait(p->gpu, slot, p->en.err, sizeof p->en.err) ? -1 : 0;
-    }
-#endif
-    const pc_picture *src = &p->pic[slot];
-    int planes = src->fmt == PC_FMT_NV12 ? 2 : 3;
-    for (int i = 0; i < planes; i++) {
-        int w = (src->fmt == PC_FMT_I420 && i > 0) ? p->width / 2 : p->width;
-        int h = i == 0 ? p->height : p->height / 2;
-        for (int y = 0; y < h; y++)
-            memcpy(dst->plane[i] + (size_t)y * dst->pitch[i], src->plane[i] + (size_t)y * src->pitch[i],
-                   (size_t)w);
-    }
-    return 0;
+    encoder_state *en = &p->en;
+    if (pc_backend_download(p->be, slot, &p->pic[slot], dst, en->err, sizeof en->err))
+        return -1;
+    return pc_backend_wait(p->be, slot, en->err, sizeof en->err) ? -1 : 0;
 }
 
 void *pl_encoder_main(void *arg)
@@ -228,12 +214,7 @@ static int open_encoder(pipeline *p, const pc_settings *s, pc_encoder **out, pc_
     ec.threads = s->encode.threads;
     ec.matrix = s->debayer.matrix;
     ec.range = s->debayer.range;
-#if PANOCAP_HAVE_CUDA
-    if (p->use_cuda) {
-        ec.cuda_ctx = pc_gpu_cu_context(p->gpu);
-        ec.cuda_stream = pc_gpu_stream(p->gpu);
-    }
-#endif
+    pc_backend_encoder_device(p->be, &ec.cuda_ctx, &ec.cuda_stream); /* NULL: none */
     ec.n_outputs = 0;
     for (int i = 0; i < s->output_count && i < PC_ENCODE_MAX_OUTPUTS; i++) {
         pc_output_config *o = &ec.outputs[ec.n_outputs++];

@@ -19,12 +19,12 @@
  *                                                    (reopen)
  *   d->logger.max_level        main (reload)         __atomic loads in pc_log
  *   geometry, nslots, fmt,     constant after        reading
- *     use_cuda, have_encoder,  set-up
- *     stats, cap, ctl, gpu, cpu
+ *     bops, have_encoder,      set-up
+ *     stats, cap, ctl, be
  *   st.* (err, raw, algo,      stage thread          algo_in_force (atomic),
  *     variant, limits)                               stats labels
  *   THE ALGORITHM IN FORCE     stage thread: st.algo/variant and the
- *                              backend's copy (pc_gpu), changed only by
+ *                              backend's copy (be), changed only by
  *                              pl_apply_algo between sets
  *   req_algo                   atomic request slot   control / reload store,
  *                              (packed algo+variant) the stage thread takes
@@ -35,7 +35,7 @@
  *   req_idr                    atomic                control -> encoder
  *   reopen (new outputs)       reopen_lock           reload -> encoder, which
  *                                                    takes and frees it
- *   pic[k]                     the thread holding    free_slots / ready
+ *   pic[k], be's slot k        the thread holding    free_slots / ready
  *                              slot k                queues (q_lock)
  *   times[], packets_seq,      t_lock                encoder thread and the
  *     outputs_live                                   outputs' threads
@@ -56,9 +56,7 @@
 #include "image.h"
 #include "panocap_config.h"
 #include "stats.h"
-#if PANOCAP_HAVE_CUDA
-#include "debayer_cuda.h"
-#endif
+#include "backend.h"
 #include "encode.h" /* encode_stub.c without FFmpeg */
 
 #include <pthread.h>
@@ -67,6 +65,7 @@
 #include <string.h>
 
 #define MAX_SLOTS 8
+_Static_assert(MAX_SLOTS <= PC_BACKEND_MAX_SLOTS, "a picture slot per backend input slot");
 #define TIMES_RING 128
 
 typedef struct job {
@@ -107,7 +106,7 @@ typedef struct stage_state {
     int watchdog;                /* daemon.watchdog */
     pc_matrix matrix;            /* debayer.matrix / range (restart-only) */
     pc_range range;
-    pc_algo_id algo;             /* THE algorithm in force (also in pc_gpu) */
+    pc_algo_id algo;             /* THE algorithm in force (also in be) */
     pc_variant variant;
 } stage_state;
 
@@ -128,13 +127,9 @@ typedef struct pipeline {
     pc_stats *stats;
     pc_capture *cap;
     pc_control *ctl;
-    int use_cuda;
-#if PANOCAP_HAVE_CUDA
-    pc_gpu *gpu;          /* stage thread: upload/debayer; encoder thread: download, per slot */
-#endif
-    pc_cpu *cpu;          /* stage thread */
-    uint8_t *host_pano;   /* CPU backend: stacked panorama (stage thread) */
-    size_t host_pano_pitch;
+    const pc_backend_ops *bops; /* the debayer backend, chosen once */
+    pc_backend *be;       /* stage thread: upload/debayer/set_algo; encoder
+                           * thread: download/wait, each on the slot it holds */
     int have_encoder;
     int width, height, slab_h, ncam;
     pc_cfa cfa;

@@ -93,52 +93,35 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
  * it (algo_in_force, the stats labels). On failure nothing changes. */
 int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant, char *err, size_t errlen)
 {
-    const char *variant_name = "cpu";
-#if PANOCAP_HAVE_CUDA
-    if (p->use_cuda) {
-        if (pc_gpu_set_algo(p->gpu, algo, variant, p->cfa, p->fmt, p->st.matrix, p->st.range, err, errlen))
-            return -1;
-        pc_variant chosen;
-        int rows;
-        pc_gpu_get_choice(p->gpu, &chosen, &rows);
-        variant_name = pc_variant_name(chosen);
-    }
-#endif
+    pc_debayer_config dc = {.algo = algo, .variant = variant, .cfa = p->cfa, .fmt = p->fmt,
+                            .matrix = p->st.matrix, .range = p->st.range};
+    if (pc_backend_set_algo(p->be, &dc, err, errlen))
+        return -1;
     p->st.algo = algo;
     p->st.variant = variant;
     atomic_store(&p->algo_in_force, pl_algo_pack(algo, variant));
-    pc_stats_set_algo(p->stats, pc_algo_get(algo)->name, variant_name);
+    pc_stats_set_algo(p->stats, pc_algo_get(algo)->name, pc_backend_choice_name(p->be));
     return 0;
 }
 
+/* Uploads the set into backend slot `slot` (the stacked panorama as one
+ * piece, or slab by slab), demosaics it into picture `slot` and waits: the
+ * set goes back to capture right after. */
 static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
 {
-#if PANOCAP_HAVE_CUDA
-    if (p->use_cuda) {
-        if (set->stacked) {
-            if (pc_gpu_upload_async(p->gpu, slot, 0, set->stacked, set->stacked_pitch, p->height,
-                                    p->st.err, sizeof p->st.err))
-                return -1;
-        } else {
-            for (int s = 0; s < set->n; s++)
-                if (pc_gpu_upload_async(p->gpu, slot, s * p->slab_h, set->slab[s], set->pitch[s],
-                                        p->slab_h, p->st.err, sizeof p->st.err))
-                    return -1;
-        }
-        if (pc_gpu_debayer(p->gpu, slot, &p->pic[slot], p->st.err, sizeof p->st.err))
+    char *err = p->st.err;
+    size_t n = sizeof p->st.err;
+    if (set->stacked) {
+        if (pc_backend_upload(p->be, slot, 0, set->stacked, set->stacked_pitch, p->height, err, n))
             return -1;
-        return pc_gpu_slot_wait(p->gpu, slot, p->st.err, sizeof p->st.err) ? -1 : 0;
+    } else {
+        for (int s = 0; s < set->n; s++)
+            if (pc_backend_upload(p->be, slot, s * p->slab_h, set->slab[s], set->pitch[s], p->slab_h, err, n))
+                return -1;
     }
-#endif
-    const uint8_t *raw = set->stacked;
-    size_t pitch = set->stacked_pitch;
-    if (!raw) {
-        pc_frameset_stack(set, p->host_pano, p->host_pano_pitch);
-        raw = p->host_pano;
-        pitch = p->host_pano_pitch;
-    }
-    pc_bayer b = {raw, pitch, p->width, p->height, p->cfa};
-    return pc_cpu_debayer(p->cpu, p->st.algo, &b, &p->pic[slot], p->st.err, sizeof p->st.err) ? -1 : 0;
+    if (pc_backend_debayer(p->be, slot, &p->pic[slot], err, n))
+        return -1;
+    return pc_backend_wait(p->be, slot, err, n) ? -1 : 0;
 }
 
 void *pl_stage_main(void *arg)
@@ -211,7 +194,7 @@ void *pl_stage_main(void *arg)
         if (rc) {
             char msg[700];
             snprintf(msg, sizeof msg, "debayer (%s, %s backend, %dx%d) failed: %s",
-                     pc_algo_get(st->algo)->name, p->use_cuda ? "cuda" : "cpu", p->width, p->height, st->err);
+                     pc_algo_get(st->algo)->name, pc_backend_name(p->be), p->width, p->height, st->err);
             pl_put(p, &p->free_slots, slot);
             pl_fail(p, msg);
             break;
