@@ -71,12 +71,27 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.p0 = (int)dst->pitch[0];
     kp.p1 = (int)dst->pitch[1];
     kp.p2 = (int)dst->pitch[2];
-    for (int i = 0; i < 3; i++) {
-        kp.cy[i] = yc.y[i];
-        kp.cb[i] = yc.cb[i];
-        kp.cr[i] = yc.cr[i];
+    /* the conversion matrices as the device holds them (debayer_cuda.cu,
+     * set_bands) */
+    const pc_yuv_coeffs *bl = dst->bands ? dst->bands : &yc;
+    int nb = dst->bands ? dst->n_bands : 1;
+    if (nb > PC_KMAX_BANDS || (dst->bands && (dst->band_rows < 2 || (dst->band_rows & 1)))) {
+        free(base);
+        snprintf(err, errlen, "pc_emu_debayer: %d bands of %d rows", nb, dst->band_rows);
+        return PC_EINVAL;
     }
-    kp.yoff = yc.y_offset;
+    int bands[PC_KMAX_BANDS * PC_KBAND];
+    for (int i = 0; i < nb; i++) {
+        for (int k = 0; k < 3; k++) {
+            bands[PC_KBAND * i + k] = bl[i].y[k];
+            bands[PC_KBAND * i + 3 + k] = bl[i].cb[k];
+            bands[PC_KBAND * i + 6 + k] = bl[i].cr[k];
+        }
+        bands[PC_KBAND * i + 9] = bl[i].y_offset;
+    }
+    kp.bands = bands;
+    kp.n_bands = nb;
+    kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     int fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
     int var = variant == PC_VARIANT_4PX;
     int rc;

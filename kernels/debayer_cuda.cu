@@ -70,6 +70,11 @@ struct pc_gpu {
     cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
     unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    /* Conversion matrices the kernels read (pc_kparams.bands): the device
+     * copy and the host copy of what was last enqueued into it. */
+    int *d_bands;
+    int bands_host[PC_KMAX_BANDS * PC_KBAND];
+    int bands_n;
     int num_sms;
     /* current configuration */
     int configured;
@@ -185,6 +190,8 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     }
     if (g->scratch)
         cudaFree(g->scratch);
+    if (g->d_bands)
+        cudaFree(g->d_bands);
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -252,6 +259,8 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
         CK(g, cudaEventCreate(&g->ev_t1[i]));
     }
     CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
+    CK(g, cudaMalloc((void **)&g->d_bands, sizeof g->bands_host));
+    CK(g, cudaMemsetAsync(g->d_bands, 0, sizeof g->bands_host, g->cs));
     CK(g, cudaStreamSynchronize(g->cs));
     return 0;
 }
@@ -318,6 +327,31 @@ extern "C" void *pc_gpu_cu_context(pc_gpu *g)
 static int kfmt_of(pc_pixfmt f)
 {
     return f == PC_FMT_NV12 ? PC_KFMT_NV12 : f == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+}
+
+/* Enqueues (on the compute stream, so frames already queued keep the
+ * matrices they were queued with) the conversion matrices of the next
+ * frames, when they differ from what the device holds. The copy of a few
+ * hundred bytes from pageable memory is staged by the driver at once. */
+static int set_bands(pc_gpu *g, const pc_yuv_coeffs *b, int n, char *err, size_t errlen)
+{
+    int v[PC_KMAX_BANDS * PC_KBAND];
+    for (int i = 0; i < n; i++) {
+        int *q = v + PC_KBAND * i;
+        for (int k = 0; k < 3; k++) {
+            q[k] = b[i].y[k];
+            q[3 + k] = b[i].cb[k];
+            q[6 + k] = b[i].cr[k];
+        }
+        q[9] = b[i].y_offset;
+    }
+    size_t bytes = sizeof(int) * PC_KBAND * (size_t)n;
+    if (n == g->bands_n && memcmp(v, g->bands_host, bytes) == 0)
+        return 0;
+    CK(g, cudaMemcpyAsync(g->d_bands, v, bytes, cudaMemcpyHostToDevice, g->cs));
+    memcpy(g->bands_host, v, bytes);
+    g->bands_n = n;
+    return 0;
 }
 
 /* Sets the output planes of kp from a picture. */
@@ -574,6 +608,9 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     CK(g, cudaSetDevice(g->device));
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(matrix, range, &yc);
+    int rcb = set_bands(g, &yc, 1, err, errlen);
+    if (rcb)
+        return rcb;
     pc_kparams b;
     memset(&b, 0, sizeof b);
     b.src_pitch = (int)g->in_pitch;
@@ -581,12 +618,9 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     b.H = g->H;
     b.ox = (cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR);
     b.oy = (cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR);
-    for (int i = 0; i < 3; i++) {
-        b.cy[i] = yc.y[i];
-        b.cb[i] = yc.cb[i];
-        b.cr[i] = yc.cr[i];
-    }
-    b.yoff = yc.y_offset;
+    b.bands = g->d_bands;
+    b.band_mul = 0;
+    b.n_bands = 1;
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
@@ -759,6 +793,26 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     kp.th = th;
     kp.src = g->in[slot];
     set_dst(&kp, dst);
+    if (fmt != PC_FMT_RGB24) {
+        /* per-camera matrices (the colour matrix folded in), or the plain
+         * §8 one */
+        if (dst->bands) {
+            if (dst->n_bands < 1 || dst->n_bands > PC_KMAX_BANDS || dst->band_rows < 2 || (dst->band_rows & 1)) {
+                pc_set_err(err, errlen, "pc_gpu_debayer(%s): %d colour bands of %d rows (1..%d bands of an even "
+                           "number of rows)", algo_name(g->algo), dst->n_bands, dst->band_rows, PC_KMAX_BANDS);
+                return PC_EINVAL;
+            }
+            rc = set_bands(g, dst->bands, dst->n_bands, err, errlen);
+            kp.n_bands = dst->n_bands;
+            kp.band_mul = dst->n_bands > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
+        } else {
+            pc_yuv_coeffs yc;
+            pc_yuv_coeffs_get(g->matrix, g->range, &yc);
+            rc = set_bands(g, &yc, 1, err, errlen);
+        }
+        if (rc)
+            return rc;
+    }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
      * cross-stream wait costs GPU front-end time every frame. */
