@@ -6,6 +6,7 @@
 #include "cuda_emu.h"
 
 #include "cuda_algos.cuh"
+#include "cuda_colour.cuh"
 #include "cuda_emu_api.h"
 
 #include <stdio.h>
@@ -108,6 +109,32 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
+                             uint8_t *dst, size_t dst_pitch, char *err, size_t errlen)
+{
+    /* the device table layout: 3 x PC_CLUT_STRIDE */
+    std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
+    for (int c = 0; c < 3; c++)
+        memcpy(lut.data() + c * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits);
+    pc_cparams p;
+    memset(&p, 0, sizeof p);
+    p.src = src;
+    p.lut = lut.data();
+    p.dst = dst;
+    p.dst_pitch = (long long)dst_pitch;
+    p.W = W;
+    p.rows = rows;
+    p.packing = (int)f->packing;
+    p.bits = f->bits;
+    p.cfa = (int)f->cfa;
+    dim3 grid((W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
+    if (pc_emu::launch(grid, dim3(PC_CNT), 0, [&]() { pc_colour_kernel(p); })) {
+        snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }
     return 0;

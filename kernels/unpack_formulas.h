@@ -7,8 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__)
 #define PC_UNPACK_FN __host__ __device__ static inline
+#elif defined(PANOCAP_CUDA_EMU_H)
+#define PC_UNPACK_FN static inline
 #else
 #define PC_UNPACK_FN static inline
 #endif
