@@ -143,6 +143,26 @@ void pc_colour_row(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t 
  * are always tight. */
 void pc_colour_slab(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src,
                     size_t src_pitch, int width, int height, uint8_t *dst, size_t dst_pitch);
+/* Rows [y0, y1) only (dst is still row 0 of the slab). */
+void pc_colour_rows(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, size_t src_pitch,
+                    int width, int y0, int y1, uint8_t *dst, size_t dst_pitch);
+
+/* One camera's slab as it arrived, for the CPU backend's colour stage. */
+typedef struct pc_raw_slab {
+    const uint8_t *data;
+    size_t pitch;                   /* 8/16-bit formats: bytes per row (0: tight) */
+    pc_rawfmt fmt;
+    const pc_colour_tables *tables; /* built for fmt.bits */
+} pc_raw_slab;
+
+/* The CPU backend with the colour stage: the n slabs (slab_h rows each,
+ * n * slab_h = dst->height) are unpacked and mapped through their tables
+ * into the context's 8-bit frame by the pool's threads, each its own rows
+ * (this replaces the stacking copy), then demosaiced into dst exactly as
+ * pc_cpu_debayer does. The panorama's CFA phase is slabs[0].fmt.cfa; all
+ * slabs must have it. */
+int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, int n, int slab_h,
+                       const pc_picture *dst, char *err, size_t errlen);
 
 /* --- the colour matrix in the final pass ------------------------------------
  * out = the §8 coefficients of (matrix, range) times the camera's colour

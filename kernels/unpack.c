@@ -139,9 +139,15 @@ void pc_colour_row(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t 
 void pc_colour_slab(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, size_t src_pitch,
                     int width, int height, uint8_t *dst, size_t dst_pitch)
 {
+    pc_colour_rows(f, t, src, src_pitch, width, 0, height, dst, dst_pitch);
+}
+
+void pc_colour_rows(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, size_t src_pitch,
+                    int width, int y0, int y1, uint8_t *dst, size_t dst_pitch)
+{
     int pitched = src_pitch && (f->packing == PC_PACK_8 || f->packing == PC_PACK_LE16);
     size_t tight = f->packing == PC_PACK_8 ? (size_t)width : 2 * (size_t)width;
-    for (int y = 0; y < height; y++) {
+    for (int y = y0; y < y1; y++) {
         uint8_t *d = dst + (size_t)y * dst_pitch;
         if (pitched && src_pitch != tight) {
             /* rows at their own pitch: present row y as row 0 of a frame

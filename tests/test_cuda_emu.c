@@ -29,6 +29,9 @@ static void colour_bands(void)
     uint16_t *codes = malloc((size_t)w * sh * 2);
     tu_synth(rgb, w, h, 99);
     pc_yuv_coeffs bands[5];
+    static pc_colour_tables tabs[5];
+    pc_raw_slab slabs[5];
+    uint8_t *packs[5];
     static const double ccms[5][9] = {
         {1, 0, 0, 0, 1, 0, 0, 0, 1},
         {1.6, -0.4, -0.2, -0.3, 1.5, -0.2, -0.1, -0.5, 1.6},
@@ -49,13 +52,14 @@ static void colour_bands(void)
         cfg.wb[2] = 1 / cast[2];
         cfg.transfer = (pc_transfer)(c % 3);
         memcpy(cfg.ccm, ccms[c], sizeof cfg.ccm);
-        static pc_colour_tables t;
-        int rc = pc_colour_tables_build(&cfg, 12, &t, err, sizeof err);
+        pc_colour_tables *tp = &tabs[c];
+        int rc = pc_colour_tables_build(&cfg, 12, tp, err, sizeof err);
         rc = rc ? rc : pc_yuv_coeffs_ccm(PC_MATRIX_BT709, c & 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED, cfg.ccm,
                                          &bands[c], err, sizeof err);
         TAP_CHECK(rc == 0, "camera %d tables and matrix: %s", c, rc ? err : "ok");
-        pc_colour_slab(&f, &t, packed, 0, w, sh, bay + (size_t)w * sh * c, (size_t)w);
-        free(packed);
+        pc_colour_slab(&f, tp, packed, 0, w, sh, bay + (size_t)w * sh * c, (size_t)w);
+        packs[c] = packed;
+        slabs[c] = (pc_raw_slab){packed, 0, f, tp};
     }
     pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GBRG};
     pc_cpu *cpu = NULL;
@@ -77,6 +81,12 @@ static void colour_bands(void)
             rc = rc ? rc : pc_cpu_debayer(cpu, (pc_algo_id)algo, &src, &cp, err, sizeof err);
             int md = 0;
             long ncpu = rc ? -1 : tu_compare(&ref, &cp, &md);
+            /* the CPU backend's own colour stage from the raw slabs */
+            tu_pic_fill(&cp, 0xA7);
+            int rc3 = pc_cpu_debayer_raw(cpu, (pc_algo_id)algo, slabs, ncam, sh, &cp, err, sizeof err);
+            long nraw = rc3 ? -1 : tu_compare(&ref, &cp, &md);
+            TAP_CHECK(nraw == 0, "CPU backend colour stage from the raw slabs, %s %s: %ld samples differ%s%s",
+                      pc_algo_get(algo)->name, pc_pixfmt_name(fmt), nraw, rc3 ? ": " : "", rc3 ? err : "");
             for (int var = PC_VARIANT_2PX; var <= PC_VARIANT_4PX; var++) {
                 int th = var == PC_VARIANT_2PX ? 12 : 64;
                 tu_pic_fill(&out, 0xA7);
@@ -93,6 +103,8 @@ static void colour_bands(void)
             tu_pic_free(&out);
         }
     pc_cpu_close(cpu);
+    for (int c = 0; c < ncam; c++)
+        free(packs[c]);
     free(rgb);
     free(bay);
     free(codes);
