@@ -94,7 +94,18 @@ void pc_colour_row(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t 
     switch (f->packing) {
     case PC_PACK_8: {
         const uint8_t *s = frame + n0;
-        for (int x = 0; x < width; x += 2) {
+        int x = 0;
+        /* 8 pixels per step: one 8-byte load, one 8-byte store */
+        for (; x + 8 <= width; x += 8) {
+            uint64_t v, o = 0;
+            memcpy(&v, s + x, 8);
+            for (int i = 0; i < 8; i += 2) {
+                o |= (uint64_t)l0[(v >> (8 * i)) & 0xff] << (8 * i);
+                o |= (uint64_t)l1[(v >> (8 * i + 8)) & 0xff] << (8 * i + 8);
+            }
+            memcpy(dst + x, &o, 8);
+        }
+        for (; x < width; x += 2) {
             dst[x] = l0[s[x]];
             dst[x + 1] = l1[s[x + 1]];
         }
@@ -102,7 +113,15 @@ void pc_colour_row(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t 
     }
     case PC_PACK_LE16: {
         const uint8_t *s = frame + 2 * n0;
-        for (int x = 0; x < width; x += 2) {
+        int x = 0;
+        for (; x + 4 <= width; x += 4) {
+            uint64_t v;
+            memcpy(&v, s + 2 * x, 8);
+            uint32_t o = (uint32_t)l0[v & mask] | (uint32_t)l1[(v >> 16) & mask] << 8 |
+                         (uint32_t)l0[(v >> 32) & mask] << 16 | (uint32_t)l1[(v >> 48) & mask] << 24;
+            memcpy(dst + x, &o, 4);
+        }
+        for (; x < width; x += 2) {
             dst[x] = l0[(s[2 * x] | s[2 * x + 1] << 8) & mask];
             dst[x + 1] = l1[(s[2 * x + 2] | s[2 * x + 3] << 8) & mask];
         }
@@ -122,7 +141,22 @@ void pc_colour_row(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t 
     default:
         if (f->bits == 12) {
             const uint8_t *s = frame + 3 * (n0 / 2);
-            for (int x = 0; x < width; x += 2, s += 3) {
+            int x = 0;
+            /* 8 pixels = 12 bytes per step */
+            for (; x + 8 <= width; x += 8, s += 12) {
+                uint64_t a;
+                uint32_t b;
+                memcpy(&a, s, 8);
+                memcpy(&b, s + 8, 4);
+                unsigned c[8] = {(unsigned)a & 0xfff, (unsigned)(a >> 12) & 0xfff, (unsigned)(a >> 24) & 0xfff,
+                                 (unsigned)(a >> 36) & 0xfff, (unsigned)(a >> 48) & 0xfff,
+                                 (unsigned)((a >> 60) | (uint64_t)b << 4) & 0xfff, (b >> 8) & 0xfff, b >> 20};
+                uint64_t o = 0;
+                for (int i = 0; i < 8; i += 2)
+                    o |= (uint64_t)l0[c[i]] << (8 * i) | (uint64_t)l1[c[i + 1]] << (8 * i + 8);
+                memcpy(dst + x, &o, 8);
+            }
+            for (; x < width; x += 2, s += 3) {
                 dst[x] = l0[s[0] | (s[1] & 15u) << 8];
                 dst[x + 1] = l1[s[1] >> 4 | (unsigned)s[2] << 4];
             }
