@@ -80,6 +80,8 @@ struct pc_capture {
     const pc_logger *log;
     int n, width, height;
     pc_cfa cfa;
+    pc_rawfmt fmt;                /* every camera's raw format (docs/colour.md) */
+    size_t slab_bytes;            /* pc_rawfmt_frame_bytes(fmt, width, height) */
     double fps;
     int64_t period_ns;
     int pool_sets;

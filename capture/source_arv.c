@@ -423,13 +423,13 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
     }
 
     guint payload = arv_camera_get_payload(a, &e);
-    if (e || payload != (guint)(k->width * k->height)) {
+    if (e || payload != (guint)ac->c->slab_bytes) {
         if (e)
             set_err_g(err, errlen, &e, "camera %d (%s): payload size", ac->idx, addr);
         else
-            PC_ERR(err, errlen, "camera %d (%s): payload is %u bytes, not width*height = %d "
-                   "(chunk data or line padding enabled? panocap takes plain 8-bit frames)",
-                   ac->idx, addr, payload, k->width * k->height);
+            PC_ERR(err, errlen, "camera %d (%s): payload is %u bytes, not the %zu of %dx%d %s "
+                   "(chunk data or line padding enabled? panocap takes plain frames)",
+                   ac->idx, addr, payload, ac->c->slab_bytes, k->width, k->height, pf);
         return PC_EINVAL;
     }
     return 0;
@@ -748,7 +748,7 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
 static int arv_prepare(pc_capture *c, char *err, size_t errlen)
 {
     arv_src *src = c->srcdata;
-    size_t size = (size_t)c->width * c->height;
+    size_t size = c->slab_bytes;
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
         pc_cam *cam = &c->cam[i];
