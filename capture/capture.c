@@ -928,6 +928,8 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
 
 int pc_capture_n_cameras(const pc_capture *c) { return c ? c->n : 0; }
 
+void pc_capture_rawfmt(const pc_capture *c, pc_rawfmt *fmt) { *fmt = c->fmt; }
+
 void pc_capture_geometry(const pc_capture *c, int *width, int *height, pc_cfa *cfa, double *fps)
 {
     if (width)

@@ -145,6 +145,8 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg,
 /* The geometry actually in use (file source: from the file). */
 int pc_capture_n_cameras(const pc_capture *c);
 void pc_capture_geometry(const pc_capture *c, int *width, int *height, pc_cfa *cfa, double *fps);
+/* The cameras' (or the file's) raw format. */
+void pc_capture_rawfmt(const pc_capture *c, pc_rawfmt *fmt);
 /* Starts acquisition on every camera and the threads. */
 int pc_capture_start(pc_capture *c, char *err, size_t errlen);
 /* Waits up to timeout_ms (< 0: forever) for the next frame set. Returns 0

@@ -11,6 +11,9 @@
  *   snapshot PATH           write a PNG of the current panorama (absolute path)
  *   idr                     force an IDR frame (a new viewer joined)
  *   reload                  re-read the configuration (as SIGHUP)
+ *   wb                      the white-balance gains in force, as config lines
+ *   wb freeze               fix automatic white balance at its current gains
+ *                           (until a reload) and print them as config lines
  *   help                    the command list
  *   quit                    close the connection
  * Also plain HTTP on the same socket, one request per connection:
@@ -44,6 +47,10 @@ typedef struct pc_control_ops {
     int (*snapshot)(void *user, const char *path, char *err, size_t errlen);
     int (*idr)(void *user, char *err, size_t errlen);
     int (*reload)(void *user, char *err, size_t errlen);
+    /* White balance (docs/colour.md): the gains as config lines; freeze
+     * also fixes automatic white balance at them. */
+    int (*wb)(void *user, char *buf, size_t len);
+    int (*wb_freeze)(void *user, char *buf, size_t len);
 } pc_control_ops;
 
 typedef struct pc_control pc_control;

@@ -145,6 +145,7 @@ static int open_capture(pipeline *p)
         pc_camera_config_init(k);
         k->address = c->address[0] ? c->address : c->serial[0] ? c->serial : NULL;
         k->cfa = (pc_cfa)c->pattern;
+        k->pixel_format = c->pixel_format[0] ? c->pixel_format : NULL;
         k->width = c->width;
         k->height = c->height;
         k->offset_x = c->offset_x;
@@ -303,6 +304,11 @@ static void teardown(pipeline *p)
         pc_cpu_close(p->cpu);
     }
     free(p->host_pano);
+    if (p->col) {
+        pl_colour_free(p->col);
+        pl_colour_free(p->col_next);
+        pthread_mutex_destroy(&p->col_lock);
+    }
     /* A snapshot being written must not be cut off by the exit. */
     for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -365,10 +371,15 @@ int pc_run_pipeline(pc_daemon *d)
     step = "debayer";
     if (open_debayer(p))
         goto fail;
+    step = "colour";
+    if (pl_colour_open(p))
+        goto fail;
 
+    pc_rawfmt rawfmt;
+    pc_capture_rawfmt(p->cap, &rawfmt);
     if (p->s->daemon.record_raw[0] &&
-        pc_raw_writer_open(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, p->cfa, p->fps,
-                           p->err, sizeof p->err)) {
+        pc_raw_writer_open_fmt(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, &rawfmt, p->fps,
+                               p->err, sizeof p->err)) {
         step = "--record-raw";
         goto fail;
     }
