@@ -173,7 +173,7 @@ int main(void)
     calls c;
     memset(&c, 0, sizeof c);
     pthread_mutex_init(&c.mu, NULL);
-    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload};
+    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, NULL, NULL};
     pc_logger quiet = {.max_level = PC_LOG_ERR};
     pc_control *ctl = NULL;
     int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
