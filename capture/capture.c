@@ -223,10 +223,9 @@ static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
         if (k->pixel_format) {
             int cf = pc_cfa_from_pixel_format_name(k->pixel_format);
             if (cf < 0) {
-                char why[256];
-                pc_rawfmt f;
-                pc_rawfmt_parse(k->pixel_format, &f, why, sizeof why);
-                PC_ERR(err, errlen, "camera %d (%s): %s", i, lab, why);
+                PC_ERR(err, errlen, "camera %d (%s): pixel format '%s' is not supported (panocap takes "
+                       "Bayer{RG,GR,GB,BG} followed by 8, 10, 12, 10p, 12p, 10Packed or 12Packed)",
+                       i, lab, k->pixel_format);
                 return PC_EINVAL;
             }
             const char *p0 = cfg->cam[0].pixel_format;
