@@ -68,8 +68,10 @@ int pc_settings_camera_colour(const pc_camera_settings *c, pc_camera_colour *out
     out->cfg.white_level = c->white_level;
     if (strcmp(c->wb_gains, "auto") == 0)
         out->wb_auto = 1;
+    else if (strcmp(c->wb_gains, "auto shared") == 0)
+        out->wb_auto = 2;
     else if (parse_numbers(c->wb_gains, out->cfg.wb, 3, e, sizeof e))
-        FAIL("wb_gains", "%s (give \"red, green, blue\" or \"auto\")", e);
+        FAIL("wb_gains", "%s (give \"red, green, blue\", \"auto\" or \"auto shared\")", e);
     if (c->ccm[0] && parse_numbers(c->ccm, out->cfg.ccm, 9, e, sizeof e))
         FAIL("ccm", "%s (give 9 numbers, row by row)", e);
     const char *t = c->transfer;

@@ -14,7 +14,7 @@
 typedef struct pc_camera_colour {
     pc_rawfmt fmt;
     pc_colour_cfg cfg; /* cfg.lut points into lut */
-    int wb_auto;
+    int wb_auto;       /* 0 manual, 1 "auto" (own estimate), 2 "auto shared" */
     uint8_t *lut;      /* transfer LUT file contents (malloc'd) or NULL */
 } pc_camera_colour;
 

@@ -141,7 +141,8 @@ const pc_key pc_camera_keys_[] = {
     {"white_level", PC_KT_DOUBLE, CAM(white_level), 1, 65535, PC_KF_ZERO_AUTO, NULL, PC_LIVE_COLOUR, "0", "codes",
      "sensor code of full white; 0 = the largest code"},
     {"wb_gains", PC_KT_STRING, CAM(wb_gains), 0, 0, 0, NULL, PC_LIVE_COLOUR, "1, 1, 1", NULL,
-     "white-balance gains \"red, green, blue\", or \"auto\" (grey world, smoothed)"},
+     "white-balance gains \"red, green, blue\", \"auto\" (grey world, smoothed) or \"auto shared\" "
+     "(one estimate over every camera set so)"},
     {"ccm", PC_KT_STRING, CAM(ccm), 0, 0, 0, NULL, PC_LIVE_COLOUR, "", NULL,
      "colour matrix: 9 numbers, row-major, applied to R, G, B; \"\" = identity"},
     {"transfer", PC_KT_STRING, CAM(transfer), 0, 0, 0, NULL, PC_LIVE_COLOUR, "linear", NULL,

@@ -15,6 +15,7 @@
 
 #include "settings_colour.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,26 +159,42 @@ static void begin_set(pipeline *p)
 }
 
 /* Stage thread, while it holds the set: automatic white balance about
- * once a second. */
+ * once a second. "auto" cameras use their own estimate; "auto shared"
+ * ones the geometric mean of theirs (one set of gains for all). */
 static void auto_wb(pipeline *p, const pc_frameset *set)
 {
     pl_colour *c = p->col;
     int every = p->fps > 1 ? (int)(p->fps + 0.5) : 1;
     if (c->sets++ % (uint64_t)every)
         return;
+    double ests[PC_CAPTURE_MAX_CAMERAS][3], shared[3] = {0, 0, 0};
+    int have[PC_CAPTURE_MAX_CAMERAS] = {0}, nshared = 0;
     for (int k = 0; k < c->n && k < set->n; k++) {
         if (!c->cc[k].wb_auto || (set->substituted >> k & 1))
             continue;
         const pc_colour_cfg *cfg = &c->cc[k].cfg;
-        double white = cfg->white_level > 0 ? cfg->white_level : (double)((1 << c->fmt.bits) - 1), est[3];
-        if (pc_awb_estimate(&c->fmt, set->slab[k], set->width, set->height, cfg->black_level, white, 8, est))
+        double white = cfg->white_level > 0 ? cfg->white_level : (double)((1 << c->fmt.bits) - 1);
+        have[k] = pc_awb_estimate(&c->fmt, set->slab[k], set->width, set->height, cfg->black_level, white, 8,
+                                  ests[k]) == 0;
+        if (have[k] && c->cc[k].wb_auto == 2) {
+            for (int j = 0; j < 3; j++)
+                shared[j] += log(ests[k][j]);
+            nshared++;
+        }
+    }
+    for (int k = 0; k < c->n && k < set->n; k++) {
+        if (!have[k])
             continue;
+        double *est = ests[k];
+        if (c->cc[k].wb_auto == 2)
+            for (int j = 0; j < 3; j++)
+                est[j] = exp(shared[j] / nshared);
         double before[3] = {c->awb[k].gain[0], c->awb[k].gain[1], c->awb[k].gain[2]};
         int had = c->awb[k].have;
         pc_awb_update(&c->awb[k], est);
         if (had && before[0] == c->awb[k].gain[0] && before[2] == c->awb[k].gain[2])
             continue;
-        pc_colour_cfg g = *cfg;
+        pc_colour_cfg g = c->cc[k].cfg;
         for (int j = 0; j < 3; j++)
             g.wb[j] = c->awb[k].gain[j];
         char e[256];

@@ -84,6 +84,38 @@ static int on_frame(void *user, int i, const AVFrame *f)
     return 0;
 }
 
+/* The scene rgb (W x H) as the two cameras see it (casts, pedestal, 12
+ * bits, 12p) into packed (NCAM slabs), then SETS identical sets into path. */
+static int write_raw(const char *path, const uint8_t *rgb, const pc_rawfmt *fp, uint8_t *packed, uint16_t *codes,
+                     char *err, size_t errlen)
+{
+    pc_rawfmt f = *fp;
+    size_t sb = pc_rawfmt_frame_bytes(&f, W, SH);
+    for (int s = 0; s < NCAM; s++) {
+        tc_cast_frame(rgb + (size_t)3 * W * SH * s, W, SH, f.cfa, 12, casts[s], black, codes);
+        tc_pack(&f, codes, (size_t)W * SH, packed + sb * s);
+    }
+    pc_raw_writer *wr = NULL;
+    int rc = pc_raw_writer_open_fmt(&wr, path, W, SH, NCAM, &f, 25.0, err, errlen);
+    for (int k = 0; k < SETS && rc == 0; k++) {
+        pc_frameset fs;
+        memset(&fs, 0, sizeof fs);
+        fs.index = (uint64_t)k;
+        fs.pts_ns = 1000000000LL + k * 40000000LL;
+        fs.n = NCAM;
+        fs.width = W;
+        fs.height = SH;
+        fs.fmt = f;
+        fs.slab_bytes = sb;
+        for (int s = 0; s < NCAM; s++)
+            fs.slab[s] = packed + sb * s;
+        rc = pc_raw_writer_write(wr, &fs, err, errlen);
+    }
+    if (wr && rc == 0)
+        rc = pc_raw_writer_close(wr, err, errlen);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -109,28 +141,7 @@ int main(int argc, char **argv)
     size_t sb = pc_rawfmt_frame_bytes(&f, W, SH);
     uint8_t *packed = malloc(sb * NCAM);
     uint16_t *codes = malloc((size_t)W * SH * 2);
-    for (int s = 0; s < NCAM; s++) {
-        tc_cast_frame(rgb + (size_t)3 * W * SH * s, W, SH, f.cfa, 12, casts[s], black, codes);
-        tc_pack(&f, codes, (size_t)W * SH, packed + sb * s);
-    }
-    pc_raw_writer *wr = NULL;
-    int rc = pc_raw_writer_open_fmt(&wr, raw, W, SH, NCAM, &f, 25.0, err, sizeof err);
-    for (int k = 0; k < SETS && rc == 0; k++) {
-        pc_frameset fs;
-        memset(&fs, 0, sizeof fs);
-        fs.index = (uint64_t)k;
-        fs.pts_ns = 1000000000LL + k * 40000000LL;
-        fs.n = NCAM;
-        fs.width = W;
-        fs.height = SH;
-        fs.fmt = f;
-        fs.slab_bytes = sb;
-        for (int s = 0; s < NCAM; s++)
-            fs.slab[s] = packed + sb * s;
-        rc = pc_raw_writer_write(wr, &fs, err, sizeof err);
-    }
-    if (wr && rc == 0)
-        rc = pc_raw_writer_close(wr, err, sizeof err);
+    int rc = write_raw(raw, rgb, &f, packed, codes, err, sizeof err);
     TAP_CHECK(rc == 0, "wrote a 12p raw file: %d sets of %d x %dx%d%s%s", SETS, NCAM, W, SH, rc ? ": " : "",
               rc ? err : "");
 
@@ -213,6 +224,71 @@ int main(int argc, char **argv)
               "grey card through the casts (%.2f, 1, %.2f) and (%.2f, 1, %.2f) comes out neutral: chroma within "
               "%d of 128 (tolerance %d; the reference itself: within %d)", casts[0][0], casts[0][2], casts[1][0],
               casts[1][2], c.grey_worst, GREY_TOL, c.grey_ref_worst);
+
+    /* Automatic white balance: the same file looped, both cameras on
+     * wb_gains = "auto"; the grey card must come out neutral, and the
+     * control socket's "wb freeze" prints gains close to the right ones
+     * as config lines. */
+    char sock[300], out2[300];
+    snprintf(sock, sizeof sock, "%s/control.sock", dir);
+    snprintf(out2, sizeof out2, "%s/auto.ts", dir);
+    /* grey world needs a scene that is grey on average: the same picture
+     * in shades of grey */
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        int m = (rgb[3 * i] + rgb[3 * i + 1] + rgb[3 * i + 2]) / 3;
+        rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = (uint8_t)m;
+    }
+    snprintf(raw, sizeof raw, "%s/grey.pcraw", dir);
+    rc = write_raw(raw, rgb, &f, packed, codes, err, sizeof err);
+    TAP_CHECK(rc == 0, "wrote a 12p raw file of a neutral scene%s%s", rc ? ": " : "", rc ? err : "");
+    snprintf(text, sizeof text,
+             "capture = { source = \"file\"; file = \"%s\"; file_loop = true; cameras = %d;\n"
+             "            pixel_format = \"BayerRG12p\"; black_level = %.1f; wb_gains = \"auto\"; };\n"
+             "debayer = { algo = \"bilinear\"; backend = \"cpu\"; };\n"
+             "encode = { encoder = \"libx264\"; bitrate = 20000000; };\n"
+             "daemon = { control = \"%s\"; };\n"
+             "outputs = ( \"%s\" );\n",
+             raw, NCAM, black, sock, out2);
+    dt_write_file(conf, text);
+    char *args2[] = {argv[1], "--config", conf, NULL};
+    dt_child ch2;
+    char ans[2048] = "";
+    int started = dt_spawn(&ch2, dir, "panocap-auto", args2, NULL) == 0;
+    int answered = 0;
+    for (int k = 0; started && k < 100 && !answered; k++) {
+        dt_sleep(0.2);
+        answered = dt_control(sock, "wb freeze", ans, sizeof ans, 5.0) == 0;
+    }
+    double g[NCAM][3] = {{0}};
+    int parsed = 0;
+    for (int s2 = 0; s2 < NCAM; s2++) {
+        char key[64];
+        snprintf(key, sizeof key, "cameras[%d].wb_gains = \"", s2);
+        const char *q = strstr(ans, key);
+        parsed += q && sscanf(q + strlen(key), "%lf, %lf, %lf", &g[s2][0], &g[s2][1], &g[s2][2]) == 3;
+    }
+    int close_ok = parsed == NCAM;
+    for (int s2 = 0; s2 < NCAM && close_ok; s2++)
+        close_ok = fabs(g[s2][0] * casts[s2][0] - 1) < 0.05 && fabs(g[s2][2] * casts[s2][2] - 1) < 0.05;
+    TAP_CHECK(answered && close_ok && strstr(ans, "OK frozen"),
+              "wb = \"auto\": \"wb freeze\" prints the gains as config lines, within 5%% of 1/cast (grey world with clipped tiles left out) "
+              "(camera 0: %.3f, %.3f, %.3f; camera 1: %.3f, %.3f, %.3f)",
+              g[0][0], g[0][1], g[0][2], g[1][0], g[1][1], g[1][2]);
+    if (!answered || !close_ok)
+        tap_diag("answer: %s", ans);
+    if (started) {
+        kill(ch2.pid, SIGTERM);
+        rc = dt_wait(&ch2, 60);
+        TAP_CHECK(rc == 0, "panocap with wb = auto stopped cleanly (exit %d)", rc);
+        if (rc)
+            dt_diag_file("panocap stderr", ch2.err, 3000);
+    }
+    ctx c2 = {.psnr_min = 1e9, .y = c.y, .u = c.u, .v = c.v, .y0 = c.y0, .u0 = c.u0, .v0 = c.v0};
+    rc = dt_decode(out2, on_frame, &c2, &d);
+    TAP_CHECK(rc == 0 && c2.n > 0 && c2.grey_worst <= GREY_TOL,
+              "wb = \"auto\": the grey card comes out neutral in all %d frames: chroma within %d of 128 "
+              "(tolerance %d)", c2.n, c2.grey_worst, GREY_TOL);
+
     free(rgb);
     free(packed);
     free(codes);
