@@ -85,6 +85,9 @@ static void test_colour_errors(void)
     check_error("unknown pixel format", "cfmt.conf",
                 "cameras = (\n  { serial = \"A\"; },\n  { serial = \"B\"; pixel_format = \"BayerRG14\"; }\n);\n", 3,
                 "cameras[1].pixel_format", "unknown pixel format \"BayerRG14\"", "12Packed");
+    check_error("12-bit fake camera", "cfake.conf",
+                "capture = { source = \"fake\"; };\ncameras = (\n  { serial = \"A\"; pixel_format = \"BayerRG12\"; }\n);\n", 3,
+                "cameras[0].pixel_format", "fake cameras send 8-bit Bayer only", NULL);
     check_error("black level above white", "cblack.conf",
                 "cameras = (\n  { serial = \"A\";\n    pixel_format = \"BayerRG12p\"; black_level = 5000.0; }\n);\n", 2,
                 "cameras[0].black_level", "below the white level", NULL);
