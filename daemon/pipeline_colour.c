@@ -189,21 +189,22 @@ static void auto_wb(pipeline *p, const pc_frameset *set)
         if (c->cc[k].wb_auto == 2)
             for (int j = 0; j < 3; j++)
                 est[j] = exp(shared[j] / nshared);
+        /* the gains are also read by reloads and the control thread */
+        pthread_mutex_lock(&p->col_lock);
         double before[3] = {c->awb[k].gain[0], c->awb[k].gain[1], c->awb[k].gain[2]};
         int had = c->awb[k].have;
         pc_awb_update(&c->awb[k], est);
-        if (had && before[0] == c->awb[k].gain[0] && before[2] == c->awb[k].gain[2])
-            continue;
+        int moved = !had || before[0] != c->awb[k].gain[0] || before[2] != c->awb[k].gain[2];
         pc_colour_cfg g = c->cc[k].cfg;
         for (int j = 0; j < 3; j++)
             g.wb[j] = c->awb[k].gain[j];
+        if (moved)
+            for (int j = 0; j < 3; j++)
+                c->cc[k].cfg.wb[j] = g.wb[j];
+        pthread_mutex_unlock(&p->col_lock);
         char e[256];
-        if (pc_colour_tables_build(&g, c->fmt.bits, &c->tables[k], e, sizeof e) == 0) {
-            c->cc[k].cfg.wb[0] = g.wb[0];
-            c->cc[k].cfg.wb[1] = g.wb[1];
-            c->cc[k].cfg.wb[2] = g.wb[2];
+        if (moved && pc_colour_tables_build(&g, c->fmt.bits, &c->tables[k], e, sizeof e) == 0)
             c->gpu_stale = 1;
-        }
     }
 }
 
@@ -250,8 +251,8 @@ void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst)
 
 int pl_colour_describe_wb(pipeline *p, char *buf, size_t len)
 {
-    /* the gains in force, as config lines (stage thread's state, read
-     * under the lock: a torn read would only misprint a digit) */
+    /* the gains in force, as config lines (the stage thread writes them
+     * under the same lock) */
     pthread_mutex_lock(&p->col_lock);
     pl_colour *c = p->col;
     size_t o = 0;
