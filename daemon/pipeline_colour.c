@@ -50,9 +50,15 @@ static const pc_camera_settings *slab_settings(const pc_settings *s, int slab)
     return i >= 0 ? &s->cameras[i] : &s->capture.camera;
 }
 
+/* The white-balance history a new state keeps. */
+typedef struct awb_history {
+    pc_awb awb[PC_CAPTURE_MAX_CAMERAS];
+    int wb_auto[PC_CAPTURE_MAX_CAMERAS];
+} awb_history;
+
 /* Builds a complete state from settings s for the capture's format fmt;
- * keeps the white-balance history of `prev` (may be NULL). */
-static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const pl_colour *prev, char *err,
+ * keeps the white-balance history prev (may be NULL). */
+static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const awb_history *prev, char *err,
                         size_t errlen)
 {
     pl_colour *c = calloc(1, sizeof *c);
@@ -76,7 +82,7 @@ static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const
             return NULL;
         }
         pc_awb_init(&c->awb[k]);
-        if (prev && prev->cc[k].wb_auto && c->cc[k].wb_auto)
+        if (prev && prev->wb_auto[k] && c->cc[k].wb_auto)
             c->awb[k] = prev->awb[k];
         if (c->cc[k].wb_auto && c->awb[k].have)
             for (int j = 0; j < 3; j++)
@@ -115,14 +121,30 @@ int pl_colour_open(pipeline *p)
 
 int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen)
 {
+    /* the history under the lock, the tables outside it: the stage
+     * thread never waits for a build */
+    awb_history *h = malloc(sizeof *h);
+    if (!h) {
+        snprintf(err, errlen, "colour: out of memory");
+        return -1;
+    }
     pthread_mutex_lock(&p->col_lock);
-    pl_colour *next = build(s, p->col->n, &p->col->fmt, p->col, err, errlen);
-    if (next) {
-        pl_colour_free(p->col_next);
-        p->col_next = next;
+    int n = p->col->n;
+    pc_rawfmt fmt = p->col->fmt;
+    for (int k = 0; k < n; k++) {
+        h->awb[k] = p->col->awb[k];
+        h->wb_auto[k] = p->col->cc[k].wb_auto;
     }
     pthread_mutex_unlock(&p->col_lock);
-    return next ? 0 : -1;
+    pl_colour *next = build(s, n, &fmt, h, err, errlen);
+    free(h);
+    if (!next)
+        return -1;
+    pthread_mutex_lock(&p->col_lock);
+    pl_colour_free(p->col_next);
+    p->col_next = next;
+    pthread_mutex_unlock(&p->col_lock);
+    return 0;
 }
 
 /* Stage thread: the GPU's copies of the tables in force (enqueued on the
