@@ -220,7 +220,19 @@ static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
             PC_ERR(err, errlen, "camera %d: address is empty (give its IP, serial or device id)", i);
             return PC_EINVAL;
         }
-        if (k->pixel_format) {
+        if (k->pixel_format && strcmp(k->pixel_format, "auto") == 0) {
+            const char *p0 = cfg->cam[0].pixel_format;
+            if (i > 0 && (!p0 || strcmp(p0, "auto") != 0)) {
+                PC_ERR(err, errlen, "camera %d (%s): pixel format auto differs from camera 0's %s; "
+                       "all cameras of one capture send the same format", i, lab, p0 ? p0 : "(8-bit)");
+                return PC_EINVAL;
+            }
+            if ((unsigned)k->cfa > PC_CFA_BGGR) {
+                PC_ERR(err, errlen, "camera %d (%s): Bayer pattern %d is not one of RGGB, GRBG, GBRG, BGGR",
+                       i, lab, (int)k->cfa);
+                return PC_EINVAL;
+            }
+        } else if (k->pixel_format) {
             int cf = pc_cfa_from_pixel_format_name(k->pixel_format);
             if (cf < 0) {
                 PC_ERR(err, errlen, "camera %d (%s): pixel format '%s' is not supported (panocap takes "
@@ -875,7 +887,8 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
         const pc_camera_config *k0 = &c->cfg.cam[0];
         c->width = k0->width;
         c->height = k0->height;
-        c->cfa = k0->pixel_format ? (pc_cfa)pc_cfa_from_pixel_format_name(k0->pixel_format) : k0->cfa;
+        int auto_fmt = k0->pixel_format && strcmp(k0->pixel_format, "auto") == 0;
+        c->cfa = k0->pixel_format && !auto_fmt ? (pc_cfa)pc_cfa_from_pixel_format_name(k0->pixel_format) : k0->cfa;
         c->fmt = (pc_rawfmt){8, PC_PACK_8, c->cfa};
         if (k0->pixel_format)
             pc_rawfmt_parse(k0->pixel_format, &c->fmt, NULL, 0);

@@ -54,7 +54,9 @@ typedef struct pc_camera_config {
      * fake camera (NULL: "PCFAKE<i>"). Ignored by the file source. */
     const char *address;
     pc_cfa cfa;               /* Bayer phase; pixel format Bayer<cfa>8 */
-    const char *pixel_format; /* optional GenICam name instead of cfa, e.g. "BayerRG8" */
+    const char *pixel_format; /* optional GenICam name instead of cfa, e.g. "BayerRG12p"; "auto":
+                               * the deepest format of cfa's phase the camera offers whose
+                               * rate fits a gigabit link (else the leanest); docs/colour.md */
     int width, height;        /* region, even (default 2040x1080) */
     int offset_x, offset_y;   /* region offset, even (default 0,0) */
     double exposure_us;       /* NaN or <= 0: leave the camera's setting */

@@ -52,7 +52,12 @@ int pc_settings_camera_colour(const pc_camera_settings *c, pc_camera_colour *out
     char e[320];
     memset(out, 0, sizeof *out);
     pc_colour_cfg_init(&out->cfg);
-    if (c->pixel_format[0]) {
+    if (strcmp(c->pixel_format, "auto") == 0) {
+        /* chosen by the camera at start: check against the deepest (the
+         * tables are built for the format chosen) */
+        out->fmt = (pc_rawfmt){12, PC_PACK_PFNC, (pc_cfa)c->pattern};
+        out->fmt_auto = 1;
+    } else if (c->pixel_format[0]) {
         if (pc_rawfmt_parse(c->pixel_format, &out->fmt, e, sizeof e))
             FAIL("pixel_format", "%s", e);
         if (out->fmt.cfa != (pc_cfa)c->pattern) {

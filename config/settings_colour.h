@@ -13,6 +13,7 @@
 
 typedef struct pc_camera_colour {
     pc_rawfmt fmt;
+    int fmt_auto;      /* pixel_format "auto": fmt is a stand-in (12-bit) */
     pc_colour_cfg cfg; /* cfg.lut points into lut */
     int wb_auto;       /* 0 manual, 1 "auto" (own estimate), 2 "auto shared" */
     uint8_t *lut;      /* transfer LUT file contents (malloc'd) or NULL */

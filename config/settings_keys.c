@@ -135,7 +135,8 @@ const pc_key pc_camera_keys_[] = {
      "fake cameras: picture fed to this camera (default: its part of capture.image)"},
     /* colour (docs/colour.md) */
     {"pixel_format", PC_KT_STRING, CAM(pixel_format), 0, 0, 0, NULL, 0, "", NULL,
-     "raw format: BayerRG8 ... BayerRG12p, BayerRG10Packed (any phase); \"\" = 8-bit of `pattern`"},
+     "raw format: BayerRG8 ... BayerRG12p, BayerRG10Packed (any phase); \"auto\" = the deepest the camera "
+     "offers that fits its link; \"\" = 8-bit of `pattern`"},
     {"black_level", PC_KT_DOUBLE, CAM(black_level), 0, 65535, 0, NULL, PC_LIVE_COLOUR, "0", "codes",
      "black pedestal in sensor units of the pixel format"},
     {"white_level", PC_KT_DOUBLE, CAM(white_level), 1, 65535, PC_KF_ZERO_AUTO, NULL, PC_LIVE_COLOUR, "0", "codes",

@@ -210,14 +210,14 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         if (pc_settings_camera_colour(c, &cc, ckey, sizeof ckey, cerr, sizeof cerr)) {
             snprintf(key, sizeof key, "cameras[%d].%s", i, ckey);
             ERR(cam_line(s, i), key, "%s", cerr);
-        } else if (s->capture.source == PC_SOURCE_FAKE && cc.fmt.packing != PC_PACK_8) {
+        } else if (s->capture.source == PC_SOURCE_FAKE && cc.fmt.packing != PC_PACK_8 && !cc.fmt_auto) {
             snprintf(key, sizeof key, "cameras[%d].pixel_format", i);
             ERR(cam_line(s, i), key, "%s: fake cameras send 8-bit Bayer only (replay a recording with source "
                 "\"file\" for other formats)", c->pixel_format);
             pc_camera_colour_free(&cc);
         } else {
             double rate = pc_rawfmt_rate_bytes(&cc.fmt, c->width, c->height, s->capture.fps);
-            if (s->capture.source == PC_SOURCE_GIGE && rate > PC_GIGE_PAYLOAD_BYTES_S) {
+            if (s->capture.source == PC_SOURCE_GIGE && rate > PC_GIGE_PAYLOAD_BYTES_S && !cc.fmt_auto) {
                 char fn[32];
                 pc_rawfmt_name(&cc.fmt, fn, sizeof fn);
                 snprintf(key, sizeof key, "cameras[%d].pixel_format", i);

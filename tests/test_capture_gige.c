@@ -220,15 +220,19 @@ static void test_bad_config(void)
 }
 
 /* Every Bayer format the simulator offers (it lists them; all 8-bit): one
- * camera streams in it and the sets carry that format and phase. */
+ * camera streams in it and the sets carry that format and phase; and
+ * pixel_format "auto" chooses the one of the configured phase. */
 static void test_formats(void)
 {
-    static const char *const fmts[] = {"BayerRG8", "BayerGR8", "BayerGB8", "BayerBG8"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const fmts[] = {"BayerRG8", "BayerGR8", "BayerGB8", "BayerBG8", "auto"};
+    for (int i = 0; i < 5; i++) {
         pc_capture_config cfg;
         base_config(&cfg);
-        cfg.n_cameras = 1;
-        cfg.cam[0].pixel_format = fmts[i];
+        cfg.n_cameras = i == 4 ? 2 : 1;
+        cfg.cam[0].pixel_format = cfg.cam[1].pixel_format = fmts[i];
+        if (i == 4) /* auto: the deepest of GRBG's phase the simulator offers (8-bit only) */
+            cfg.cam[0].cfa = cfg.cam[1].cfa = PC_CFA_GRBG;
+        pc_cfa want = i == 4 ? PC_CFA_GRBG : (pc_cfa)i;
         char err[512] = "";
         pc_capture *c = NULL;
         int rc = pc_capture_open(&c, &cfg, err, sizeof err);
@@ -240,8 +244,8 @@ static void test_formats(void)
             if (pc_capture_next(c, 250, &set) != 0)
                 continue;
             got++;
-            ok += set->fmt.bits == 8 && set->fmt.packing == PC_PACK_8 && set->fmt.cfa == (pc_cfa)i &&
-                  set->cfa == (pc_cfa)i && set->slab_bytes == (size_t)W * H;
+            ok += set->fmt.bits == 8 && set->fmt.packing == PC_PACK_8 && set->fmt.cfa == want && set->cfa == want &&
+                  set->slab_bytes == (size_t)W * H;
             pc_capture_release(c, set);
         }
         if (c)
