@@ -82,6 +82,12 @@ static int cpu_set_algo(void *priv, const pc_debayer_config *dc, char *err, size
     return 0;
 }
 
+static int cpu_prepare_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    return pc_cpu_prepare(c->cpu, dc->algo, err, errlen);
+}
+
 static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
                              char *err, size_t errlen)
 {
@@ -164,6 +170,7 @@ const pc_backend_ops pc_backend_cpu = {
     .open = cpu_open,
     .close = cpu_close,
     .describe = cpu_describe,
+    .prepare_algo = cpu_prepare_algo,
     .set_algo = cpu_set_algo,
     .picture_alloc = cpu_picture_alloc,
     .picture_free = cpu_picture_free,

@@ -195,8 +195,42 @@ static void argument_checks(void)
     pc_backend_close(b);
 }
 
+/* The one plane-geometry helper (debayer.h) at the panorama size. */
+static void geometry(void)
+{
+    static const struct { pc_pixfmt f; int np; int w[3], h[3]; size_t rb[3]; } want[] = {
+        {PC_FMT_RGB24, 1, {2040}, {5400}, {6120}},
+        {PC_FMT_NV12, 2, {2040, 1020}, {5400, 2700}, {2040, 2040}},
+        {PC_FMT_I420, 3, {2040, 1020, 1020}, {5400, 2700, 2700}, {2040, 1020, 1020}},
+    };
+    for (int k = 0; k < 3; k++) {
+        int bad = pc_pixfmt_planes(want[k].f) != want[k].np;
+        for (int i = 0; i < 3; i++) {
+            int pw = -1, ph = -1;
+            size_t rb = 0;
+            int rc = pc_picture_plane_size(want[k].f, 2040, 5400, i, &pw, &ph, &rb);
+            if (i < want[k].np)
+                bad += rc != 0 || pw != want[k].w[i] || ph != want[k].h[i] || rb != want[k].rb[i];
+            else
+                bad += rc != PC_EINVAL;
+        }
+        pc_picture p;
+        size_t packed = pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 1, NULL);
+        size_t want_packed = want[k].f == PC_FMT_RGB24 ? 3u * 2040 * 5400 : 2040u * 5400 * 3 / 2;
+        bad += packed != want_packed;
+        pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 256, (uint8_t *)4096);
+        for (int i = 0; i < want[k].np; i++)
+            bad += p.pitch[i] % 256 != 0 || p.pitch[i] < want[k].rb[i] || ((uintptr_t)p.plane[i] & 255);
+        TAP_CHECK(!bad, "plane geometry of %s 2040x5400: planes, sizes, packed size %zu, 256-aligned layout",
+                  pc_pixfmt_name(want[k].f), packed);
+    }
+    TAP_CHECK(pc_pixfmt_planes((pc_pixfmt)5) == 0 && pc_picture_plane_size((pc_pixfmt)5, 8, 8, 0, NULL, NULL, NULL),
+              "plane geometry of an unknown format: 0 planes, error");
+}
+
 int main(void)
 {
+    geometry();
     choosing();
     argument_checks();
     through_backend(&pc_backend_cpu, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
