@@ -191,6 +191,7 @@ static void argument_checks(void)
     void *ctx = (void *)1, *stream = (void *)1;
     pc_backend_encoder_device(b, &ctx, &stream);
     TAP_CHECK(!ctx && !stream, "CPU backend: no encoder device");
+    TAP_CHECK(pc_backend_host_threads(b) == 1, "CPU backend: host_threads = the 1 thread asked for");
     pc_backend_picture_free(b, &pic);
     pc_backend_picture_free(b, &rgb);
     pc_backend_close(b);
