@@ -850,6 +850,9 @@ static int open_encoder(pipeline *p)
         o->url = s->outputs[i].url;
         o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
         o->segment_seconds = s->outputs[i].segment_s;
+        o->max_bytes = s->outputs[i].max_bytes;
+        o->max_age_s = s->outputs[i].max_age_s;
+        o->min_free = s->outputs[i].min_free;
     }
     ec.on_packet = on_packet;
     ec.on_written = on_written;
