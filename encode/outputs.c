@@ -50,7 +50,8 @@ enum out_kind { K_NULL, K_FILE, K_NET, K_HLS };
 #define BACKOFF_MAX_FILE_MS 2000
 #define BACKOFF_MAX_NET_MS 5000
 #define PROBE_MS 500                  /* free-space / writable check while a recording waits */
-#define PROBE_MIN_FREE (4LL << 20)    /* re-open a failed recording with at least this free */
+#define PROBE_MIN_FREE (4LL << 20)    /* re-open a failed recording with at least this free
+                                       * (or an eighth of a smaller file system) */
 #define RETENTION_MAX_FILES 100000
 
 typedef struct slot {
@@ -370,14 +371,19 @@ static void dir_of(const char *path, char *out, size_t n)
         snprintf(out, n, "%.*s", (int)(slash - path), path);
 }
 
-/* Bytes an unprivileged writer may still use there; -1 if unknown. */
-static int64_t free_bytes(const char *dir)
+/* Bytes an unprivileged writer may still use there; -1 if unknown.
+ * *size: the file system's size (may be NULL). */
+static int64_t free_bytes_of(const char *dir, int64_t *size)
 {
     struct statvfs v;
     if (statvfs(dir, &v) != 0)
         return -1;
+    if (size)
+        *size = (int64_t)v.f_blocks * (int64_t)v.f_frsize;
     return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
 }
+
+static int64_t free_bytes(const char *dir) { return free_bytes_of(dir, NULL); }
 
 typedef struct seg_file {
     char *path;
@@ -505,8 +511,13 @@ static int recording_ready(pc_out *o)
                  strerror(errno));
         return 0;
     }
-    int64_t need = o->min_free > PROBE_MIN_FREE ? o->min_free : PROBE_MIN_FREE;
-    int64_t fb = free_bytes(dir);
+    int64_t fs_size = 0;
+    int64_t fb = free_bytes_of(dir, &fs_size);
+    int64_t need = PROBE_MIN_FREE;
+    if (fs_size > 0 && fs_size / 8 < need)
+        need = fs_size / 8;
+    if (o->min_free > need)
+        need = o->min_free;
     if (fb >= 0 && fb < need) {
         retention(o, need);
         fb = free_bytes(dir);
