@@ -495,7 +495,8 @@ static void retention(pc_out *o, int64_t need_free)
 }
 
 /* A failed recording may be re-opened: its folder is writable and has free
- * space (after retention made what room it may). Sets o->wait_reason. */
+ * space (after retention, where the output has a limit, made what room it
+ * may). Sets o->wait_reason. */
 static int recording_ready(pc_out *o)
 {
     o->wait_reason[0] = '\0';
@@ -518,8 +519,8 @@ static int recording_ready(pc_out *o)
         need = fs_size / 8;
     if (o->min_free > need)
         need = o->min_free;
-    if (fb >= 0 && fb < need) {
-        retention(o, need);
+    if (fb >= 0 && fb < need && (o->max_bytes || o->max_age_s || o->min_free)) {
+        retention(o, need); /* an output with a retention limit makes room itself */
         fb = free_bytes(dir);
     }
     if (fb >= 0 && fb < need) {
