@@ -62,6 +62,19 @@ typedef struct worker_arg {
     int index;
 } worker_arg;
 
+/* Colour stage: rows [y0, y1) of the panorama from the camera slabs
+ * they fall in, through their tables, into cpu->bayer. */
+static void map_rows(pc_cpu *cpu, const pc_raw_slab *slabs, int n, int slab_h, int w, int y0, int y1)
+{
+    for (int s = y0 / slab_h; s < n && s * slab_h < y1; s++) {
+        int a = y0 - s * slab_h, b = y1 - s * slab_h;
+        a = a < 0 ? 0 : a;
+        b = b > slab_h ? slab_h : b;
+        pc_colour_rows(&slabs[s].fmt, slabs[s].tables, slabs[s].data, slabs[s].pitch, w, a, b,
+                       cpu->bayer + (size_t)s * slab_h * w, (size_t)w);
+    }
+}
+
 static void run_band(pc_cpu *cpu, int index)
 {
     /* A private copy: after the last barrier the caller may already be
@@ -74,14 +87,7 @@ static void run_band(pc_cpu *cpu, int index)
     if (cpu->pre_n) {
         /* this band's rows of every slab they fall in, then wait: pass 0
          * reads across band edges */
-        for (int s = y0 / cpu->pre_h; s < cpu->pre_n && s * cpu->pre_h < y1; s++) {
-            const pc_raw_slab *sl = &cpu->pre[s];
-            int a = y0 - s * cpu->pre_h, b = y1 - s * cpu->pre_h;
-            a = a < 0 ? 0 : a;
-            b = b > cpu->pre_h ? cpu->pre_h : b;
-            pc_colour_rows(&sl->fmt, sl->tables, sl->data, sl->pitch, job->w, a, b,
-                           cpu->bayer + (size_t)s * cpu->pre_h * job->w, (size_t)job->w);
-        }
+        map_rows(cpu, cpu->pre, cpu->pre_n, cpu->pre_h, job->w, y0, y1);
         if (n > 1)
             pthread_barrier_wait(&cpu->bar);
     }
@@ -321,6 +327,21 @@ void pc_cpu_close(pc_cpu *cpu)
     free(cpu);
 }
 
+/* The colour stage as a pc_cpu_parallel task (own-code algorithms). */
+typedef struct colour_task {
+    pc_cpu *cpu;
+    const pc_raw_slab *slabs;
+    int n, slab_h, w, h;
+} colour_task;
+
+static void colour_band(void *arg, int band, int nbands)
+{
+    colour_task *t = arg;
+    int pairs = t->h / 2;
+    int y0 = 2 * (int)((int64_t)pairs * band / nbands), y1 = 2 * (int)((int64_t)pairs * (band + 1) / nbands);
+    map_rows(t->cpu, t->slabs, t->n, t->slab_h, t->w, y0, y1);
+}
+
 int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, int n, int slab_h,
                        const pc_picture *dst, char *err, size_t errlen)
 {
@@ -346,6 +367,16 @@ int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, i
         return PC_ENOMEM;
     }
     pc_bayer src = {cpu->bayer, (size_t)dst->width, dst->width, dst->height, slabs[0].fmt.cfa};
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl) {
+        /* an algorithm with its own code: map the slabs on the pool, then
+         * run it on the 8-bit panorama */
+        colour_task t = {cpu, slabs, n, slab_h, dst->width, dst->height};
+        pthread_mutex_lock(&cpu->call_mu);
+        pc_cpu_parallel(cpu, colour_band, &t);
+        pthread_mutex_unlock(&cpu->call_mu);
+        return own_debayer(cpu, d, &src, dst, err, errlen);
+    }
     pthread_mutex_lock(&cpu->call_mu);
     pc_job job;
     int rc = pc_job_setup(&job, algo, &src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
@@ -359,6 +390,7 @@ int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, i
     cpu->pre_h = slab_h;
     if (cpu->nthreads > 1) {
         pthread_mutex_lock(&cpu->mu);
+        cpu->task = NULL;
         cpu->gen++;
         pthread_cond_broadcast(&cpu->cv);
         pthread_mutex_unlock(&cpu->mu);
