@@ -294,9 +294,15 @@ int main(int argc, char **argv)
         kill(ch2.pid, SIGHUP);
         int applied = dt_wait_for_text(ch2.err, "reload: colour settings applied from the next frame set", 20.0, &ch2);
         char ans2[1024] = "";
-        dt_control(sock, "wb", ans2, sizeof ans2, 5.0);
         char want[96];
         snprintf(want, sizeof want, "cameras[0].wb_gains = \"%.4f, 1.0000, %.4f\"", 1 / casts[0][0], 1 / casts[0][2]);
+        /* the new state is swapped in at the next frame set */
+        for (int k = 0; k < 30 && applied; k++) {
+            dt_control(sock, "wb", ans2, sizeof ans2, 5.0);
+            if (strstr(ans2, want))
+                break;
+            dt_sleep(0.1);
+        }
         TAP_CHECK(applied && strstr(ans2, want),
                   "SIGHUP applies manual gains, a matrix and gamma 2.2 live (log line; \"wb\" answers %s)", want);
         if (!strstr(ans2, want))
