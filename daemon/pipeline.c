@@ -842,6 +842,7 @@ static int open_encoder(pipeline *p)
         o->url = s->outputs[i].url;
         o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
         o->segment_seconds = s->outputs[i].segment_s;
+        o->options = s->outputs[i].options[0] ? s->outputs[i].options : NULL;
     }
     ec.on_packet = on_packet;
     ec.on_written = on_written;

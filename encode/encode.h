@@ -57,6 +57,12 @@ typedef struct pc_output_config {
     const char *srt_passphrase; /* NULL: none (10..79 characters otherwise) */
     int srt_latency_ms;     /* SRT receiver latency (0 = libsrt's default, 120 ms) */
     int queue_packets;      /* bounded queue (0 = 256 packets) */
+    /* libavformat options "key=value,key=value", applied last (they win
+     * over the fields above): keys of the URL's protocol (udp: pkt_size,
+     * srt: passphrase, mode, latency, ...) go to the connection, the rest
+     * to the muxer (hls_time, hls_list_size, ...) or the format context.
+     * A key none of them knows is an error (pc_output_check). */
+    const char *options;
 } pc_output_config;
 
 /* Per packet that leaves the encoder (called on the encoder thread). */
@@ -197,6 +203,13 @@ int pc_encoder_list(FILE *out);
 int pc_encoder_list_str(char *buf, size_t n);
 
 const char *pc_output_state_name(pc_output_state s);
+
+/* Checks one output without opening anything or probing an encoder: URL
+ * scheme and this FFmpeg's protocols, host and port of network URLs,
+ * container, segment/HLS/packet limits and every key of oc->options
+ * (known to the protocol, the muxer or libavformat). index names the
+ * output in the message. 0 or PC_EINVAL. */
+int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n);
 
 #ifdef __cplusplus
 }
