@@ -112,6 +112,7 @@ typedef struct pipeline {
     /* snapshot request (control thread / --snapshot -> stage thread) */
     pthread_mutex_t snap_lock;
     char snap_path[PC_PATH_LEN];
+    unsigned long long snap_token; /* the control client waiting for it */
 
     /* queues between stage and encoder threads */
     pthread_mutex_t q_lock;
@@ -274,6 +275,8 @@ typedef struct snapshot_job {
     pc_algo_id algo;
     char path[PC_PATH_LEN];
     const pc_logger *log;
+    pc_control *ctl;          /* answers the client that asked (token) */
+    unsigned long long token; /* 0: asked by --snapshot */
 } snapshot_job;
 
 /* Runs detached: demosaics the copied raw panorama with the algorithm in
@@ -282,24 +285,28 @@ typedef struct snapshot_job {
 static void *snapshot_thread(void *arg)
 {
     snapshot_job *sj = arg;
-    char err[256];
+    char err[256], msg[PC_PATH_LEN + 300];
     size_t pitch = (size_t)sj->width * 3;
     uint8_t *rgb = malloc(pitch * (size_t)sj->height);
-    if (!rgb) {
-        pc_log(sj->log, PC_LOG_ERR, "snapshot %s: out of memory", sj->path);
-        goto out;
-    }
+    int rc = -1;
     pc_bayer b = {sj->raw, (size_t)sj->width, sj->width, sj->height, sj->cfa};
     pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {pitch},
                       .width = sj->width, .height = sj->height};
-    if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
-        pc_log(sj->log, PC_LOG_ERR, "snapshot %s: %s", sj->path, err);
+    if (!rgb)
+        snprintf(msg, sizeof msg, "snapshot %s: out of memory", sj->path);
+    else if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
+        snprintf(msg, sizeof msg, "snapshot %s: %s", sj->path, err);
     else if (pc_image_write(sj->path, rgb, pitch, sj->width, sj->height, err, sizeof err))
-        pc_log(sj->log, PC_LOG_ERR, "snapshot: %s", err);
+        snprintf(msg, sizeof msg, "snapshot: %s", err);
+    else
+        rc = 0;
+    if (rc)
+        pc_log(sj->log, PC_LOG_ERR, "%s", msg);
     else
         pc_log(sj->log, PC_LOG_NOTICE, "snapshot written to %s (%dx%d, %s)", sj->path, sj->width,
                sj->height, pc_algo_get(sj->algo)->name);
-out:
+    if (sj->token)
+        pc_control_done(sj->ctl, sj->token, rc, rc ? msg : sj->path);
     free(rgb);
     free(sj->raw);
     atomic_fetch_sub(sj->active, 1);
@@ -313,7 +320,9 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
     char path[PC_PATH_LEN];
     pthread_mutex_lock(&p->snap_lock);
     snprintf(path, sizeof path, "%s", p->snap_path);
+    unsigned long long token = p->snap_token;
     p->snap_path[0] = '\0';
+    p->snap_token = 0;
     pthread_mutex_unlock(&p->snap_lock);
     if (!path[0])
         return;
@@ -323,11 +332,15 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
         free(sj);
         free(raw);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: out of memory", path);
+        if (token)
+            pc_control_done(p->ctl, token, -1, "out of memory");
         return;
     }
     pc_frameset_stack(set, raw, (size_t)p->width);
-    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger};
+    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger, NULL, 0};
     snprintf(sj->path, sizeof sj->path, "%s", path);
+    sj->ctl = p->ctl;
+    sj->token = token;
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -336,6 +349,8 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
     if (pthread_create(&t, &a, snapshot_thread, sj)) {
         atomic_fetch_sub(&p->snapshots_active, 1);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: cannot start a thread", path);
+        if (token)
+            pc_control_done(p->ctl, token, -1, "cannot start a thread");
         free(raw);
         free(sj);
     }
@@ -607,7 +622,7 @@ static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *e
     return 0;
 }
 
-static int ctl_snapshot(void *user, const char *path, char *err, size_t errlen)
+static int ctl_snapshot(void *user, const char *path, unsigned long long token, char *err, size_t errlen)
 {
     pipeline *p = user;
     if (!path || !path[0] || strlen(path) >= PC_PATH_LEN) {
@@ -615,9 +630,15 @@ static int ctl_snapshot(void *user, const char *path, char *err, size_t errlen)
         return -1;
     }
     pthread_mutex_lock(&p->snap_lock);
-    snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
+    int busy = p->snap_path[0] != '\0';
+    if (!busy) {
+        snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
+        p->snap_token = token;
+    }
     pthread_mutex_unlock(&p->snap_lock);
-    return 0;
+    if (busy)
+        snprintf(err, errlen, "another snapshot is waiting for the next frame set; try again");
+    return busy ? -1 : 0;
 }
 
 static int ctl_idr(void *user, char *err, size_t errlen)
@@ -1018,7 +1039,13 @@ static void teardown(pipeline *p)
         put(p, &p->ready, (job){.slot = -1});
     if (p->enc_started)
         pthread_join(p->enc_thr, NULL);
-    if (p->ctl)
+    /* A snapshot being written must not be cut off by the exit (and it
+     * answers its client through the control socket). */
+    for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (p->ctl && atomic_load(&p->snapshots_active) == 0)
         pc_control_stop(p->ctl);
 #if PANOCAP_HAVE_FFMPEG
     pc_encoder_close(p->enc); /* writes trailers, ends playlists */
@@ -1042,11 +1069,6 @@ static void teardown(pipeline *p)
         pc_cpu_close(p->cpu);
     }
     free(p->host_pano);
-    /* A snapshot being written must not be cut off by the exit. */
-    for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
 }
 
 int pc_run_pipeline(pc_daemon *d)
