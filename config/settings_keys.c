@@ -169,6 +169,9 @@ static const pc_key debayer_keys[] = {
      "CPU backend threads; 0 = one per CPU"},
     {"in_flight", PC_KT_INT, DEB(in_flight), 1, 8, 0, NULL, 0, "3", "frame sets",
      "frame sets in flight in the GPU stage"},
+    {"gpu", PC_KT_STRING, DEB(gpu), 0, 0, 0, NULL, 0, "", NULL,
+     "CUDA device for this pipeline: an index (\"1\") or a UUID (\"GPU-8c4f...\", from nvidia-smi -L); "
+     "\"\" = the first device. Several pipelines on one host: one instance per GPU"},
 };
 
 static const pc_key encode_keys[] = {
@@ -185,6 +188,9 @@ static const pc_key encode_keys[] = {
      "encoder preset (p1..p7 for NVENC, ultrafast... for x264); \"\" = low-latency default"},
     {"threads", PC_KT_INT, ENC(threads), 1, 256, PC_KF_ZERO_AUTO, NULL, 0, "0", "threads",
      "software encoder threads; 0 = automatic"},
+    {"cpus", PC_KT_STRING, ENC(cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the encoder and output threads run on, a list like \"4-11\" or \"4,6,8-9\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 const pc_key pc_output_keys_[] = {
@@ -220,6 +226,15 @@ static const pc_key daemon_keys[] = {
      "record the raw Bayer frame sets to this file (replay with source = \"file\")"},
     {"watchdog", PC_KT_BOOL, DMN(watchdog), 0, 1, 0, NULL, 0, "true", NULL,
      "ping the systemd watchdog (when WatchdogSec= is set) from the pipeline's progress"},
+    {"metrics_listen", PC_KT_STRING, DMN(metrics_listen), 0, 0, 0, NULL, 0, "", NULL,
+     "HTTP address for Prometheus: GET /metrics, /status, /healthz (200 while frame sets flow, "
+     "else 503), e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"; no control commands over TCP; "
+     "\"\" = off"},
+    {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
+     "the control command `snapshot NAME.png` writes only inside this folder; \"\" = refused"},
+    {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 #define N(a) (int)(sizeof a / sizeof *a)

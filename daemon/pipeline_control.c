@@ -103,5 +103,6 @@ static int ctl_reload(void *user, char *err, size_t errlen)
 void pl_control_ops(pipeline *p, pc_control_ops *ops)
 {
     *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
-                            .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload};
+                            .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload,
+                            .snapshot_dir = p->s->daemon.snapshot_dir};
 }
