@@ -4,6 +4,7 @@
 #include "settings_keys.h"
 
 #include "debayer.h"
+#include "netaddr.h"
 #include "panocap_config.h"
 
 #include <stdlib.h>
@@ -302,6 +303,18 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         WARN(s->daemon.line, "daemon.stats_interval",
              "%g s is longer than the stats window (%g s): percentiles cover only part of each interval",
              s->daemon.stats_interval_s, s->daemon.stats_window_s);
+    if (s->daemon.metrics_listen[0]) {
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        char why[256];
+        if (!PANOCAP_HAVE_HTTP)
+            ERR(s->daemon.line, "daemon.metrics_listen",
+                "this panocap was built without libmicrohttpd, so it cannot serve HTTP metrics (install "
+                "libmicrohttpd-dev and rebuild, or use the control socket: curl --unix-socket SOCKET "
+                "http://localhost/metrics)");
+        else if (pc_parse_listen(s->daemon.metrics_listen, &ss, &sl, why, sizeof why))
+            ERR(s->daemon.line, "daemon.metrics_listen", "%s", why);
+    }
 #undef ERR
 #undef WARN
     return errors ? -1 : 0;

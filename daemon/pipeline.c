@@ -287,6 +287,8 @@ static void teardown(pipeline *p)
     }
     if (p->ctl && atomic_load(&p->snapshots_active) == 0)
         pc_control_stop(p->ctl);
+    pc_http_stop(p->http);
+    p->http = NULL;
 #if PANOCAP_HAVE_FFMPEG
     pc_encoder_close(p->enc); /* writes trailers, ends playlists */
 #endif
@@ -381,6 +383,12 @@ int pc_run_pipeline(pc_daemon *d)
         pl_control_ops(p, &ops);
         if (pc_control_start(&p->ctl, p->s->daemon.control, &ops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "control socket off: %s", p->err);
+    }
+    if (p->s->daemon.metrics_listen[0]) {
+        pc_http_ops hops;
+        pl_http_ops(p, &hops);
+        if (pc_http_start(&p->http, p->s->daemon.metrics_listen, &hops, &d->logger, p->err, sizeof p->err))
+            pc_log(&d->logger, PC_LOG_WARNING, "HTTP metrics off: %s", p->err);
     }
 
     for (int i = 0; i < p->nslots; i++)

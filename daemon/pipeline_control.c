@@ -1,6 +1,7 @@
 /* pipeline_control.c - the control socket's callbacks into the pipeline
  * (status, metrics, live algorithm switch, snapshot, IDR, reload); they
- * run on the control thread (control.c). */
+ * run on the control thread (control.c). The HTTP metrics server (http.c)
+ * uses status and metrics too, plus the health check. */
 #include "pipeline_int.h"
 
 #include <stdio.h>
@@ -105,4 +106,28 @@ void pl_control_ops(pipeline *p, pc_control_ops *ops)
     *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
                             .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload,
                             .snapshot_dir = p->s->daemon.snapshot_dir};
+}
+
+/* Frame sets flow: one done within the last second (or 25 frame periods at
+ * low rates). */
+static int http_healthy(void *user, char *why, size_t len)
+{
+    pipeline *p = user;
+    int64_t last = atomic_load(&p->last_frame_ns);
+    if (!last) {
+        snprintf(why, len, "no frame set done yet");
+        return 0;
+    }
+    double limit_s = p->fps > 0 && 25.0 / p->fps > 1.0 ? 25.0 / p->fps : 1.0;
+    double age = (pc_now_ns() - last) / 1e9;
+    if (age > limit_s) {
+        snprintf(why, len, "no frame set for %.1f s", age);
+        return 0;
+    }
+    return 1;
+}
+
+void pl_http_ops(pipeline *p, pc_http_ops *ops)
+{
+    *ops = (pc_http_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .healthy = http_healthy};
 }

@@ -147,6 +147,7 @@ void *pl_encoder_main(void *arg)
             pc_stats_frame_done(p->stats, &t);
         }
         atomic_fetch_add(&p->frames_done, 1);
+        atomic_store(&p->last_frame_ns, pc_now_ns());
     }
 #if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder && pc_encoder_flush(p->enc, p->err, sizeof p->err))
