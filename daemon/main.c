@@ -11,6 +11,7 @@
 #include "pipeline.h"
 #include "settings.h"
 #include "signals.h"
+#include "stderr_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,11 +119,27 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
         pc_signals_close(d->signals);
         return PC_EXIT_RUNTIME;
     }
+    /* Under systemd: libraries' own stderr lines get a priority prefix
+     * and a rate limit (stderr_guard.h); panocap's lines go straight out. */
+    pc_stderr_guard *guard = NULL;
+    if (!d->stderr_tty) {
+        if (pc_stderr_guard_start(&guard, err, sizeof err) == 0) {
+            d->logger.sink = pc_stderr_guard_sink;
+            d->logger.user = guard;
+        } else {
+            pc_log(&d->logger, PC_LOG_WARNING, "%s", err);
+        }
+    }
     pc_log(&d->logger, PC_LOG_INFO, "panocap %s starting: configuration %s", PANOCAP_VERSION,
            path ? path : "built-in defaults");
 
     /* ---- the pipeline (pipeline.h): capture -> debayer -> encode ---- */
     rc = pc_run_pipeline(d);
+    if (guard) {
+        d->logger.sink = NULL;
+        d->logger.user = NULL;
+        pc_stderr_guard_stop(guard);
+    }
 
     pc_notify_close(d->notify);
     pc_signals_close(d->signals);

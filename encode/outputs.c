@@ -745,6 +745,7 @@ static void *out_thread(void *arg)
             pthread_mutex_unlock(&o->lock);
             if (stopping)
                 break;
+            pc_avlog_quiet(o->failing); /* FFmpeg's reason repeats on every retry */
             int r = open_target(o, err, sizeof err);
             if (r) {
                 int first = !o->failing;
@@ -848,6 +849,7 @@ static void *out_thread(void *arg)
         }
         if (o->failing) {
             o->failing = 0;
+            pc_avlog_quiet(0);
             backoff_ms = 500;
             pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
                    o->cur_path);
