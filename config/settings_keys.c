@@ -3,6 +3,7 @@
  * keys, and lookups in it. Parsing, validation, reload diffs and writing
  * (settings_parse.c, settings_validate.c, settings_reload.c,
  * settings_write.c, settings_file.c) all work from this table. */
+#include "encode_limits.h" /* the encoder's own limits */
 #include "settings_keys.h"
 
 #include "debayer.h"
@@ -181,7 +182,7 @@ static const pc_key encode_keys[] = {
      "auto = NVENC for the codec, else the fallback list; or an FFmpeg encoder name"},
     {"fallback", PC_KT_LIST, ENC(fallback), 0, 0, 0, NULL, 0, "libx264,libx265,libsvtav1", NULL,
      "encoders tried in order when NVENC cannot open"},
-    {"bitrate", PC_KT_INT64, ENC(bitrate), 100000, 1000000000, PC_KF_SI, NULL, PC_LIVE_BITRATE,
+    {"bitrate", PC_KT_INT64, ENC(bitrate), PC_ENCODE_MIN_BITRATE, PC_ENCODE_MAX_BITRATE, PC_KF_SI, NULL, PC_LIVE_BITRATE,
      "20000000", "bit/s", "constant bitrate; k/M/G suffixes accepted (\"20M\")"},
     {"gop", PC_KT_INT, ENC(gop), 1, 3000, 0, NULL, 0, "50", "frames", "frames between IDR frames"},
     {"preset", PC_KT_STRING, ENC(preset), 0, 0, 0, NULL, 0, "", NULL,

@@ -272,6 +272,8 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
                 ERR(line, key, "unknown URL scheme \"%.*s\" in \"%s\"; allowed: udp://, srt://, tcp://, "
                     "rtp://, file:// or a plain path, or \"null\"", (int)sl, o->url, o->url);
         }
+        if (strcmp(o->url, "null") == 0 && s->output_count > 1)
+            ERR(line, key, "\"null\" (demosaic only, no encoder) cannot be combined with other outputs");
         for (int j = 0; j < i; j++)
             if (strcmp(o->url, s->outputs[j].url) == 0)
                 ERR(line, key, "duplicate output \"%s\" (also outputs[%d])", o->url, j);

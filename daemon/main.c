@@ -4,6 +4,7 @@
  * on (64 usage, 78 configuration, 1 runtime), and the process plumbing the
  * pipeline needs (signals before any thread, systemd notifier, logger).
  * The pipeline itself is pc_run_pipeline (pipeline.h). */
+#include "check.h"
 #include "cli.h"
 #include "debayer.h"
 #include "notify.h"
@@ -69,6 +70,11 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
     pc_diag_init(diag);
     rc = pc_cli_load_settings(cli, &d->settings, diag);
     const char *path = pc_cli_config_path(cli);
+    /* one validation: what the run would refuse, --check-config refuses */
+    if (rc == PC_EXIT_OK && (cli->action == PC_ACTION_CHECK_CONFIG || cli->action == PC_ACTION_RUN ||
+                             cli->action == PC_ACTION_DUMP_CONFIG) &&
+        pc_check_modules(&d->settings, diag) > 0)
+        rc = PC_EXIT_CONFIG;
 
     switch (cli->action) {
     case PC_ACTION_CHECK_CONFIG:

@@ -27,6 +27,7 @@
  * packet out and written per output (encoder callbacks); they meet in a small
  * ring keyed by pts and go to pc_stats once every output wrote the frame.
  */
+#include "check.h"
 #include "pipeline_int.h"
 
 #include <errno.h>
@@ -109,60 +110,11 @@ static void pinned_free(void *ptr, void *user)
 
 static int open_capture(pipeline *p)
 {
-    const pc_settings *s = p->s;
     pc_capture_config cc;
-    pc_capture_config_init(&cc);
-    cc.source = (pc_source_kind)s->capture.source;
-    cc.file = s->capture.file;
-    cc.file_realtime = 1;
-    cc.file_loop = s->capture.file_loop;
-    cc.n_cameras = s->capture.source == PC_SOURCE_FILE ? 0 : s->capture.cameras;
-    cc.fps = s->capture.fps;
-    cc.deadline_periods = s->capture.deadline_periods;
-    cc.pool_sets = s->capture.pool_size;
-    cc.log = &p->d->logger;
+    pc_check_capture_config(p->s, &cc, &p->d->logger); /* as --check-config saw it */
     if (p->use_cuda) {
         cc.alloc = pinned_alloc;
         cc.free = pinned_free;
-    }
-    /* Fake cameras with no picture configured show the bundled photograph
-     * (installed, or in the source tree when run from a build folder). */
-    const char *picture = s->capture.image[0] ? s->capture.image : NULL;
-    if (!picture && s->capture.source == PC_SOURCE_FAKE) {
-        if (access(PANOCAP_SAMPLE_IMAGE, R_OK) == 0)
-            picture = PANOCAP_SAMPLE_IMAGE;
-        else if (access(PANOCAP_SAMPLE_IMAGE_SRC, R_OK) == 0)
-            picture = PANOCAP_SAMPLE_IMAGE_SRC;
-        if (picture && !pc_image_have_png())
-            picture = NULL;
-        if (!picture)
-            pc_log(&p->d->logger, PC_LOG_WARNING, "fake cameras: bundled photograph not found or no PNG support; "
-                   "showing a synthetic picture");
-    }
-    for (int i = 0; i < s->capture.cameras && i < PC_CAPTURE_MAX_CAMERAS; i++) {
-        const pc_camera_settings *c = &s->cameras[i];
-        pc_camera_config *k = &cc.cam[i];
-        pc_camera_config_init(k);
-        k->address = c->address[0] ? c->address : c->serial[0] ? c->serial : NULL;
-        k->cfa = (pc_cfa)c->pattern;
-        k->width = c->width;
-        k->height = c->height;
-        k->offset_x = c->offset_x;
-        k->offset_y = c->offset_y;
-        k->exposure_us = c->exposure_us > 0 ? c->exposure_us : NAN;
-        k->gain = c->gain_db >= 0 ? c->gain_db : NAN;
-        k->packet_size = c->packet_size;
-        k->packet_delay_ns = c->packet_delay_ns;
-        k->socket_buffer = c->socket_buffer;
-        k->resend = c->resend;
-        k->packet_timeout_ms = c->packet_timeout_ms;
-        k->frame_retention_ms = c->frame_retention_ms;
-        k->trigger = (pc_trigger_mode)c->trigger;
-        k->trigger_line = c->trigger_source[0] ? c->trigger_source : NULL;
-        k->image = c->image[0] ? c->image : picture;
-        k->slab = c->slab;
-        k->image_part = c->slab;
-        k->image_parts = s->capture.cameras;
     }
     if (pc_capture_open(&p->cap, &cc, p->err, sizeof p->err))
         return -1;
@@ -170,7 +122,7 @@ static int open_capture(pipeline *p)
     p->ncam = pc_capture_n_cameras(p->cap);
     pc_capture_geometry(p->cap, &p->width, &p->slab_h, &p->cfa, &fps);
     p->height = p->slab_h * p->ncam;
-    p->fps = fps > 0 ? fps : s->capture.fps;
+    p->fps = fps > 0 ? fps : p->s->capture.fps;
     return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "debayer.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
+#include "encode_limits.h"
 #include "enums.h"   /* pc_codec */
 #include "log.h"
 
@@ -210,6 +211,13 @@ const char *pc_output_state_name(pc_output_state s);
  * (known to the protocol, the muxer or libavformat). index names the
  * output in the message. 0 or PC_EINVAL. */
 int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n);
+
+/* Checks an encoder name without opening it: "auto", or a video encoder
+ * of this FFmpeg build; and a preset for it (NULL/"" = the default): one
+ * of the encoder's named presets (NVENC p1..p7..., SVT-AV1 numbers, x264
+ * and x265 ultrafast..placebo). "what" names the setting in the message.
+ * 0 or PC_EINVAL. */
+int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
  * them in their header.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -375,15 +376,52 @@ static int check_file_path(int index, const char *url, char *err, size_t n)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     if (strchr(dir, '%'))
         return 0; /* the folder is made of the time: checked when opened */
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        snprintf(err, n, "output %d '%s': the folder %s does not exist", index, url, dir);
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        snprintf(err, n, "output %d '%s': %s is not a folder", index, url, dir);
         return PC_EINVAL;
+    }
+    if (stat(dir, &sb) != 0) {
+        /* missing folders are made when the output opens: the nearest
+         * existing one must take them */
+        char miss[4096];
+        snprintf(miss, sizeof miss, "%s", dir);
+        while (stat(dir, &sb) != 0 && strcmp(dir, "/") && strcmp(dir, ".")) {
+            char *s = strrchr(dir, '/');
+            if (!s)
+                snprintf(dir, sizeof dir, ".");
+            else if (s == dir)
+                dir[1] = '\0';
+            else
+                *s = '\0';
+        }
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': the folder %s does not exist and %s is not a folder", index, url,
+                     miss, dir);
+            return PC_EINVAL;
+        }
     }
     if (access(dir, W_OK | X_OK) != 0) {
         snprintf(err, n, "output %d '%s': cannot write in the folder %s: %s", index, url, dir,
                  strerror(errno));
         return PC_EINVAL;
     }
+    /* access() says yes to root everywhere: create a nameless file to be
+     * sure (or a named one, removed at once, where O_TMPFILE is missing) */
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/.panocap-check-XXXXXX", dir);
+        fd = mkstemp(probe);
+        if (fd >= 0)
+            unlink(probe);
+    }
+    if (fd < 0) {
+        /* a pseudo file system (/proc) says ENOENT for a new name */
+        snprintf(err, n, "output %d '%s': cannot create a file in the folder %s: %s", index, url, dir,
+                 errno == ENOENT ? "not a place for files" : strerror(errno));
+        return PC_EINVAL;
+    }
+    close(fd);
     return 0;
 }
 
@@ -429,7 +467,7 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
         return PC_EINVAL;
     }
     if (oc->hls_time < 0 || oc->hls_list_size < 0 || oc->queue_packets < 0 ||
-        oc->pkt_size < 0 || oc->pkt_size > 65507) {
+        oc->pkt_size < 0 || oc->pkt_size > PC_ENCODE_MAX_PKT_SIZE) {
         snprintf(err, n, "output %d '%s': hls_time, hls_list_size, queue_packets must be >= 0 "
                  "and pkt_size 0..65507", index, oc->url);
         return PC_EINVAL;
@@ -550,15 +588,35 @@ static void close_target(pc_out *o, int trailer)
     o->oc = NULL;
 }
 
+/* Makes the folders leading to path (as mkdir -p; 0750). */
+static void make_parents(const char *path)
+{
+    char d[4096];
+    snprintf(d, sizeof d, "%s", path);
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d)
+        return;
+    *slash = '\0';
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(d, 0750);
+            *p = '/';
+        }
+    mkdir(d, 0750);
+}
+
 /* Opens the file / connection and writes the header. */
 static int open_target(pc_out *o, char *err, size_t n)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
     AVDictionary *mopts = NULL, *popts = NULL;
     int r;
-    if (o->kind == K_FILE || o->kind == K_HLS)
+    if (o->kind == K_FILE || o->kind == K_HLS) {
         next_path(o);
-    else
+        make_parents(strncmp(o->cur_path, "file:", 5) ? o->cur_path
+                     : o->cur_path + (strncmp(o->cur_path, "file://", 7) ? 5 : 7));
+    } else
         snprintf(o->cur_path, sizeof o->cur_path, "%s", o->url);
 
     r = avformat_alloc_output_context2(&o->oc, NULL, o->fmt, o->cur_path);

@@ -1,8 +1,10 @@
 /* test_output_options.c - outputs[].options reach libavformat, and what an
  * output can never open is refused before anything is opened:
  *   - pc_output_check refuses bad ports and hosts (udp://127.0.0.1:99999,
- *     udp://:5000, udp://127.0.0.1, srt://host:abc), a block device or a
- *     missing folder as a recording, unknown option keys and bad values;
+ *     udp://:5000, udp://127.0.0.1, srt://host:abc), a block device, a
+ *     directory or a place where no file can be made (/proc) as a
+ *     recording, unknown option keys and bad values; missing folders are
+ *     made when the recording opens;
  *   - UDP with options "pkt_size=376": every datagram on the wire is at
  *     most 376 bytes and most are exactly 376 (the default is 1316);
  *   - SRT with options "mode=listener,passphrase=...": a caller without
@@ -55,8 +57,11 @@ static void checks(const char *dir)
     refused("udp://:5000", NULL, "no host");
     refused("udp://127.0.0.1", NULL, "no port");
     refused("srt://host:abc", NULL, "not a number");
-    snprintf(path, sizeof path, "%s/no/such/folder/x.ts", dir);
-    refused(path, NULL, "does not exist");
+    refused("/proc/no/such/folder/x.ts", NULL, "cannot create a file in the folder /proc");
+    refused("/proc/x.ts", NULL, "cannot create a file");
+    snprintf(path, sizeof path, "%s/a/b/x.ts", dir);
+    int r0 = check_url(path, NULL, err, sizeof err);
+    TAP_CHECK(r0 == 0, "check accepts a recording in folders still to be made (%s) %s", path, err);
     refused(dir, NULL, "directory");
     snprintf(path, sizeof path, "%s/blk", dir);
     if (mknod(path, S_IFBLK | 0600, makedev(7, 0)) == 0)
@@ -250,6 +255,19 @@ int main(void)
         checks(dir);
     if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "udp"))
         udp_pkt_size();
+    {
+        char path[400], err[512];
+        snprintf(path, sizeof path, "%s/made/by/open/rec.ts", dir);
+        pc_encode_config cfg = small_cfg();
+        cfg.outputs[0].url = path;
+        cfg.n_outputs = 1;
+        pc_encoder *e;
+        int r = pc_encoder_open(&e, &cfg, err, sizeof err);
+        if (!r)
+            pc_encoder_close(e);
+        TAP_CHECK(r == 0 && access(path, F_OK) == 0, "a recording in missing folders: they are made (%s) %s",
+                  path, r ? err : "");
+    }
     if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "srt"))
         srt_passphrase();
     char cmd[300];
