@@ -28,6 +28,7 @@
  * ring keyed by pts and go to pc_stats once every output wrote the frame.
  */
 #include "check.h"
+#include "cpulist.h"
 #include "pipeline_int.h"
 
 #include <errno.h>
@@ -131,6 +132,13 @@ static int open_backend(pipeline *p)
     const pc_settings *s = p->s;
     int want = s->debayer.backend;
     int ndev = 0;
+    /* debayer.gpu: this pipeline's GPU, for the CUDA runtime and NVENC
+     * alike (both see it as device 0); set before CUDA starts. */
+    if (s->debayer.gpu[0]) {
+        setenv("CUDA_VISIBLE_DEVICES", s->debayer.gpu, 1);
+        pc_log(&p->d->logger, PC_LOG_INFO, "debayer.gpu %s: CUDA_VISIBLE_DEVICES=%s", s->debayer.gpu,
+               s->debayer.gpu);
+    }
 #if PANOCAP_HAVE_CUDA
     ndev = pc_gpu_device_count();
 #endif
@@ -138,6 +146,12 @@ static int open_backend(pipeline *p)
         snprintf(p->err, sizeof p->err, "--backend cuda: %s",
                  PANOCAP_HAVE_CUDA ? "no CUDA device is usable on this machine"
                                    : "this build has no CUDA support (meson -Dcuda=enabled)");
+        return -1;
+    }
+    if (s->debayer.gpu[0] && want != PC_BACKEND_CPU && PANOCAP_HAVE_CUDA && ndev == 0) {
+        /* not 78: a device can come back (driver loaded late); restarts retry */
+        snprintf(p->err, sizeof p->err, "debayer.gpu \"%s\": no such CUDA device here (nvidia-smi -L lists "
+                 "them: an index or the GPU-... UUID)", s->debayer.gpu);
         return -1;
     }
     p->use_cuda = want != PC_BACKEND_CPU && ndev > 0;
@@ -288,8 +302,17 @@ int pc_run_pipeline(pc_daemon *d)
     if (open_backend(p))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
+    /* Threads take the CPU set of the thread that creates them: the main
+     * thread wears daemon.capture_cpus / encode.cpus while it creates the
+     * capture and the encoder threads, then its own set again. */
+    const char *cap_cpus = p->s->daemon.capture_cpus, *enc_cpus = p->s->encode.cpus;
+    cpu_set_t own;
     step = "capture";
-    if (open_capture(p))
+    if (pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err))
+        goto fail;
+    int opened = open_capture(p);
+    pc_cpulist_restore(&own);
+    if (opened)
         goto fail;
 
     /* stats: before the encoder, whose callbacks report into it */
@@ -315,7 +338,11 @@ int pc_run_pipeline(pc_daemon *d)
 #endif
     pc_notify_extend_timeout(d->notify, 30000000);
     step = "encoder";
-    if (pl_open_encoder_or_null(p))
+    if (pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err))
+        goto fail;
+    opened = pl_open_encoder_or_null(p);
+    pc_cpulist_restore(&own);
+    if (opened)
         goto fail;
     step = "debayer";
     if (open_debayer(p))
@@ -346,10 +373,15 @@ int pc_run_pipeline(pc_daemon *d)
     for (int i = 0; i < p->nslots; i++)
         fifo_push(&p->free_slots, (job){.slot = i});
     step = "capture start";
-    if (pc_capture_start(p->cap, p->err, sizeof p->err))
+    pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err); /* checked above */
+    opened = pc_capture_start(p->cap, p->err, sizeof p->err);
+    pc_cpulist_restore(&own);
+    if (opened)
         goto fail;
+    pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err);
     if (pthread_create(&p->enc_thr, NULL, pl_encoder_main, p) == 0)
         p->enc_started = 1;
+    pc_cpulist_restore(&own);
     /* Cameras, GPU and outputs are up: READY=1 now, before the stage thread
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
@@ -359,8 +391,10 @@ int pc_run_pipeline(pc_daemon *d)
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);
     }
+    pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err);
     if (p->enc_started && pthread_create(&p->stage_thr, NULL, pl_stage_main, p) == 0)
         p->stage_started = 1;
+    pc_cpulist_restore(&own);
     if (!p->enc_started || !p->stage_started) {
         snprintf(p->err, sizeof p->err, "cannot start the pipeline threads");
         step = "threads";
