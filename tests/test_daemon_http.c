@@ -48,52 +48,6 @@ static int free_port(int family)
     return port;
 }
 
-/* Sends req raw to host:port, reads the whole answer (the server closes or
- * 5 s pass). Returns the bytes read, -1 when the connection fails. */
-static int http_raw(int family, int port, const char *req, char *buf, size_t len)
-{
-    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_storage ss = {0};
-    socklen_t l;
-    if (family == AF_INET6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        a->sin6_port = htons((uint16_t)port);
-        l = sizeof *a;
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a->sin_port = htons((uint16_t)port);
-        l = sizeof *a;
-    }
-    buf[0] = '\0';
-    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, l) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
-        close(fd);
-        return -1;
-    }
-    size_t off = 0;
-    double end = dt_now() + 5;
-    while (off + 1 < len && dt_now() < end) {
-        struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, 500) != 1)
-            continue;
-        ssize_t r = recv(fd, buf + off, len - off - 1, 0);
-        if (r <= 0)
-            break;
-        off += (size_t)r;
-        buf[off] = '\0';
-    }
-    close(fd);
-    return (int)off;
-}
-
 static int status_code(const char *ans)
 {
     int code = 0;
@@ -136,14 +90,14 @@ static void scrape(void)
     static char ans[512 * 1024];
     int code = -1;
     for (double end = dt_now() + 60; dt_now() < end && !dt_exited(&ch); dt_sleep(0.2)) {
-        if (http_raw(AF_INET, port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans,
+        if (dt_http_raw(AF_INET, port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans,
                      sizeof ans) > 0 && (code = status_code(ans)) == 200)
             break;
     }
     TAP_CHECK(code == 200 && !strcmp(body_of(ans), "ok\n"), "GET /healthz: 200 ok while frame sets flow (%d)",
               code);
 
-    http_raw(AF_INET, port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans, sizeof ans);
+    dt_http_raw(AF_INET, port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans, sizeof ans);
     const char *body = body_of(ans);
     TAP_CHECK(status_code(ans) == 200 && strstr(ans, "text/plain; version=0.0.4") &&
                   strstr(body, "panocap_frames_in_total ") && strstr(body, "panocap_build_info{version=\"") &&
@@ -175,20 +129,20 @@ static void scrape(void)
         tap_skip("python3-prometheus-client not installed");
     }
 
-    http_raw(AF_INET, port, "GET /status HTTP/1.0\r\n\r\n", ans, sizeof ans);
+    dt_http_raw(AF_INET, port, "GET /status HTTP/1.0\r\n\r\n", ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 200 && strstr(body_of(ans), "fps"), "GET /status: the status line: %.60s",
               body_of(ans));
-    http_raw(AF_INET, port, "HEAD /metrics HTTP/1.0\r\n\r\n", ans, sizeof ans);
+    dt_http_raw(AF_INET, port, "HEAD /metrics HTTP/1.0\r\n\r\n", ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 200 && body_of(ans)[0] == '\0', "HEAD /metrics: 200, no body");
-    http_raw(AF_INET, port, "GET /nope HTTP/1.0\r\n\r\n", ans, sizeof ans);
+    dt_http_raw(AF_INET, port, "GET /nope HTTP/1.0\r\n\r\n", ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 404, "GET /nope: 404");
-    http_raw(AF_INET, port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nConnection: close\r\n\r\nreload",
+    dt_http_raw(AF_INET, port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nConnection: close\r\n\r\nreload",
              ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 405 && strstr(ans, "Allow: GET, HEAD\r\n"),
               "POST /metrics: 405 with Allow: GET, HEAD (%.40s)", ans);
-    http_raw(AF_INET, port, "DELETE / HTTP/1.0\r\n\r\n", ans, sizeof ans);
+    dt_http_raw(AF_INET, port, "DELETE / HTTP/1.0\r\n\r\n", ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 405, "DELETE: 405");
-    int n = http_raw(AF_INET, port, "reload\nstatus\n", ans, sizeof ans);
+    int n = dt_http_raw(AF_INET, port, "reload\nstatus\n", ans, sizeof ans);
     TAP_CHECK(n >= 0 && strncmp(ans, "OK", 2) != 0 && !strstr(ans, "OK reload") &&
                   !dt_contains(ch.err, "reload requested"),
               "a control command over TCP is not run (answer: %.30s)", n > 0 ? ans : "(closed)");
@@ -196,7 +150,7 @@ static void scrape(void)
     kill(ch.pid, SIGTERM);
     int rc = dt_wait(&ch, 30);
     TAP_CHECK(rc == 0, "SIGTERM: exit %d", rc);
-    TAP_CHECK(http_raw(AF_INET, port, "GET /metrics HTTP/1.0\r\n\r\n", ans, sizeof ans) < 0,
+    TAP_CHECK(dt_http_raw(AF_INET, port, "GET /metrics HTTP/1.0\r\n\r\n", ans, sizeof ans) < 0,
               "after the exit the port is closed");
     if (rc != 0)
         dt_diag_file("stderr", ch.err, 3000);
@@ -220,7 +174,7 @@ static void ipv6(void)
     static char ans[256 * 1024];
     int seen503 = 0, code = -1;
     for (double end = dt_now() + 60; dt_now() < end && !dt_exited(&ch); dt_sleep(0.05)) {
-        if (http_raw(AF_INET6, port, "GET /healthz HTTP/1.0\r\n\r\n", ans, sizeof ans) <= 0)
+        if (dt_http_raw(AF_INET6, port, "GET /healthz HTTP/1.0\r\n\r\n", ans, sizeof ans) <= 0)
             continue;
         code = status_code(ans);
         if (code == 503 && strstr(body_of(ans), "unhealthy: "))
@@ -233,7 +187,7 @@ static void ipv6(void)
         TAP_CHECK(1, "[::1]: /healthz said 503 \"unhealthy: ...\" before the first frame set");
     else
         tap_skip("the first frame set came before the first /healthz poll");
-    http_raw(AF_INET6, port, "GET /metrics HTTP/1.0\r\n\r\n", ans, sizeof ans);
+    dt_http_raw(AF_INET6, port, "GET /metrics HTTP/1.0\r\n\r\n", ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 200 && strstr(body_of(ans), "panocap_fps"), "[::1]: GET /metrics 200");
     kill(ch.pid, SIGTERM);
     TAP_CHECK(dt_wait(&ch, 30) == 0, "[::1]: SIGTERM: clean exit");
