@@ -9,7 +9,10 @@
  *     most 376 bytes and most are exactly 376 (the default is 1316);
  *   - SRT with options "mode=listener,passphrase=...": a caller without
  *     the passphrase and one with a wrong one get nothing, the caller with
- *     the right one decodes the stream.
+ *     the right one decodes the stream;
+ *   - an SRT caller whose peer never answers keeps failing and retrying:
+ *     FFmpeg's own error line is logged at error level once, not on every
+ *     retry.
  * Everything stays on 127.0.0.1 and in a temp dir. */
 #include "encode_testutil.h"
 
@@ -243,6 +246,61 @@ static void srt_passphrase(void)
     pattern_free(&prd);
 }
 
+static void srt_retries_quiet(void)
+{
+    void *opaque = NULL;
+    const char *pr;
+    int have = 0;
+    while ((pr = avio_enum_protocols(&opaque, 1)))
+        have |= !strcmp(pr, "srt");
+    if (!have) {
+        tap_skip("this FFmpeg has no SRT");
+        return;
+    }
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t l = sizeof a;
+    bind(fd, (struct sockaddr *)&a, sizeof a);
+    getsockname(fd, (struct sockaddr *)&a, &l);
+    close(fd); /* nobody answers on this port */
+    char url[128], err[512];
+    snprintf(url, sizeof url, "srt://127.0.0.1:%d", ntohs(a.sin_port));
+    int level = av_log_get_level();
+    av_log_set_level(AV_LOG_WARNING);
+    static log_keep k = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    pc_logger lg = {.sink = log_keep_sink, .user = &k, .max_level = PC_LOG_DEBUG};
+    pc_encode_config cfg = small_cfg();
+    cfg.outputs[0].url = url;
+    cfg.outputs[0].options = "connect_timeout=200";
+    cfg.n_outputs = 1;
+    cfg.log = &lg;
+    pc_encoder *e;
+    int r = pc_encoder_open(&e, &cfg, err, sizeof err);
+    if (!TAP_CHECK(r == 0, "srt: open a caller to %s %s", url, r ? err : "")) {
+        av_log_set_level(level);
+        return;
+    }
+    pattern p;
+    pattern_init(&p, 320, 240);
+    int64_t t0 = pc_now_ns();
+    for (int t = 0; t < 200 && !r; t++) { /* 4 s at 50 fps: retries after 0.5, 1, 2 s */
+        r = encode_frames(e, &p, t, 1, FPS, 0, err, sizeof err);
+        int64_t due = t0 + (int64_t)(t + 1) * 20000000, now = pc_now_ns();
+        if (due > now)
+            usleep((useconds_t)((due - now) / 1000));
+    }
+    pc_encoder_stats st;
+    pc_encoder_stats_get(e, &st);
+    pc_encoder_close(e);
+    pattern_free(&p);
+    av_log_set_level(level);
+    int loud = log_keep_count(&k, PC_LOG_WARNING, "ffmpeg:", NULL);
+    TAP_CHECK(st.outputs[0].failures >= 3 && loud >= 1 && loud <= 2,
+              "srt: %llu failed connects, FFmpeg's reason logged %d time(s) at error level (then debug)",
+              (unsigned long long)st.outputs[0].failures, loud);
+}
+
 int main(void)
 {
     char dir[256];
@@ -268,8 +326,10 @@ int main(void)
         TAP_CHECK(r == 0 && access(path, F_OK) == 0, "a recording in missing folders: they are made (%s) %s",
                   path, r ? err : "");
     }
-    if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "srt"))
+    if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "srt")) {
         srt_passphrase();
+        srt_retries_quiet();
+    }
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
