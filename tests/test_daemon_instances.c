@@ -8,7 +8,10 @@
  *     own config (control socket, metrics port, CPUs: capture on one CPU and
  *     encode on another, swapped in the second, output file): both answer
  *     `status` on their own socket while running, their threads run on the
- *     CPUs they were given, both exit 0 and both recordings decode.
+ *     CPUs they were given, both exit 0 and both recordings decode;
+ *   - the outputs' libavformat options reach the muxer through the daemon:
+ *     b's HLS output with options "hls_time=1,hls_list_size=2" keeps a
+ *     playlist of 2 segments (without them: every segment of the run).
  * argv: panocap binary, panocap.service, panocap@.service. */
 #include "daemon_testutil.h"
 #include "panocap_config.h"
@@ -114,7 +117,7 @@ static int threads_on(pid_t pid, const char *prefix, const char *cpus)
 }
 
 typedef struct instance {
-    char name[16], conf[400], sock[400], out[400];
+    char name[16], conf[400], sock[400], out[400], hls[400];
     int port;
     dt_child ch;
 } instance;
@@ -125,6 +128,7 @@ static void write_instance(instance *in, const char *name, int port, const char 
     snprintf(in->conf, sizeof in->conf, "%s/%s.conf", dir, name);
     snprintf(in->sock, sizeof in->sock, "%s/%s.sock", dir, name);
     snprintf(in->out, sizeof in->out, "%s/%s/rec.ts", dir, name);
+    snprintf(in->hls, sizeof in->hls, "%s/%s/hls/live.m3u8", dir, name);
     in->port = port;
     char text[2048], metrics[128] = "";
     if (PANOCAP_HAVE_HTTP)
@@ -134,9 +138,9 @@ static void write_instance(instance *in, const char *name, int port, const char 
              "capture = { source = \"fake\"; cameras = 2; width = 640; height = 360; fps = 25.0; };\n"
              "debayer = { backend = \"cpu\"; cpu_threads = 1; };\n"
              "encode = { encoder = \"libx264\"; bitrate = \"2M\"; cpus = \"%s\"; };\n"
-             "outputs = ( \"%s\" );\n"
+             "outputs = ( \"%s\", { url = \"%s\"; options = \"hls_time=1,hls_list_size=2\"; } );\n"
              "daemon = { control = \"%s\"; capture_cpus = \"%s\"; stats_interval = 0.5;%s };\n",
-             name, enc_cpus, in->out, in->sock, cap_cpus, metrics);
+             name, enc_cpus, in->out, in->hls, in->sock, cap_cpus, metrics);
     dt_write_file(in->conf, text);
 }
 
@@ -185,6 +189,13 @@ static void side_by_side(void)
                   da.width == 640 && da.height == 720 && db.width == 640 && db.height == 720,
               "both recordings decode: a %d frames %dx%d, b %d frames %dx%d (folders made by each)", da.frames,
               da.width, da.height, db.frames, db.width, db.height);
+    char *pl = dt_slurp(b.hls);
+    int extinf = 0;
+    for (const char *q = pl; q && (q = strstr(q, "#EXTINF")); q++)
+        extinf++;
+    TAP_CHECK(pl && extinf == 2 && strstr(pl, "#EXT-X-ENDLIST"),
+              "HLS options reach the muxer: a 6 s run keeps %d segments in the playlist (hls_list_size=2)", extinf);
+    free(pl);
 }
 
 int main(int argc, char **argv)
