@@ -112,7 +112,8 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
         if (!strcmp(o->url, "null"))
             continue;
         pc_output_config oc = {.url = o->url, .format = o->format[0] ? o->format : NULL,
-                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL};
+                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL,
+                               .max_bytes = o->max_bytes, .max_age_s = o->max_age_s, .min_free = o->min_free};
         if (pc_output_check(i, &oc, err, sizeof err)) {
             snprintf(key, sizeof key, strstr(err, "options:") ? "outputs[%d].options"
                                       : strstr(err, "format") ? "outputs[%d].format" : "outputs[%d].url", i);
