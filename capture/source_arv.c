@@ -8,7 +8,11 @@
  * the core, and when the camera is lost (Aravis "control-lost" signal, or
  * no frame for max(2 s, 10 periods) while free-running) tears the camera
  * down and reopens it in the background with exponential backoff, while
- * the other cameras go on. Buffers are ArvBuffers over memory panocap
+ * the other cameras go on. A GigE camera that does not answer at start is
+ * handled the same way: a warning, its slab substituted (mid-grey), and
+ * the worker keeps trying to open it (backoff up to BACKOFF_MAX_NS), so it
+ * is picked up within seconds of answering; with no camera answering the
+ * capture still starts and waits. Buffers are ArvBuffers over memory panocap
  * allocated once (arv_buffer_new_full); they outlive a lost stream and go
  * into the next one.
  */
@@ -30,12 +34,16 @@
 #include "clock.h"
 
 #define BACKOFF_MIN_NS 250000000LL
-#define BACKOFF_MAX_NS 8000000000LL
+/* 2 s: a try at an absent camera costs a few GVCP packets, and a camera
+ * that comes back is picked up within ~5 s (one failing try of ~3 s, then
+ * at most this wait). */
+#define BACKOFF_MAX_NS 2000000000LL
 
 typedef struct arv_cam {
     pc_capture *c;
     int idx;
     int fake;
+    int absent;          /* did not answer at start: not configured yet */
     char serial[64], model[64], vendor[64];
     pthread_t thread;
     int thread_started;
@@ -252,8 +260,16 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
     ArvCamera *a = ac->camera;
     GError *e = NULL;
 
-    /* pixel format */
+    /* pixel format ("auto": camera 0 chooses from what it offers, every
+     * camera then takes that one, also after a reconnection) */
     const char *pf = k->pixel_format ? k->pixel_format : cfa_format(k->cfa);
+    char chosen[32];
+    int choose = strcmp(pf, "auto") == 0;
+    if (choose && c->fmt_chosen) {
+        pc_rawfmt_name(&c->fmt, chosen, sizeof chosen);
+        pf = chosen;
+        choose = 0;
+    }
     guint nf = 0;
     const char **fmts = arv_camera_dup_available_pixel_formats_as_strings(a, &nf, &e);
     if (!fmts) {
@@ -267,6 +283,44 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
             offered = 1;
         if (fmts[i] && strlen(list) + strlen(fmts[i]) + 3 < sizeof list)
             strcat(strcat(list, i ? ", " : ""), fmts[i]);
+    }
+    if (choose) {
+        /* deepest first, packed before containers; the first whose rate
+         * fits a gigabit link, else the leanest offered */
+        static const char *const pref[] = {"12p", "12Packed", "10p", "10Packed", "12", "10", "8"};
+        static const char *const tag[] = {"RG", "GR", "GB", "BG"};
+        double best_rate = 0;
+        chosen[0] = '\0';
+        for (size_t j = 0; j < sizeof pref / sizeof pref[0]; j++) {
+            char name[32];
+            snprintf(name, sizeof name, "Bayer%s%s", tag[k->cfa & 3], pref[j]);
+            int have = 0;
+            for (guint i = 0; i < nf && !have; i++)
+                have = fmts[i] && strcmp(fmts[i], name) == 0;
+            pc_rawfmt f;
+            if (!have || pc_rawfmt_parse(name, &f, NULL, 0) || (ac->fake && f.bits != 8))
+                continue; /* fake cameras draw 8-bit pictures */
+            double rate = pc_rawfmt_rate_bytes(&f, k->width, k->height, c->fps > 0 ? c->fps : 50);
+            if (!chosen[0] || rate < best_rate) {
+                snprintf(chosen, sizeof chosen, "%s", name);
+                best_rate = rate;
+            }
+            if (ac->fake || rate <= 118e6) {
+                snprintf(chosen, sizeof chosen, "%s", name);
+                break;
+            }
+        }
+        if (!chosen[0]) {
+            g_free(fmts);
+            PC_ERR(err, errlen, "camera %d (%s): pixel format auto: the camera offers no Bayer format of the %s "
+                   "phase (it offers: %s)", ac->idx, addr, pc_cfa_name(k->cfa), list);
+            return PC_EINVAL;
+        }
+        pc_rawfmt_parse(chosen, &c->fmt, NULL, 0);
+        c->slab_bytes = pc_rawfmt_frame_bytes(&c->fmt, c->width, c->height);
+        c->fmt_chosen = 1;
+        pf = chosen;
+        offered = 1;
     }
     g_free(fmts);
     if (!offered) {
@@ -423,13 +477,13 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
     }
 
     guint payload = arv_camera_get_payload(a, &e);
-    if (e || payload != (guint)(k->width * k->height)) {
+    if (e || payload != (guint)ac->c->slab_bytes) {
         if (e)
             set_err_g(err, errlen, &e, "camera %d (%s): payload size", ac->idx, addr);
         else
-            PC_ERR(err, errlen, "camera %d (%s): payload is %u bytes, not width*height = %d "
-                   "(chunk data or line padding enabled? panocap takes plain 8-bit frames)",
-                   ac->idx, addr, payload, k->width * k->height);
+            PC_ERR(err, errlen, "camera %d (%s): payload is %u bytes, not the %zu of %dx%d %s "
+                   "(chunk data or line padding enabled? panocap takes plain frames)",
+                   ac->idx, addr, payload, ac->c->slab_bytes, k->width, k->height, pf);
         return PC_EINVAL;
     }
     return 0;
@@ -488,8 +542,15 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
                      NULL);
         if (k->packet_timeout_ms > 0)
             g_object_set(s, "packet-timeout", (guint)k->packet_timeout_ms * 1000u, NULL);
-        if (k->frame_retention_ms > 0)
-            g_object_set(s, "frame-retention", (guint)k->frame_retention_ms * 1000u, NULL);
+        /* an incomplete frame is handed over after frame-retention: by
+         * default in time for its set (deadline less half a period, 5..100
+         * ms), so that it is repaired and used rather than late */
+        guint retention_us = (guint)k->frame_retention_ms * 1000u;
+        if (!retention_us) {
+            double r = (c->cfg.deadline_periods - 0.5) * (double)c->period_ns / 1000.0;
+            retention_us = (guint)(r < 5000 ? 5000 : r > 100000 ? 100000 : r);
+        }
+        g_object_set(s, "frame-retention", retention_us, NULL);
         if (k->socket_buffer > 0)
             g_object_set(s, "socket-buffer", ARV_GV_STREAM_SOCKET_BUFFER_FIXED,
                          "socket-buffer-size", (gint)k->socket_buffer, NULL);
@@ -504,6 +565,8 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
     for (int p = 0; p < cam->nslots; p++)
         if (cam->slots[p].state == SLOT_FREE) {
             cam->slots[p].state = SLOT_SOURCE;
+            if (!ac->fake)
+                pc_cap_mark_slot(c, &cam->slots[p]);
             arv_stream_push_buffer(s, g_object_ref(ac->bufs[p]));
         }
     pthread_mutex_unlock(&c->lock);
@@ -572,8 +635,14 @@ static void deliver(arv_cam *ac, ArvBuffer *b)
     int64_t sys = (int64_t)arv_buffer_get_system_timestamp(b), arrival = 0;
     if (sys > 0)
         arrival = sys - (pc_wall_ns() - pc_now_ns());
-    pc_cap_frame(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
-                 arv_buffer_get_frame_id(b), arrival);
+    /* packets lost (and not resent in time): the frame is used with its
+     * missing lines filled from the previous one, never thrown away */
+    if (!ac->fake && (reason == PC_FAIL_MISSING_PACKETS || reason == PC_FAIL_TIMEOUT))
+        pc_cap_frame_partial(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
+                             arv_buffer_get_frame_id(b), arrival);
+    else
+        pc_cap_frame(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
+                     arv_buffer_get_frame_id(b), arrival);
 }
 
 static int cam_reconnect(arv_cam *ac, char *err, size_t errlen)
@@ -634,8 +703,14 @@ static void *cam_worker(void *arg)
                 ac->backoff_ns = ac->backoff_ns * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : ac->backoff_ns * 2;
                 continue;
             }
-            pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): reconnected, streaming again "
-                   "(%s)", ac->idx, cam->name, pc_stream_path_name(ac->path));
+            if (ac->absent)
+                pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): answers now, streaming (%s %s "
+                       "serial %s, %s)", ac->idx, cam->name, ac->vendor, ac->model, ac->serial,
+                       pc_stream_path_name(ac->path));
+            else
+                pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): reconnected, streaming again "
+                       "(%s)", ac->idx, cam->name, pc_stream_path_name(ac->path));
+            ac->absent = 0;
             pc_cap_set_state(c, ac->idx, PC_CAM_STREAMING);
             ac->backoff_ns = BACKOFF_MIN_NS;
             ac->last_fail_log_ns = 0;
@@ -724,6 +799,16 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
             }
         }
         int rc = cam_open_device(ac, err, errlen);
+        if (rc == PC_EDEVICE && !fake) {
+            /* not answering (yet): start without it, as if lost mid-run */
+            pc_log(c->log, PC_LOG_WARNING, "capture: %s; starting without it: its slab is mid-grey "
+                   "until it answers (tried again every %.0f s at most)", err, BACKOFF_MAX_NS / 1e9);
+            ac->absent = 1;
+            ac->path = PC_PATH_NONE;
+            if (err && errlen)
+                err[0] = '\0';
+            continue;
+        }
         if (rc)
             return rc;
         for (int j = 0; j < i; j++)
@@ -738,9 +823,10 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
             return rc;
         ac->path = fake ? PC_PATH_IN_PROCESS : PC_PATH_NONE;
         refresh_stats(ac, 0);
+        char fn[32];
+        pc_rawfmt_name(&c->fmt, fn, sizeof fn);
         pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): %s %s serial %s, %dx%d %s, slab %d",
-               i, cam->name, ac->vendor, ac->model, ac->serial, c->width, c->height,
-               cam->cfg.pixel_format ? cam->cfg.pixel_format : cfa_format(c->cfa), cam->slab);
+               i, cam->name, ac->vendor, ac->model, ac->serial, c->width, c->height, fn, cam->slab);
     }
     return 0;
 }
@@ -748,7 +834,7 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
 static int arv_prepare(pc_capture *c, char *err, size_t errlen)
 {
     arv_src *src = c->srcdata;
-    size_t size = (size_t)c->width * c->height;
+    size_t size = c->slab_bytes;
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
         pc_cam *cam = &c->cam[i];
@@ -770,14 +856,20 @@ static int arv_start(pc_capture *c, char *err, size_t errlen)
 {
     arv_src *src = c->srcdata;
     int any_soft = 0;
+    int absent = 0;
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
-        int rc = cam_stream_start(ac, err, errlen);
-        if (rc)
-            return rc;
-        pc_cap_set_state(c, i, PC_CAM_STREAMING);
-        pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): streaming through %s", i,
-               c->cam[i].name, pc_stream_path_name(ac->path));
+        if (ac->absent) {
+            absent++;
+            pc_cap_set_state(c, i, PC_CAM_RECONNECTING); /* its worker tries at once */
+        } else {
+            int rc = cam_stream_start(ac, err, errlen);
+            if (rc)
+                return rc;
+            pc_cap_set_state(c, i, PC_CAM_STREAMING);
+            pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): streaming through %s", i,
+                   c->cam[i].name, pc_stream_path_name(ac->path));
+        }
         any_soft |= c->cam[i].cfg.trigger == PC_TRIGGER_SOFTWARE;
         /* its worker at once, so that its frames do not queue up while the
          * next cameras start */
@@ -787,6 +879,11 @@ static int arv_start(pc_capture *c, char *err, size_t errlen)
         }
         ac->thread_started = 1;
     }
+    if (absent)
+        pc_log(c->log, absent == c->n ? PC_LOG_ERR : PC_LOG_WARNING,
+               "capture: %d of %d cameras streaming; %s", c->n - absent, c->n,
+               absent == c->n ? "no camera answers yet: the picture stays mid-grey and the daemon waits "
+                                "for them" : "the others are picked up as they answer");
     if (any_soft) {
         if (pthread_create(&src->trig_thread, NULL, trigger_thread, c) != 0) {
             PC_ERR(err, errlen, "capture: cannot start the software trigger thread");
@@ -846,6 +943,8 @@ static void arv_requeue(pc_capture *c, pc_slot *s)
     arv_cam *ac = &src->cam[s->cam];
     if (ac->stream_live && ac->stream) {
         s->state = SLOT_SOURCE;
+        if (!ac->fake)
+            pc_cap_mark_slot(c, s); /* lost packets leave marks: repairable */
         arv_stream_push_buffer(ac->stream, g_object_ref(ac->bufs[s->index]));
     } else {
         s->state = SLOT_FREE;

@@ -91,6 +91,15 @@ static void on_packet(void *user, const pc_packet_info *info)
     pthread_mutex_unlock(&p->t_lock);
 }
 
+/* an output's thread: it dropped packets or failed (counted as they happen) */
+static void on_output_fault(void *user, int output, int dropped, int errors)
+{
+    pipeline *p = user;
+    pc_stats_output_dropped(p->stats, output, dropped);
+    for (int i = 0; i < errors; i++)
+        pc_stats_output_error(p->stats, output);
+}
+
 /* an output's thread (the encoder thread for 'null') */
 static void on_written(void *user, int output, int64_t pts_ns, int64_t written_ns)
 {
@@ -185,6 +194,7 @@ void *pl_encoder_main(void *arg)
             pc_stats_frame_done(p->stats, &t);
         }
         atomic_fetch_add(&p->frames_done, 1);
+        atomic_store(&p->last_frame_ns, pc_now_ns());
     }
     if (p->have_encoder && pc_encoder_flush(en->enc, en->err, sizeof en->err))
         pc_log(&p->d->logger, PC_LOG_ERR, "encoder flush: %s", en->err);
@@ -221,9 +231,14 @@ static int open_encoder(pipeline *p, const pc_settings *s, pc_encoder **out, pc_
         o->url = s->outputs[i].url;
         o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
         o->segment_seconds = s->outputs[i].segment_s;
+        o->options = s->outputs[i].options[0] ? s->outputs[i].options : NULL;
+        o->max_bytes = s->outputs[i].max_bytes;
+        o->max_age_s = s->outputs[i].max_age_s;
+        o->min_free = s->outputs[i].min_free;
     }
     ec.on_packet = on_packet;
     ec.on_written = on_written;
+    ec.on_output_fault = on_output_fault;
     ec.cb_user = p;
     ec.log = &p->d->logger;
     pc_encoder *e = NULL;

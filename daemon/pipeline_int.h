@@ -14,9 +14,10 @@
  *
  *   state                      owner / guard         others get it by
  *   -------------------------  --------------------  ------------------------
- *   d->settings (p->s), err    main thread           copies made at set-up
- *                                                    (st.*), or handed over
- *                                                    (reopen)
+ *   d->settings (p->s), err    main thread; changes  copies made at set-up
+ *                              under settings_lock   (st.*), handed over
+ *                                                    (reopen), or taken under
+ *                                                    settings_lock (control)
  *   d->logger.max_level        main (reload)         __atomic loads in pc_log
  *   geometry, nslots, fmt,     constant after        reading
  *     bops, have_encoder,      set-up
@@ -39,7 +40,10 @@
  *                              slot k                queues (q_lock)
  *   times[], packets_seq,      t_lock                encoder thread and the
  *     outputs_live                                   outputs' threads
+ *   col (colour in force)      stage thread; awb     col_next under col_lock
+ *                              gains under col_lock  (reload, control -> stage)
  *   camstats, cammetrics       metrics_lock          control thread
+ *   last_frame_ns              atomic                encoder -> HTTP threads
  *   stop, failed, *_done,      atomics               any thread
  *     sets_taken, frames_done,
  *     snapshots_active
@@ -52,6 +56,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "control.h"
+#include "http.h"
 #include "debayer.h"
 #include "image.h"
 #include "panocap_config.h"
@@ -95,6 +100,8 @@ static inline int pl_algo_pack(pc_algo_id algo, pc_variant variant) { return ((i
 static inline pc_algo_id pl_algo_of(int packed) { return (pc_algo_id)(packed >> 8); }
 static inline pc_variant pl_variant_of(int packed) { return (pc_variant)(packed & 0xff); }
 
+typedef struct pl_colour pl_colour; /* pipeline_colour.c */
+
 /* The stage thread's own state. Set-up fills it before the thread starts,
  * teardown reads it after the join; in between only the stage thread
  * touches it. */
@@ -130,6 +137,8 @@ typedef struct pipeline {
     const pc_backend_ops *bops; /* the debayer backend, chosen once */
     pc_backend *be;       /* stage thread: upload/debayer/set_algo; encoder
                            * thread: download/wait, each on the slot it holds */
+    pc_http *http;        /* daemon.metrics_listen, or NULL (its own threads) */
+    atomic_int_fast64_t last_frame_ns; /* encoder ->: pc_now_ns() of the last frame set done (healthz) */
     int have_encoder;
     int width, height, slab_h, ncam;
     pc_cfa cfa;
@@ -148,12 +157,15 @@ typedef struct pipeline {
     atomic_int req_algo;      /* -> stage: packed algorithm, -1 = none */
     atomic_int algo_in_force; /* stage ->: packed algorithm in force (readers) */
     atomic_int req_idr;       /* -> encoder: make the next frame an IDR */
-    pthread_mutex_t snap_lock;      /* guards snap_path */
+    pthread_mutex_t snap_lock;      /* guards snap_path, snap_token */
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
+    unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
     pthread_mutex_t reopen_lock;    /* guards reopen */
     pc_settings *reopen;            /* -> encoder: reopen with these outputs (it frees it) */
     pthread_mutex_t enc_lock;       /* guards en.enc against its swap: other
                                      * threads read en.enc only under it */
+    pthread_mutex_t settings_lock;  /* the main thread changes d->settings under
+                                     * it; other threads copy them under it */
 
     /* queues between stage and encoder threads (q_lock guards both) */
     pthread_mutex_t q_lock;
@@ -180,6 +192,11 @@ typedef struct pipeline {
     pthread_mutex_t metrics_lock;
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
     pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
+
+    /* colour stage (pipeline_colour.c): in force (stage thread), and the
+     * next one built by a reload or a control command (col_lock) */
+    pl_colour *col, *col_next;
+    pthread_mutex_t col_lock;
 } pipeline;
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -199,10 +216,28 @@ int pl_open_encoder_or_null(pipeline *p);
 void *pl_encoder_main(void *arg);
 void pl_times_flush(pipeline *p);
 
+/* pipeline_colour.c */
+int pl_colour_open(pipeline *p);           /* after capture and backend */
+void pl_colour_free(pl_colour *c);
+/* Stage thread, per set: swaps in a requested state; 1 when the colour
+ * stage is on (then pl_colour_debayer does the set), 0 for today's path. */
+int pl_colour_active(pipeline *p);
+int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot);
+/* 8-bit Bayer panorama of a set through the tables (snapshots). */
+void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst);
+/* Builds the state for settings s (any thread) for the next set. */
+int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen);
+/* The gains in force as config lines; returns how many cameras are auto.
+ * freeze: also fixes the auto cameras at those gains (until a reload). */
+int pl_colour_describe_wb(pipeline *p, char *buf, size_t len);
+int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len);
+
 /* pipeline_reload.c */
 void pl_reload(pipeline *p);
 
 /* pipeline_control.c */
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
+/* The HTTP metrics server's callbacks (pipeline_control.c). */
+void pl_http_ops(pipeline *p, pc_http_ops *ops);
 
 #endif

@@ -64,7 +64,9 @@ void pl_reload(pipeline *p)
             next->encode.bitrate = d->settings.encode.bitrate;
         }
     }
+    pthread_mutex_lock(&p->settings_lock); /* the control thread may be copying them */
     pc_settings_apply_live(&d->settings, next);
+    pthread_mutex_unlock(&p->settings_lock);
     if (live & PC_LIVE_LOG_LEVEL) /* every thread reads it */
         __atomic_store_n(&d->logger.max_level, d->settings.daemon.log_level, __ATOMIC_RELAXED);
     if (live & PC_LIVE_OUTPUTS) {
@@ -80,6 +82,13 @@ void pl_reload(pipeline *p)
             pthread_mutex_unlock(&p->reopen_lock);
         } else
             pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory; the running outputs stay");
+    }
+    if (live & PC_LIVE_COLOUR) {
+        char err[512];
+        if (pl_colour_request(p, &d->settings, err, sizeof err))
+            pc_log(&d->logger, PC_LOG_ERR, "reload: colour: %s; keeping the colour in force", err);
+        else
+            pc_log(&d->logger, PC_LOG_NOTICE, "reload: colour settings applied from the next frame set");
     }
     if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) /* the stage thread applies it between sets */
         atomic_store(&p->req_algo, pl_algo_pack((pc_algo_id)d->settings.debayer.algo,

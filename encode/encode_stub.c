@@ -55,3 +55,8 @@ int pc_encoder_list_str(char *buf, size_t n)
     return 0;
 }
 const char *pc_output_state_name(pc_output_state s) { return "closed"; }
+int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n) { NOTSUP(); }
+int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n)
+{
+    NOTSUP();
+}

@@ -9,10 +9,19 @@
  * so n threads means n-1 pool threads. Because the pass code is the same,
  * the output is bit-identical to pc_ref_debayer.
  *
+ * An algorithm with its own code (algo_impl.h) runs its cpu_run, which
+ * hands bands to the same threads through pc_cpu_parallel (or its
+ * reference when it has no cpu_run).
+ *
  * One pc_cpu_debayer call at a time per context (calls are serialised by a
- * mutex); nothing is allocated after pc_cpu_open.
+ * mutex); nothing is allocated after pc_cpu_open, except the scratch of an
+ * own-code algorithm that needs more than the stencil temporaries (once,
+ * by pc_cpu_prepare or its first frame).
  */
+#include "colour.h"
 #include "reference_passes.h"
+
+#include "algo_impl.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -36,15 +45,35 @@ struct pc_cpu {
     int have_barrier;
     uint64_t gen; /* incremented per frame, under mu */
     int quit;
+    pc_band_fn task; /* with gen, under mu: NULL = the job's passes, else pc_cpu_parallel's */
+    void *task_arg;
 
     pthread_mutex_t call_mu; /* one frame at a time */
     pc_job job;              /* the frame being processed */
+    /* Colour stage of pc_cpu_debayer_raw (pre_n == 0: none): the slabs,
+     * mapped into bayer (width x height) before pass 0. */
+    const pc_raw_slab *pre;
+    int pre_n, pre_h;
+    uint8_t *bayer;
 };
 
 typedef struct worker_arg {
     pc_cpu *cpu;
     int index;
 } worker_arg;
+
+/* Colour stage: rows [y0, y1) of the panorama from the camera slabs
+ * they fall in, through their tables, into cpu->bayer. */
+static void map_rows(pc_cpu *cpu, const pc_raw_slab *slabs, int n, int slab_h, int w, int y0, int y1)
+{
+    for (int s = y0 / slab_h; s < n && s * slab_h < y1; s++) {
+        int a = y0 - s * slab_h, b = y1 - s * slab_h;
+        a = a < 0 ? 0 : a;
+        b = b > slab_h ? slab_h : b;
+        pc_colour_rows(&slabs[s].fmt, slabs[s].tables, slabs[s].data, slabs[s].pitch, w, a, b,
+                       cpu->bayer + (size_t)s * slab_h * w, (size_t)w);
+    }
+}
 
 static void run_band(pc_cpu *cpu, int index)
 {
@@ -55,6 +84,13 @@ static void run_band(pc_cpu *cpu, int index)
     int pairs = job->h / 2, n = cpu->nthreads;
     int y0 = 2 * (int)((int64_t)pairs * index / n);
     int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
+    if (cpu->pre_n) {
+        /* this band's rows of every slab they fall in, then wait: pass 0
+         * reads across band edges */
+        map_rows(cpu, cpu->pre, cpu->pre_n, cpu->pre_h, job->w, y0, y1);
+        if (n > 1)
+            pthread_barrier_wait(&cpu->bar);
+    }
     for (int p = 0; p < job->npasses; p++) {
         pc_job_pass(job, p, y0, y1);
         pthread_barrier_wait(&cpu->bar);
@@ -74,10 +110,17 @@ static void *worker_main(void *p)
             pthread_cond_wait(&cpu->cv, &cpu->mu);
         int quit = cpu->quit;
         seen = cpu->gen;
+        pc_band_fn task = cpu->task;
+        void *task_arg = cpu->task_arg;
         pthread_mutex_unlock(&cpu->mu);
         if (quit)
             return NULL;
-        run_band(cpu, index);
+        if (task) {
+            task(task_arg, index, cpu->nthreads);
+            pthread_barrier_wait(&cpu->bar);
+        } else {
+            run_band(cpu, index);
+        }
     }
 }
 
@@ -154,6 +197,72 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
     return PC_OK;
 }
 
+void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg)
+{
+    if (cpu->nthreads == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&cpu->mu);
+    cpu->task = fn;
+    cpu->task_arg = arg;
+    cpu->gen++;
+    pthread_cond_broadcast(&cpu->cv);
+    pthread_mutex_unlock(&cpu->mu);
+    fn(arg, 0, cpu->nthreads);
+    pthread_barrier_wait(&cpu->bar); /* every band returned */
+}
+
+/* Grows the scratch to what d needs for width x height (under call_mu). */
+static int reserve_temp(pc_cpu *cpu, const pc_algo_desc *d, int width, int height, char *err, size_t errlen)
+{
+    size_t need = d->impl && d->impl->temp_bytes ? d->impl->temp_bytes(width, height) : 0;
+    if (need <= cpu->temp_bytes)
+        return PC_OK;
+    uint8_t *t = NULL;
+    if (posix_memalign((void **)&t, 64, need) != 0) {
+        pc_set_err(err, errlen, "CPU backend %dx%d, %s: cannot allocate %zu bytes of scratch", width, height, d->name,
+                   need);
+        return PC_ENOMEM;
+    }
+    memset(t, 0, need);
+    free(cpu->temp);
+    cpu->temp = t;
+    cpu->temp_bytes = need;
+    return PC_OK;
+}
+
+int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen)
+{
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (!cpu || !d) {
+        pc_set_err(err, errlen, "pc_cpu_prepare: %s", cpu ? "unknown algorithm" : "context is NULL");
+        return PC_EINVAL;
+    }
+    pthread_mutex_lock(&cpu->call_mu);
+    int rc = reserve_temp(cpu, d, cpu->width, cpu->height, err, errlen);
+    pthread_mutex_unlock(&cpu->call_mu);
+    return rc;
+}
+
+/* An algorithm with its own code: its cpu_run on the pool, or its
+ * reference on this thread. */
+static int own_debayer(pc_cpu *cpu, const pc_algo_desc *d, const pc_bayer *src, const pc_picture *dst, char *err,
+                       size_t errlen)
+{
+    int rc = pc_debayer_check(d->id, src, dst, err, errlen);
+    if (rc)
+        return rc;
+    if (!d->impl->cpu_run)
+        return d->impl->ref_run(src, dst, err, errlen);
+    pthread_mutex_lock(&cpu->call_mu);
+    rc = reserve_temp(cpu, d, src->width, src->height, err, errlen);
+    if (!rc)
+        rc = d->impl->cpu_run(cpu, cpu->temp, src, dst, err, errlen);
+    pthread_mutex_unlock(&cpu->call_mu);
+    return rc;
+}
+
 int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen)
 {
@@ -169,6 +278,9 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
                    cpu->width, cpu->height, src->width, src->height);
         return PC_EINVAL;
     }
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl)
+        return own_debayer(cpu, d, src, dst, err, errlen);
     pthread_mutex_lock(&cpu->call_mu);
     pc_job job;
     int rc = pc_job_setup(&job, algo, src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
@@ -179,6 +291,7 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
     cpu->job = job;
     if (cpu->nthreads > 1) {
         pthread_mutex_lock(&cpu->mu);
+        cpu->task = NULL;
         cpu->gen++;
         pthread_cond_broadcast(&cpu->cv);
         pthread_mutex_unlock(&cpu->mu);
@@ -210,5 +323,80 @@ void pc_cpu_close(pc_cpu *cpu)
     pthread_mutex_destroy(&cpu->mu);
     pthread_mutex_destroy(&cpu->call_mu);
     free(cpu->temp);
+    free(cpu->bayer);
     free(cpu);
+}
+
+/* The colour stage as a pc_cpu_parallel task (own-code algorithms). */
+typedef struct colour_task {
+    pc_cpu *cpu;
+    const pc_raw_slab *slabs;
+    int n, slab_h, w, h;
+} colour_task;
+
+static void colour_band(void *arg, int band, int nbands)
+{
+    colour_task *t = arg;
+    int pairs = t->h / 2;
+    int y0 = 2 * (int)((int64_t)pairs * band / nbands), y1 = 2 * (int)((int64_t)pairs * (band + 1) / nbands);
+    map_rows(t->cpu, t->slabs, t->n, t->slab_h, t->w, y0, y1);
+}
+
+int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, int n, int slab_h,
+                       const pc_picture *dst, char *err, size_t errlen)
+{
+    if (!cpu || !slabs || !dst || n < 1 || slab_h < 2 || (slab_h & 1) || (long)n * slab_h != dst->height) {
+        pc_set_err(err, errlen, "CPU backend colour stage: %d slabs of %d rows do not make the %d-row picture", n,
+                   slab_h, dst ? dst->height : 0);
+        return PC_EINVAL;
+    }
+    for (int s = 0; s < n; s++)
+        if (!slabs[s].data || !slabs[s].tables || slabs[s].tables->bits != slabs[s].fmt.bits ||
+            slabs[s].fmt.cfa != slabs[0].fmt.cfa) {
+            pc_set_err(err, errlen, "CPU backend colour stage: slab %d has no data, no tables, tables for another "
+                       "bit depth or another CFA phase than slab 0", s);
+            return PC_EINVAL;
+        }
+    if ((size_t)dst->width * (size_t)dst->height > (size_t)cpu->width * (size_t)cpu->height) {
+        pc_set_err(err, errlen, "CPU backend opened for %dx%d cannot take a %dx%d frame", cpu->width, cpu->height,
+                   dst->width, dst->height);
+        return PC_EINVAL;
+    }
+    if (!cpu->bayer && !(cpu->bayer = malloc((size_t)cpu->width * cpu->height))) {
+        pc_set_err(err, errlen, "CPU backend colour stage: out of memory");
+        return PC_ENOMEM;
+    }
+    pc_bayer src = {cpu->bayer, (size_t)dst->width, dst->width, dst->height, slabs[0].fmt.cfa};
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl) {
+        /* an algorithm with its own code: map the slabs on the pool, then
+         * run it on the 8-bit panorama */
+        colour_task t = {cpu, slabs, n, slab_h, dst->width, dst->height};
+        pthread_mutex_lock(&cpu->call_mu);
+        pc_cpu_parallel(cpu, colour_band, &t);
+        pthread_mutex_unlock(&cpu->call_mu);
+        return own_debayer(cpu, d, &src, dst, err, errlen);
+    }
+    pthread_mutex_lock(&cpu->call_mu);
+    pc_job job;
+    int rc = pc_job_setup(&job, algo, &src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
+    if (rc) {
+        pthread_mutex_unlock(&cpu->call_mu);
+        return rc;
+    }
+    cpu->job = job;
+    cpu->pre = slabs;
+    cpu->pre_n = n;
+    cpu->pre_h = slab_h;
+    if (cpu->nthreads > 1) {
+        pthread_mutex_lock(&cpu->mu);
+        cpu->task = NULL;
+        cpu->gen++;
+        pthread_cond_broadcast(&cpu->cv);
+        pthread_mutex_unlock(&cpu->mu);
+    }
+    run_band(cpu, 0); /* returns after the last barrier: all bands done */
+    cpu->pre_n = 0;
+    pthread_mutex_unlock(&cpu->call_mu);
+    return PC_OK;
 }

@@ -6,10 +6,20 @@
 #include "cuda_emu.h"
 
 #include "cuda_algos.cuh"
+#include "cuda_colour.cuh"
 #include "cuda_emu_api.h"
 
 #include <stdio.h>
 
+template <class A, int VAR>
+static void kernel_of(int fmt, const pc_kparams &kp)
+{
+    if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
+    else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
+    else pc_debayer_kernel<A, VAR, PC_FMT_RGB24>(kp);
+}
+
+/* var: PC_VARIANT_2PX/4PX; fmt: pc_pixfmt. */
 template <class A>
 static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
 {
@@ -17,27 +27,59 @@ static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
      * CTAs walk several tiles and the prefetch path is exercised. */
     int ntiles = ((W + PC_TW - 1) / PC_TW) * ((H + th - 1) / th);
     dim3 grid(ntiles < 3 ? ntiles : 3);
-    size_t smem = var ? pc_kernel_smem<A, PC_KVAR_4PX>(th) : pc_kernel_smem<A, PC_KVAR_2PX>(th);
+    const bool v4 = var == PC_VARIANT_4PX;
+    size_t smem = v4 ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th);
     return pc_emu::launch(grid, dim3(PC_NT), smem, [&]() {
-        if (var) {
-            if (fmt == PC_KFMT_NV12) pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_NV12>(kp);
-            else if (fmt == PC_KFMT_I420) pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_I420>(kp);
-            else pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_RGB24>(kp);
-        } else {
-            if (fmt == PC_KFMT_NV12) pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_NV12>(kp);
-            else if (fmt == PC_KFMT_I420) pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_I420>(kp);
-            else pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_RGB24>(kp);
-        }
+        if (v4)
+            kernel_of<A, PC_VARIANT_4PX>(fmt, kp);
+        else
+            kernel_of<A, PC_VARIANT_2PX>(fmt, kp);
     });
+}
+
+/* The emulated kernel of every algorithm, indexed by pc_algo_id (the same
+ * fused kernels as the CUDA table in debayer_cuda.cu); run = nullptr for
+ * an algorithm with its own CUDA implementation, which is not emulated. */
+struct emu_algo {
+    pc_algo_id id;
+    int (*run)(int var, int fmt, int th, const pc_kparams &kp, int W, int H);
+};
+static constexpr emu_algo emu_algos[] = {
+    {PC_ALGO_BILINEAR, run<pc_alg_bilinear>},
+    {PC_ALGO_SMOOTH_HUE, run<pc_alg_smoothhue>},
+    {PC_ALGO_HQ_LINEAR, run<pc_alg_hqlinear>},
+    {PC_ALGO_EDGE, run<pc_alg_edge>},
+    {PC_ALGO_HOMOGENEOUS_EDGE, run<pc_alg_hed>},
+    {PC_ALGO_WD_ORIGINAL, run<pc_alg_wdorig>},
+    {PC_ALGO_WD_MODIFIED, run<pc_alg_wdmod>},
+};
+static_assert(sizeof emu_algos / sizeof emu_algos[0] == PC_ALGO_COUNT,
+              "emu_algos needs one entry per pc_algo_id (debayer.h)");
+static constexpr bool emu_algos_in_order()
+{
+    for (int i = 0; i < PC_ALGO_COUNT; i++)
+        if (emu_algos[i].id != i)
+            return false;
+    return true;
+}
+static_assert(emu_algos_in_order(), "emu_algos: entries in pc_algo_id order");
+
+extern "C" int pc_emu_supports(pc_algo_id algo)
+{
+    return (unsigned)algo < PC_ALGO_COUNT && emu_algos[algo].run != nullptr;
 }
 
 extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                               const pc_picture *dst, char *err, size_t errlen)
 {
     const int W = src->width, H = src->height;
-    if (th < 4 || (th & 3) || variant == PC_VARIANT_AUTO) {
+    if (th < 4 || (th & 3) || (variant != PC_VARIANT_2PX && variant != PC_VARIANT_4PX)) {
         snprintf(err, errlen, "pc_emu_debayer: bad tile height %d or variant", th);
         return PC_EINVAL;
+    }
+    if (!pc_emu_supports(algo)) {
+        snprintf(err, errlen, "pc_emu_debayer: algorithm %d has no fused kernel to emulate", (int)algo);
+        return PC_ENOTSUP;
     }
     /* Like a device input slot: 16-byte aligned, a pitch multiple of 16,
      * and mirrored margins of PC_HX bytes left and up to 16 bytes past the
@@ -71,28 +113,57 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.p0 = (int)dst->pitch[0];
     kp.p1 = (int)dst->pitch[1];
     kp.p2 = (int)dst->pitch[2];
-    for (int i = 0; i < 3; i++) {
-        kp.cy[i] = yc.y[i];
-        kp.cb[i] = yc.cb[i];
-        kp.cr[i] = yc.cr[i];
+    /* the conversion matrices as the device holds them (debayer_cuda.cu,
+     * set_bands) */
+    const pc_yuv_coeffs *bl = dst->bands ? dst->bands : &yc;
+    int nb = dst->bands ? dst->n_bands : 1;
+    if (nb > PC_KMAX_BANDS || (dst->bands && (dst->band_rows < 2 || (dst->band_rows & 1)))) {
+        free(base);
+        snprintf(err, errlen, "pc_emu_debayer: %d bands of %d rows", nb, dst->band_rows);
+        return PC_EINVAL;
     }
-    kp.yoff = yc.y_offset;
-    int fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
-    int var = variant == PC_VARIANT_4PX;
-    int rc;
-    switch (algo) {
-    case PC_ALGO_BILINEAR: rc = run<pc_alg_bilinear>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_SMOOTH_HUE: rc = run<pc_alg_smoothhue>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_HQ_LINEAR: rc = run<pc_alg_hqlinear>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_EDGE: rc = run<pc_alg_edge>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_HOMOGENEOUS_EDGE: rc = run<pc_alg_hed>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_WD_ORIGINAL: rc = run<pc_alg_wdorig>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_WD_MODIFIED: rc = run<pc_alg_wdmod>(var, fmt, th, kp, W, H); break;
-    default: rc = -1;
+    int bands[PC_KMAX_BANDS * PC_KBAND];
+    for (int i = 0; i < nb; i++) {
+        for (int k = 0; k < 3; k++) {
+            bands[PC_KBAND * i + k] = bl[i].y[k];
+            bands[PC_KBAND * i + 3 + k] = bl[i].cb[k];
+            bands[PC_KBAND * i + 6 + k] = bl[i].cr[k];
+        }
+        bands[PC_KBAND * i + 9] = bl[i].y_offset;
     }
+    kp.bands = bands;
+    kp.n_bands = nb;
+    kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
+    int rc = emu_algos[algo].run(variant, dst->fmt, th, kp, W, H);
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
+                             uint8_t *dst, size_t dst_pitch, char *err, size_t errlen)
+{
+    /* the device table layout: 3 x PC_CLUT_STRIDE */
+    std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
+    for (int c = 0; c < 3; c++)
+        memcpy(lut.data() + c * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits);
+    pc_cparams p;
+    memset(&p, 0, sizeof p);
+    p.src = src;
+    p.lut = lut.data();
+    p.dst = dst;
+    p.dst_pitch = (long long)dst_pitch;
+    p.W = W;
+    p.rows = rows;
+    p.packing = (int)f->packing;
+    p.bits = f->bits;
+    p.cfa = (int)f->cfa;
+    dim3 grid((W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
+    if (pc_emu::launch(grid, dim3(PC_CNT), 0, [&]() { pc_colour_kernel(p); })) {
+        snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }
     return 0;

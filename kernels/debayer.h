@@ -72,8 +72,14 @@ typedef enum pc_algo_id {
     PC_ALGO_COUNT
 } pc_algo_id;
 
+struct pc_algo_impl;
+
 /* One entry of the algorithm table (FFmpeg-style descriptor). The CLI,
- * tools and tests all read this table; nothing else lists algorithms. */
+ * tools and tests all read this table; nothing else lists algorithms.
+ * Each backend finds the algorithm's code through its id (a table per
+ * backend, checked against PC_ALGO_COUNT at compile time) or, for an
+ * algorithm with its own code, through impl: see algo_impl.h, which also
+ * says how to add an algorithm. */
 typedef struct pc_algo_desc {
     pc_algo_id id;
     const char *name;        /* the --algo name, e.g. "edge" */
@@ -85,6 +91,8 @@ typedef struct pc_algo_desc {
     int temp_bytes_per_pixel;/* device temporaries, per the spec §9 */
     unsigned variants;       /* PC_VARIANT_2PX | PC_VARIANT_4PX */
     double gtx680_us;        /* the paper's Table III total, for comparison */
+    const struct pc_algo_impl *impl; /* NULL: fused-stencil passes (the backends'
+                                        tables); else its own code (algo_impl.h) */
 } pc_algo_desc;
 
 /* The table. pc_algo_count() entries, indexed by pc_algo_id. */
@@ -113,6 +121,12 @@ typedef struct pc_bayer {
     pc_cfa cfa;
 } pc_bayer;
 
+/* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */
+typedef struct pc_yuv_coeffs {
+    int32_t y[3], cb[3], cr[3];
+    int32_t y_offset; /* (16<<16)+(1<<15) limited, (1<<15) full */
+} pc_yuv_coeffs;
+
 /* A destination picture. For RGB24 plane[0] holds 3*W bytes per row; for
  * NV12 plane[0] = Y, plane[1] = CbCr; for I420 plane[0..2] = Y, Cb, Cr. */
 typedef struct pc_picture {
@@ -122,6 +136,13 @@ typedef struct pc_picture {
     uint8_t *plane[3];
     size_t pitch[3];
     int width, height;
+    /* Optional per-camera conversion matrices (the colour matrix folded
+     * in, docs/colour.md §3): rows [b*band_rows, (b+1)*band_rows) use
+     * bands[b], rows past the last band the last one. NULL (default): the
+     * §8 coefficients of (matrix, range) everywhere. band_rows is even, so
+     * every 2x2 chroma block lies in one band. Not used for RGB24. */
+    const pc_yuv_coeffs *bands;
+    int band_rows, n_bands;
 } pc_picture;
 
 /* Plane geometry, the one place that knows how big each plane of a format
@@ -174,11 +195,6 @@ int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
 int pc_mosaic_from_rgb(const uint8_t *rgb, size_t pitch, int w, int h, pc_cfa cfa,
                        uint8_t *raw, size_t raw_pitch, char *err, size_t errlen);
 
-/* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */
-typedef struct pc_yuv_coeffs {
-    int32_t y[3], cb[3], cr[3];
-    int32_t y_offset; /* (16<<16)+(1<<15) limited, (1<<15) full */
-} pc_yuv_coeffs;
 void pc_yuv_coeffs_get(pc_matrix m, pc_range r, pc_yuv_coeffs *out);
 
 /* --- Multi-threaded CPU backend (same results as the reference). ------- */
@@ -192,6 +208,10 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height,
 int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);
 int pc_cpu_threads(const pc_cpu *cpu);
+/* Allocates ahead what algo needs beyond the stencil temporaries (an
+ * algorithm with its own code, algo_impl.h), so its first frame does not;
+ * nothing to do (0) for the others. */
+int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen);
 void pc_cpu_close(pc_cpu *cpu);
 
 #ifdef __cplusplus

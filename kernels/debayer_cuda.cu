@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_colour.cuh"
 #include "cuda_common.cuh"
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
@@ -46,11 +47,11 @@ struct pc_graph {
     size_t smem;
 };
 
-struct pc_tune {
-    int done[2]; /* per variant: measured */
-    int th[2];   /* tile height */
-    int gm[2];   /* grid mode (grid_ctas) */
-    float us[2];
+struct pc_tune { /* indexed by pc_variant (2PX, 4PX; AUTO unused) */
+    int done[3]; /* per variant: measured */
+    int th[3];   /* tile height */
+    int gm[3];   /* grid mode (grid_ctas) */
+    float us[3];
 };
 
 struct pc_gpu {
@@ -70,8 +71,19 @@ struct pc_gpu {
     cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
     unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    /* Conversion matrices the kernels read (pc_kparams.bands): the device
+     * copy and the host copy of what was last enqueued into it. */
+    int *d_bands;
+    /* Colour stage: per-camera tables (PC_GPU_MAX_CAMERAS x 3 x
+     * PC_CLUT_STRIDE) and a raw staging buffer per slot (2 bytes per
+     * sample, the widest format), allocated at the first use. */
+    uint8_t *d_luts;
+    uint8_t *raw_stage[PC_GPU_MAX_SLOTS];
+    int bands_host[PC_KMAX_BANDS * PC_KBAND];
+    int bands_n;
     int num_sms;
-    /* current configuration */
+    /* current configuration (var: pc_variant 2PX/4PX, or AUTO for an
+     * algorithm with its own implementation; fmt: pc_pixfmt) */
     int configured;
     int algo, var, fmt, th, gm, th_forced;
     pc_cfa cfa;
@@ -79,23 +91,36 @@ struct pc_gpu {
     pc_range range;
     pc_kparams base; /* everything but src and dst */
     pc_graph graphs[PC_MAX_GRAPHS];
-    pc_tune tune[PC_ALGO_COUNT][3];
+    pc_tune tune[PC_ALGO_COUNT][3]; /* [algo][pc_pixfmt] */
+    void *custom_state[PC_ALGO_COUNT]; /* own-implementation algorithms, once opened */
     int evict; /* next graph slot to reuse when the cache is full */
 };
 
-static const pc_kernel_set *kset(int algo)
+/* The CUDA implementation of every algorithm, indexed by pc_algo_id
+ * (cuda_launch.h): its fused kernel set, or its own implementation. A new
+ * algorithm adds its line here, in pc_algo_id order. */
+static constexpr pc_cuda_algo pc_cuda_algos[] = {
+    {PC_ALGO_BILINEAR, &pc_kset_bilinear, nullptr},
+    {PC_ALGO_SMOOTH_HUE, &pc_kset_smoothhue, nullptr},
+    {PC_ALGO_HQ_LINEAR, &pc_kset_hqlinear, nullptr},
+    {PC_ALGO_EDGE, &pc_kset_edge, nullptr},
+    {PC_ALGO_HOMOGENEOUS_EDGE, &pc_kset_hed, nullptr},
+    {PC_ALGO_WD_ORIGINAL, &pc_kset_wdorig, nullptr},
+    {PC_ALGO_WD_MODIFIED, &pc_kset_wdmod, nullptr},
+};
+static_assert(sizeof pc_cuda_algos / sizeof pc_cuda_algos[0] == PC_ALGO_COUNT,
+              "pc_cuda_algos needs one entry per pc_algo_id (debayer.h)");
+static constexpr bool pc_cuda_algos_ok()
 {
-    switch (algo) {
-    case PC_ALGO_BILINEAR: return &pc_kset_bilinear;
-    case PC_ALGO_SMOOTH_HUE: return &pc_kset_smoothhue;
-    case PC_ALGO_HQ_LINEAR: return &pc_kset_hqlinear;
-    case PC_ALGO_EDGE: return &pc_kset_edge;
-    case PC_ALGO_HOMOGENEOUS_EDGE: return &pc_kset_hed;
-    case PC_ALGO_WD_ORIGINAL: return &pc_kset_wdorig;
-    case PC_ALGO_WD_MODIFIED: return &pc_kset_wdmod;
-    }
-    return NULL;
+    for (int i = 0; i < PC_ALGO_COUNT; i++)
+        if (pc_cuda_algos[i].id != i || !pc_cuda_algos[i].ks == !pc_cuda_algos[i].custom)
+            return false;
+    return true;
 }
+static_assert(pc_cuda_algos_ok(), "pc_cuda_algos: entries in pc_algo_id order, each with a kernel set or its own code");
+
+static const pc_kernel_set *kset(int algo) { return pc_cuda_algos[algo].ks; }
+static const void *kfn(int algo, int var, int fmt) { return pc_cuda_algos[algo].ks->fn[var][fmt]; }
 
 static const char *algo_name(int algo)
 {
@@ -175,6 +200,9 @@ extern "C" void pc_gpu_close(pc_gpu *g)
                     cudaGraphExecDestroy(g->graphs[i].inst[j].exec);
             cudaGraphDestroy(g->graphs[i].graph);
         }
+    for (int a = 0; a < PC_ALGO_COUNT; a++)
+        if (g->custom_state[a])
+            pc_cuda_algos[a].custom->close(g->custom_state[a]);
     for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
         if (g->in_base[i])
             cudaFree(g->in_base[i]);
@@ -185,6 +213,13 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     }
     if (g->scratch)
         cudaFree(g->scratch);
+    if (g->d_bands)
+        cudaFree(g->d_bands);
+    if (g->d_luts)
+        cudaFree(g->d_luts);
+    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++)
+        if (g->raw_stage[i])
+            cudaFree(g->raw_stage[i]);
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -192,13 +227,16 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     free(g);
 }
 
-static size_t rnd64(size_t v) { return (v + 63) & ~(size_t)63; }
+/* Room for a picture of any output format, planes pitched to 64 bytes. */
 static size_t scratch_bytes(int w, int h)
 {
-    size_t rgb = rnd64(3 * (size_t)w) * h, nv12 = rnd64(w) * (h + h / 2),
-           i420 = rnd64(w) * h + 2 * rnd64(w / 2) * (h / 2);
-    size_t m = rgb > nv12 ? rgb : nv12;
-    return m > i420 ? m : i420;
+    size_t m = 0;
+    for (int f = PC_FMT_RGB24; f <= PC_FMT_I420; f++) {
+        pc_picture p;
+        size_t n = pc_picture_layout(&p, (pc_pixfmt)f, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, NULL);
+        m = n > m ? n : m;
+    }
+    return m;
 }
 static int check_dims(int w, int h, char *err, size_t errlen)
 {
@@ -252,6 +290,8 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
         CK(g, cudaEventCreate(&g->ev_t1[i]));
     }
     CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
+    CK(g, cudaMalloc((void **)&g->d_bands, sizeof g->bands_host));
+    CK(g, cudaMemsetAsync(g->d_bands, 0, sizeof g->bands_host, g->cs));
     CK(g, cudaStreamSynchronize(g->cs));
     return 0;
 }
@@ -315,9 +355,29 @@ extern "C" void *pc_gpu_cu_context(pc_gpu *g)
     return (void *)ctx;
 }
 
-static int kfmt_of(pc_pixfmt f)
+/* Enqueues (on the compute stream, so frames already queued keep the
+ * matrices they were queued with) the conversion matrices of the next
+ * frames, when they differ from what the device holds. The copy of a few
+ * hundred bytes from pageable memory is staged by the driver at once. */
+static int set_bands(pc_gpu *g, const pc_yuv_coeffs *b, int n, char *err, size_t errlen)
 {
-    return f == PC_FMT_NV12 ? PC_KFMT_NV12 : f == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+    int v[PC_KMAX_BANDS * PC_KBAND];
+    for (int i = 0; i < n; i++) {
+        int *q = v + PC_KBAND * i;
+        for (int k = 0; k < 3; k++) {
+            q[k] = b[i].y[k];
+            q[3 + k] = b[i].cb[k];
+            q[6 + k] = b[i].cr[k];
+        }
+        q[9] = b[i].y_offset;
+    }
+    size_t bytes = sizeof(int) * PC_KBAND * (size_t)n;
+    if (n == g->bands_n && memcmp(v, g->bands_host, bytes) == 0)
+        return 0;
+    CK(g, cudaMemcpyAsync(g->d_bands, v, bytes, cudaMemcpyHostToDevice, g->cs));
+    memcpy(g->bands_host, v, bytes);
+    g->bands_n = n;
+    return 0;
 }
 
 /* Sets the output planes of kp from a picture. */
@@ -336,26 +396,7 @@ static void set_dst(pc_kparams *kp, const pc_picture *d)
 static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
 {
     pc_picture p;
-    memset(&p, 0, sizeof p);
-    p.fmt = fmt;
-    p.width = g->W;
-    p.height = g->H;
-    size_t yp = rnd64(g->W);
-    if (fmt == PC_FMT_RGB24) {
-        p.plane[0] = g->scratch;
-        p.pitch[0] = rnd64(3 * (size_t)g->W);
-    } else {
-        p.plane[0] = g->scratch;
-        p.pitch[0] = yp;
-        p.plane[1] = g->scratch + yp * g->H;
-        if (fmt == PC_FMT_NV12) {
-            p.pitch[1] = yp;
-        } else {
-            p.pitch[1] = rnd64(g->W / 2);
-            p.plane[2] = p.plane[1] + p.pitch[1] * (g->H / 2);
-            p.pitch[2] = p.pitch[1];
-        }
-    }
+    pc_picture_layout(&p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, g->W, g->H, 64, g->scratch);
     return p;
 }
 
@@ -419,7 +460,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
-    pc_picture sp = scratch_pic(g, fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24);
+    pc_picture sp = scratch_pic(g, (pc_pixfmt)fmt);
     set_dst(&kp, &sp);
     void *args[] = {&kp};
     CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
@@ -470,7 +511,7 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
         if (!hit->exec)
             CK(g, cudaGraphInstantiate(&hit->exec, x->graph, 0));
         cudaKernelNodeParams np = {};
-        np.func = (void *)kset(x->algo)->fn[x->var][x->fmt];
+        np.func = (void *)kfn(x->algo, x->var, x->fmt);
         np.gridDim = x->grid;
         np.blockDim = dim3(PC_NT);
         np.sharedMemBytes = (unsigned)x->smem;
@@ -574,6 +615,9 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     CK(g, cudaSetDevice(g->device));
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(matrix, range, &yc);
+    int rcb = set_bands(g, &yc, 1, err, errlen);
+    if (rcb)
+        return rcb;
     pc_kparams b;
     memset(&b, 0, sizeof b);
     b.src_pitch = (int)g->in_pitch;
@@ -581,25 +625,27 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     b.H = g->H;
     b.ox = (cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR);
     b.oy = (cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR);
-    for (int i = 0; i < 3; i++) {
-        b.cy[i] = yc.y[i];
-        b.cb[i] = yc.cb[i];
-        b.cr[i] = yc.cr[i];
-    }
-    b.yoff = yc.y_offset;
+    b.bands = g->d_bands;
+    b.band_mul = 0;
+    b.n_bands = 1;
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
-    int kf = kfmt_of(fmt), rc = 0;
+    int kf = fmt, rc = 0;
     int var;
-    if (variant == PC_VARIANT_AUTO) {
-        rc = tune_variant(g, algo, PC_KVAR_2PX, kf, err, errlen);
+    const pc_cuda_custom *own = pc_cuda_algos[algo].custom;
+    if (own) { /* its own implementation: no variants, no tuning */
+        var = PC_VARIANT_AUTO;
+        if (!g->custom_state[algo])
+            rc = own->open(&g->custom_state[algo], g->W, g->H, (void *)g->cs, err, errlen);
+    } else if (variant == PC_VARIANT_AUTO) {
+        rc = tune_variant(g, algo, PC_VARIANT_2PX, kf, err, errlen);
         if (!rc)
-            rc = tune_variant(g, algo, PC_KVAR_4PX, kf, err, errlen);
+            rc = tune_variant(g, algo, PC_VARIANT_4PX, kf, err, errlen);
         pc_tune *t = &g->tune[algo][kf];
-        var = t->us[PC_KVAR_4PX] <= t->us[PC_KVAR_2PX] ? PC_KVAR_4PX : PC_KVAR_2PX;
+        var = t->us[PC_VARIANT_4PX] <= t->us[PC_VARIANT_2PX] ? PC_VARIANT_4PX : PC_VARIANT_2PX;
     } else {
-        var = variant == PC_VARIANT_2PX ? PC_KVAR_2PX : PC_KVAR_4PX;
+        var = variant;
         rc = tune_variant(g, algo, var, kf, err, errlen);
     }
     if (rc) {
@@ -610,8 +656,8 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     g->algo = algo;
     g->var = var;
     g->fmt = kf;
-    g->th = g->tune[algo][kf].th[var];
-    g->gm = g->tune[algo][kf].gm[var];
+    g->th = own ? 0 : g->tune[algo][kf].th[var];
+    g->gm = own ? 0 : g->tune[algo][kf].gm[var];
     g->th_forced = 0;
     g->cfa = cfa;
     g->matrix = matrix;
@@ -622,7 +668,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
 extern "C" void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows)
 {
     if (variant)
-        *variant = !g || !g->configured ? PC_VARIANT_AUTO : g->var == PC_KVAR_4PX ? PC_VARIANT_4PX : PC_VARIANT_2PX;
+        *variant = !g || !g->configured ? PC_VARIANT_AUTO : (pc_variant)g->var;
     if (tile_rows)
         *tile_rows = g && g->configured ? (g->th_forced ? g->th_forced : g->th) : 0;
 }
@@ -631,6 +677,11 @@ extern "C" int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errle
 {
     if (!g || !g->configured) {
         pc_set_err(err, errlen, "pc_gpu_set_tile_rows: call pc_gpu_set_algo first");
+        return PC_EINVAL;
+    }
+    if (rows != 0 && pc_cuda_algos[g->algo].custom) {
+        pc_set_err(err, errlen, "pc_gpu_set_tile_rows: %s has its own CUDA implementation (no tiles to size)",
+                   algo_name(g->algo));
         return PC_EINVAL;
     }
     if (rows != 0 && (rows < PC_TH_MIN || rows > PC_TH_MAX || (rows & 3))) {
@@ -699,6 +750,117 @@ extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, cha
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
+static int ensure_luts(pc_gpu *g, char *err, size_t errlen)
+{
+    if (g->d_luts)
+        return 0;
+    size_t bytes = (size_t)PC_GPU_MAX_CAMERAS * 3 * PC_CLUT_STRIDE;
+    CK(g, cudaMalloc((void **)&g->d_luts, bytes));
+    CK(g, cudaMemsetAsync(g->d_luts, 0, bytes, g->up));
+    return 0;
+}
+
+extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tables *t, char *err, size_t errlen)
+{
+    if (!g || !t || cam < 0 || cam >= PC_GPU_MAX_CAMERAS || (t->bits != 8 && t->bits != 10 && t->bits != 12)) {
+        pc_set_err(err, errlen, "pc_gpu_set_colour_tables: camera %d (0..%d) or tables (%d bits) invalid", cam,
+                   PC_GPU_MAX_CAMERAS - 1, t ? t->bits : 0);
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    if (ensure_luts(g, err, errlen))
+        return PC_EDEVICE;
+    /* pageable source: the driver stages these few KB at once */
+    for (int c = 0; c < 3; c++)
+        CK(g, cudaMemcpyAsync(g->d_luts + ((size_t)cam * 3 + c) * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits,
+                              cudaMemcpyHostToDevice, g->up));
+    return 0;
+}
+
+static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, const pc_rawfmt *f, int cam, int rows,
+                         cudaStream_t s, char *err, size_t errlen)
+{
+    pc_cparams p;
+    memset(&p, 0, sizeof p);
+    p.src = src;
+    p.lut = g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE;
+    p.dst = g->in[slot] + (size_t)row0 * g->in_pitch;
+    p.dst_pitch = (long long)g->in_pitch;
+    p.W = g->W;
+    p.rows = rows;
+    p.packing = (int)f->packing;
+    p.bits = f->bits;
+    p.cfa = (int)f->cfa;
+    dim3 grid((g->W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
+    pc_colour_kernel<<<grid, PC_CNT, 0, s>>>(p);
+    CK(g, cudaGetLastError());
+    return 0;
+}
+
+static int check_rawfmt(const pc_rawfmt *f)
+{
+    return f && (unsigned)f->packing <= PC_PACK_GVSP && (unsigned)f->cfa <= PC_CFA_BGGR &&
+           (f->packing == PC_PACK_8 ? f->bits == 8 : (f->bits == 10 || f->bits == 12));
+}
+
+extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f,
+                                       int cam, int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_upload_raw_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!host || !check_rawfmt(f) || cam < 0 || cam >= PC_GPU_MAX_CAMERAS || row0 < 0 || rows < 2 ||
+        row0 + rows > g->H || ((row0 | rows) & 1)) {
+        pc_set_err(err, errlen, "pc_gpu_upload_raw_async: rows %d..%d of a %dx%d frame, camera %d: invalid", row0,
+                   row0 + rows - 1, g->W, g->H, cam);
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    if (ensure_luts(g, err, errlen))
+        return PC_EDEVICE;
+    if (!g->raw_stage[slot])
+        CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
+    if (g->consumed[slot])
+        CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
+    /* the camera's stream lands at the same rows' offset of the staging
+     * buffer: slabs of one frame never overlap there */
+    uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
+    CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
+    if (colour_launch(g, slot, row0, stage, f, cam, rows, g->up, err, errlen) ||
+        fill_margins(g, slot, row0, rows, g->up, err, errlen))
+        return PC_EDEVICE;
+    g->uploaded[slot] = 1;
+    return 0;
+}
+
+extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen)
+{
+    if (!g || !check_rawfmt(f)) {
+        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format");
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    if (ensure_luts(g, err, errlen))
+        return PC_EDEVICE;
+    if (!g->raw_stage[0])
+        CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
+    CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
+    cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+        return PC_EDEVICE;
+    CK(g, cudaEventRecord(a, g->cs));
+    for (int i = 0; i < 20; i++)
+        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+            return PC_EDEVICE;
+    CK(g, cudaEventRecord(b, g->cs));
+    CK(g, cudaEventSynchronize(b));
+    float ms;
+    CK(g, cudaEventElapsedTime(&ms, a, b));
+    g->timed[0] = 0;
+    *us = ms * 1000.0 / 20;
+    return 0;
+}
+
 extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen)
 {
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
@@ -717,14 +879,15 @@ extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t er
 
 static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *what, char *err, size_t errlen)
 {
-    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(fmt);
     if (!p || p->fmt != fmt || p->width != g->W || p->height != g->H) {
         pc_set_err(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
                    p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
         return PC_EINVAL;
     }
     for (int i = 0; i < np; i++) {
-        size_t need = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
+        size_t need;
+        pc_picture_plane_size(fmt, g->W, g->H, i, NULL, NULL, &need);
         if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 3) || (p->pitch[i] & 3) ||
             p->pitch[i] > 0x7fffffff) {
             pc_set_err(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
@@ -744,21 +907,44 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         pc_set_err(err, errlen, "pc_gpu_debayer: no algorithm set (call pc_gpu_set_algo; frame %dx%d)", g->W, g->H);
         return PC_EINVAL;
     }
-    pc_pixfmt fmt = g->fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : g->fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24;
+    pc_pixfmt fmt = (pc_pixfmt)g->fmt;
     if ((rc = check_pic(g, dst, fmt, "pc_gpu_debayer: destination", err, errlen)))
         return rc;
     if (fmt != PC_FMT_RGB24 && (dst->matrix != g->matrix || dst->range != g->range)) {
         pc_set_err(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
         return PC_EINVAL;
     }
-    int th = g->th_forced ? g->th_forced : g->th;
-    pc_graph *x;
-    if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
-        return rc;
+    const pc_cuda_custom *own = pc_cuda_algos[g->algo].custom;
+    pc_graph *x = NULL;
     pc_kparams kp = g->base;
-    kp.th = th;
-    kp.src = g->in[slot];
-    set_dst(&kp, dst);
+    if (!own) {
+        int th = g->th_forced ? g->th_forced : g->th;
+        if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+            return rc;
+        kp.th = th;
+        kp.src = g->in[slot];
+        set_dst(&kp, dst);
+    }
+    if (!own && fmt != PC_FMT_RGB24) {
+        /* per-camera matrices (the colour matrix folded in), or the plain
+         * §8 one */
+        if (dst->bands) {
+            if (dst->n_bands < 1 || dst->n_bands > PC_KMAX_BANDS || dst->band_rows < 2 || (dst->band_rows & 1)) {
+                pc_set_err(err, errlen, "pc_gpu_debayer(%s): %d colour bands of %d rows (1..%d bands of an even "
+                           "number of rows)", algo_name(g->algo), dst->n_bands, dst->band_rows, PC_KMAX_BANDS);
+                return PC_EINVAL;
+            }
+            rc = set_bands(g, dst->bands, dst->n_bands, err, errlen);
+            kp.n_bands = dst->n_bands;
+            kp.band_mul = dst->n_bands > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
+        } else {
+            pc_yuv_coeffs yc;
+            pc_yuv_coeffs_get(g->matrix, g->range, &yc);
+            rc = set_bands(g, &yc, 1, err, errlen);
+        }
+        if (rc)
+            return rc;
+    }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
      * cross-stream wait costs GPU front-end time every frame. */
@@ -772,9 +958,20 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     const int timing = (g->options & PC_GPU_OPT_FRAME_TIMING) != 0;
     if (timing)
         CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
-    if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
+    if (own) {
+        pc_cuda_frame f;
+        f.src = g->in[slot];
+        f.src_pitch = g->in_pitch;
+        f.W = g->W;
+        f.H = g->H;
+        f.cfa = g->cfa;
+        f.dst = dst;
+        pc_yuv_coeffs_get(g->matrix, g->range, &f.yc);
+        if ((rc = own->enqueue(g->custom_state[g->algo], &f, (void *)g->cs, err, errlen)))
+            return rc;
+    } else if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
         void *args[] = {&kp};
-        CK(g, cudaLaunchKernel(kset(x->algo)->fn[x->var][x->fmt], x->grid, dim3(PC_NT), args, x->smem, g->cs));
+        CK(g, cudaLaunchKernel(kfn(x->algo, x->var, x->fmt), x->grid, dim3(PC_NT), args, x->smem, g->cs));
     } else if ((rc = launch(g, x, &kp, err, errlen))) {
         return rc;
     }
@@ -804,11 +1001,11 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
                    g->W, g->H);
         return PC_EINVAL;
     }
-    int np = dev->fmt == PC_FMT_RGB24 ? 1 : dev->fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(dev->fmt);
     for (int i = 0; i < np; i++) {
-        size_t w = dev->fmt == PC_FMT_RGB24 ? 3 * (size_t)dev->width
-                   : (dev->fmt == PC_FMT_I420 && i > 0) ? dev->width / 2 : dev->width;
-        int h = i == 0 ? dev->height : dev->height / 2;
+        size_t w;
+        int h;
+        pc_picture_plane_size(dev->fmt, dev->width, dev->height, i, NULL, &h, &w);
         if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
             pc_set_err(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
             return PC_EINVAL;
@@ -870,11 +1067,12 @@ extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, 
     out->range = range;
     out->width = g->W;
     out->height = g->H;
-    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(fmt);
     CK(g, cudaSetDevice(g->device));
     for (int i = 0; i < np; i++) {
-        size_t w = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
-        int h = i == 0 ? g->H : g->H / 2;
+        size_t w;
+        int h;
+        pc_picture_plane_size(fmt, g->W, g->H, i, NULL, &h, &w);
         cudaError_t e = cudaMallocPitch((void **)&out->plane[i], &out->pitch[i], w, h);
         if (e != cudaSuccess) {
             pc_gpu_picture_free(g, out);

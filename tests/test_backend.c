@@ -5,9 +5,13 @@
  * in NV12, I420 and RGB24, for several input slots; the choice ("auto",
  * "cpu", "cuda", unknown names) and the argument checks; and the CUDA entry
  * refuses cleanly where it cannot run (no device, or built without CUDA),
- * or, on a machine with a device, equals the reference too.
+ * or, on a machine with a device, equals the reference too. The colour
+ * stage through the table: 5 cameras' 12p / 10Packed / 8-bit raw slabs
+ * with their own tables and matrices == the C colour rows + reference.
  */
+#include "algo_impl.h"
 #include "backend.h"
+#include "colour_test_util.h"
 #include "debayer_test_util.h"
 #include "tap.h"
 
@@ -190,13 +194,182 @@ static void argument_checks(void)
     void *ctx = (void *)1, *stream = (void *)1;
     pc_backend_encoder_device(b, &ctx, &stream);
     TAP_CHECK(!ctx && !stream, "CPU backend: no encoder device");
+    TAP_CHECK(pc_backend_host_threads(b) == 1, "CPU backend: host_threads = the 1 thread asked for");
     pc_backend_picture_free(b, &pic);
     pc_backend_picture_free(b, &rgb);
     pc_backend_close(b);
 }
 
+static void colour_through_backend(const pc_backend_ops *ops, const char *fmtname)
+{
+    char err[256];
+    pc_backend *b = NULL;
+    pc_backend_config cfg = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 3};
+    if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s colour: open (%s)", ops->name,
+                   b ? "ok" : err))
+        return;
+    pc_rawfmt f;
+    pc_rawfmt_parse(fmtname, &f, err, sizeof err);
+    const int sh = H / SLABS;
+    size_t sb = pc_rawfmt_frame_bytes(&f, W, sh);
+    uint8_t *packed = pc_backend_host_alloc(ops, sb * SLABS + 16), *bay = malloc((size_t)W * H);
+    uint16_t *codes = malloc((size_t)W * sh * 2);
+    static pc_colour_tables t[SLABS];
+    pc_yuv_coeffs bands[SLABS];
+    uint32_t seed = 9;
+    int rc = 0;
+    for (int c = 0; c < SLABS && !rc; c++) {
+        for (int i = 0; i < W * sh; i++)
+            codes[i] = (uint16_t)(tu_rng(&seed) & ((1u << f.bits) - 1));
+        tc_pack(&f, codes, (size_t)W * sh, packed + sb * c);
+        pc_colour_cfg cc;
+        pc_colour_cfg_init(&cc);
+        cc.black_level = c;
+        cc.wb[0] = 1.2 + 0.1 * c;
+        cc.wb[2] = 1.5;
+        cc.transfer = (pc_transfer)(c % 3);
+        cc.ccm[0] = 1.3;
+        cc.ccm[1] = -0.3 + 0.05 * c;
+        rc = pc_colour_tables_build(&cc, f.bits, &t[c], err, sizeof err) ||
+             pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, cc.ccm, &bands[c], err, sizeof err) ||
+             pc_backend_set_colour_tables(b, c, &t[c], err, sizeof err);
+        pc_colour_slab(&f, &t[c], packed + sb * c, 0, W, sh, bay + (size_t)W * sh * c, W);
+    }
+    pc_picture pic, ref, host;
+    rc = rc ? rc : pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &pic, err, sizeof err);
+    tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, 0);
+    tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, 8);
+    pic.bands = ref.bands = bands;
+    pic.band_rows = ref.band_rows = sh;
+    pic.n_bands = ref.n_bands = SLABS;
+    long diff = 0;
+    for (int a = 0; a < PC_ALGO_COUNT && !rc; a++) {
+        pc_bayer src = {bay, W, W, H, f.cfa};
+        pc_debayer_config dc = {(pc_algo_id)a, PC_VARIANT_AUTO, f.cfa, PC_FMT_NV12, PC_MATRIX_BT709,
+                                PC_RANGE_LIMITED};
+        rc = pc_ref_debayer((pc_algo_id)a, &src, &ref, err, sizeof err) || pc_backend_set_algo(b, &dc, err, sizeof err);
+        for (int c = 0; c < SLABS && !rc; c++)
+            rc = pc_backend_upload_raw(b, a & 1, c * sh, packed + sb * c, 0, &f, c, sh, err, sizeof err);
+        tu_pic_fill(&host, 0x5a);
+        rc = rc ? rc : pc_backend_debayer(b, a & 1, &pic, err, sizeof err);
+        rc = rc ? rc : pc_backend_wait(b, a & 1, err, sizeof err);
+        rc = rc ? rc : pc_backend_download(b, a & 1, &pic, &host, err, sizeof err);
+        rc = rc ? rc : pc_backend_wait(b, a & 1, err, sizeof err);
+        int md;
+        diff += rc ? 0 : tu_compare(&ref, &host, &md);
+    }
+    TAP_CHECK(rc == 0 && diff == 0, "%s colour stage through the ops table, 5 cameras of %s with their own tables "
+              "and matrices, every algorithm == reference (%ld samples differ)%s%s", ops->name, fmtname, diff,
+              rc ? ": " : "", rc ? err : "");
+    pc_backend_picture_free(b, &pic);
+    tu_pic_free(&ref);
+    tu_pic_free(&host);
+    pc_backend_host_free(ops, packed);
+    free(bay);
+    free(codes);
+    pc_backend_close(b);
+}
+
+/* The one plane-geometry helper (debayer.h) at the panorama size. */
+static void geometry(void)
+{
+    static const struct { pc_pixfmt f; int np; int w[3], h[3]; size_t rb[3]; } want[] = {
+        {PC_FMT_RGB24, 1, {2040}, {5400}, {6120}},
+        {PC_FMT_NV12, 2, {2040, 1020}, {5400, 2700}, {2040, 2040}},
+        {PC_FMT_I420, 3, {2040, 1020, 1020}, {5400, 2700, 2700}, {2040, 1020, 1020}},
+    };
+    for (int k = 0; k < 3; k++) {
+        int bad = pc_pixfmt_planes(want[k].f) != want[k].np;
+        for (int i = 0; i < 3; i++) {
+            int pw = -1, ph = -1;
+            size_t rb = 0;
+            int rc = pc_picture_plane_size(want[k].f, 2040, 5400, i, &pw, &ph, &rb);
+            if (i < want[k].np)
+                bad += rc != 0 || pw != want[k].w[i] || ph != want[k].h[i] || rb != want[k].rb[i];
+            else
+                bad += rc != PC_EINVAL;
+        }
+        pc_picture p;
+        size_t packed = pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 1, NULL);
+        size_t want_packed = want[k].f == PC_FMT_RGB24 ? 3u * 2040 * 5400 : 2040u * 5400 * 3 / 2;
+        bad += packed != want_packed;
+        pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 256, (uint8_t *)4096);
+        for (int i = 0; i < want[k].np; i++)
+            bad += p.pitch[i] % 256 != 0 || p.pitch[i] < want[k].rb[i] || ((uintptr_t)p.plane[i] & 255);
+        TAP_CHECK(!bad, "plane geometry of %s 2040x5400: planes, sizes, packed size %zu, 256-aligned layout",
+                  pc_pixfmt_name(want[k].f), packed);
+    }
+    TAP_CHECK(pc_pixfmt_planes((pc_pixfmt)5) == 0 && pc_picture_plane_size((pc_pixfmt)5, 8, 8, 0, NULL, NULL, NULL),
+              "plane geometry of an unknown format: 0 planes, error");
+}
+
+/* pc_cpu_parallel, the pool an algorithm with its own code (algo_impl.h)
+ * runs its passes on: every band once per call, all done on return, and
+ * the stencil frames on the same pool still right afterwards. */
+typedef struct band_log {
+    int calls[8];
+    int nbands_seen[8];
+    int *plane; /* pass 2 reads what pass 1 wrote in other bands */
+    int n, pass, bad;
+} band_log;
+
+static void band_fn(void *arg, int band, int nbands)
+{
+    band_log *l = arg;
+    l->calls[band]++;
+    l->nbands_seen[band] = nbands;
+    for (int i = band; i < l->n; i += nbands) {
+        if (l->pass == 0)
+            l->plane[i] = i * 3;
+        else if (l->plane[(i + 1) % l->n] != ((i + 1) % l->n) * 3)
+            __atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void parallel_pool(void)
+{
+    char err[256];
+    for (int threads = 1; threads <= 5; threads += 4) {
+        pc_cpu *cpu = NULL;
+        if (!TAP_CHECK(pc_cpu_open(&cpu, threads, 16, 16, err, sizeof err) == 0, "pc_cpu_open(%d threads)", threads))
+            continue;
+        band_log l;
+        memset(&l, 0, sizeof l);
+        l.n = 1000;
+        l.plane = calloc((size_t)l.n, sizeof *l.plane);
+        for (l.pass = 0; l.pass < 2; l.pass++)
+            pc_cpu_parallel(cpu, band_fn, &l);
+        int bad = l.bad;
+        for (int b = 0; b < 8; b++)
+            bad += b < threads ? l.calls[b] != 2 || l.nbands_seen[b] != threads : l.calls[b] != 0;
+        TAP_CHECK(bad == 0, "pc_cpu_parallel, %d thread%s: each band once per call, a call sees the previous one's "
+                  "writes (%d faults)", threads, threads == 1 ? "" : "s", bad);
+        /* The pool still runs stencil frames right. */
+        uint8_t raw[16 * 16];
+        tu_noise(raw, sizeof raw, 5);
+        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG};
+        pc_picture a, b2;
+        tu_pic_alloc(&a, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
+        tu_pic_alloc(&b2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
+        int md, rc = pc_ref_debayer(PC_ALGO_HOMOGENEOUS_EDGE, &src, &a, err, sizeof err) ||
+                     pc_cpu_debayer(cpu, PC_ALGO_HOMOGENEOUS_EDGE, &src, &b2, err, sizeof err);
+        TAP_CHECK(!rc && tu_compare(&a, &b2, &md) == 0, "after pc_cpu_parallel the pool's frames == reference");
+        TAP_CHECK(pc_cpu_prepare(cpu, PC_ALGO_EDGE, err, sizeof err) == 0,
+                  "pc_cpu_prepare of a stencil algorithm: nothing to do");
+        tu_pic_free(&a);
+        tu_pic_free(&b2);
+        free(l.plane);
+        pc_cpu_close(cpu);
+    }
+}
+
 int main(void)
 {
+    parallel_pool();
+    geometry();
+    colour_through_backend(&pc_backend_cpu, "BayerGB12p");
+    colour_through_backend(&pc_backend_cpu, "BayerBG10Packed");
+    colour_through_backend(&pc_backend_cpu, "BayerRG8");
     choosing();
     argument_checks();
     through_backend(&pc_backend_cpu, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
@@ -204,8 +377,12 @@ int main(void)
     through_backend(&pc_backend_cpu, 2, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED);
     char why[256];
     if (pc_backend_cuda.probe(why, sizeof why))
+    {
         through_backend(&pc_backend_cuda, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
-    else
+        colour_through_backend(&pc_backend_cuda, "BayerGB12p");
+        colour_through_backend(&pc_backend_cuda, "BayerBG10Packed");
+        colour_through_backend(&pc_backend_cuda, "BayerRG8");
+    } else
         tap_diag("cuda backend not run: %s", why);
     cuda_refuses();
     return tap_done();
