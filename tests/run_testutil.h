@@ -27,8 +27,9 @@ static inline void rt_read(FILE *f, char *buf, size_t n)
     buf[k] = '\0';
 }
 
-/* argv[0] is the program path; NULL-terminated. */
-static inline int rt_run(rt_result *r, char *const argv[])
+/* argv[0] is the program path; NULL-terminated. before_exec (or NULL)
+ * runs in the child just before execv (a failure there: _exit(90..99)). */
+static inline int rt_run_with(rt_result *r, char *const argv[], void (*before_exec)(void))
 {
     FILE *o = tmpfile(), *e = tmpfile();
     r->status = -1;
@@ -45,6 +46,8 @@ static inline int rt_run(rt_result *r, char *const argv[])
     if (pid == 0) {
         if (dup2(fileno(o), 1) < 0 || dup2(fileno(e), 2) < 0)
             _exit(120);
+        if (before_exec)
+            before_exec();
         execv(argv[0], argv);
         _exit(127);
     }
@@ -55,5 +58,7 @@ static inline int rt_run(rt_result *r, char *const argv[])
     rt_read(e, r->err, sizeof r->err);
     return r->status;
 }
+
+static inline int rt_run(rt_result *r, char *const argv[]) { return rt_run_with(r, argv, NULL); }
 
 #endif
