@@ -6,6 +6,7 @@
 #include "debayer.h"
 #include "edit_distance.h"
 #include "panocap_config.h"
+#include "roff.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -433,6 +434,44 @@ void pc_cli_usage(FILE *f)
             "snapshot PATH, idr, reload, help; also curl --unix-socket SOCKET http://localhost/metrics\n"
             "\nExit status: 0 success, 1 runtime failure, 64 usage error, 78 configuration error.\n",
             names, pc_cli_default_config_path());
+}
+
+/* The options as the OPTIONS section of panocap(8), in the table's
+ * groups (roff: .SS per group, .TP per option). */
+void pc_cli_write_man(FILE *f)
+{
+    const char *group = NULL;
+    for (int i = 0; i < NOPTS; i++) {
+        const opt *o = &opts[i];
+        if (!group || strcmp(group, o->group) != 0) {
+            group = o->group;
+            fprintf(f, ".SS %s\n", group);
+        }
+        fputs(".TP\n", f);
+        if (o->shortc)
+            fprintf(f, "\\fB\\-%c\\fR, ", o->shortc);
+        fputs("\\fB\\-\\-", f);
+        pc_roff_text(f, o->name);
+        fputs("\\fR", f);
+        if (o->arg) {
+            fputs(" \\fI", f);
+            pc_roff_text(f, o->arg);
+            fputs("\\fR", f);
+        }
+        fputs("\n", f);
+        pc_roff_text(f, o->help);
+        fputs("\n", f);
+    }
+}
+
+int pc_cli_option_info(int i, int *shortc, const char **arg, const char **key)
+{
+    if (i < 0 || i >= NOPTS)
+        return -1;
+    *shortc = opts[i].shortc;
+    *arg = opts[i].arg;
+    *key = opts[i].kind == K_SET ? opts[i].key : NULL;
+    return 0;
 }
 
 void pc_cli_version(FILE *f)
