@@ -124,6 +124,30 @@ typedef struct pc_picture {
     int width, height;
 } pc_picture;
 
+/* Plane geometry, the one place that knows how big each plane of a format
+ * is (everything that allocates, copies or checks pictures asks here).
+ * pc_pixfmt_planes: 1 (RGB24), 2 (NV12), 3 (I420); 0 for an unknown fmt.
+ * pc_picture_plane_size: plane `plane` of a width x height picture (width
+ * and height even for NV12/I420) is *plane_w samples wide (pixels; CbCr
+ * pairs for the NV12 chroma plane), *plane_h rows high and *row_bytes
+ * bytes per row without padding. Any out pointer may be NULL. Returns 0, or
+ * PC_EINVAL when fmt is unknown or has no such plane. */
+int pc_pixfmt_planes(pc_pixfmt fmt);
+int pc_picture_plane_size(pc_pixfmt fmt, int width, int height, int plane,
+                          int *plane_w, int *plane_h, size_t *row_bytes);
+
+/* Lays out a whole fmt picture of width x height in one buffer: every
+ * plane's pitch is its row rounded up to `align` (a power of two, 1 =
+ * packed) and the planes follow each other. buf may be NULL (size only;
+ * the plane pointers are then offsets from NULL and must not be used).
+ * Returns the buffer size in bytes, 0 when fmt is unknown. */
+size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                         int width, int height, size_t align, uint8_t *buf);
+
+/* Copies the visible part of every plane of src into dst (host memory,
+ * same format and size, any pitches). */
+void pc_picture_copy(const pc_picture *dst, const pc_picture *src);
+
 /* Checks a frame size against the spec; message names the rule broken. */
 int pc_check_size(int width, int height, char *err, size_t errlen);
 
