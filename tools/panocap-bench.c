@@ -2,7 +2,7 @@
  *
  *   panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]
  *                 [--width 2040 --height 5400] [--iters N] [--format table|tsv]
- *                 [--threads N] [--device N] [--help] [--version]
+ *                 [--threads N] [--device N] [--colour FORMAT] [--help] [--version]
  *
  * CUDA: per algorithm and variant, the median and p99 GPU time per frame
  * (CUDA events around each graph replay, after a warm-up, rotating 4
@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "colour.h"
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "panocap_config.h"
@@ -41,6 +42,7 @@
 typedef struct opts {
     const char *backend, *algo, *variant, *format;
     int width, height, iters, threads, device;
+    const char *colour; /* --colour FORMAT: time with the colour stage on */
 } opts;
 
 static void usage(FILE *f)
@@ -50,7 +52,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
-            "                     [--threads N (cpu)] [--device N (cuda)] [--help] [--version]\n"
+            "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
+            "                     [--help] [--version]\n"
+            "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
+            "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
             names);
 }
@@ -103,6 +108,31 @@ static void row(const opts *o, const pc_algo_desc *d, const char *var, int rows,
     printf("%-17s %-7s %6d %5d %10.2f %10.2f %8.1f %9.2f %7.2f %10.0f %8.0fx\n", d->name, var, d->passes, rows,
            med / scale, p99 / scale, bytes / (med * 1e3), floor_us, floor_us > 0 ? med / floor_us : 0.0,
            d->gtx680_us, d->gtx680_us / med);
+}
+
+/* --colour: five cameras' tables (black level, gains, sRGB) and colour
+ * matrices, one band of h/5 rows each (the stacked panorama). */
+#define BENCH_CAMS 5
+static int colour_setup(const opts *o, const pc_rawfmt *f, pc_colour_tables *t, pc_yuv_coeffs *bands)
+{
+    char err[256];
+    for (int c = 0; c < BENCH_CAMS; c++) {
+        pc_colour_cfg cfg;
+        pc_colour_cfg_init(&cfg);
+        cfg.black_level = f->bits == 8 ? 4 : 64;
+        cfg.wb[0] = 1.6 + 0.05 * c;
+        cfg.wb[2] = 1.3;
+        cfg.transfer = PC_TRANSFER_SRGB;
+        static const double ccm[9] = {1.5, -0.3, -0.2, -0.2, 1.4, -0.2, -0.1, -0.4, 1.5};
+        memcpy(cfg.ccm, ccm, sizeof ccm);
+        if (pc_colour_tables_build(&cfg, f->bits, &t[c], err, sizeof err) ||
+            pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, cfg.ccm, &bands[c], err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: --colour: %s\n", err);
+            return 1;
+        }
+    }
+    (void)o;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -331,6 +361,33 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     double mus = 0;
     if (pc_gpu_margin_time_us(g, &mus, err, sizeof err) == 0)
         INFO(o, "input margin refresh (done per slab at upload, not in the times below): %.2f us per frame\n", mus);
+    static pc_colour_tables ctab[BENCH_CAMS];
+    pc_yuv_coeffs cbands[BENCH_CAMS];
+    if (o->colour) {
+        pc_rawfmt cf;
+        pc_rawfmt_parse(o->colour, &cf, err, sizeof err);
+        if (colour_setup(o, &cf, ctab, cbands))
+            return 1;
+        for (int c = 0; c < BENCH_CAMS; c++)
+            if (pc_gpu_set_colour_tables(g, c, &ctab[c], err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+        double cus = 0;
+        if (pc_gpu_colour_time_us(g, &cf, &cus, err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: %s\n", err);
+            return 1;
+        }
+        INFO(o, "colour pass %s (unpack + per-colour tables, at upload, not in the times below): %.2f us per frame "
+                "(%.2f MB in)\n", o->colour, cus, pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
+        INFO(o, "final pass with %d per-camera colour matrices (bands of %d rows) in the times below\n", BENCH_CAMS,
+             h / BENCH_CAMS & ~1);
+        for (int k = 0; k < 4; k++) {
+            dst[k].bands = cbands;
+            dst[k].n_bands = BENCH_CAMS;
+            dst[k].band_rows = h / BENCH_CAMS & ~1;
+        }
+    }
 #if PANOCAP_HAVE_NPP
     double npp_cfa = 0, npp_all = 0;
     if (time_npp(g, w, h, o->iters, &npp_cfa, &npp_all) == 0)
@@ -488,6 +545,44 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     int threads = pc_backend_host_threads(be);
     INFO(o, "CPU backend: %d threads, frame %dx%d, NV12 out; times in ms per frame; paper = Table II "
             "(single thread, no SIMD)\n", threads, w, h);
+    /* --colour: the raw frames in that format (5 camera slabs with their
+     * own tables and matrices), through the backend's colour stage */
+    static pc_colour_tables ctab[BENCH_CAMS];
+    pc_yuv_coeffs cbands[BENCH_CAMS];
+    pc_rawfmt cf;
+    uint8_t *craw[4] = {NULL, NULL, NULL, NULL};
+    size_t sb = 0;
+    int sh = h / BENCH_CAMS;
+    if (o->colour) {
+        pc_rawfmt_parse(o->colour, &cf, err, sizeof err);
+        if ((sh & 1) || sh * BENCH_CAMS != h) {
+            fprintf(stderr, "panocap-bench: --colour needs a height of 5 even slabs\n");
+            return 2;
+        }
+        if (colour_setup(o, &cf, ctab, cbands))
+            return 1;
+        for (int c = 0; c < BENCH_CAMS; c++)
+            if (pc_backend_set_colour_tables(be, c, &ctab[c], err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+        sb = pc_rawfmt_frame_bytes(&cf, w, sh);
+        for (int k = 0; k < 4; k++) {
+            craw[k] = malloc(sb * BENCH_CAMS);
+            unsigned x = 0x9E3779B9u * (k + 7);
+            for (size_t i = 0; i < sb * BENCH_CAMS; i++) {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                craw[k][i] = (uint8_t)(x >> 9);
+            }
+        }
+        dst.bands = cbands;
+        dst.n_bands = BENCH_CAMS;
+        dst.band_rows = sh;
+        INFO(o, "colour stage on: %s, %d cameras with their own tables and colour matrices (upload_raw per camera slab)\n",
+             o->colour, BENCH_CAMS);
+    }
     if (tsv(o))
         header(o, "ms");
     else
@@ -505,8 +600,15 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         }
         for (int i = -2; i < o->iters; i++) {
             double t0 = now_us();
-            if (pc_backend_upload(be, 0, 0, raw[(i + 4) & 3], (size_t)w, h, err, sizeof err) ||
-                pc_backend_debayer(be, 0, &dst, err, sizeof err) || pc_backend_wait(be, 0, err, sizeof err)) {
+            int up = 0;
+            if (o->colour) {
+                for (int c = 0; c < BENCH_CAMS && !up; c++)
+                    up = pc_backend_upload_raw(be, 0, c * sh, craw[(i + 4) & 3] + sb * c, 0, &cf, c, sh, err,
+                                               sizeof err);
+            } else {
+                up = pc_backend_upload(be, 0, 0, raw[(i + 4) & 3], (size_t)w, h, err, sizeof err);
+            }
+            if (up || pc_backend_debayer(be, 0, &dst, err, sizeof err) || pc_backend_wait(be, 0, err, sizeof err)) {
                 fprintf(stderr, "panocap-bench: %s\n", err);
                 return 1;
             }
@@ -527,8 +629,10 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         }
     }
     free(us);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         free(raw[k]);
+        free(craw[k]);
+    }
     pc_backend_picture_free(be, &dst);
     pc_backend_close(be);
     return 0;
@@ -542,13 +646,14 @@ static const pc_tool tool = {"panocap-bench", usage};
 /* Options into *o; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, opts *o)
 {
-    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE };
+    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
         {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
         {"iters", required_argument, NULL, O_ITERS},     {"threads", required_argument, NULL, O_THREADS},
-        {"device", required_argument, NULL, O_DEVICE},   PC_TOOL_STD_OPTIONS,
+        {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
+        PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
     long long n;
@@ -564,6 +669,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_ITERS: rc = pc_tool_int(&tool, "--iters", optarg, 5, 1000000, &n), o->iters = (int)n; break;
         case O_THREADS: rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n), o->threads = (int)n; break;
         case O_DEVICE: rc = pc_tool_int(&tool, "--device", optarg, 0, 1024, &n), o->device = (int)n; break;
+        case O_COLOUR: o->colour = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -573,6 +679,10 @@ static int parse_args(int argc, char **argv, opts *o)
     if ((rc = pc_tool_no_operands(&tool, argc, argv)))
         return rc;
     char err[256] = "";
+    pc_rawfmt cf;
+    if (o->colour && pc_rawfmt_parse(o->colour, &cf, err, sizeof err))
+        return pc_tool_usage_error(&tool, "--colour: %s", err);
+    err[0] = '\0';
     if (pc_check_size(o->width, o->height, err, sizeof err) || (o->width & 1) || (o->height & 1))
         return pc_tool_usage_error(&tool, "--width/--height: %s", err[0] ? err : "width and height must be even");
     if (strcmp(o->format, "table") && strcmp(o->format, "tsv"))
@@ -584,7 +694,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
