@@ -557,7 +557,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         pc_rawfmt_parse(o->colour, &cf, err, sizeof err);
         if ((sh & 1) || sh * BENCH_CAMS != h) {
             fprintf(stderr, "panocap-bench: --colour needs a height of 5 even slabs\n");
-            return 2;
+            return PC_TOOL_EX_USAGE;
         }
         if (colour_setup(o, &cf, ctab, cbands))
             return 1;
@@ -682,6 +682,9 @@ static int parse_args(int argc, char **argv, opts *o)
     pc_rawfmt cf;
     if (o->colour && pc_rawfmt_parse(o->colour, &cf, err, sizeof err))
         return pc_tool_usage_error(&tool, "--colour: %s", err);
+    if (o->colour && (o->height % (2 * BENCH_CAMS)))
+        return pc_tool_usage_error(&tool, "--colour needs a height of %d even slabs (--height %d)", BENCH_CAMS,
+                                   o->height);
     err[0] = '\0';
     if (pc_check_size(o->width, o->height, err, sizeof err) || (o->width & 1) || (o->height & 1))
         return pc_tool_usage_error(&tool, "--width/--height: %s", err[0] ? err : "width and height must be even");
