@@ -204,8 +204,21 @@ static int open_debayer(pipeline *p)
             if (pc_gpu_picture_alloc(p->gpu, p->fmt, s->debayer.matrix, s->debayer.range, &p->pic[i], p->err,
                                      sizeof p->err))
                 return -1;
-        pc_log(&p->d->logger, PC_LOG_INFO, "GPU: %s, %d frame sets in flight", pc_gpu_device_name(p->gpu),
-               p->nslots);
+        /* A software encoder gets pinned host copies of the slots, by
+         * reference: the stage thread queues the download right after the
+         * final pass (pinned: at PCIe speed, ~1 ms for 2040x5400 NV12,
+         * where pageable memory took 3-5 ms on the encoder thread). */
+        for (int i = 0; i < p->nslots && p->host_ref; i++) {
+            pc_picture *q = &p->host_pic[i];
+            size_t bytes = pc_picture_layout(q, p->fmt, s->debayer.matrix, s->debayer.range, p->width,
+                                             p->height, 64, NULL);
+            void *mem;
+            if (pc_gpu_host_alloc(bytes, &mem, p->err, sizeof p->err))
+                return -1;
+            pc_picture_layout(q, p->fmt, s->debayer.matrix, s->debayer.range, p->width, p->height, 64, mem);
+        }
+        pc_log(&p->d->logger, PC_LOG_INFO, "GPU: %s, %d frame sets in flight%s", pc_gpu_device_name(p->gpu),
+               p->nslots, p->host_ref ? ", downloaded to pinned memory for the encoder" : "");
     } else
 #endif
     {
@@ -275,15 +288,17 @@ static void teardown(pipeline *p)
         pc_capture_stop(p->cap);
     if (p->stage_started)
         pthread_join(p->stage_thr, NULL);
-    else if (p->enc_started) /* nobody else will end the encoder's stream */
-        pl_put(p, &p->ready, (job){.slot = -1});
-    if (p->enc_started)
-        pthread_join(p->enc_thr, NULL);
+    else if (p->enc_started) /* nobody else will end the encoders' streams */
+        pl_dispatch(p, (job){.slot = -1});
+    for (int b = 0; b < p->nbands; b++)
+        if (p->band[b].started) {
+            pthread_join(p->band[b].thr, NULL);
+            p->band[b].started = 0;
+        }
+    p->enc_started = 0;
     if (p->ctl)
         pc_control_stop(p->ctl);
-#if PANOCAP_HAVE_FFMPEG
-    pc_encoder_close(p->enc); /* writes trailers, ends playlists */
-#endif
+    pl_bands_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
     if (p->raw && pc_raw_writer_close(p->raw, p->err, sizeof p->err))
@@ -292,8 +307,10 @@ static void teardown(pipeline *p)
         pc_capture_close(p->cap);
 #if PANOCAP_HAVE_CUDA
     if (p->gpu) {
-        for (int i = 0; i < p->nslots; i++)
+        for (int i = 0; i < p->nslots; i++) {
             pc_gpu_picture_free(p->gpu, &p->pic[i]);
+            pc_gpu_host_free(p->host_pic[i].plane[0]);
+        }
         pc_gpu_close(p->gpu);
     }
 #endif
@@ -325,7 +342,7 @@ int pc_run_pipeline(pc_daemon *d)
     pthread_mutex_init(&p->t_lock, NULL);
     pthread_mutex_init(&p->snap_lock, NULL);
     pthread_mutex_init(&p->metrics_lock, NULL);
-    p->free_slots.cap = p->ready.cap = MAX_SLOTS + 2;
+    p->free_slots.cap = MAX_SLOTS + 2;
     int rc = PC_EXIT_RUNTIME;
     const char *step = "";
 
@@ -387,8 +404,21 @@ int pc_run_pipeline(pc_daemon *d)
     step = "capture start";
     if (pc_capture_start(p->cap, p->err, sizeof p->err))
         goto fail;
-    if (pthread_create(&p->enc_thr, NULL, pl_encoder_main, p) == 0)
-        p->enc_started = 1;
+    p->enc_started = 1;
+    for (int b = 0; b < p->nbands; b++) {
+        if (pthread_create(&p->band[b].thr, NULL, pl_encoder_main, &p->band[b]) == 0)
+            p->band[b].started = 1;
+        else
+            p->enc_started = 0;
+    }
+    if (!p->enc_started) { /* end the threads that did start */
+        pl_dispatch(p, (job){.slot = -1});
+        for (int b = 0; b < p->nbands; b++)
+            if (p->band[b].started) {
+                pthread_join(p->band[b].thr, NULL);
+                p->band[b].started = 0;
+            }
+    }
     /* Cameras, GPU and outputs are up: READY=1 now, before the stage thread
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
@@ -419,8 +449,6 @@ int pc_run_pipeline(pc_daemon *d)
             pl_reload(p);
         if (atomic_load(&p->enc_done) || atomic_load(&p->failed))
             break;
-        if (atomic_load(&p->stage_done) && atomic_load(&p->enc_done))
-            break;
         int64_t now = pc_now_ns();
         if (deadline && now >= deadline) {
             pc_log(&d->logger, PC_LOG_NOTICE, "--duration reached: stopping");
@@ -440,10 +468,12 @@ int pc_run_pipeline(pc_daemon *d)
         pthread_join(p->stage_thr, NULL);
         p->stage_started = 0;
     }
-    if (p->enc_started) {
-        pthread_join(p->enc_thr, NULL);
-        p->enc_started = 0;
-    }
+    for (int b = 0; b < p->nbands; b++)
+        if (p->band[b].started) {
+            pthread_join(p->band[b].thr, NULL);
+            p->band[b].started = 0;
+        }
+    p->enc_started = 0;
     if (d->stderr_tty && interval > 0)
         fputc('\n', stderr);
     rc = atomic_load(&p->failed) ? PC_EXIT_RUNTIME : PC_EXIT_OK;
@@ -453,6 +483,8 @@ int pc_run_pipeline(pc_daemon *d)
         char sum[4096];
         pc_stats_snapshot_get(p->stats, &snap);
         pc_stats_format_summary(&snap, sum, sizeof sum);
+        size_t l = strlen(sum);
+        pl_bands_summary(p, sum + l, sizeof sum - l);
         pc_log(&d->logger, PC_LOG_NOTICE, "stopped after %" PRIu64 " frame sets (summary on stdout)",
                (uint64_t)atomic_load(&p->frames_done));
         fprintf(stdout, "%s", sum);

@@ -126,6 +126,11 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
         }
         if (pc_gpu_debayer(p->gpu, slot, &p->pic[slot], p->err, sizeof p->err))
             return -1;
+        /* software encoders: the download to the slot's pinned picture,
+         * queued right after the final pass (the encoder thread only encodes) */
+        if (p->host_ref &&
+            pc_gpu_download_async(p->gpu, slot, &p->pic[slot], &p->host_pic[slot], p->err, sizeof p->err))
+            return -1;
         return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
     }
 #endif
@@ -214,9 +219,9 @@ void *pl_stage_main(void *arg)
             break;
         }
         atomic_fetch_add(&p->sets_taken, 1);
-        pl_put(p, &p->ready, j);
+        pl_dispatch(p, j);
     }
-    pl_put(p, &p->ready, (job){.slot = -1});
+    pl_dispatch(p, (job){.slot = -1});
     atomic_store(&p->stage_done, 1);
     return NULL;
 }
