@@ -116,11 +116,16 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
             }
             out->layout = PC_LAYOUT_BANDS;
             out->bands = k;
-            snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is %s for %s (%s); %d bands of %d "
-                     "camera%s (%dx%d each), %d core%s", width, H, H > limit ? "too tall" : "too big to encode at "
-                     "the frame rate", nvenc == 1 ? limit_name : "one software encoder",
-                     H > limit ? "limit" : "measured: about 2040x5400 at 50 fps on 16 cores", k, ncam / k,
-                     ncam / k == 1 ? "" : "s", width, H / k, cores, cores == 1 ? "" : "s");
+            char reason[128];
+            if (H > limit || width > limit)
+                snprintf(reason, sizeof reason, "too tall for %s (limit %d)", nvenc == 1 ? limit_name
+                         : "one software encoder", limit);
+            else
+                snprintf(reason, sizeof reason, "too big for one software encoder at the frame rate (about "
+                         "2040x5400 at 50 fps on 16 cores)");
+            snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is %s; %d bands of %d camera%s "
+                     "(%dx%d each), %d core%s", width, H, reason, k, ncam / k, ncam / k == 1 ? "" : "s", width,
+                     H / k, cores, cores == 1 ? "" : "s");
         }
     } else { /* bands (or auto with a band count) */
         int k = e->bands ? e->bands : (fit ? fit : ncam);
