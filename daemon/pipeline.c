@@ -379,6 +379,8 @@ int pc_run_pipeline(pc_daemon *d)
     step = "encoder";
     if (pl_open_encoder_or_null(p))
         goto fail;
+    if (p->have_encoder)
+        pc_stats_set_layout(p->stats, pc_layout_name(p->plan.layout), p->nbands);
     step = "debayer";
     if (open_debayer(p))
         goto fail;
