@@ -67,6 +67,11 @@ int main(void)
     TAP_CHECK(r != 0 && strstr(err, "NVENC H.264") && strstr(err, "4096") && strstr(err, "encode.bands = 4"),
               "2 bands of 4 cameras with h264_nvenc (4320 rows): refused, naming 4096 and bands = 4 (%s)", err);
 
+    e = enc("h264_nvenc", PC_CODEC_H264, PC_LAYOUT_AUTO, 0);
+    r = pc_layout_resolve(&e, 5, W, SLAB, -1, 16, &lp, err, sizeof err);
+    TAP_CHECK(r == 0 && lp.layout == PC_LAYOUT_BANDS && lp.bands == 5 && strstr(lp.why, "NVENC H.264 (limit 4096)"),
+              "5 cameras, auto, h264_nvenc: 5 bands of one camera, inside 4096 (%s)", r ? err : lp.why);
+
     e = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_BANDS, 3);
     r = pc_layout_resolve(&e, 5, W, SLAB, 0, 16, &lp, err, sizeof err);
     TAP_CHECK(r != 0 && strstr(err, "does not divide the 5 cameras") && strstr(err, "possible: 1, 5"),
