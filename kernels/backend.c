@@ -123,6 +123,7 @@ void pc_backend_close(pc_backend *b)
 const pc_backend_ops *pc_backend_get_ops(const pc_backend *b) { return b ? b->ops : NULL; }
 const char *pc_backend_name(const pc_backend *b) { return b ? b->ops->name : "none"; }
 int pc_backend_slots(const pc_backend *b) { return b ? b->cfg.slots : 0; }
+int pc_backend_host_threads(pc_backend *b) { return b && b->ops->host_threads ? b->ops->host_threads(b->priv) : 0; }
 
 void pc_backend_describe(pc_backend *b, char *buf, size_t len)
 {

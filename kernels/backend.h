@@ -82,6 +82,8 @@ typedef struct pc_backend_ops {
     void (*close)(void *priv);
     /* One line for the log: "GPU NVIDIA H100 80GB HBM3" / "CPU, 16 threads". */
     void (*describe)(void *priv, char *buf, size_t len);
+    /* Host threads the demosaic runs on (CPU backend). NULL: 0. */
+    int (*host_threads)(void *priv);
 
     /* Prepares a configuration so that a later set_algo to it is immediate
      * (CUDA: captures and tunes it). May change the configuration in force:
@@ -155,6 +157,7 @@ const pc_backend_ops *pc_backend_get_ops(const pc_backend *b);
 const char *pc_backend_name(const pc_backend *b);
 void pc_backend_describe(pc_backend *b, char *buf, size_t len);
 int pc_backend_slots(const pc_backend *b);
+int pc_backend_host_threads(pc_backend *b); /* 0 for a device backend */
 
 int pc_backend_prepare_algo(pc_backend *b, const pc_debayer_config *dc, char *err, size_t errlen);
 int pc_backend_set_algo(pc_backend *b, const pc_debayer_config *dc, char *err, size_t errlen);

@@ -75,11 +75,19 @@ static void cpu_describe(void *priv, char *buf, size_t len)
     snprintf(buf, len, "CPU, %d thread%s", n, n == 1 ? "" : "s");
 }
 
+static int cpu_host_threads(void *priv) { return pc_cpu_threads(((cpu_backend *)priv)->cpu); }
+
 static int cpu_set_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
 {
     cpu_backend *c = priv;
     c->dc = *dc;
     return 0;
+}
+
+static int cpu_prepare_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    return pc_cpu_prepare(c->cpu, dc->algo, err, errlen);
 }
 
 static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
@@ -164,6 +172,8 @@ const pc_backend_ops pc_backend_cpu = {
     .open = cpu_open,
     .close = cpu_close,
     .describe = cpu_describe,
+    .host_threads = cpu_host_threads,
+    .prepare_algo = cpu_prepare_algo,
     .set_algo = cpu_set_algo,
     .picture_alloc = cpu_picture_alloc,
     .picture_free = cpu_picture_free,

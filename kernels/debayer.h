@@ -72,8 +72,14 @@ typedef enum pc_algo_id {
     PC_ALGO_COUNT
 } pc_algo_id;
 
+struct pc_algo_impl;
+
 /* One entry of the algorithm table (FFmpeg-style descriptor). The CLI,
- * tools and tests all read this table; nothing else lists algorithms. */
+ * tools and tests all read this table; nothing else lists algorithms.
+ * Each backend finds the algorithm's code through its id (a table per
+ * backend, checked against PC_ALGO_COUNT at compile time) or, for an
+ * algorithm with its own code, through impl: see algo_impl.h, which also
+ * says how to add an algorithm. */
 typedef struct pc_algo_desc {
     pc_algo_id id;
     const char *name;        /* the --algo name, e.g. "edge" */
@@ -85,6 +91,8 @@ typedef struct pc_algo_desc {
     int temp_bytes_per_pixel;/* device temporaries, per the spec §9 */
     unsigned variants;       /* PC_VARIANT_2PX | PC_VARIANT_4PX */
     double gtx680_us;        /* the paper's Table III total, for comparison */
+    const struct pc_algo_impl *impl; /* NULL: fused-stencil passes (the backends'
+                                        tables); else its own code (algo_impl.h) */
 } pc_algo_desc;
 
 /* The table. pc_algo_count() entries, indexed by pc_algo_id. */
@@ -192,6 +200,10 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height,
 int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);
 int pc_cpu_threads(const pc_cpu *cpu);
+/* Allocates ahead what algo needs beyond the stencil temporaries (an
+ * algorithm with its own code, algo_impl.h), so its first frame does not;
+ * nothing to do (0) for the others. */
+int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen);
 void pc_cpu_close(pc_cpu *cpu);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
  * refuses cleanly where it cannot run (no device, or built without CUDA),
  * or, on a machine with a device, equals the reference too.
  */
+#include "algo_impl.h"
 #include "backend.h"
 #include "debayer_test_util.h"
 #include "tap.h"
@@ -190,13 +191,109 @@ static void argument_checks(void)
     void *ctx = (void *)1, *stream = (void *)1;
     pc_backend_encoder_device(b, &ctx, &stream);
     TAP_CHECK(!ctx && !stream, "CPU backend: no encoder device");
+    TAP_CHECK(pc_backend_host_threads(b) == 1, "CPU backend: host_threads = the 1 thread asked for");
     pc_backend_picture_free(b, &pic);
     pc_backend_picture_free(b, &rgb);
     pc_backend_close(b);
 }
 
+/* The one plane-geometry helper (debayer.h) at the panorama size. */
+static void geometry(void)
+{
+    static const struct { pc_pixfmt f; int np; int w[3], h[3]; size_t rb[3]; } want[] = {
+        {PC_FMT_RGB24, 1, {2040}, {5400}, {6120}},
+        {PC_FMT_NV12, 2, {2040, 1020}, {5400, 2700}, {2040, 2040}},
+        {PC_FMT_I420, 3, {2040, 1020, 1020}, {5400, 2700, 2700}, {2040, 1020, 1020}},
+    };
+    for (int k = 0; k < 3; k++) {
+        int bad = pc_pixfmt_planes(want[k].f) != want[k].np;
+        for (int i = 0; i < 3; i++) {
+            int pw = -1, ph = -1;
+            size_t rb = 0;
+            int rc = pc_picture_plane_size(want[k].f, 2040, 5400, i, &pw, &ph, &rb);
+            if (i < want[k].np)
+                bad += rc != 0 || pw != want[k].w[i] || ph != want[k].h[i] || rb != want[k].rb[i];
+            else
+                bad += rc != PC_EINVAL;
+        }
+        pc_picture p;
+        size_t packed = pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 1, NULL);
+        size_t want_packed = want[k].f == PC_FMT_RGB24 ? 3u * 2040 * 5400 : 2040u * 5400 * 3 / 2;
+        bad += packed != want_packed;
+        pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 256, (uint8_t *)4096);
+        for (int i = 0; i < want[k].np; i++)
+            bad += p.pitch[i] % 256 != 0 || p.pitch[i] < want[k].rb[i] || ((uintptr_t)p.plane[i] & 255);
+        TAP_CHECK(!bad, "plane geometry of %s 2040x5400: planes, sizes, packed size %zu, 256-aligned layout",
+                  pc_pixfmt_name(want[k].f), packed);
+    }
+    TAP_CHECK(pc_pixfmt_planes((pc_pixfmt)5) == 0 && pc_picture_plane_size((pc_pixfmt)5, 8, 8, 0, NULL, NULL, NULL),
+              "plane geometry of an unknown format: 0 planes, error");
+}
+
+/* pc_cpu_parallel, the pool an algorithm with its own code (algo_impl.h)
+ * runs its passes on: every band once per call, all done on return, and
+ * the stencil frames on the same pool still right afterwards. */
+typedef struct band_log {
+    int calls[8];
+    int nbands_seen[8];
+    int *plane; /* pass 2 reads what pass 1 wrote in other bands */
+    int n, pass, bad;
+} band_log;
+
+static void band_fn(void *arg, int band, int nbands)
+{
+    band_log *l = arg;
+    l->calls[band]++;
+    l->nbands_seen[band] = nbands;
+    for (int i = band; i < l->n; i += nbands) {
+        if (l->pass == 0)
+            l->plane[i] = i * 3;
+        else if (l->plane[(i + 1) % l->n] != ((i + 1) % l->n) * 3)
+            __atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void parallel_pool(void)
+{
+    char err[256];
+    for (int threads = 1; threads <= 5; threads += 4) {
+        pc_cpu *cpu = NULL;
+        if (!TAP_CHECK(pc_cpu_open(&cpu, threads, 16, 16, err, sizeof err) == 0, "pc_cpu_open(%d threads)", threads))
+            continue;
+        band_log l;
+        memset(&l, 0, sizeof l);
+        l.n = 1000;
+        l.plane = calloc((size_t)l.n, sizeof *l.plane);
+        for (l.pass = 0; l.pass < 2; l.pass++)
+            pc_cpu_parallel(cpu, band_fn, &l);
+        int bad = l.bad;
+        for (int b = 0; b < 8; b++)
+            bad += b < threads ? l.calls[b] != 2 || l.nbands_seen[b] != threads : l.calls[b] != 0;
+        TAP_CHECK(bad == 0, "pc_cpu_parallel, %d thread%s: each band once per call, a call sees the previous one's "
+                  "writes (%d faults)", threads, threads == 1 ? "" : "s", bad);
+        /* The pool still runs stencil frames right. */
+        uint8_t raw[16 * 16];
+        tu_noise(raw, sizeof raw, 5);
+        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG};
+        pc_picture a, b2;
+        tu_pic_alloc(&a, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
+        tu_pic_alloc(&b2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
+        int md, rc = pc_ref_debayer(PC_ALGO_HOMOGENEOUS_EDGE, &src, &a, err, sizeof err) ||
+                     pc_cpu_debayer(cpu, PC_ALGO_HOMOGENEOUS_EDGE, &src, &b2, err, sizeof err);
+        TAP_CHECK(!rc && tu_compare(&a, &b2, &md) == 0, "after pc_cpu_parallel the pool's frames == reference");
+        TAP_CHECK(pc_cpu_prepare(cpu, PC_ALGO_EDGE, err, sizeof err) == 0,
+                  "pc_cpu_prepare of a stencil algorithm: nothing to do");
+        tu_pic_free(&a);
+        tu_pic_free(&b2);
+        free(l.plane);
+        pc_cpu_close(cpu);
+    }
+}
+
 int main(void)
 {
+    parallel_pool();
+    geometry();
     choosing();
     argument_checks();
     through_backend(&pc_backend_cpu, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
