@@ -131,6 +131,9 @@ typedef struct pc_encode_settings {
     int layout;                /* pc_layout */
     int bands;                 /* layout bands: number of bands, 0 = auto */
     int band_outputs;          /* pc_band_outputs */
+    int preview_scale;         /* 0 = no preview; 2..16: a picture 1/N the size */
+    int64_t preview_bitrate;   /* bits per second */
+    char preview_url[PC_URL_LEN]; /* the preview's output ("" = none) */
     int line;
 } pc_encode_settings;
 

@@ -197,6 +197,12 @@ static const pc_key encode_keys[] = {
      "layout bands: number of bands, a divisor of the camera count; 0 = automatic"},
     {"band_outputs", PC_KT_ENUM, ENC(band_outputs), 0, 0, 0, &band_outputs_enum, 0, "separate", NULL,
      "layout bands: separate = one output per band, %b in each output URL is the band number"},
+    {"preview_scale", PC_KT_INT, ENC(preview_scale), 2, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "x",
+     "preview rendition: the panorama scaled down N times (box filter), own encoder and output; 0 = none"},
+    {"preview_bitrate", PC_KT_INT64, ENC(preview_bitrate), 100000, 100000000, PC_KF_SI, NULL, 0, "2000000",
+     "bit/s", "preview rendition: constant bitrate (\"2M\")"},
+    {"preview_url", PC_KT_STRING, ENC(preview_url), 0, 0, 0, NULL, 0, "", NULL,
+     "preview rendition: its output (file, udp://, srt://, .m3u8); needed with preview_scale"},
 };
 
 const pc_key pc_output_keys_[] = {

@@ -243,6 +243,14 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         else
             H = lp.height;
     }
+    if (s->encode.preview_scale && !s->encode.preview_url[0])
+        ERR(s->encode.line, "encode.preview_url", "encode.preview_scale = %d needs the preview's output URL",
+            s->encode.preview_scale);
+    int PH = pc_settings_panorama_height(s);
+    if (s->encode.preview_scale && W > 0 && PH > 0 &&
+        (W / s->encode.preview_scale < 16 || PH / s->encode.preview_scale < 16))
+        ERR(s->encode.line, "encode.preview_scale", "%d: the %dx%d panorama would be smaller than 16 pixels",
+            s->encode.preview_scale, W, PH);
     if (s->encode.codec == PC_CODEC_H264 && (W > 4096 || H > 4096)) {
         if (ends_with(enc, "_nvenc"))
             ERR(s->encode.line, "encode.codec",

@@ -290,7 +290,7 @@ static void teardown(pipeline *p)
         pthread_join(p->stage_thr, NULL);
     else if (p->enc_started) /* nobody else will end the encoders' streams */
         pl_dispatch(p, (job){.slot = -1});
-    for (int b = 0; b < p->nbands; b++)
+    for (int b = 0; b < p->nthreads; b++)
         if (p->band[b].started) {
             pthread_join(p->band[b].thr, NULL);
             p->band[b].started = 0;
@@ -407,7 +407,7 @@ int pc_run_pipeline(pc_daemon *d)
     if (pc_capture_start(p->cap, p->err, sizeof p->err))
         goto fail;
     p->enc_started = 1;
-    for (int b = 0; b < p->nbands; b++) {
+    for (int b = 0; b < p->nthreads; b++) {
         if (pthread_create(&p->band[b].thr, NULL, pl_encoder_main, &p->band[b]) == 0)
             p->band[b].started = 1;
         else
@@ -415,7 +415,7 @@ int pc_run_pipeline(pc_daemon *d)
     }
     if (!p->enc_started) { /* end the threads that did start */
         pl_dispatch(p, (job){.slot = -1});
-        for (int b = 0; b < p->nbands; b++)
+        for (int b = 0; b < p->nthreads; b++)
             if (p->band[b].started) {
                 pthread_join(p->band[b].thr, NULL);
                 p->band[b].started = 0;
@@ -470,7 +470,7 @@ int pc_run_pipeline(pc_daemon *d)
         pthread_join(p->stage_thr, NULL);
         p->stage_started = 0;
     }
-    for (int b = 0; b < p->nbands; b++)
+    for (int b = 0; b < p->nthreads; b++)
         if (p->band[b].started) {
             pthread_join(p->band[b].thr, NULL);
             p->band[b].started = 0;

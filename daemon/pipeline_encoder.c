@@ -70,6 +70,14 @@ static void on_packet(void *user, const pc_packet_info *info)
     pthread_mutex_unlock(&p->t_lock);
 }
 
+/* The preview's packets: its own figures only (the frame set's times are
+ * the bands'). */
+static void on_preview_packet(void *user, const pc_packet_info *info)
+{
+    pl_band *b = user;
+    b->lat_ms[b->nlat++ % BAND_LAT_RING] = (float)((info->out_ns - info->submit_ns) / 1e6);
+}
+
 static void on_output_fault(void *user, int output, int dropped, int errors)
 {
     pipeline *p = ((pl_band *)user)->p;
@@ -127,11 +135,11 @@ void pl_slot_release(void *token)
 void pl_dispatch(pipeline *p, job j)
 {
     if (j.slot >= 0) {
-        atomic_store(&p->slot_refs[j.slot], p->nbands);
+        atomic_store(&p->slot_refs[j.slot], p->nthreads);
         if (p->have_encoder)
             pl_times_put(p, &j);
     }
-    for (int b = 0; b < p->nbands; b++)
+    for (int b = 0; b < p->nthreads; b++)
         pl_put(p, &p->band[b].ready, j);
 }
 
@@ -143,6 +151,18 @@ static int encode_band(pipeline *p, pl_band *b, const job *j)
 {
     int slot = j->slot;
     int idr = atomic_load(&p->req_idr);
+    if (b->preview) { /* scaled into the preview encoder's own frame */
+        pc_picture f;
+        int on_dev = 0, rc = pc_encoder_frame(b->enc, &f, &on_dev, b->err, sizeof b->err);
+        const pc_picture *src = p->use_cuda ? &p->host_pic[slot] : &p->pic[slot];
+        if (!rc && (on_dev || pc_picture_downscale(&f, src, p->s->encode.preview_scale))) {
+            snprintf(b->err, sizeof b->err, "preview: cannot scale %dx%d %s into the encoder's %dx%d %s frame",
+                     src->width, src->height, pc_pixfmt_name(src->fmt), f.width, f.height, pc_pixfmt_name(f.fmt));
+            rc = -1;
+        }
+        pl_slot_release(&p->slot_tok[slot]);
+        return rc ? rc : pc_encoder_submit(b->enc, j->pts_ns, idr, b->err, sizeof b->err);
+    }
     if (!pc_encoder_zero_copy(b->enc)) {
         const pc_picture *src = p->use_cuda ? &p->host_pic[slot] : &p->pic[slot];
         pc_picture bp = band_of(src, b->row0, b->rows);
@@ -186,7 +206,9 @@ void *pl_encoder_main(void *arg)
         if (p->have_encoder && !atomic_load(&p->failed)) {
             if (encode_band(p, b, &j)) {
                 char msg[800];
-                if (p->nbands > 1)
+                if (b->preview)
+                    snprintf(msg, sizeof msg, "preview encoder %s: %s", pc_encoder_name(b->enc), b->err);
+                else if (p->nbands > 1)
                     snprintf(msg, sizeof msg, "band %d encoder %s: %s", b->index, pc_encoder_name(b->enc), b->err);
                 else
                     snprintf(msg, sizeof msg, "encoder %s: %s", pc_encoder_name(b->enc), b->err);
@@ -217,7 +239,7 @@ void *pl_encoder_main(void *arg)
 void pl_bands_close(pipeline *p)
 {
 #if PANOCAP_HAVE_FFMPEG
-    for (int b = 0; b < p->nbands; b++) {
+    for (int b = 0; b < p->nthreads; b++) {
         pc_encoder_close(p->band[b].enc); /* writes trailers, ends playlists */
         p->band[b].enc = NULL;
     }
@@ -271,7 +293,7 @@ void pl_bands_summary(pipeline *p, char *buf, size_t n)
     float *tmp = malloc(sizeof(float) * BAND_LAT_RING);
     if (!tmp)
         return;
-    for (int i = 0; i < p->nbands && off + 1 < n; i++) {
+    for (int i = 0; i < p->nthreads && off + 1 < n; i++) {
         pl_band *b = &p->band[i];
         size_t k = b->nlat < BAND_LAT_RING ? (size_t)b->nlat : BAND_LAT_RING;
         memcpy(tmp, b->lat_ms, k * sizeof *tmp);
@@ -283,9 +305,14 @@ void pl_bands_summary(pipeline *p, char *buf, size_t n)
 #else
         const char *name = "";
 #endif
-        w = snprintf(buf + off, n - off, "  band %d  rows %5d-%-5d %-10s frames %6llu  encode p50 %6.2f  p99 %6.2f  "
-                     "max %6.2f ms\n", i, b->row0, b->row0 + b->rows - 1, name, (unsigned long long)b->frames,
-                     p50, p99, mx);
+        if (b->preview)
+            w = snprintf(buf + off, n - off, "  preview 1/%d %4dx%-5d %-10s frames %6llu  encode p50 %6.2f  p99 %6.2f  "
+                         "max %6.2f ms\n", p->s->encode.preview_scale, b->rows, b->row0, name,
+                         (unsigned long long)b->frames, p50, p99, mx);
+        else
+            w = snprintf(buf + off, n - off, "  band %d  rows %5d-%-5d %-10s frames %6llu  encode p50 %6.2f  p99 %6.2f  "
+                         "max %6.2f ms\n", i, b->row0, b->row0 + b->rows - 1, name, (unsigned long long)b->frames,
+                         p50, p99, mx);
         if (w > 0)
             off += (size_t)w < n - off ? (size_t)w : n - off - 1;
     }
@@ -436,6 +463,52 @@ static void reopen_encoder(pipeline *p, pl_band *b)
     }
 }
 
+/* The preview rendition: the whole picture scaled down preview_scale
+ * times (pc_picture_downscale, from the host picture) into its own
+ * encoder's host frames, to its own output. */
+static int open_preview(pipeline *p)
+{
+    const pc_settings *s = p->s;
+    pl_band *b = &p->band[p->nbands];
+    pc_encode_config ec;
+    pc_encode_config_default(&ec);
+    int k = s->encode.preview_scale;
+    ec.width = (p->width / k) & ~1;
+    ec.height = (p->height / k) & ~1;
+    ec.fps_den = fabs(p->fps - lround(p->fps)) < 1e-9 ? 1 : 1000;
+    ec.fps_num = (int)lround(p->fps * ec.fps_den);
+    ec.encoder = s->encode.encoder;
+    for (int i = 0; i < s->encode.fallback.count && i < PC_ENCODE_MAX_FALLBACKS; i++)
+        ec.fallbacks[i] = s->encode.fallback.item[i];
+    ec.codec = (pc_codec)s->encode.codec;
+    ec.bitrate = s->encode.preview_bitrate;
+    ec.gop = s->encode.gop;
+    ec.preset = s->encode.preset[0] ? s->encode.preset : NULL;
+    ec.threads = 2;
+    ec.matrix = s->debayer.matrix;
+    ec.range = s->debayer.range;
+    ec.label = "preview";
+    ec.n_outputs = 1;
+    ec.outputs[0].url = s->encode.preview_url;
+    ec.on_packet = on_preview_packet;
+    ec.cb_user = b;
+    ec.log = &p->d->logger;
+    if (pc_encoder_open(&b->enc, &ec, p->err, sizeof p->err)) {
+        char tmp[sizeof p->err];
+        memcpy(tmp, p->err, sizeof tmp);
+        snprintf(p->err, sizeof p->err, "preview: %.*s", (int)sizeof p->err - 16, tmp);
+        return -1;
+    }
+    b->preview = 1;
+    b->row0 = ec.height; /* for the summary: the preview's size */
+    b->rows = ec.width;
+    p->nthreads = p->nbands + 1;
+    p->host_ref = 1; /* scaled from the host picture */
+    pc_log(&p->d->logger, PC_LOG_INFO, "preview: %s %dx%d (1/%d), %.2f Mbit/s, to %s", pc_encoder_name(b->enc),
+           ec.width, ec.height, k, ec.bitrate / 1e6, s->encode.preview_url);
+    return 0;
+}
+
 /* Resolves the layout and opens one encoder per band; logs the choice, the
  * NVENC sessions in use and which band fell back to what. */
 static int open_encoders(pipeline *p)
@@ -464,6 +537,8 @@ static int open_encoders(pipeline *p)
             snprintf(fell + l, sizeof fell - l, "%s%d", l ? "," : "", i);
         }
     }
+    if (p->s->encode.preview_scale && open_preview(p))
+        return -1;
     if (p->nbands > 1)
         pc_log(&p->d->logger, PC_LOG_INFO, "encode: %d band encoders, %d NVENC session%s%s%s%s", p->nbands, nvenc,
                nvenc == 1 ? "" : "s", fell[0] ? "; bands " : "", fell, fell[0] ? " on software encoders "
@@ -479,8 +554,9 @@ int pl_open_encoder_or_null(pipeline *p)
         real += !pl_is_null_url(p->s->outputs[i].url);
     p->fmt = PC_FMT_NV12;
     p->nbands = 1;
+    p->nthreads = 1;
     p->plan = (pc_layout_plan){.layout = PC_LAYOUT_STACKED, .bands = 1, .width = p->width, .height = p->height};
-    for (int i = 0; i < PL_MAX_BANDS; i++) {
+    for (int i = 0; i <= PL_MAX_BANDS; i++) {
         pl_band *b = &p->band[i];
         b->p = p;
         b->index = i;
@@ -503,6 +579,8 @@ int pl_open_encoder_or_null(pipeline *p)
         return -1;
 #endif
     }
+    if (p->nthreads < p->nbands)
+        p->nthreads = p->nbands;
     int rows = p->height / p->nbands;
     for (int i = 0; i < p->nbands; i++) {
         p->band[i].row0 = i * rows;

@@ -66,6 +66,7 @@ typedef struct pipeline pipeline;
 typedef struct pl_band {
     pipeline *p;
     int index, row0, rows;
+    int preview;           /* the preview rendition: the whole picture scaled down */
 #if PANOCAP_HAVE_FFMPEG
     pc_encoder *enc;
 #endif
@@ -106,7 +107,8 @@ struct pipeline {
     /* layout: 1 band (stacked) or K bands of whole cameras */
     pc_layout_plan plan;
     int nbands;
-    pl_band band[PL_MAX_BANDS];
+    int nthreads;          /* encoder threads: the bands, then the preview's */
+    pl_band band[PL_MAX_BANDS + 1];
     int have_encoder;
     /* Encoders take host pictures by reference (no copy): the CPU
      * backend's slots, or pinned host copies of the GPU slots that the
