@@ -217,6 +217,17 @@ static int open_debayer(pipeline *p)
                 return -1;
             pc_picture_layout(q, p->fmt, s->debayer.matrix, s->debayer.range, p->width, p->height, 64, mem);
         }
+        for (int i = 0; i < p->nslots && p->preview_gpu; i++) {
+            int k = s->encode.preview_scale;
+            pc_picture *q = &p->prev_pic[i];
+            size_t bytes = pc_picture_layout(q, PC_FMT_NV12, s->debayer.matrix, s->debayer.range,
+                                             (p->width / k) & ~1, (p->height / k) & ~1, 64, NULL);
+            void *mem;
+            if (pc_gpu_host_alloc(bytes, &mem, p->err, sizeof p->err))
+                return -1;
+            pc_picture_layout(q, PC_FMT_NV12, s->debayer.matrix, s->debayer.range, (p->width / k) & ~1,
+                              (p->height / k) & ~1, 64, mem);
+        }
         pc_log(&p->d->logger, PC_LOG_INFO, "GPU: %s, %d frame sets in flight%s", pc_gpu_device_name(p->gpu),
                p->nslots, p->host_ref ? ", downloaded to pinned memory for the encoder" : "");
     } else
@@ -310,6 +321,7 @@ static void teardown(pipeline *p)
         for (int i = 0; i < p->nslots; i++) {
             pc_gpu_picture_free(p->gpu, &p->pic[i]);
             pc_gpu_host_free(p->host_pic[i].plane[0]);
+            pc_gpu_host_free(p->prev_pic[i].plane[0]);
         }
         pc_gpu_close(p->gpu);
     }

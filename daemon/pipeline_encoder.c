@@ -151,7 +151,10 @@ static int encode_band(pipeline *p, pl_band *b, const job *j)
 {
     int slot = j->slot;
     int idr = atomic_load(&p->req_idr);
-    if (b->preview) { /* scaled into the preview encoder's own frame */
+    if (b->preview && p->preview_gpu) /* scaled on the GPU: by reference */
+        return pc_encoder_submit_picture(b->enc, &p->prev_pic[slot], pl_slot_release, &p->slot_tok[slot], j->pts_ns,
+                                         idr, b->err, sizeof b->err);
+    if (b->preview) { /* scaled on this thread into the preview encoder's own frame */
         pc_picture f;
         int on_dev = 0, rc = pc_encoder_frame(b->enc, &f, &on_dev, b->err, sizeof b->err);
         const pc_picture *src = p->use_cuda ? &p->host_pic[slot] : &p->pic[slot];
@@ -503,9 +506,18 @@ static int open_preview(pipeline *p)
     b->row0 = ec.height; /* for the summary: the preview's size */
     b->rows = ec.width;
     p->nthreads = p->nbands + 1;
-    p->host_ref = 1; /* scaled from the host picture */
-    pc_log(&p->d->logger, PC_LOG_INFO, "preview: %s %dx%d (1/%d), %.2f Mbit/s, to %s", pc_encoder_name(b->enc),
-           ec.width, ec.height, k, ec.bitrate / 1e6, s->encode.preview_url);
+    pc_picture f;
+    int on_dev = 0;
+    if (pc_encoder_frame(b->enc, &f, &on_dev, p->err, sizeof p->err))
+        return -1;
+    /* GPU: scaled there and downloaded small, when the encoder takes NV12
+     * like the pipeline; else scaled here from the host picture */
+    p->preview_gpu = p->use_cuda && f.fmt == PC_FMT_NV12 && p->fmt == PC_FMT_NV12;
+    if (!p->preview_gpu)
+        p->host_ref = 1;
+    pc_log(&p->d->logger, PC_LOG_INFO, "preview: %s %dx%d (1/%d, scaled on the %s), %.2f Mbit/s, to %s",
+           pc_encoder_name(b->enc), ec.width, ec.height, k, p->preview_gpu ? "GPU" : "CPU", ec.bitrate / 1e6,
+           s->encode.preview_url);
     return 0;
 }
 

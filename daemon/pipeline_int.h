@@ -115,6 +115,8 @@ struct pipeline {
      * stage thread downloads right after the final pass. */
     int host_ref;
     pc_picture host_pic[MAX_SLOTS]; /* CUDA + host encoder: pinned */
+    int preview_gpu;                /* the preview scaled on the GPU into prev_pic */
+    pc_picture prev_pic[MAX_SLOTS]; /* pinned, the preview's size */
     atomic_int slot_refs[MAX_SLOTS];
     pl_slot_token slot_tok[MAX_SLOTS];
     int width, height, slab_h, ncam;

@@ -131,6 +131,9 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
         if (p->host_ref &&
             pc_gpu_download_async(p->gpu, slot, &p->pic[slot], &p->host_pic[slot], p->err, sizeof p->err))
             return -1;
+        if (p->preview_gpu && pc_gpu_downscale_async(p->gpu, slot, &p->pic[slot], &p->prev_pic[slot],
+                                                     p->s->encode.preview_scale, p->err, sizeof p->err))
+            return -1;
         return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
     }
 #endif

@@ -162,6 +162,24 @@ int main(void)
               "sample for sample %s", bands_ok, NCAM, W, SLAB, rc ? err : "");
     tap_diag("layout grid: not available in this version (encode.layout refuses it)");
 
+    /* preview: scaled on the GPU (pc_gpu_downscale_async) = pc_picture_downscale */
+    {
+        int k = 4, pw = (W / k) & ~1, ph = (H / k) & ~1;
+        uint8_t *gy = malloc((size_t)pw * ph * 3 / 2), *cy = malloc((size_t)pw * ph * 3 / 2);
+        pc_picture gp = {.fmt = PC_FMT_NV12, .plane = {gy, gy + (size_t)pw * ph}, .pitch = {pw, pw}, .width = pw,
+                         .height = ph};
+        pc_picture cp = {.fmt = PC_FMT_NV12, .plane = {cy, cy + (size_t)pw * ph}, .pitch = {pw, pw}, .width = pw,
+                         .height = ph};
+        int r2 = gy && cy ? pc_gpu_downscale_async(g, 1, &slotpic, &gp, k, err, sizeof err) : -1;
+        r2 = r2 ? r2 : pc_gpu_slot_wait(g, 1, err, sizeof err);
+        r2 = r2 ? r2 : pc_picture_downscale(&cp, &ref, k);
+        TAP_CHECK(r2 == 0 && memcmp(gy, cy, (size_t)pw * ph * 3 / 2) == 0,
+                  "preview: the slot scaled down 4x on the GPU = pc_picture_downscale of the reference, %dx%d, "
+                  "sample for sample %s", pw, ph, r2 ? err : "");
+        free(gy);
+        free(cy);
+    }
+
     /* NVENC per band on CUDA frames, then an automatic encoder per band */
     int opened = 0, refused = 0, encoded = 0, n_packets = 0;
     for (int k = 0; k < NCAM; k++) {
