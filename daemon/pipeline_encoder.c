@@ -553,8 +553,9 @@ static int open_encoders(pipeline *p)
         return -1;
     if (p->nbands > 1)
         pc_log(&p->d->logger, PC_LOG_INFO, "encode: %d band encoders, %d NVENC session%s%s%s%s", p->nbands, nvenc,
-               nvenc == 1 ? "" : "s", fell[0] ? "; bands " : "", fell, fell[0] ? " on software encoders "
-               "(each band's line above says why)" : "");
+               nvenc == 1 ? "" : "s", fell[0] ? "; bands " : "", fell,
+               !fell[0] ? "" : strcmp(p->s->encode.encoder, "auto") ? " on the configured software encoder"
+                                                                    : " on software encoders (each band's line above says why)");
     return 0;
 }
 #endif
