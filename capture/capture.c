@@ -40,6 +40,8 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "panocap_config.h"
@@ -1001,6 +1003,47 @@ static void *supervisor(void *arg)
 }
 
 /* --- public API ---------------------------------------------------------- */
+
+int pc_capture_check(const pc_capture_config *cfg, char *err, size_t errlen)
+{
+    int rc = validate(cfg, err, errlen);
+    if (rc)
+        return rc;
+    if (cfg->source == PC_SOURCE_FILE) {
+        pc_raw_reader *r = NULL;
+        pc_raw_info info;
+        rc = pc_raw_reader_open(&r, cfg->file, &info, err, errlen);
+        if (rc)
+            return rc;
+        pc_raw_reader_close(r);
+        if (cfg->n_cameras && cfg->n_cameras != info.n_cameras) {
+            PC_ERR(err, errlen, "capture: raw file %s has %d cameras, the configuration %d (the file source "
+                   "replays every camera of the file: set the camera count to %d)", cfg->file, info.n_cameras,
+                   cfg->n_cameras, info.n_cameras);
+            return PC_EINVAL;
+        }
+        if (info.n_sets == 0) {
+            PC_ERR(err, errlen, "capture: raw file %s holds no complete frame set", cfg->file);
+            return PC_EINVAL;
+        }
+        return 0;
+    }
+    for (int i = 0; cfg->source == PC_SOURCE_FAKE && i < cfg->n_cameras; i++) {
+        const char *img = cfg->cam[i].image;
+        struct stat sb;
+        if (!img || (i > 0 && cfg->cam[i - 1].image && !strcmp(img, cfg->cam[i - 1].image)))
+            continue;
+        if (stat(img, &sb) != 0 || access(img, R_OK) != 0) {
+            PC_ERR(err, errlen, "camera %d: picture %s: %s", i, img, strerror(errno));
+            return PC_EINVAL;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            PC_ERR(err, errlen, "camera %d: picture %s is not a file", i, img);
+            return PC_EINVAL;
+        }
+    }
+    return 0;
+}
 
 int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, size_t errlen)
 {

@@ -134,6 +134,14 @@ typedef struct pc_capture pc_capture;
 
 /* Validates cfg (errors name the camera and the setting), opens and
  * configures the cameras, allocates every buffer. Nothing streams yet. */
+/* Everything pc_capture_open would refuse that can be known without
+ * touching a camera: ranges, equal region sizes and patterns, slabs,
+ * addresses; the raw file (file source) exists, is a PCRAW1 file holding a
+ * complete set and, when cfg->n_cameras is set, has that many cameras; the
+ * fake cameras' pictures exist and can be read. 0 or a negative PC_E* code
+ * with the message (naming the camera) in err. */
+int pc_capture_check(const pc_capture_config *cfg, char *err, size_t errlen);
+
 int pc_capture_open(pc_capture **out, const pc_capture_config *cfg,
                     char *err, size_t errlen);
 /* The geometry actually in use (file source: from the file). */

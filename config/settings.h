@@ -111,6 +111,7 @@ typedef struct pc_debayer_settings {
     int backend;               /* pc_backend */
     int cpu_threads;           /* 0 = one per CPU */
     int in_flight;             /* frame sets in flight on the GPU */
+    char gpu[PC_NAME_LEN * 2]; /* CUDA device: "" = the first, an index, or "GPU-<uuid>" */
     int line;
 } pc_debayer_settings;
 
@@ -134,6 +135,7 @@ typedef struct pc_encode_settings {
     int preview_scale;         /* 0 = no preview; 2..16: a picture 1/N the size */
     int64_t preview_bitrate;   /* bits per second */
     char preview_url[PC_URL_LEN]; /* the preview's output ("" = none) */
+    char cpus[PC_NAME_LEN];    /* CPU list for the encoder threads ("4-11"), "" = any */
     int line;
 } pc_encode_settings;
 
@@ -158,6 +160,9 @@ typedef struct pc_daemon_settings {
     char snapshot[PC_PATH_LEN];/* write a PNG of the first panorama here */
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
+    char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
+    char snapshot_dir[PC_PATH_LEN]; /* control `snapshot` writes only in here, "" = refused */
+    char capture_cpus[PC_NAME_LEN]; /* CPU list for the capture threads ("0-3"), "" = any */
     int line;
 } pc_daemon_settings;
 

@@ -3,6 +3,7 @@
  * keys, and lookups in it. Parsing, validation, reload diffs and writing
  * (settings_parse.c, settings_validate.c, settings_reload.c,
  * settings_write.c, settings_file.c) all work from this table. */
+#include "encode_limits.h" /* the encoder's own limits */
 #include "settings_keys.h"
 
 #include "debayer.h"
@@ -172,6 +173,9 @@ static const pc_key debayer_keys[] = {
      "CPU backend threads; 0 = one per CPU"},
     {"in_flight", PC_KT_INT, DEB(in_flight), 1, 8, 0, NULL, 0, "3", "frame sets",
      "frame sets in flight in the GPU stage"},
+    {"gpu", PC_KT_STRING, DEB(gpu), 0, 0, 0, NULL, 0, "", NULL,
+     "CUDA device for this pipeline: an index (\"1\") or a UUID (\"GPU-8c4f...\", from nvidia-smi -L); "
+     "\"\" = the first device. Several pipelines on one host: one instance per GPU"},
 };
 
 static const pc_key encode_keys[] = {
@@ -181,7 +185,7 @@ static const pc_key encode_keys[] = {
      "auto = NVENC for the codec, else the fallback list; or an FFmpeg encoder name"},
     {"fallback", PC_KT_LIST, ENC(fallback), 0, 0, 0, NULL, 0, "libx264,libx265,libsvtav1", NULL,
      "encoders tried in order when NVENC cannot open"},
-    {"bitrate", PC_KT_INT64, ENC(bitrate), 100000, 1000000000, PC_KF_SI, NULL, PC_LIVE_BITRATE,
+    {"bitrate", PC_KT_INT64, ENC(bitrate), PC_ENCODE_MIN_BITRATE, PC_ENCODE_MAX_BITRATE, PC_KF_SI, NULL, PC_LIVE_BITRATE,
      "20000000", "bit/s", "constant bitrate; k/M/G suffixes accepted (\"20M\")"},
     {"gop", PC_KT_INT, ENC(gop), 1, 3000, 0, NULL, 0, "50", "frames", "frames between IDR frames"},
     {"preset", PC_KT_STRING, ENC(preset), 0, 0, 0, NULL, 0, "", NULL,
@@ -203,6 +207,9 @@ static const pc_key encode_keys[] = {
      "bit/s", "preview rendition: constant bitrate (\"2M\")"},
     {"preview_url", PC_KT_STRING, ENC(preview_url), 0, 0, 0, NULL, 0, "", NULL,
      "preview rendition: its output (file, udp://, srt://, .m3u8); needed with preview_scale"},
+    {"cpus", PC_KT_STRING, ENC(cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the encoder and output threads run on, a list like \"4-11\" or \"4,6,8-9\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 const pc_key pc_output_keys_[] = {
@@ -244,6 +251,15 @@ static const pc_key daemon_keys[] = {
      "record the raw Bayer frame sets to this file (replay with source = \"file\")"},
     {"watchdog", PC_KT_BOOL, DMN(watchdog), 0, 1, 0, NULL, 0, "true", NULL,
      "ping the systemd watchdog (when WatchdogSec= is set) from the pipeline's progress"},
+    {"metrics_listen", PC_KT_STRING, DMN(metrics_listen), 0, 0, 0, NULL, 0, "", NULL,
+     "HTTP address for Prometheus: GET /metrics, /status, /healthz (200 while frame sets flow, "
+     "else 503), e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"; no control commands over TCP; "
+     "\"\" = off"},
+    {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
+     "the control command `snapshot NAME.png` writes only inside this folder; \"\" = refused"},
+    {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 #define N(a) (int)(sizeof a / sizeof *a)

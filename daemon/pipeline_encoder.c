@@ -228,8 +228,10 @@ void *pl_encoder_main(void *arg)
                 pc_stats_frame_done(p->stats, &t);
             }
         }
-        if (b->index == 0)
+        if (b->index == 0) {
             atomic_fetch_add(&p->frames_done, 1);
+            atomic_store(&p->last_frame_ns, pc_now_ns());
+        }
     }
 #if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder && b->enc && pc_encoder_flush(b->enc, b->err, sizeof b->err))
@@ -388,6 +390,7 @@ static int open_encoder(pipeline *p, pl_band *b)
         o->url = urls[i];
         o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
         o->segment_seconds = s->outputs[i].segment_s;
+        o->options = s->outputs[i].options[0] ? s->outputs[i].options : NULL;
         o->max_bytes = s->outputs[i].max_bytes;
         o->max_age_s = s->outputs[i].max_age_s;
         o->min_free = s->outputs[i].min_free;

@@ -16,6 +16,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "control.h"
+#include "http.h"
 #include "debayer.h"
 #include "image.h"
 #include "panocap_config.h"
@@ -96,6 +97,8 @@ struct pipeline {
     pc_stats *stats;
     pc_capture *cap;
     pc_control *ctl;
+    pc_http *http;          /* daemon.metrics_listen, or NULL */
+    atomic_int_fast64_t last_frame_ns; /* pc_now_ns() of the last frame set done (healthz) */
     pc_raw_writer *raw;
     int use_cuda;
 #if PANOCAP_HAVE_CUDA
@@ -138,6 +141,7 @@ struct pipeline {
     /* snapshot request (control thread / --snapshot -> stage thread) */
     pthread_mutex_t snap_lock;
     char snap_path[PC_PATH_LEN];
+    unsigned long long snap_token; /* the control client waiting for it (0: --snapshot) */
 
     /* queues between stage and encoder threads */
     pthread_mutex_t q_lock;
@@ -193,5 +197,7 @@ void pl_reload(pipeline *p);
 
 /* pipeline_control.c */
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
+/* The HTTP metrics server's callbacks (pipeline_control.c). */
+void pl_http_ops(pipeline *p, pc_http_ops *ops);
 
 #endif
