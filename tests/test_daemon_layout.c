@@ -51,6 +51,7 @@ typedef struct band_check {
     int64_t pts[FRAMES];
     int mismatched_frames, first_bad_frame, bad_fmt;
     long bad_samples;
+    long other_rows_diff; /* frame 0 against the next band's rows: must differ */
 } band_check;
 
 /* Reference pictures of every set of the raw recording. */
@@ -114,6 +115,11 @@ static int on_frame(void *user, int i, const AVFrame *f)
         const uint8_t *r = ruv + (size_t)(c->row0 / 2 + y) * W;
         for (int x = 0; x < W / 2; x++)
             bad += (u[x] != r[2 * x]) + (v[x] != r[2 * x + 1]);
+    }
+    if (i == 0) { /* negative control: the same comparison against other rows */
+        int other = (c->row0 + c->rows) % H;
+        for (int y = 0; y < c->rows && other + y < H; y++)
+            c->other_rows_diff += memcmp(f->data[0] + (size_t)y * f->linesize[0], ry + (size_t)(other + y) * W, W) != 0;
     }
     if (bad) {
         if (!c->mismatched_frames++)
@@ -219,6 +225,11 @@ int main(int argc, char **argv)
               SLAB_H);
     TAP_CHECK(frames_ok && pts_same, "the bands share one PTS sequence (%lld .. %lld)", (long long)bc[0].pts[0],
               (long long)bc[0].pts[FRAMES - 1]);
+    int control = 1;
+    for (int b = 0; b < NBANDS; b++)
+        control &= bc[b].other_rows_diff > SLAB_H / 2;
+    TAP_CHECK(control, "negative control: each band's frame 0 against the next band's rows differs (%ld of %d rows "
+              "for band 0)", bc[0].other_rows_diff, SLAB_H);
     TAP_CHECK(frames_ok && rc == 0 && exact,
               "lossless: band b of frame i = rows b*1080.. of the stacked reference of raw set i, sample for "
               "sample (Y, Cb, Cr), all bands and frames");
