@@ -322,6 +322,7 @@ int pc_run_pipeline(pc_daemon *d)
     pthread_cond_init(&p->q_cond, NULL);
     pthread_mutex_init(&p->t_lock, NULL);
     pthread_mutex_init(&p->snap_lock, NULL);
+    pthread_mutex_init(&p->reopen_lock, NULL);
     pthread_mutex_init(&p->metrics_lock, NULL);
     p->free_slots.cap = MAX_SLOTS + 2;
     int rc = PC_EXIT_RUNTIME;
@@ -510,6 +511,7 @@ out:
     pthread_cond_destroy(&p->q_cond);
     pthread_mutex_destroy(&p->t_lock);
     pthread_mutex_destroy(&p->snap_lock);
+    pthread_mutex_destroy(&p->reopen_lock);
     pthread_mutex_destroy(&p->metrics_lock);
     free(p);
     return rc;

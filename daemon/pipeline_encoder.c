@@ -150,7 +150,7 @@ void pl_dispatch(pipeline *p, job j)
 static int encode_band(pipeline *p, pl_band *b, const job *j)
 {
     int slot = j->slot;
-    int idr = atomic_load(&p->req_idr);
+    int idr = 0; /* IDR requests go to each band's encoder (pl_request_idr) */
     if (b->preview && p->preview_gpu) /* scaled on the GPU: by reference */
         return pc_encoder_submit_picture(b->enc, &p->prev_pic[slot], pl_slot_release, &p->slot_tok[slot], j->pts_ns,
                                          idr, b->err, sizeof b->err);
@@ -204,8 +204,11 @@ void *pl_encoder_main(void *arg)
         if (j.slot < 0)
             break;
 #if PANOCAP_HAVE_FFMPEG
-        if (atomic_fetch_and(&p->reopen_outputs, ~(1 << b->index)) & (1 << b->index))
+        if (atomic_fetch_and(&p->reopen_outputs, ~(1 << b->index)) & (1 << b->index)) {
+            pthread_mutex_lock(&p->reopen_lock);
             reopen_encoder(p, b);
+            pthread_mutex_unlock(&p->reopen_lock);
+        }
         if (p->have_encoder && !atomic_load(&p->failed)) {
             if (encode_band(p, b, &j)) {
                 char msg[800];

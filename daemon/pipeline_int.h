@@ -160,6 +160,7 @@ struct pipeline {
     atomic_int failed;      /* a stage failed: exit 1 */
     atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
     atomic_int reopen_outputs;   /* reload changed the outputs: bit b = band b's thread reopens */
+    pthread_mutex_t reopen_lock; /* one band reopens at a time (p->err, p->fmt) */
     atomic_uint_fast64_t sets_taken, frames_done;
     uint64_t sets_dropped_seen;
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
