@@ -59,6 +59,8 @@ typedef struct pending_times {
     int64_t pts_ns;
 } pending_times;
 
+typedef struct pl_colour pl_colour; /* pipeline_colour.c */
+
 typedef struct pipeline pipeline;
 
 /* One band of the layout (the whole panorama when stacked): rows
@@ -166,6 +168,11 @@ struct pipeline {
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
     pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
     pthread_mutex_t metrics_lock;
+
+    /* colour stage (pipeline_colour.c): in force (stage thread), and the
+     * next one built by a reload or a control command */
+    pl_colour *col, *col_next;
+    pthread_mutex_t col_lock;
 };
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -177,6 +184,11 @@ void pl_wake_all(pipeline *p);
 void pl_fail(pipeline *p, const char *what);
 
 /* pipeline_stage.c */
+#if PANOCAP_HAVE_CUDA
+/* After the final pass into slot: the download for host encoders and the
+ * preview's scaling, queued on the GPU; then waits for the slot. */
+int pl_gpu_finish(pipeline *p, int slot);
+#endif
 int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant);
 void *pl_stage_main(void *arg);
 
@@ -192,6 +204,22 @@ void pl_bands_close(pipeline *p);
 void pl_bands_summary(pipeline *p, char *buf, size_t n);
 void pl_request_idr(pipeline *p);
 int pl_set_bitrate(pipeline *p, int64_t bitrate, char *err, size_t n);
+
+/* pipeline_colour.c */
+int pl_colour_open(pipeline *p);           /* after capture and backend */
+void pl_colour_free(pl_colour *c);
+/* Stage thread, per set: swaps in a requested state; 1 when the colour
+ * stage is on (then pl_colour_debayer does the set), 0 for today's path. */
+int pl_colour_active(pipeline *p);
+int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot);
+/* 8-bit Bayer panorama of a set through the tables (snapshots). */
+void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst);
+/* Builds the state for settings s (any thread) for the next set. */
+int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen);
+/* The gains in force as config lines; returns how many cameras are auto.
+ * freeze: also fixes the auto cameras at those gains (until a reload). */
+int pl_colour_describe_wb(pipeline *p, char *buf, size_t len);
+int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len);
 
 /* pipeline_reload.c */
 void pl_reload(pipeline *p);

@@ -79,7 +79,10 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
             pc_control_done(p->ctl, token, -1, "out of memory");
         return;
     }
-    pc_frameset_stack(set, raw, (size_t)p->width);
+    if (pl_colour_active(p))
+        pl_colour_stack(p, set, raw); /* through the cameras' tables */
+    else
+        pc_frameset_stack(set, raw, (size_t)p->width);
     *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger,
                          p->ctl, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
@@ -123,8 +126,26 @@ int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant)
     return 0;
 }
 
+#if PANOCAP_HAVE_CUDA
+int pl_gpu_finish(pipeline *p, int slot)
+{
+    /* software encoders: the download to the slot's pinned picture, queued
+     * right after the final pass (the encoder threads only encode) */
+    if (p->host_ref &&
+        pc_gpu_download_async(p->gpu, slot, &p->pic[slot], &p->host_pic[slot], p->err, sizeof p->err))
+        return -1;
+    if (p->preview_gpu && pc_gpu_downscale_async(p->gpu, slot, &p->pic[slot], &p->prev_pic[slot],
+                                                 p->s->encode.preview_scale, p->err, sizeof p->err))
+        return -1;
+    return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
+}
+#endif
+
 static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
 {
+    if (pl_colour_active(p))
+        return pl_colour_debayer(p, set, slot);
+    p->pic[slot].bands = NULL; /* the plain §8 matrix */
 #if PANOCAP_HAVE_CUDA
     if (p->use_cuda) {
         if (set->stacked) {
@@ -139,15 +160,7 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
         }
         if (pc_gpu_debayer(p->gpu, slot, &p->pic[slot], p->err, sizeof p->err))
             return -1;
-        /* software encoders: the download to the slot's pinned picture,
-         * queued right after the final pass (the encoder thread only encodes) */
-        if (p->host_ref &&
-            pc_gpu_download_async(p->gpu, slot, &p->pic[slot], &p->host_pic[slot], p->err, sizeof p->err))
-            return -1;
-        if (p->preview_gpu && pc_gpu_downscale_async(p->gpu, slot, &p->pic[slot], &p->prev_pic[slot],
-                                                     p->s->encode.preview_scale, p->err, sizeof p->err))
-            return -1;
-        return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
+        return pl_gpu_finish(p, slot);
     }
 #endif
     const uint8_t *raw = set->stacked;
