@@ -110,6 +110,7 @@ typedef struct pc_debayer_settings {
     int backend;               /* pc_backend */
     int cpu_threads;           /* 0 = one per CPU */
     int in_flight;             /* frame sets in flight on the GPU */
+    char gpu[PC_NAME_LEN * 2]; /* CUDA device: "" = the first, an index, or "GPU-<uuid>" */
     int line;
 } pc_debayer_settings;
 
@@ -126,6 +127,7 @@ typedef struct pc_encode_settings {
     int gop;                   /* frames between IDRs */
     char preset[PC_NAME_LEN];  /* "" = the encoder's low-latency default */
     int threads;               /* software encoder threads, 0 = auto */
+    char cpus[PC_NAME_LEN];    /* CPU list for the encoder threads ("4-11"), "" = any */
     int line;
 } pc_encode_settings;
 
@@ -134,6 +136,7 @@ typedef struct pc_output_settings {
     char options[PC_OPTS_LEN]; /* "key=value,key=value" for libavformat */
     char format[PC_NAME_LEN];  /* container; "" = guess from the URL */
     int segment_s;             /* recordings: new file every N seconds, 0 = one file */
+    int64_t max_bytes, max_age_s, min_free; /* retention of segments, 0 = none */
     int line;
     uint32_t set_mask;
 } pc_output_settings;
@@ -149,6 +152,9 @@ typedef struct pc_daemon_settings {
     char snapshot[PC_PATH_LEN];/* write a PNG of the first panorama here */
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
+    char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
+    char snapshot_dir[PC_PATH_LEN]; /* control `snapshot` writes only in here, "" = refused */
+    char capture_cpus[PC_NAME_LEN]; /* CPU list for the capture threads ("0-3"), "" = any */
     int line;
 } pc_daemon_settings;
 

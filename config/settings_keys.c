@@ -3,6 +3,7 @@
  * keys, and lookups in it. Parsing, validation, reload diffs and writing
  * (settings_parse.c, settings_validate.c, settings_reload.c,
  * settings_write.c, settings_file.c) all work from this table. */
+#include "encode_limits.h" /* the encoder's own limits */
 #include "settings_keys.h"
 
 #include "debayer.h"
@@ -125,8 +126,8 @@ const pc_key pc_camera_keys_[] = {
      "ask the camera to resend missing packets"},
     {"packet_timeout", PC_KT_INT, CAM(packet_timeout_ms), 1, 10000, 0, NULL, 0, "20", "ms",
      "Aravis packet-timeout: wait this long for a missing packet before asking again"},
-    {"frame_retention", PC_KT_INT, CAM(frame_retention_ms), 1, 10000, 0, NULL, 0, "100", "ms",
-     "Aravis frame-retention: give up on an incomplete frame after this long"},
+    {"frame_retention", PC_KT_INT, CAM(frame_retention_ms), 1, 10000, PC_KF_ZERO_AUTO, NULL, 0, "0", "ms",
+     "hand an incomplete frame over (missing lines filled) after this long; 0 = in time for its frame set"},
     {"trigger", PC_KT_ENUM, CAM(trigger), 0, 0, 0, &trigger_enum, 0, "free-run", NULL,
      "free-run, or software/hardware trigger for synchronised cameras"},
     {"trigger_source", PC_KT_STRING, CAM(trigger_source), 0, 0, 0, NULL, 0, "Line0", NULL,
@@ -169,6 +170,9 @@ static const pc_key debayer_keys[] = {
      "CPU backend threads; 0 = one per CPU"},
     {"in_flight", PC_KT_INT, DEB(in_flight), 1, 8, 0, NULL, 0, "3", "frame sets",
      "frame sets in flight in the GPU stage"},
+    {"gpu", PC_KT_STRING, DEB(gpu), 0, 0, 0, NULL, 0, "", NULL,
+     "CUDA device for this pipeline: an index (\"1\") or a UUID (\"GPU-8c4f...\", from nvidia-smi -L); "
+     "\"\" = the first device. Several pipelines on one host: one instance per GPU"},
 };
 
 static const pc_key encode_keys[] = {
@@ -178,13 +182,16 @@ static const pc_key encode_keys[] = {
      "auto = NVENC for the codec, else the fallback list; or an FFmpeg encoder name"},
     {"fallback", PC_KT_LIST, ENC(fallback), 0, 0, 0, NULL, 0, "libx264,libx265,libsvtav1", NULL,
      "encoders tried in order when NVENC cannot open"},
-    {"bitrate", PC_KT_INT64, ENC(bitrate), 100000, 1000000000, PC_KF_SI, NULL, PC_LIVE_BITRATE,
+    {"bitrate", PC_KT_INT64, ENC(bitrate), PC_ENCODE_MIN_BITRATE, PC_ENCODE_MAX_BITRATE, PC_KF_SI, NULL, PC_LIVE_BITRATE,
      "20000000", "bit/s", "constant bitrate; k/M/G suffixes accepted (\"20M\")"},
     {"gop", PC_KT_INT, ENC(gop), 1, 3000, 0, NULL, 0, "50", "frames", "frames between IDR frames"},
     {"preset", PC_KT_STRING, ENC(preset), 0, 0, 0, NULL, 0, "", NULL,
      "encoder preset (p1..p7 for NVENC, ultrafast... for x264); \"\" = low-latency default"},
     {"threads", PC_KT_INT, ENC(threads), 1, 256, PC_KF_ZERO_AUTO, NULL, 0, "0", "threads",
      "software encoder threads; 0 = automatic"},
+    {"cpus", PC_KT_STRING, ENC(cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the encoder and output threads run on, a list like \"4-11\" or \"4,6,8-9\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 const pc_key pc_output_keys_[] = {
@@ -196,6 +203,12 @@ const pc_key pc_output_keys_[] = {
      "container format; \"\" = from the URL (mpegts for .ts and network outputs)"},
     {"segment", PC_KT_INT, OUT(segment_s), 1, 86400, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "recordings: start a new file (named by start time) every N seconds; 0 = one file"},
+    {"max_bytes", PC_KT_INT64, OUT(max_bytes), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
+     "segmented recordings: delete the oldest closed segments while they take more (k/M/G); 0 = no limit"},
+    {"max_age", PC_KT_INT64, OUT(max_age_s), 60, 3153600000LL, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
+     "segmented recordings: delete closed segments older than this; 0 = keep"},
+    {"min_free", PC_KT_INT64, OUT(min_free), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
+     "segmented recordings: delete the oldest closed segments while the disk has less free (k/M/G); 0 = only when full"},
 };
 const int pc_noutput_keys_ = (int)(sizeof pc_output_keys_ / sizeof *pc_output_keys_);
 
@@ -220,6 +233,15 @@ static const pc_key daemon_keys[] = {
      "record the raw Bayer frame sets to this file (replay with source = \"file\")"},
     {"watchdog", PC_KT_BOOL, DMN(watchdog), 0, 1, 0, NULL, 0, "true", NULL,
      "ping the systemd watchdog (when WatchdogSec= is set) from the pipeline's progress"},
+    {"metrics_listen", PC_KT_STRING, DMN(metrics_listen), 0, 0, 0, NULL, 0, "", NULL,
+     "HTTP address for Prometheus: GET /metrics, /status, /healthz (200 while frame sets flow, "
+     "else 503), e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"; no control commands over TCP; "
+     "\"\" = off"},
+    {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
+     "the control command `snapshot NAME.png` writes only inside this folder; \"\" = refused"},
+    {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 #define N(a) (int)(sizeof a / sizeof *a)

@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "debayer.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
+#include "encode_limits.h"
 #include "enums.h"   /* pc_codec */
 #include "log.h"
 
@@ -57,6 +58,19 @@ typedef struct pc_output_config {
     const char *srt_passphrase; /* NULL: none (10..79 characters otherwise) */
     int srt_latency_ms;     /* SRT receiver latency (0 = libsrt's default, 120 ms) */
     int queue_packets;      /* bounded queue (0 = 256 packets) */
+    /* libavformat options "key=value,key=value", applied last (they win
+     * over the fields above): keys of the URL's protocol (udp: pkt_size,
+     * srt: passphrase, mode, latency, ...) go to the connection, the rest
+     * to the muxer (hls_time, hls_list_size, ...) or the format context.
+     * A key none of them knows is an error (pc_output_check). */
+    const char *options;
+    /* Retention of segmented recordings (segment_seconds > 0; 0 = no
+     * limit): closed segments of this output (its folder, names with the
+     * pattern's prefix and extension) are deleted oldest first while they
+     * take more than max_bytes, are older than max_age_s, or the file
+     * system has less than min_free bytes free. The open segment is never
+     * deleted; each deletion is logged and counted. */
+    int64_t max_bytes, max_age_s, min_free;
 } pc_output_config;
 
 /* Per packet that leaves the encoder (called on the encoder thread). */
@@ -71,6 +85,11 @@ typedef struct pc_packet_info {
 typedef void (*pc_packet_cb)(void *user, const pc_packet_info *info);
 /* Per packet written by an output (called on that output's thread). */
 typedef void (*pc_written_cb)(void *user, int output, int64_t pts_ns, int64_t written_ns);
+/* An output fault (called on the encoder thread or that output's thread,
+ * with none of the caller's locks held): dropped packets not written
+ * (output down, queue full or flushed after a failure), errors failed
+ * opens/writes. The sums equal pc_output_stats' packets_dropped/failures. */
+typedef void (*pc_output_fault_cb)(void *user, int output, int dropped, int errors);
 
 typedef struct pc_encode_config {
     int width, height;        /* even; the whole panorama, e.g. 2040x5400 */
@@ -108,6 +127,7 @@ typedef struct pc_encode_config {
     int n_outputs;            /* 0 is allowed (encode only) */
     pc_packet_cb on_packet;   /* optional */
     pc_written_cb on_written; /* optional */
+    pc_output_fault_cb on_output_fault; /* optional */
     void *cb_user;
     const pc_logger *log;     /* NULL: stderr */
 } pc_encode_config;
@@ -170,6 +190,8 @@ typedef struct pc_output_stats {
     uint64_t reconnects;       /* successful re-opens after a failure */
     uint64_t failures;         /* failed opens and writes */
     uint64_t files;            /* files (segments) opened */
+    uint64_t files_deleted, bytes_deleted; /* by retention */
+    int waiting_space;         /* recording waits for free space / a writable folder */
     int64_t last_written_ns;   /* pc_now_ns() of the last write */
     int64_t last_pts_ns;       /* capture pts of the last packet written */
     char last_error[160];
@@ -197,6 +219,20 @@ int pc_encoder_list(FILE *out);
 int pc_encoder_list_str(char *buf, size_t n);
 
 const char *pc_output_state_name(pc_output_state s);
+
+/* Checks one output without opening anything or probing an encoder: URL
+ * scheme and this FFmpeg's protocols, host and port of network URLs,
+ * container, segment/HLS/packet limits and every key of oc->options
+ * (known to the protocol, the muxer or libavformat). index names the
+ * output in the message. 0 or PC_EINVAL. */
+int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n);
+
+/* Checks an encoder name without opening it: "auto", or a video encoder
+ * of this FFmpeg build; and a preset for it (NULL/"" = the default): one
+ * of the encoder's named presets (NVENC p1..p7..., SVT-AV1 numbers, x264
+ * and x265 ultrafast..placebo). "what" names the setting in the message.
+ * 0 or PC_EINVAL. */
+int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,10 @@ void pc_avlog_install(void);
 void pc_avlog_bind(const pc_logger *lg);
 void pc_avlog_capture_start(char *buf, size_t n);
 void pc_avlog_capture_stop(void);
+/* On this thread, while on: FFmpeg's error and warning lines go to debug
+ * (an output that keeps failing has said why once; libavformat would say
+ * it again on every retry). */
+void pc_avlog_quiet(int on);
 
 /* --- CUDA device context on the caller's CUcontext (hwcuda.c) ----------- */
 /* PC_ENOTSUP when panocap was built without CUDA. */
@@ -36,6 +40,7 @@ typedef struct pc_out_env {
     void (*request_idr)(void *enc);
     void *enc;
     pc_written_cb on_written;
+    pc_output_fault_cb on_fault;
     void *cb_user;
 } pc_out_env;
 

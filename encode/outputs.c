@@ -7,13 +7,25 @@
  * and the output then waits for the next keyframe (asking the encoder for
  * one) so what it writes stays decodable. A failed open or write is
  * logged, the output is closed and re-opened with backoff (0.5 s doubling
- * to 30 s); a re-opened file gets a new name so nothing is overwritten.
+ * to 2 s for files, 5 s for the network); a re-opened file gets a new name
+ * so nothing is overwritten. A recording that failed is only re-opened
+ * once its folder is writable and has free space (statvfs, checked every
+ * 0.5 s without touching the disk), so a full disk makes no empty -rN files
+ * and writing resumes within a second of space coming back; a file that
+ * failed before its first packet is removed.
+ *
+ * Crash safety: .ts is flushed per packet, .mp4 is fragmented (a fragment
+ * per keyframe and at least every second), .mkv closes and flushes a
+ * cluster every second: a SIGKILL or power loss costs at most ~1 s.
+ *
+ * Retention (segmented recordings): see pc_output_config.max_bytes.
  *
  * The encoder runs with global headers; MPEG-TS based outputs get the
  * parameter sets in front of every keyframe (dump_extra), .mkv/.mp4 get
  * them in their header.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,7 +34,9 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <libavcodec/bsf.h>
 #include <libavutil/avstring.h>
@@ -32,6 +46,14 @@
 #include "encode_internal.h"
 
 enum out_kind { K_NULL, K_FILE, K_NET, K_HLS };
+
+#define BACKOFF_FIRST_MS 500
+#define BACKOFF_MAX_FILE_MS 2000
+#define BACKOFF_MAX_NET_MS 5000
+#define PROBE_MS 500                  /* free-space / writable check while a recording waits */
+#define PROBE_MIN_FREE (4LL << 20)    /* re-open a failed recording with at least this free
+                                       * (or an eighth of a smaller file system) */
+#define RETENTION_MAX_FILES 100000
 
 typedef struct slot {
     AVPacket *pkt;
@@ -45,7 +67,9 @@ struct pc_out {
     char *fmt;             /* muxer name */
     char *proto;           /* "file", "udp", "srt", ... */
     int segment_seconds, hls_time, hls_list_size, pkt_size, srt_latency_ms;
+    int64_t max_bytes, max_age_s, min_free;
     char *srt_mode, *srt_passphrase;
+    char *options;         /* "key=value,..." from the config, or NULL */
 
     AVCodecParameters *par;
     AVRational enc_tb, fps;
@@ -53,6 +77,7 @@ struct pc_out {
     void (*request_idr)(void *enc);
     void *enc;
     pc_written_cb on_written;
+    pc_output_fault_cb on_fault;
     void *cb_user;
     char encoder_name[32];
 
@@ -65,6 +90,8 @@ struct pc_out {
     int seg_idr_asked;
     int opens;             /* successful opens so far */
     int failing;           /* failed since the last good write: log once */
+    uint64_t cur_packets;  /* packets written into the current file */
+    char wait_reason[160]; /* why a failed recording is not re-opened yet ("" = it may be) */
 
     pthread_t thread;
     int thread_started;
@@ -78,7 +105,9 @@ struct pc_out {
     int64_t last_idr_ask_ns;
 
     pc_output_state state;
-    uint64_t written, dropped, bytes, reconnects, failures, files;
+    uint64_t written, dropped, bytes, reconnects, failures, files, files_deleted, bytes_deleted;
+    int waiting_space;
+    uint64_t told_dropped, told_failures; /* what on_fault has been told so far */
     int64_t last_written_ns, last_pts_ns;
     char last_error[160];
 };
@@ -192,6 +221,237 @@ static int pick_format(int index, const pc_output_config *oc, const char *scheme
     return 0;
 }
 
+/* Where an option key goes: 'p' the URL's protocol, 'm' the muxer or the
+ * format context, 0 none of them. *opt: its AVOption (NULL when none). */
+static char option_target(const char *proto, const AVOutputFormat *of, const char *key,
+                          const AVOption **opt)
+{
+    const AVClass *pc = (of->flags & AVFMT_NOFILE) ? NULL : avio_protocol_get_class(proto);
+    const AVClass *fc = avformat_get_class();
+    *opt = NULL;
+    if (pc && (*opt = av_opt_find(&pc, key, NULL, 0, AV_OPT_SEARCH_FAKE_OBJ)))
+        return 'p';
+    if (of->priv_class && (*opt = av_opt_find((void *)&of->priv_class, key, NULL, 0, AV_OPT_SEARCH_FAKE_OBJ)))
+        return 'm';
+    if ((*opt = av_opt_find(&fc, key, NULL, 0, AV_OPT_SEARCH_FAKE_OBJ)))
+        return 'm';
+    return 0;
+}
+
+/* "key=value,key=value" into *d; 0 or PC_EINVAL with the entry named. */
+static int parse_options(int index, const char *url, const char *s, AVDictionary **d,
+                         char *err, size_t n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t) {
+            snprintf(err, n, "output %d '%s': options: \"%s\" is not key=value "
+                     "(options are \"key=value,key=value\")", index, url, t);
+            av_dict_free(d);
+            return PC_EINVAL;
+        }
+        *eq = '\0';
+        av_dict_set(d, t, eq + 1, 0);
+    }
+    return 0;
+}
+
+/* Tries key=value on a zeroed stand-in object of the protocol's class (a
+ * protocol's private context cannot be had without connecting): names,
+ * named constants and ranges are checked by libavutil itself. */
+static int protocol_option_ok(const char *proto, const char *key, const char *value)
+{
+    const AVClass *pc = avio_protocol_get_class(proto);
+    if (!pc || !pc->option)
+        return 0;
+    size_t size = sizeof(void *);
+    for (const AVOption *o = pc->option; o->name; o++)
+        if (o->type != AV_OPT_TYPE_CONST && (size_t)o->offset + 16 > size)
+            size = (size_t)o->offset + 16;
+    void *fake = av_mallocz(size);
+    if (!fake)
+        return 0;
+    *(const AVClass **)fake = pc;
+    int r = av_opt_set(fake, key, value, 0);
+    av_opt_free(fake);
+    av_free(fake);
+    return r >= 0;
+}
+
+/* Every key known to the protocol, the muxer or libavformat; values tried
+ * on a real (unopened) format context or a stand-in protocol object. */
+static int check_options(int index, const pc_output_config *oc, const char *proto,
+                         const char *fmt, char *err, size_t n)
+{
+    AVDictionary *d = NULL;
+    if (parse_options(index, oc->url, oc->options, &d, err, n))
+        return PC_EINVAL;
+    const AVOutputFormat *of = av_guess_format(fmt, NULL, NULL);
+    AVFormatContext *ctx = NULL;
+    avformat_alloc_output_context2(&ctx, of, NULL, NULL);
+    const AVDictionaryEntry *e = NULL;
+    int r = 0;
+    while (!r && (e = av_dict_get(d, "", e, AV_DICT_IGNORE_SUFFIX))) {
+        const AVOption *opt;
+        char t = option_target(proto, of, e->key, &opt);
+        if (!t) {
+            if (of->flags & AVFMT_NOFILE)
+                snprintf(err, n, "output %d '%s': options: \"%s\" is not an option of the %s muxer "
+                         "or libavformat", index, oc->url, e->key, of->name);
+            else
+                snprintf(err, n, "output %d '%s': options: \"%s\" is not an option of the %s "
+                         "protocol, the %s muxer or libavformat", index, oc->url, e->key, proto,
+                         of->name);
+            r = PC_EINVAL;
+        } else if (t == 'm' && ctx && av_opt_set(ctx, e->key, e->value, AV_OPT_SEARCH_CHILDREN) < 0) {
+            snprintf(err, n, "output %d '%s': options: %s=\"%s\" is not a valid value for the %s "
+                     "muxer's %s", index, oc->url, e->key, e->value, of->name, e->key);
+            r = PC_EINVAL;
+        } else if (t == 'p' && !protocol_option_ok(proto, e->key, e->value)) {
+            snprintf(err, n, "output %d '%s': options: %s=\"%s\" is not a valid value for the %s "
+                     "protocol's %s%s", index, oc->url, e->key, e->value, proto, e->key,
+                     opt->type == AV_OPT_TYPE_INT || opt->type == AV_OPT_TYPE_INT64
+                         ? " (a whole number in range, or one of its names)" : "");
+            r = PC_EINVAL;
+        } else if (t == 'p' && !strcmp(e->key, "passphrase") &&
+                   (strlen(e->value) < 10 || strlen(e->value) > 79)) {
+            snprintf(err, n, "output %d '%s': options: the SRT passphrase must be 10 to 79 "
+                     "characters (has %zu)", index, oc->url, strlen(e->value));
+            r = PC_EINVAL;
+        }
+    }
+    avformat_free_context(ctx);
+    av_dict_free(&d);
+    return r;
+}
+
+/* Network URLs: a host (but an SRT listener may leave it empty) and a port
+ * 1..65535 in digits. */
+static int check_net_url(int index, const pc_output_config *oc, const char *proto,
+                         char *err, size_t n)
+{
+    char host[256], path[1024], auth[8];
+    int port = -1;
+    av_url_split(NULL, 0, auth, sizeof auth, host, sizeof host, &port, path, sizeof path, oc->url);
+    const char *hp = strstr(oc->url, "://") + 3;
+    const char *end = hp + strcspn(hp, "/?#");
+    const char *colon = NULL;
+    for (const char *c = hp; c < end; c++)
+        if (*c == ':' && !(hp[0] == '[' && memchr(c, ']', (size_t)(end - c))))
+            colon = c;
+    int listener = (oc->srt_mode && !strcmp(oc->srt_mode, "listener")) ||
+                   strstr(oc->url, "mode=listener") ||
+                   (oc->options && strstr(oc->options, "mode=listener"));
+    if (!host[0] && !(listener && !strcmp(proto, "srt"))) {
+        snprintf(err, n, "output %d '%s': no host (write %s://HOST:PORT)", index, oc->url, proto);
+        return PC_EINVAL;
+    }
+    if (!colon) {
+        snprintf(err, n, "output %d '%s': no port (write %s://HOST:PORT)", index, oc->url, proto);
+        return PC_EINVAL;
+    }
+    const char *d = colon + 1;
+    long v = 0;
+    int digits = 0;
+    for (; d < end && *d >= '0' && *d <= '9' && v < 100000; d++, digits++)
+        v = v * 10 + (*d - '0');
+    if (!digits || d != end || v < 1 || v > 65535) {
+        snprintf(err, n, "output %d '%s': port \"%.*s\" is not a number in 1..65535", index,
+                 oc->url, (int)(end - colon - 1), colon + 1);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+/* Recording paths: not a directory or a block device, and (for a path
+ * without strftime conversions in its folder) a folder that exists and
+ * this process may write to. */
+static int check_file_path(int index, const char *url, char *err, size_t n)
+{
+    const char *path = strncmp(url, "file://", 7) == 0 ? url + 7 : url;
+    if (!strncmp(path, "file:", 5))
+        path += 5;
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': is a directory, not a recording file", index, url);
+            return PC_EINVAL;
+        }
+        if (S_ISBLK(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': is a block device; recordings are files "
+                     "(give a path on a mounted file system)", index, url);
+            return PC_EINVAL;
+        }
+        if (!S_ISREG(sb.st_mode))
+            return 0; /* a FIFO or character device is the user's choice */
+        if (access(path, W_OK) != 0) {
+            snprintf(err, n, "output %d '%s': not writable: %s", index, url, strerror(errno));
+            return PC_EINVAL;
+        }
+        return 0;
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (strchr(dir, '%'))
+        return 0; /* the folder is made of the time: checked when opened */
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        snprintf(err, n, "output %d '%s': %s is not a folder", index, url, dir);
+        return PC_EINVAL;
+    }
+    if (stat(dir, &sb) != 0) {
+        /* missing folders are made when the output opens: the nearest
+         * existing one must take them */
+        char miss[4096];
+        snprintf(miss, sizeof miss, "%s", dir);
+        while (stat(dir, &sb) != 0 && strcmp(dir, "/") && strcmp(dir, ".")) {
+            char *s = strrchr(dir, '/');
+            if (!s)
+                snprintf(dir, sizeof dir, ".");
+            else if (s == dir)
+                dir[1] = '\0';
+            else
+                *s = '\0';
+        }
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': the folder %s does not exist and %s is not a folder", index, url,
+                     miss, dir);
+            return PC_EINVAL;
+        }
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, n, "output %d '%s': cannot write in the folder %s: %s", index, url, dir,
+                 strerror(errno));
+        return PC_EINVAL;
+    }
+    /* access() says yes to root everywhere: create a nameless file to be
+     * sure (or a named one, removed at once, where O_TMPFILE is missing) */
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/.panocap-check-XXXXXX", dir);
+        fd = mkstemp(probe);
+        if (fd >= 0)
+            unlink(probe);
+    }
+    if (fd < 0) {
+        /* a pseudo file system (/proc) says ENOENT for a new name */
+        snprintf(err, n, "output %d '%s': cannot create a file in the folder %s: %s", index, url, dir,
+                 errno == ENOENT ? "not a place for files" : strerror(errno));
+        return PC_EINVAL;
+    }
+    close(fd);
+    return 0;
+}
+
 int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
                  char *err, size_t n)
 {
@@ -233,8 +493,14 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
                  "(and the value must be >= 0)", index, oc->url, oc->segment_seconds);
         return PC_EINVAL;
     }
+    if (oc->max_bytes < 0 || oc->max_age_s < 0 || oc->min_free < 0 ||
+        ((oc->max_bytes || oc->max_age_s || oc->min_free) && (kind != K_FILE || oc->segment_seconds <= 0))) {
+        snprintf(err, n, "output %d '%s': max_bytes, max_age and min_free (retention) apply to "
+                 "segmented recordings only (set segment) and must be >= 0", index, oc->url);
+        return PC_EINVAL;
+    }
     if (oc->hls_time < 0 || oc->hls_list_size < 0 || oc->queue_packets < 0 ||
-        oc->pkt_size < 0 || oc->pkt_size > 65507) {
+        oc->pkt_size < 0 || oc->pkt_size > PC_ENCODE_MAX_PKT_SIZE) {
         snprintf(err, n, "output %d '%s': hls_time, hls_list_size, queue_packets must be >= 0 "
                  "and pkt_size 0..65507", index, oc->url);
         return PC_EINVAL;
@@ -247,6 +513,12 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
             return PC_EINVAL;
         }
     }
+    if (kind == K_NET && (r = check_net_url(index, oc, scheme, err, n)))
+        return r;
+    if ((kind == K_FILE || kind == K_HLS) && (r = check_file_path(index, oc->url, err, n)))
+        return r;
+    if (oc->options && oc->options[0] && (r = check_options(index, oc, scheme, fmt, err, n)))
+        return r;
     if (oc->srt_mode && oc->srt_mode[0] && strcmp(oc->srt_mode, "caller") &&
         strcmp(oc->srt_mode, "listener") && strcmp(oc->srt_mode, "rendezvous")) {
         snprintf(err, n, "output %d '%s': srt_mode '%s' (use caller, listener or rendezvous)",
@@ -254,6 +526,11 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
         return PC_EINVAL;
     }
     return 0;
+}
+
+int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n)
+{
+    return pc_out_check(index, oc, AV_CODEC_ID_NONE, err, n);
 }
 
 static int interrupt_cb(void *opaque)
@@ -324,6 +601,191 @@ static void next_path(pc_out *o)
     }
 }
 
+/* --- recording files: free space, retention, failed files ---------------- */
+
+/* The folder of a path ("." when it has none). */
+static void dir_of(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, n, ".");
+    else if (slash == path)
+        snprintf(out, n, "/");
+    else
+        snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Bytes an unprivileged writer may still use there; -1 if unknown.
+ * *size: the file system's size (may be NULL). */
+static int64_t free_bytes_of(const char *dir, int64_t *size)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0)
+        return -1;
+    if (size)
+        *size = (int64_t)v.f_blocks * (int64_t)v.f_frsize;
+    return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+}
+
+static int64_t free_bytes(const char *dir) { return free_bytes_of(dir, NULL); }
+
+typedef struct seg_file {
+    char *path;
+    int64_t size;
+    time_t mtime;
+} seg_file;
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const seg_file *x = a, *y = b;
+    if (x->mtime != y->mtime)
+        return x->mtime < y->mtime ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+/* Segmented recordings: deletes this output's closed segments, oldest
+ * first, while they exceed max_bytes, are older than max_age_s, or the
+ * file system has less than min_free free (also used, with PROBE_MIN_FREE,
+ * to make room after a full disk). Its segments: files in the pattern's
+ * folder whose names start with the pattern's text before the first '%'
+ * (or its stem and '-') and end with its extension. Never the open one. */
+static void retention(pc_out *o, int64_t need_free)
+{
+    if (o->segment_seconds <= 0 || o->kind != K_FILE)
+        return;
+    int64_t min_free = o->min_free > need_free ? o->min_free : need_free;
+    if (!o->max_bytes && !o->max_age_s && !min_free)
+        return;
+    char dir[4096], prefix[512];
+    dir_of(o->url, dir, sizeof dir);
+    if (strchr(dir, '%'))
+        return; /* a folder per date: not ours to walk */
+    const char *base = strrchr(o->url, '/') ? strrchr(o->url, '/') + 1 : o->url;
+    const char *ext = ext_of(base);
+    const char *pct = strchr(base, '%');
+    if (pct)
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(pct - base), base);
+    else
+        snprintf(prefix, sizeof prefix, "%.*s-", ext[0] ? (int)(ext - 1 - base) : (int)strlen(base), base);
+    size_t plen = strlen(prefix), elen = strlen(ext);
+    struct stat cur;
+    int have_cur = o->oc && stat(o->cur_path, &cur) == 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    seg_file *v = NULL;
+    size_t nv = 0, cap = 0;
+    int64_t total = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && nv < RETENTION_MAX_FILES) {
+        size_t l = strlen(de->d_name);
+        if (l <= plen + elen + 1 || strncmp(de->d_name, prefix, plen) != 0 ||
+            (elen && (de->d_name[l - elen - 1] != '.' || strcmp(de->d_name + l - elen, ext) != 0)))
+            continue;
+        char path[4096 + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            continue;
+        total += (int64_t)sb.st_size;
+        if (have_cur && sb.st_dev == cur.st_dev && sb.st_ino == cur.st_ino)
+            continue; /* the open segment counts, but stays */
+        if (nv == cap) {
+            cap = cap ? cap * 2 : 64;
+            seg_file *nvp = realloc(v, cap * sizeof *v);
+            if (!nvp)
+                break;
+            v = nvp;
+        }
+        v[nv].path = strdup(path);
+        if (!v[nv].path)
+            break;
+        v[nv].size = (int64_t)sb.st_size;
+        v[nv].mtime = sb.st_mtime;
+        nv++;
+    }
+    closedir(d);
+    qsort(v, nv, sizeof *v, seg_cmp);
+    time_t now = time(NULL);
+    int64_t fb = min_free ? free_bytes(dir) : 0;
+    for (size_t i = 0; i < nv; i++) {
+        const char *why = NULL;
+        if (o->max_bytes && total > o->max_bytes)
+            why = "max_bytes";
+        else if (o->max_age_s && now - v[i].mtime > o->max_age_s)
+            why = "max_age";
+        else if (min_free && fb >= 0 && fb < min_free)
+            why = o->min_free >= need_free ? "min_free" : "disk full";
+        if (!why)
+            break;
+        if (unlink(v[i].path) != 0) {
+            pc_log(o->log, PC_LOG_WARNING, "encode: output %d: retention (%s): cannot delete '%s': %s",
+                   o->index, why, v[i].path, strerror(errno));
+            continue;
+        }
+        total -= v[i].size;
+        if (min_free)
+            fb = free_bytes(dir);
+        pthread_mutex_lock(&o->lock);
+        o->files_deleted++;
+        o->bytes_deleted += (uint64_t)v[i].size;
+        pthread_mutex_unlock(&o->lock);
+        pc_log(o->log, PC_LOG_NOTICE, "encode: output %d: retention (%s): deleted '%s' (%lld bytes)",
+               o->index, why, v[i].path, (long long)v[i].size);
+    }
+    for (size_t i = 0; i < nv; i++)
+        free(v[i].path);
+    free(v);
+}
+
+/* A failed recording may be re-opened: its folder is writable and has free
+ * space (after retention, where the output has a limit, made what room it
+ * may). Sets o->wait_reason. */
+static int recording_ready(pc_out *o)
+{
+    o->wait_reason[0] = '\0';
+    if (o->kind != K_FILE && o->kind != K_HLS)
+        return 1;
+    struct stat sb;
+    if (o->segment_seconds <= 0 && stat(o->url, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return 1; /* a device or FIFO: only opening it tells */
+    char dir[4096];
+    dir_of(o->url, dir, sizeof dir);
+    if (access(dir, W_OK) != 0) {
+        snprintf(o->wait_reason, sizeof o->wait_reason, "folder %.100s not writable: %s", dir,
+                 strerror(errno));
+        return 0;
+    }
+    int64_t fs_size = 0;
+    int64_t fb = free_bytes_of(dir, &fs_size);
+    int64_t need = PROBE_MIN_FREE;
+    if (fs_size > 0 && fs_size / 8 < need)
+        need = fs_size / 8;
+    if (o->min_free > need)
+        need = o->min_free;
+    if (fb >= 0 && fb < need && (o->max_bytes || o->max_age_s || o->min_free)) {
+        retention(o, need); /* an output with a retention limit makes room itself */
+        fb = free_bytes(dir);
+    }
+    if (fb >= 0 && fb < need) {
+        snprintf(o->wait_reason, sizeof o->wait_reason, "%lld KiB free in %.100s, waiting for %lld",
+                 (long long)(fb >> 10), dir, (long long)(need >> 10));
+        return 0;
+    }
+    return 1;
+}
+
+/* A recording file that failed before its first packet holds a header at
+ * most: remove it, so retries leave no empty -rN files behind. */
+static void drop_empty_file(pc_out *o)
+{
+    struct stat sb;
+    if (o->kind == K_FILE && o->cur_packets == 0 && o->cur_path[0] && stat(o->cur_path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && unlink(o->cur_path) == 0)
+        pc_log(o->log, PC_LOG_DEBUG, "encode: output %d: removed '%s' (failed before its first packet)",
+               o->index, o->cur_path);
+}
+
 static void close_target(pc_out *o, int trailer)
 {
     if (!o->oc)
@@ -344,15 +806,35 @@ static void close_target(pc_out *o, int trailer)
     o->oc = NULL;
 }
 
+/* Makes the folders leading to path (as mkdir -p; 0750). */
+static void make_parents(const char *path)
+{
+    char d[4096];
+    snprintf(d, sizeof d, "%s", path);
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d)
+        return;
+    *slash = '\0';
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(d, 0750);
+            *p = '/';
+        }
+    mkdir(d, 0750);
+}
+
 /* Opens the file / connection and writes the header. */
 static int open_target(pc_out *o, char *err, size_t n)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
     AVDictionary *mopts = NULL, *popts = NULL;
     int r;
-    if (o->kind == K_FILE || o->kind == K_HLS)
+    if (o->kind == K_FILE || o->kind == K_HLS) {
         next_path(o);
-    else
+        make_parents(strncmp(o->cur_path, "file:", 5) ? o->cur_path
+                     : o->cur_path + (strncmp(o->cur_path, "file://", 7) ? 5 : 7));
+    } else
         snprintf(o->cur_path, sizeof o->cur_path, "%s", o->url);
 
     r = avformat_alloc_output_context2(&o->oc, NULL, o->fmt, o->cur_path);
@@ -378,6 +860,20 @@ static int open_target(pc_out *o, char *err, size_t n)
         /* each packet goes out whole at once: playable up to the last
          * frame if killed, no tail of a frame waiting in a buffer */
         o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
+    } else if (!strcmp(o->fmt, "mp4")) {
+        /* Crash-safe MP4: a plain .mp4 keeps its index (moov) in memory
+         * until the trailer, so a SIGKILL or power loss leaves nothing
+         * playable. Fragmented: an empty moov up front, then a fragment
+         * per keyframe and at least every second, each written and flushed
+         * whole; a crash loses at most the last fragment. */
+        av_dict_set(&mopts, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
+        av_dict_set_int(&mopts, "frag_duration", 1000000, 0);
+        o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
+    } else if (!strcmp(o->fmt, "matroska")) {
+        /* Matroska holds a cluster in memory until it closes (5 s or 5 MiB
+         * by default): close one every second and flush it. */
+        av_dict_set_int(&mopts, "cluster_time_limit", 1000, 0);
+        o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
     } else if (o->kind == K_HLS) {
         av_dict_set_int(&mopts, "hls_time", o->hls_time > 0 ? o->hls_time : 2, 0);
         av_dict_set_int(&mopts, "hls_list_size", o->hls_list_size, 0);
@@ -400,6 +896,18 @@ static int open_target(pc_out *o, char *err, size_t n)
             av_dict_set_int(&popts, "linger", 2, 0);
         }
     }
+    if (o->options) {
+        /* the config's options last: they win over the defaults above */
+        AVDictionary *u = NULL;
+        parse_options(o->index, o->url, o->options, &u, err, n); /* checked at open */
+        const AVDictionaryEntry *ue = NULL;
+        while ((ue = av_dict_get(u, "", ue, AV_DICT_IGNORE_SUFFIX))) {
+            const AVOption *opt;
+            av_dict_set(option_target(o->proto, o->oc->oformat, ue->key, &opt) == 'p' ? &popts : &mopts,
+                        ue->key, ue->value, 0);
+        }
+        av_dict_free(&u);
+    }
     if (!(o->oc->oformat->flags & AVFMT_NOFILE)) {
         r = avio_open2(&o->oc->pb, o->cur_path, AVIO_FLAG_WRITE, &o->oc->interrupt_callback, &popts);
         if (r < 0) {
@@ -415,14 +923,21 @@ static int open_target(pc_out *o, char *err, size_t n)
     }
     av_dict_free(&popts);
     r = avformat_write_header(o->oc, &mopts);
+    const AVDictionaryEntry *left = NULL;
+    while (r >= 0 && o->opens == 0 && (left = av_dict_get(mopts, "", left, AV_DICT_IGNORE_SUFFIX)))
+        pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': option %s=%s was not used by the "
+               "%s muxer", o->index, o->cur_path, left->key, left->value, o->fmt);
     av_dict_free(&mopts);
     if (r < 0) {
         snprintf(err, n, "output %d '%s': writing the %s header failed: %s", o->index,
                  o->cur_path, o->fmt, errstr(r, e, sizeof e));
         close_target(o, 0);
+        o->cur_packets = 0;
+        drop_empty_file(o);
         return PC_EIO;
     }
     o->opens++;
+    o->cur_packets = 0;
     o->seg_start_pts = INT64_MIN;
     o->seg_idr_asked = 0;
     pthread_mutex_lock(&o->lock);
@@ -454,6 +969,21 @@ static int write_packet(pc_out *o, AVPacket *pkt)
             return r;
     }
     return r == AVERROR(EAGAIN) ? 0 : r;
+}
+
+/* Tells on_fault what was dropped or failed since the last call; called
+ * without o->lock after every place that counts either. */
+static void report_faults(pc_out *o)
+{
+    if (!o->on_fault)
+        return;
+    pthread_mutex_lock(&o->lock);
+    uint64_t d = o->dropped - o->told_dropped, f = o->failures - o->told_failures;
+    o->told_dropped = o->dropped;
+    o->told_failures = o->failures;
+    pthread_mutex_unlock(&o->lock);
+    if (d || f)
+        o->on_fault(o->cb_user, o->index, (int)d, (int)f);
 }
 
 static void ask_idr(pc_out *o, int64_t now)
@@ -496,6 +1026,7 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     char e[AV_ERROR_MAX_STRING_SIZE], msg[160];
     snprintf(msg, sizeof msg, "%s: %s", what, errstr(r, e, sizeof e));
     close_target(o, 0);
+    drop_empty_file(o);
     int first = !o->failing;
     o->failing = 1;
     pthread_mutex_lock(&o->lock);
@@ -504,6 +1035,7 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     copy_msg(o->last_error, sizeof o->last_error, msg);
     drop_queue_locked(o);
     pthread_mutex_unlock(&o->lock);
+    report_faults(o);
     /* one line when it fails, then only debug lines while it keeps failing */
     pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
            "encode: output %d '%s': %s; packets dropped, retrying in %.1f s",
@@ -514,7 +1046,8 @@ static void *out_thread(void *arg)
 {
     pc_out *o = arg;
     pc_avlog_bind(o->log);
-    int backoff_ms = 500;
+    int backoff_ms = BACKOFF_FIRST_MS;
+    int backoff_max = (o->kind == K_FILE || o->kind == K_HLS) ? BACKOFF_MAX_FILE_MS : BACKOFF_MAX_NET_MS;
     char err[512];
     for (;;) {
         if (!o->oc) {
@@ -523,6 +1056,25 @@ static void *out_thread(void *arg)
             pthread_mutex_unlock(&o->lock);
             if (stopping)
                 break;
+            /* a failed recording: re-open only once it can be written (no
+             * empty file per retry), checked every PROBE_MS */
+            if (o->failing && !recording_ready(o)) {
+                pthread_mutex_lock(&o->lock);
+                int first = !o->waiting_space;
+                o->waiting_space = 1;
+                pthread_mutex_unlock(&o->lock);
+                if (first)
+                    pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': recording paused (%s); "
+                           "it resumes by itself, the other outputs go on", o->index, o->url,
+                           o->wait_reason);
+                if (wait_backoff(o, PROBE_MS))
+                    break;
+                continue;
+            }
+            pthread_mutex_lock(&o->lock);
+            o->waiting_space = 0;
+            pthread_mutex_unlock(&o->lock);
+            pc_avlog_quiet(o->failing); /* FFmpeg's reason repeats on every retry */
             int r = open_target(o, err, sizeof err);
             if (r) {
                 int first = !o->failing;
@@ -532,11 +1084,12 @@ static void *out_thread(void *arg)
                 o->failures++;
                 copy_msg(o->last_error, sizeof o->last_error, err);
                 pthread_mutex_unlock(&o->lock);
+                report_faults(o);
                 pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
                        "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
                 if (wait_backoff(o, backoff_ms))
                     break;
-                backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+                backoff_ms = backoff_ms * 2 > backoff_max ? backoff_max : backoff_ms * 2;
                 continue;
             }
             pthread_mutex_lock(&o->lock);
@@ -587,6 +1140,7 @@ static void *out_thread(void *arg)
                         o->dropped++;
                         drop_queue_locked(o);
                         pthread_mutex_unlock(&o->lock);
+                        report_faults(o);
                         pc_log(o->log, o->failing ? PC_LOG_DEBUG : PC_LOG_ERR,
                                "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
                         o->failing = 1;
@@ -597,6 +1151,7 @@ static void *out_thread(void *arg)
                     pc_log(o->log, PC_LOG_INFO, "encode: output %d: new segment '%s'", o->index,
                            o->cur_path);
                     o->seg_start_pts = pkt->pts;
+                    retention(o, 0);
                 }
             }
         }
@@ -621,12 +1176,14 @@ static void *out_thread(void *arg)
             fail(o, "write failed", r, &backoff_ms);
             if (wait_backoff(o, backoff_ms))
                 break;
-            backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+            backoff_ms = backoff_ms * 2 > backoff_max ? backoff_max : backoff_ms * 2;
             continue;
         }
+        o->cur_packets++;
         if (o->failing) {
             o->failing = 0;
-            backoff_ms = 500;
+            pc_avlog_quiet(0);
+            backoff_ms = BACKOFF_FIRST_MS;
             pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
                    o->cur_path);
         }
@@ -638,6 +1195,7 @@ static void *out_thread(void *arg)
     drop_queue_locked(o);
     o->state = PC_OUT_CLOSED;
     pthread_mutex_unlock(&o->lock);
+    report_faults(o);
     return NULL;
 }
 
@@ -663,6 +1221,7 @@ static void free_out(pc_out *o)
     free(o->proto);
     free(o->srt_mode);
     free(o->srt_passphrase);
+    free(o->options);
     free(o);
 }
 
@@ -694,18 +1253,23 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
     o->fmt = dup_or_null(fmt);
     o->proto = strdup(scheme);
     o->segment_seconds = oc->segment_seconds;
+    o->max_bytes = oc->max_bytes;
+    o->max_age_s = oc->max_age_s;
+    o->min_free = oc->min_free;
     o->hls_time = oc->hls_time;
     o->hls_list_size = oc->hls_list_size;
     o->pkt_size = oc->pkt_size;
     o->srt_latency_ms = oc->srt_latency_ms;
     o->srt_mode = dup_or_null(oc->srt_mode);
     o->srt_passphrase = dup_or_null(oc->srt_passphrase);
+    o->options = oc->options && oc->options[0] ? strdup(oc->options) : NULL;
     o->enc_tb = env->enc_tb;
     o->fps = env->fps;
     o->log = env->log;
     o->request_idr = env->request_idr;
     o->enc = env->enc;
     o->on_written = env->on_written;
+    o->on_fault = env->on_fault;
     o->cb_user = env->cb_user;
     snprintf(o->encoder_name, sizeof o->encoder_name, "%s", env->encoder_name);
     o->seg_start_pts = INT64_MIN;
@@ -788,7 +1352,9 @@ void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
         return;
     }
     int ask = 0;
+    uint64_t dropped0;
     pthread_mutex_lock(&o->lock);
+    dropped0 = o->dropped;
     if (o->state != PC_OUT_OK || o->stop) {
         o->dropped++;
         o->drop_until_key = 1;
@@ -811,7 +1377,10 @@ void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
             pthread_cond_signal(&o->cond);
         }
     }
+    int dropped_now = o->dropped != dropped0;
     pthread_mutex_unlock(&o->lock);
+    if (dropped_now)
+        report_faults(o);
     if (ask)
         ask_idr(o, pc_now_ns());
 }
@@ -851,6 +1420,9 @@ void pc_out_stats(pc_out *o, pc_output_stats *st)
     st->reconnects = o->reconnects;
     st->failures = o->failures;
     st->files = o->files;
+    st->files_deleted = o->files_deleted;
+    st->bytes_deleted = o->bytes_deleted;
+    st->waiting_space = o->waiting_space;
     st->last_written_ns = o->last_written_ns;
     st->last_pts_ns = o->last_pts_ns;
     snprintf(st->last_error, sizeof st->last_error, "%s", o->last_error);

@@ -9,10 +9,18 @@
  * so n threads means n-1 pool threads. Because the pass code is the same,
  * the output is bit-identical to pc_ref_debayer.
  *
+ * An algorithm with its own code (algo_impl.h) runs its cpu_run, which
+ * hands bands to the same threads through pc_cpu_parallel (or its
+ * reference when it has no cpu_run).
+ *
  * One pc_cpu_debayer call at a time per context (calls are serialised by a
- * mutex); nothing is allocated after pc_cpu_open.
+ * mutex); nothing is allocated after pc_cpu_open, except the scratch of an
+ * own-code algorithm that needs more than the stencil temporaries (once,
+ * by pc_cpu_prepare or its first frame).
  */
 #include "reference_passes.h"
+
+#include "algo_impl.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +44,8 @@ struct pc_cpu {
     int have_barrier;
     uint64_t gen; /* incremented per frame, under mu */
     int quit;
+    pc_band_fn task; /* with gen, under mu: NULL = the job's passes, else pc_cpu_parallel's */
+    void *task_arg;
 
     pthread_mutex_t call_mu; /* one frame at a time */
     pc_job job;              /* the frame being processed */
@@ -74,10 +84,17 @@ static void *worker_main(void *p)
             pthread_cond_wait(&cpu->cv, &cpu->mu);
         int quit = cpu->quit;
         seen = cpu->gen;
+        pc_band_fn task = cpu->task;
+        void *task_arg = cpu->task_arg;
         pthread_mutex_unlock(&cpu->mu);
         if (quit)
             return NULL;
-        run_band(cpu, index);
+        if (task) {
+            task(task_arg, index, cpu->nthreads);
+            pthread_barrier_wait(&cpu->bar);
+        } else {
+            run_band(cpu, index);
+        }
     }
 }
 
@@ -154,6 +171,72 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
     return PC_OK;
 }
 
+void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg)
+{
+    if (cpu->nthreads == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&cpu->mu);
+    cpu->task = fn;
+    cpu->task_arg = arg;
+    cpu->gen++;
+    pthread_cond_broadcast(&cpu->cv);
+    pthread_mutex_unlock(&cpu->mu);
+    fn(arg, 0, cpu->nthreads);
+    pthread_barrier_wait(&cpu->bar); /* every band returned */
+}
+
+/* Grows the scratch to what d needs for width x height (under call_mu). */
+static int reserve_temp(pc_cpu *cpu, const pc_algo_desc *d, int width, int height, char *err, size_t errlen)
+{
+    size_t need = d->impl && d->impl->temp_bytes ? d->impl->temp_bytes(width, height) : 0;
+    if (need <= cpu->temp_bytes)
+        return PC_OK;
+    uint8_t *t = NULL;
+    if (posix_memalign((void **)&t, 64, need) != 0) {
+        pc_set_err(err, errlen, "CPU backend %dx%d, %s: cannot allocate %zu bytes of scratch", width, height, d->name,
+                   need);
+        return PC_ENOMEM;
+    }
+    memset(t, 0, need);
+    free(cpu->temp);
+    cpu->temp = t;
+    cpu->temp_bytes = need;
+    return PC_OK;
+}
+
+int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen)
+{
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (!cpu || !d) {
+        pc_set_err(err, errlen, "pc_cpu_prepare: %s", cpu ? "unknown algorithm" : "context is NULL");
+        return PC_EINVAL;
+    }
+    pthread_mutex_lock(&cpu->call_mu);
+    int rc = reserve_temp(cpu, d, cpu->width, cpu->height, err, errlen);
+    pthread_mutex_unlock(&cpu->call_mu);
+    return rc;
+}
+
+/* An algorithm with its own code: its cpu_run on the pool, or its
+ * reference on this thread. */
+static int own_debayer(pc_cpu *cpu, const pc_algo_desc *d, const pc_bayer *src, const pc_picture *dst, char *err,
+                       size_t errlen)
+{
+    int rc = pc_debayer_check(d->id, src, dst, err, errlen);
+    if (rc)
+        return rc;
+    if (!d->impl->cpu_run)
+        return d->impl->ref_run(src, dst, err, errlen);
+    pthread_mutex_lock(&cpu->call_mu);
+    rc = reserve_temp(cpu, d, src->width, src->height, err, errlen);
+    if (!rc)
+        rc = d->impl->cpu_run(cpu, cpu->temp, src, dst, err, errlen);
+    pthread_mutex_unlock(&cpu->call_mu);
+    return rc;
+}
+
 int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen)
 {
@@ -169,6 +252,9 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
                    cpu->width, cpu->height, src->width, src->height);
         return PC_EINVAL;
     }
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl)
+        return own_debayer(cpu, d, src, dst, err, errlen);
     pthread_mutex_lock(&cpu->call_mu);
     pc_job job;
     int rc = pc_job_setup(&job, algo, src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
@@ -179,6 +265,7 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
     cpu->job = job;
     if (cpu->nthreads > 1) {
         pthread_mutex_lock(&cpu->mu);
+        cpu->task = NULL;
         cpu->gen++;
         pthread_cond_broadcast(&cpu->cv);
         pthread_mutex_unlock(&cpu->mu);

@@ -41,8 +41,14 @@ typedef struct pc_job {
 } pc_job;
 
 /* Number of W x H temporary planes the algorithm needs (0..4), or -1 if
- * the id is unknown. */
+ * the id is unknown or the algorithm has its own implementation (not a
+ * pass list; algo_impl.h). */
 int pc_job_planes(pc_algo_id algo);
+
+/* The checks every debayer entry does, whatever implements the algorithm:
+ * a known id, a valid Bayer frame, a destination that fits it. */
+int pc_debayer_check(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
+                     char *err, size_t errlen);
 
 /* Validates algo, src and dst (sizes, pointers, pitches, formats) and fills
  * job. temp must hold pc_job_planes(algo) * W * H bytes (temp_bytes says how
