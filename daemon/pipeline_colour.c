@@ -253,7 +253,7 @@ int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot)
             return -1;
     if (pc_backend_debayer(p->be, slot, pic, err, n))
         return -1;
-    return pc_backend_wait(p->be, slot, err, n) ? -1 : 0;
+    return pl_finish_slot(p, slot); /* the encoders' download, the preview */
 }
 
 void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst)

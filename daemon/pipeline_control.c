@@ -85,7 +85,7 @@ static int ctl_idr(void *user, char *err, size_t errlen)
 {
     pipeline *p = user;
     if (p->have_encoder) {
-        atomic_store(&p->req_idr, 1); /* the encoder thread's next frame */
+        pl_request_idr(p); /* every band's encoder, under enc_lock */
         return 0;
     }
     snprintf(err, errlen, "no encoder is running (--output null)");

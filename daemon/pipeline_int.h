@@ -4,7 +4,8 @@
  * Files, one per thread:
  *   pipeline.c          set-up, the main thread's run loop, teardown
  *   pipeline_stage.c    stage thread: capture -> debayer into a picture slot
- *   pipeline_encoder.c  encoder thread: slot -> encoder; per-frame times
+ *   pipeline_encoder.c  encoder threads, one per band (+ the preview's):
+ *                       band of a slot -> its encoder; per-frame times
  *   pipeline_reload.c   main thread: configuration reload
  *   pipeline_control.c  control thread: the control socket's callbacks
  *
@@ -30,16 +31,24 @@
  *   req_algo                   atomic request slot   control / reload store,
  *                              (packed algo+variant) the stage thread takes
  *   snap_path                  snap_lock             control / set-up -> stage
- *   en.err                     encoder thread
- *   en.enc                     encoder thread; its   reload (bitrate) reads it
- *                              swap under enc_lock   under enc_lock
- *   req_idr                    atomic                control -> encoder
- *   reopen (new outputs)       reopen_lock           reload -> encoder, which
- *                                                    takes and frees it
- *   pic[k], be's slot k        the thread holding    free_slots / ready
- *                              slot k                queues (q_lock)
- *   times[], packets_seq,      t_lock                encoder thread and the
- *     outputs_live                                   outputs' threads
+ *   plan, nbands, nthreads,    constant after set-up reading
+ *     host_ref, preview_gpu,
+ *     band[b].index/row0/rows/preview
+ *   band[b].err, lat_ms, nlat, band b's thread       the summary, after the
+ *     frames                                         join (teardown)
+ *   band[b].enc                band b's thread; its  reload (bitrate), control
+ *                              swap under enc_lock   (IDR) use it under
+ *                                                    enc_lock
+ *   band[b].ready              q_lock                stage -> band b
+ *   reopen[b] (new outputs)    reopen_lock           reload -> band b's thread,
+ *                                                    which takes and frees it
+ *   pic[k], host_pic[k],       the stage thread until pl_dispatch; then all
+ *     prev_pic[k], be's slot k band threads (read only; a zero-copy band
+ *                              downloads its rows); the last to let go
+ *                              (slot_refs[k], atomic) puts k back on
+ *                              free_slots (q_lock)
+ *   times[], packets_seq[b],   t_lock                stage (put), band threads
+ *     outputs_live[b]                                and the outputs' threads
  *   col (colour in force)      stage thread; awb     col_next under col_lock
  *                              gains under col_lock  (reload, control -> stage)
  *   camstats, cammetrics       metrics_lock          control thread
@@ -72,6 +81,8 @@
 #define MAX_SLOTS 8
 _Static_assert(MAX_SLOTS <= PC_BACKEND_MAX_SLOTS, "a picture slot per backend input slot");
 #define TIMES_RING 128
+#define PL_MAX_BANDS 16
+#define BAND_LAT_RING 16384 /* per-band encode latencies kept for the summary */
 
 typedef struct job {
     int slot;        /* picture slot, -1 = end of stream */
@@ -88,8 +99,11 @@ typedef struct fifo {
 
 typedef struct pending_times {
     int used;
-    unsigned waiting;  /* outputs that have neither written nor dropped it */
-    uint64_t seq;      /* its packet's place in the encoder's output, 0 = no packet yet */
+    /* per band: outputs that have neither written nor dropped its packet */
+    unsigned waiting[PL_MAX_BANDS];
+    /* per band: its packet's place in that band's encoder output, 0 = not out */
+    uint64_t seq[PL_MAX_BANDS];
+    int packets_left;  /* bands whose packet has not come out */
     pc_frame_times t;
     int64_t pts_ns;
 } pending_times;
@@ -101,6 +115,34 @@ static inline pc_algo_id pl_algo_of(int packed) { return (pc_algo_id)(packed >> 
 static inline pc_variant pl_variant_of(int packed) { return (pc_variant)(packed & 0xff); }
 
 typedef struct pl_colour pl_colour; /* pipeline_colour.c */
+
+typedef struct pipeline pipeline;
+
+/* One band of the layout (the whole panorama when stacked): rows
+ * [row0, row0+rows) of every picture slot, its own encoder, queue and
+ * thread (pipeline_encoder.c). Everything but ready (q_lock) and the enc
+ * swap (enc_lock) belongs to the band's thread. */
+typedef struct pl_band {
+    pipeline *p;
+    int index, row0, rows;
+    int preview;           /* the preview rendition: the whole picture scaled down */
+    pc_encoder *enc;       /* swapped only by this thread, under pipeline.enc_lock */
+    fifo ready;            /* jobs from the stage thread */
+    pthread_t thr;
+    int started;
+    char err[512];
+    /* encode latency (submit -> packet out), written by this band's thread */
+    float lat_ms[BAND_LAT_RING];
+    uint64_t nlat;
+    uint64_t frames;
+} pl_band;
+
+/* A picture slot handed to encoders by reference: freed when the last
+ * band's encoder lets go of it (pl_slot_release). */
+typedef struct pl_slot_token {
+    pipeline *p;
+    int slot;
+} pl_slot_token;
 
 /* The stage thread's own state. Set-up fills it before the thread starts,
  * teardown reads it after the join; in between only the stage thread
@@ -117,13 +159,7 @@ typedef struct stage_state {
     pc_variant variant;
 } stage_state;
 
-/* The encoder thread's own state (same rule as stage_state). */
-typedef struct encoder_state {
-    char err[512];
-    pc_encoder *enc;             /* swapped only here, under pipeline.enc_lock */
-} encoder_state;
-
-typedef struct pipeline {
+struct pipeline {
     /* ---- main thread: set-up writes these before the threads start;
      * afterwards they are constant (read by every thread) ---- */
     pc_daemon *d;
@@ -135,11 +171,28 @@ typedef struct pipeline {
     pc_capture *cap;
     pc_control *ctl;
     const pc_backend_ops *bops; /* the debayer backend, chosen once */
-    pc_backend *be;       /* stage thread: upload/debayer/set_algo; encoder
-                           * thread: download/wait, each on the slot it holds */
+    pc_backend *be;       /* stage thread: upload/debayer/set_algo and the
+                           * slot's download/downscale for the encoders;
+                           * zero-copy band threads: download/wait of their
+                           * rows of the slot they hold */
     pc_http *http;        /* daemon.metrics_listen, or NULL (its own threads) */
-    atomic_int_fast64_t last_frame_ns; /* encoder ->: pc_now_ns() of the last frame set done (healthz) */
+    atomic_int_fast64_t last_frame_ns; /* band 0 ->: pc_now_ns() of the last frame set done (healthz) */
+    /* layout: 1 band (stacked) or K bands of whole cameras */
+    pc_layout_plan plan;
+    int nbands;
+    int nthreads;          /* encoder threads: the bands, then the preview's */
+    pl_band band[PL_MAX_BANDS + 1];
     int have_encoder;
+    /* Encoders take host pictures by reference (no copy): the CPU
+     * backend's slots, or pinned host copies of the GPU slots that the
+     * stage thread downloads right after the final pass. */
+    int host_ref;
+    pc_picture host_pic[MAX_SLOTS]; /* device backend + host encoder: pinned (pc_backend_host_picture_alloc) */
+    int preview_scale;              /* encode.preview_scale (restart-only), 0 = no preview */
+    int preview_gpu;                /* the preview scaled by the backend (pc_backend_downscale) into prev_pic */
+    pc_picture prev_pic[MAX_SLOTS]; /* pinned, the preview's size */
+    atomic_int slot_refs[MAX_SLOTS];
+    pl_slot_token slot_tok[MAX_SLOTS];
     int width, height, slab_h, ncam;
     pc_cfa cfa;
     double fps;
@@ -151,39 +204,37 @@ typedef struct pipeline {
     pc_pixfmt fmt;
 
     stage_state st;       /* stage thread */
-    encoder_state en;     /* encoder thread */
 
     /* ---- requests to the owning thread, and what it publishes ---- */
     atomic_int req_algo;      /* -> stage: packed algorithm, -1 = none */
     atomic_int algo_in_force; /* stage ->: packed algorithm in force (readers) */
-    atomic_int req_idr;       /* -> encoder: make the next frame an IDR */
     pthread_mutex_t snap_lock;      /* guards snap_path, snap_token */
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
     unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
     pthread_mutex_t reopen_lock;    /* guards reopen */
-    pc_settings *reopen;            /* -> encoder: reopen with these outputs (it frees it) */
-    pthread_mutex_t enc_lock;       /* guards en.enc against its swap: other
-                                     * threads read en.enc only under it */
+    pc_settings *reopen[PL_MAX_BANDS]; /* -> band b: reopen with these outputs (it frees it) */
+    pthread_mutex_t enc_lock;       /* guards band[b].enc against its swap:
+                                     * other threads use it only under it */
     pthread_mutex_t settings_lock;  /* the main thread changes d->settings under
                                      * it; other threads copy them under it */
 
     /* queues between stage and encoder threads (q_lock guards both) */
     pthread_mutex_t q_lock;
     pthread_cond_t q_cond;
-    fifo free_slots, ready;
+    fifo free_slots;
 
-    /* per-frame times, keyed by pts (encoder thread + output threads;
-     * t_lock guards all of it) */
+    /* per-frame times, keyed by pts (stage thread puts, band threads and
+     * output threads complete; t_lock guards all of it) */
     pthread_mutex_t t_lock;
     pending_times times[TIMES_RING];
-    uint64_t packets_seq;     /* packets out of the encoder so far */
-    unsigned outputs_live;    /* outputs writing (state ok), polled per frame */
+    uint64_t packets_seq[PL_MAX_BANDS];  /* packets out of band b's encoder so far */
+    unsigned outputs_live[PL_MAX_BANDS]; /* band b's outputs writing (state ok), polled per frame */
 
     /* threads and state */
-    pthread_t stage_thr, enc_thr;
-    int stage_started, enc_started;   /* main thread */
+    pthread_t stage_thr;
+    int stage_started, enc_started;   /* main thread; enc_started: band threads */
     atomic_int stop;        /* 1: stop taking frame sets */
-    atomic_int stage_done, enc_done;
+    atomic_int stage_done, enc_done; /* enc_done: band threads finished */
     atomic_int failed;      /* a stage failed: exit 1 */
     atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
     atomic_uint_fast64_t sets_taken, frames_done;
@@ -197,7 +248,7 @@ typedef struct pipeline {
      * next one built by a reload or a control command (col_lock) */
     pl_colour *col, *col_next;
     pthread_mutex_t col_lock;
-} pipeline;
+};
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
 
@@ -208,13 +259,25 @@ void pl_wake_all(pipeline *p);
 void pl_fail(pipeline *p, const char *what);
 
 /* pipeline_stage.c */
+/* After the final pass into slot: the download to the slots' pinned host
+ * pictures for host encoders and the preview's scaling (device backends),
+ * then waits for the slot. */
+int pl_finish_slot(pipeline *p, int slot);
 int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
 void *pl_stage_main(void *arg);
 
 /* pipeline_encoder.c */
 int pl_open_encoder_or_null(pipeline *p);
-void *pl_encoder_main(void *arg);
+void *pl_encoder_main(void *arg); /* arg: pl_band */
+void pl_times_put(pipeline *p, const job *j);
 void pl_times_flush(pipeline *p);
+/* stage thread: queue job j (slot >= 0, or -1 = end) to every band */
+void pl_dispatch(pipeline *p, job j);
+void pl_slot_release(void *token);
+void pl_bands_close(pipeline *p);
+void pl_bands_summary(pipeline *p, char *buf, size_t n);
+void pl_request_idr(pipeline *p);
+int pl_set_bitrate(pipeline *p, int64_t bitrate, char *err, size_t n);
 
 /* pipeline_colour.c */
 int pl_colour_open(pipeline *p);           /* after capture and backend */

@@ -53,13 +53,7 @@ void pl_reload(pipeline *p)
     }
     if (live & PC_LIVE_BITRATE) {
         char err[256];
-        int brc = 0;
-        if (p->have_encoder) {
-            pthread_mutex_lock(&p->enc_lock); /* the encoder thread may be swapping it */
-            brc = pc_encoder_set_bitrate(p->en.enc, next->encode.bitrate, err, sizeof err);
-            pthread_mutex_unlock(&p->enc_lock);
-        }
-        if (brc) {
+        if (p->have_encoder && pl_set_bitrate(p, next->encode.bitrate, err, sizeof err)) {
             pc_log(&d->logger, PC_LOG_WARNING, "reload: bitrate: %s", err);
             next->encode.bitrate = d->settings.encode.bitrate;
         }
@@ -70,18 +64,21 @@ void pl_reload(pipeline *p)
     if (live & PC_LIVE_LOG_LEVEL) /* every thread reads it */
         __atomic_store_n(&d->logger.max_level, d->settings.daemon.log_level, __ATOMIC_RELAXED);
     if (live & PC_LIVE_OUTPUTS) {
-        /* The encoder thread reopens between frames, from its own copy
+        /* Each band's thread reopens between frames, from its own copy
          * (d->settings is the main thread's); a request not yet taken is
          * replaced by this newer one. */
-        pc_settings *copy = malloc(sizeof *copy);
-        if (copy) {
+        for (int b = 0; b < p->nbands; b++) {
+            pc_settings *copy = malloc(sizeof *copy);
+            if (!copy) {
+                pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory; band %d's running outputs stay", b);
+                continue;
+            }
             *copy = d->settings;
             pthread_mutex_lock(&p->reopen_lock);
-            free(p->reopen);
-            p->reopen = copy;
+            free(p->reopen[b]);
+            p->reopen[b] = copy;
             pthread_mutex_unlock(&p->reopen_lock);
-        } else
-            pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory; the running outputs stay");
+        }
     }
     if (live & PC_LIVE_COLOUR) {
         char err[512];

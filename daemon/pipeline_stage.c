@@ -120,9 +120,27 @@ int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant, char *err, s
     return 0;
 }
 
+/* Stage thread, after the final pass into slot: for host encoders taking
+ * pictures by reference, the download into the slot's pinned host picture
+ * and the preview's scaling, queued right after the debayer (the encoder
+ * threads only encode); then waits for the slot. CPU backend: its pictures
+ * are host pictures already, nothing is queued. */
+int pl_finish_slot(pipeline *p, int slot)
+{
+    char *err = p->st.err;
+    size_t n = sizeof p->st.err;
+    int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
+    if (dev && p->host_ref && pc_backend_download(p->be, slot, &p->pic[slot], &p->host_pic[slot], err, n))
+        return -1;
+    if (p->preview_gpu &&
+        pc_backend_downscale(p->be, slot, &p->pic[slot], &p->prev_pic[slot], p->preview_scale, err, n))
+        return -1;
+    return pc_backend_wait(p->be, slot, err, n) ? -1 : 0;
+}
+
 /* Uploads the set into backend slot `slot` (the stacked panorama as one
- * piece, or slab by slab), demosaics it into picture `slot` and waits: the
- * set goes back to capture right after. */
+ * piece, or slab by slab), demosaics it into picture `slot` and waits
+ * (pl_finish_slot): the set goes back to capture right after. */
 static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
 {
     if (pl_colour_active(p))
@@ -140,7 +158,7 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
     }
     if (pc_backend_debayer(p->be, slot, &p->pic[slot], err, n))
         return -1;
-    return pc_backend_wait(p->be, slot, err, n) ? -1 : 0;
+    return pl_finish_slot(p, slot);
 }
 
 void *pl_stage_main(void *arg)
@@ -219,9 +237,9 @@ void *pl_stage_main(void *arg)
             break;
         }
         atomic_fetch_add(&p->sets_taken, 1);
-        pl_put(p, &p->ready, j);
+        pl_dispatch(p, j);
     }
-    pl_put(p, &p->ready, (job){.slot = -1});
+    pl_dispatch(p, (job){.slot = -1});
     atomic_store(&p->stage_done, 1);
     return NULL;
 }

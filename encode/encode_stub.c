@@ -35,6 +35,13 @@ int pc_encoder_open(pc_encoder **e, const pc_encode_config *cfg, char *err, size
 }
 int pc_encoder_frame(pc_encoder *e, pc_picture *pic, int *on_device, char *err, size_t n) { NOTSUP(); }
 int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, size_t n) { NOTSUP(); }
+int pc_encoder_submit_picture(pc_encoder *e, const pc_picture *pic, void (*release)(void *), void *opaque,
+                              int64_t pts_ns, int force_idr, char *err, size_t n)
+{
+    if (release)
+        release(opaque); /* as documented: also when the submit fails */
+    NOTSUP();
+}
 int pc_encoder_flush(pc_encoder *e, char *err, size_t n) { NOTSUP(); }
 void pc_encoder_close(pc_encoder *e) {}
 void pc_encoder_request_idr(pc_encoder *e) {}

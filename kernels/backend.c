@@ -357,6 +357,49 @@ int pc_backend_wait(pc_backend *b, int slot, char *err, size_t errlen)
     return b->ops->wait(b->priv, slot, err, errlen);
 }
 
+int pc_backend_downscale(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, int scale,
+                         char *err, size_t errlen)
+{
+    int rc = check_slot(b, slot, "pc_backend_downscale", err, errlen);
+    if (rc)
+        return rc;
+    if (!b->ops->downscale) {
+        pc_set_err(err, errlen, "pc_backend_downscale: the %s backend cannot scale pictures", b->ops->name);
+        return PC_ENOTSUP;
+    }
+    if (!src || !dst || scale < 1 || src->fmt != PC_FMT_NV12 || dst->fmt != PC_FMT_NV12 ||
+        dst->width != ((src->width / scale) & ~1) || dst->height != ((src->height / scale) & ~1)) {
+        pc_set_err(err, errlen, "pc_backend_downscale (%s backend): needs NV12 pictures, the destination 1/%d "
+                   "of the source (frame %dx%d)", b->ops->name, scale, b->cfg.width, b->cfg.height);
+        return PC_EINVAL;
+    }
+    return b->ops->downscale(b->priv, slot, src, dst, scale, err, errlen);
+}
+
+int pc_backend_host_picture_alloc(const pc_backend_ops *ops, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                                  int w, int h, pc_picture *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    size_t bytes = pc_picture_layout(out, fmt, matrix, range, w, h, 64, NULL);
+    void *mem = bytes ? pc_backend_host_alloc(ops, bytes) : NULL;
+    if (!mem) {
+        pc_set_err(err, errlen, "host picture %dx%d %s: cannot allocate %zu bytes%s", w, h, pc_pixfmt_name(fmt),
+                   bytes, ops && ops->host_alloc ? " of pinned memory" : "");
+        memset(out, 0, sizeof *out);
+        return PC_ENOMEM;
+    }
+    pc_picture_layout(out, fmt, matrix, range, w, h, 64, mem);
+    return 0;
+}
+
+void pc_backend_host_picture_free(const pc_backend_ops *ops, pc_picture *pic)
+{
+    if (pic && pic->plane[0])
+        pc_backend_host_free(ops, pic->plane[0]);
+    if (pic)
+        memset(pic, 0, sizeof *pic);
+}
+
 void *pc_backend_host_alloc(const pc_backend_ops *ops, size_t bytes)
 {
     if (ops && ops->host_alloc)

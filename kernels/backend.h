@@ -22,6 +22,11 @@
  * and on the encoder side, for slot k:
  *   pc_backend_download(b, k, &pic[k], &encoder_frame, ...)
  *   pc_backend_wait(b, k, ...)
+ * or, queued right after the debayer by the thread that calls it (host
+ * encoders taking pictures by reference): a download into a pinned host
+ * picture (pc_backend_host_picture_alloc) and the preview's
+ *   pc_backend_downscale(b, k, &pic[k], &small, scale, ...)
+ * then one pc_backend_wait(b, k, ...).
  *
  * Threads: one thread may upload/debayer slot j while another downloads
  * slot k != j (the pipeline's stage and encoder threads); set_algo and
@@ -116,6 +121,13 @@ typedef struct pc_backend_ops {
                     char *err, size_t errlen);
     /* Returns when everything started for slot is done. */
     int (*wait)(void *priv, int slot, char *err, size_t errlen);
+    /* Starts (CUDA) or does (CPU) src (a picture of this backend, after
+     * slot's debayer; NV12) scaled down `scale` times by a box filter
+     * (bit-identical to pc_picture_downscale) into dst (NV12, host memory
+     * such as a pinned picture, or device memory), (width/scale)&~1 x
+     * (height/scale)&~1. For the preview rendition. NULL: PC_ENOTSUP. */
+    int (*downscale)(void *priv, int slot, const pc_picture *src, const pc_picture *dst, int scale,
+                     char *err, size_t errlen);
 
     /* Host memory the backend reads fastest (CUDA: pinned), e.g. for the
      * capture buffers; needs no open. NULL: malloc/free. */
@@ -195,11 +207,21 @@ int pc_backend_upload_raw(pc_backend *b, int slot, int row0, const uint8_t *host
 int pc_backend_download(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst,
                         char *err, size_t errlen);
 int pc_backend_wait(pc_backend *b, int slot, char *err, size_t errlen);
+/* ops->downscale (see there); PC_ENOTSUP when the backend has none. */
+int pc_backend_downscale(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, int scale,
+                         char *err, size_t errlen);
 
 /* ops->host_alloc or malloc; NULL on failure. Free with pc_backend_host_free
  * of the same ops. */
 void *pc_backend_host_alloc(const pc_backend_ops *ops, size_t bytes);
 void pc_backend_host_free(const pc_backend_ops *ops, void *p);
+/* A host picture (fmt, w x h, 64-byte pitches) in ops' host memory (CUDA:
+ * pinned, so that a download into it is a truly asynchronous copy at PCIe
+ * speed); free with pc_backend_host_picture_free (a zeroed picture is
+ * fine). */
+int pc_backend_host_picture_alloc(const pc_backend_ops *ops, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                                  int w, int h, pc_picture *out, char *err, size_t errlen);
+void pc_backend_host_picture_free(const pc_backend_ops *ops, pc_picture *pic);
 void pc_backend_encoder_device(pc_backend *b, void **cu_context, void **stream);
 
 #ifdef __cplusplus

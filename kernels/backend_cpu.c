@@ -210,6 +210,19 @@ static int cpu_download(void *priv, int slot, const pc_picture *src, const pc_pi
     return 0;
 }
 
+static int cpu_downscale(void *priv, int slot, const pc_picture *src, const pc_picture *dst, int scale,
+                         char *err, size_t errlen)
+{
+    (void)priv;
+    (void)slot;
+    if (pc_picture_downscale(dst, src, scale)) {
+        pc_set_err(err, errlen, "downscale: cannot scale %dx%d %s 1/%d into %dx%d %s", src->width, src->height,
+                   pc_pixfmt_name(src->fmt), scale, dst->width, dst->height, pc_pixfmt_name(dst->fmt));
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
 static int cpu_wait(void *priv, int slot, char *err, size_t errlen)
 {
     cpu_backend *c = priv;
@@ -238,6 +251,7 @@ const pc_backend_ops pc_backend_cpu = {
     .upload = cpu_upload,
     .debayer = cpu_debayer,
     .download = cpu_download,
+    .downscale = cpu_downscale,
     .wait = cpu_wait,
     .set_colour_tables = cpu_set_colour_tables,
     .upload_raw = cpu_upload_raw,

@@ -77,6 +77,12 @@ static int cuda_download(void *priv, int slot, const pc_picture *src, const pc_p
     return pc_gpu_download_async(priv, slot, src, dst, err, errlen);
 }
 
+static int cuda_downscale(void *priv, int slot, const pc_picture *src, const pc_picture *dst, int scale,
+                          char *err, size_t errlen)
+{
+    return pc_gpu_downscale_async(priv, slot, src, dst, scale, err, errlen);
+}
+
 static int cuda_wait(void *priv, int slot, char *err, size_t errlen)
 {
     return pc_gpu_slot_wait(priv, slot, err, errlen);
@@ -112,6 +118,7 @@ const pc_backend_ops pc_backend_cuda = {
     .upload_raw = cuda_upload_raw,
     .debayer = cuda_debayer,
     .download = cuda_download,
+    .downscale = cuda_downscale,
     .wait = cuda_wait,
     .host_alloc = cuda_host_alloc,
     .host_free = pc_gpu_host_free,
