@@ -8,6 +8,10 @@
  * or, on a machine with a device, equals the reference too. The colour
  * stage through the table: 5 cameras' 12p / 10Packed / 8-bit raw slabs
  * with their own tables and matrices == the C colour rows + reference.
+ * The encoders' path (the daemon's stage thread, pl_finish_slot): download
+ * into a host picture of the backend's host memory (CUDA: pinned) and the
+ * preview's downscale, both queued after the debayer with one wait, ==
+ * the reference and pc_picture_downscale of it.
  */
 #include "algo_impl.h"
 #include "backend.h"
@@ -363,6 +367,61 @@ static void parallel_pool(void)
     }
 }
 
+/* Download + downscale after one debayer, then one wait (pl_finish_slot). */
+static void finish_slot_path(const pc_backend_ops *ops, int scale)
+{
+    char err[256];
+    pc_backend *b = NULL;
+    pc_backend_config cfg = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 2};
+    if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s: open for download + downscale (%s)",
+                   ops->name, b ? "ok" : err))
+        return;
+    pc_matrix m = PC_MATRIX_BT709;
+    pc_range r = PC_RANGE_LIMITED;
+    int sw = (W / scale) & ~1, sh = (H / scale) & ~1;
+    pc_picture pic, host, small, ref, ref_small;
+    memset(&pic, 0, sizeof pic);
+    int rc = pc_backend_picture_alloc(b, PC_FMT_NV12, m, r, &pic, err, sizeof err);
+    rc = rc ? rc : pc_backend_host_picture_alloc(ops, PC_FMT_NV12, m, r, W, H, &host, err, sizeof err);
+    rc = rc ? rc : pc_backend_host_picture_alloc(ops, PC_FMT_NV12, m, r, sw, sh, &small, err, sizeof err);
+    TAP_CHECK(rc == 0 && host.width == W && small.width == sw && small.height == sh,
+              "%s: host pictures %dx%d and 1/%d %dx%d in the backend's host memory (%s)", ops->name, W, H, scale, sw,
+              sh, rc ? err : "ok");
+    uint8_t *raw = malloc((size_t)W * H);
+    tu_pic_alloc(&ref, PC_FMT_NV12, m, r, W, H, 0);
+    tu_pic_alloc(&ref_small, PC_FMT_NV12, m, r, sw, sh, 0);
+    tu_noise(raw, (size_t)W * H, 77);
+    pc_bayer src = {raw, W, W, H, PC_CFA_RGGB};
+    pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, m, r};
+    int slot = 1;
+    rc = rc ? rc : pc_ref_debayer(PC_ALGO_BILINEAR, &src, &ref, err, sizeof err);
+    rc = rc ? rc : pc_picture_downscale(&ref_small, &ref, scale);
+    rc = rc ? rc : pc_backend_set_algo(b, &dc, err, sizeof err);
+    rc = rc ? rc : pc_backend_upload(b, slot, 0, raw, W, H, err, sizeof err);
+    rc = rc ? rc : pc_backend_debayer(b, slot, &pic, err, sizeof err);
+    rc = rc ? rc : pc_backend_download(b, slot, &pic, &host, err, sizeof err);
+    rc = rc ? rc : pc_backend_downscale(b, slot, &pic, &small, scale, err, sizeof err);
+    rc = rc ? rc : pc_backend_wait(b, slot, err, sizeof err);
+    int md;
+    long d1 = rc ? -1 : tu_compare(&ref, &host, &md), d2 = rc ? -1 : tu_compare(&ref_small, &small, &md);
+    TAP_CHECK(rc == 0 && d1 == 0 && d2 == 0, "%s: debayer, download and 1/%d downscale queued, one wait == reference "
+              "and pc_picture_downscale (%ld, %ld samples differ; %s)", ops->name, scale, d1, d2, rc ? err : "ok");
+    /* a destination of the wrong size is refused before any work */
+    pc_picture wrong = small;
+    wrong.width += 2;
+    rc = pc_backend_downscale(b, slot, &pic, &wrong, scale, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && strstr(err, "downscale"), "%s: downscale into a picture of the wrong size: "
+              "PC_EINVAL (%s)", ops->name, err);
+    pc_backend_picture_free(b, &pic);
+    pc_backend_host_picture_free(ops, &host);
+    pc_backend_host_picture_free(ops, &small);
+    TAP_CHECK(host.plane[0] == NULL, "%s: host picture freed and zeroed", ops->name);
+    pc_backend_close(b);
+    tu_pic_free(&ref);
+    tu_pic_free(&ref_small);
+    free(raw);
+}
+
 int main(void)
 {
     parallel_pool();
@@ -375,9 +434,13 @@ int main(void)
     through_backend(&pc_backend_cpu, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
     through_backend(&pc_backend_cpu, 1, PC_FMT_I420, PC_MATRIX_BT601, PC_RANGE_FULL);
     through_backend(&pc_backend_cpu, 2, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+    finish_slot_path(&pc_backend_cpu, 2);
+    finish_slot_path(&pc_backend_cpu, 4);
     char why[256];
     if (pc_backend_cuda.probe(why, sizeof why))
     {
+        finish_slot_path(&pc_backend_cuda, 2);
+        finish_slot_path(&pc_backend_cuda, 4);
         through_backend(&pc_backend_cuda, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
         colour_through_backend(&pc_backend_cuda, "BayerGB12p");
         colour_through_backend(&pc_backend_cuda, "BayerBG10Packed");
