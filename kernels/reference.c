@@ -25,6 +25,7 @@
  * threads.
  */
 #include "reference_passes.h"
+#include "mlri.h"
 
 /* The vector helpers are all inlined; their by-value vector ABI never
  * crosses a call. */
@@ -236,6 +237,13 @@ static void dstrows_for(const pc_picture *p, int y, dstrows *o)
         o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1];
     if (p->fmt == PC_FMT_I420)
         o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2];
+}
+
+void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3])
+{
+    dstrows o;
+    dstrows_for(dst, y, &o);
+    store_block(dst->fmt, yc, &o, x0, v);
 }
 
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, char *err, size_t errlen)
@@ -757,6 +765,12 @@ static int job_validate(pc_algo_id algo, const pc_bayer *src, const pc_picture *
     return pc_check_picture(dst, src->width, src->height, err, errlen);
 }
 
+int pc_ref_validate(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    int rc = check_bayer(src, err, errlen);
+    return rc ? rc : pc_check_picture(dst, src->width, src->height, err, errlen);
+}
+
 int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                  uint8_t *temp, size_t temp_bytes, char *err, size_t errlen)
 {
@@ -808,6 +822,8 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src, const pc_pic
 
 int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
 {
+    if (algo == PC_ALGO_MLRI)
+        return pc_mlri_ref(src, dst, err, errlen);
     int rc = job_validate(algo, src, dst, err, errlen);
     if (rc)
         return rc;
