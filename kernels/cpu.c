@@ -9,10 +9,16 @@
  * so n threads means n-1 pool threads. Because the pass code is the same,
  * the output is bit-identical to pc_ref_debayer.
  *
+ * MLRI (mlri.h) runs the same way over its own float planes and stages,
+ * with a private scratch row buffer per band; its temporaries (28 bytes per
+ * pixel plus 16 bytes per column and thread) are allocated in pc_cpu_open
+ * too, so switching to it costs nothing.
+ *
  * One pc_cpu_debayer call at a time per context (calls are serialised by a
  * mutex); nothing is allocated after pc_cpu_open.
  */
 #include "reference_passes.h"
+#include "mlri.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +33,8 @@ struct pc_cpu {
     int width, height;
     uint8_t *temp;
     size_t temp_bytes;
+    float *mtemp;        /* MLRI planes, then one scratch per thread */
+    size_t mplane_floats, mscratch_floats;
 
     pthread_t *threads; /* nthreads - 1 pool threads */
     int started;        /* how many of them were created */
@@ -39,6 +47,8 @@ struct pc_cpu {
 
     pthread_mutex_t call_mu; /* one frame at a time */
     pc_job job;              /* the frame being processed */
+    int is_mlri;             /* this frame runs mjob instead of job */
+    pc_mlri_job mjob;
 };
 
 typedef struct worker_arg {
@@ -52,7 +62,20 @@ static void run_band(pc_cpu *cpu, int index)
      * setting up the next frame in cpu->job. */
     const pc_job jobcopy = cpu->job;
     const pc_job *job = &jobcopy;
-    int pairs = job->h / 2, n = cpu->nthreads;
+    int n = cpu->nthreads;
+    if (cpu->is_mlri) {
+        const pc_mlri_job mj = cpu->mjob;
+        int pairs = mj.h / 2;
+        int y0 = 2 * (int)((int64_t)pairs * index / n);
+        int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
+        float *scratch = cpu->mtemp + cpu->mplane_floats + (size_t)index * cpu->mscratch_floats;
+        for (int s = 0; s < PC_MLRI_STAGES; s++) {
+            pc_mlri_stage(&mj, s, y0, y1, scratch);
+            pthread_barrier_wait(&cpu->bar);
+        }
+        return;
+    }
+    int pairs = job->h / 2;
     int y0 = 2 * (int)((int64_t)pairs * index / n);
     int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
     for (int p = 0; p < job->npasses; p++) {
@@ -113,8 +136,19 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
         free(cpu);
         return PC_ENOMEM;
     }
+    cpu->mplane_floats = PC_MLRI_PLANES * (size_t)width * (size_t)height;
+    cpu->mscratch_floats = pc_mlri_scratch_floats(width);
+    size_t mbytes = (cpu->mplane_floats + (size_t)threads * cpu->mscratch_floats) * sizeof(float);
+    if (posix_memalign((void **)&cpu->mtemp, 64, mbytes) != 0) {
+        pc_set_err(err, errlen, "CPU backend %dx%d: cannot allocate %zu bytes of mlri temporaries",
+                   width, height, mbytes);
+        free(cpu->temp);
+        free(cpu);
+        return PC_ENOMEM;
+    }
     /* Touch the temporaries once so the first frame does not page-fault. */
     memset(cpu->temp, 0, cpu->temp_bytes);
+    memset(cpu->mtemp, 0, mbytes);
     pthread_mutex_init(&cpu->mu, NULL);
     pthread_mutex_init(&cpu->call_mu, NULL);
     pthread_cond_init(&cpu->cv, NULL);
@@ -169,20 +203,33 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
                    cpu->width, cpu->height, src->width, src->height);
         return PC_EINVAL;
     }
+    /* MLRI's per-thread scratch rows are as wide as the opened width. */
+    if (algo == PC_ALGO_MLRI && src && src->width > cpu->width) {
+        pc_set_err(err, errlen, "CPU backend opened for %dx%d cannot take a %dx%d mlri frame (wider)",
+                   cpu->width, cpu->height, src->width, src->height);
+        return PC_EINVAL;
+    }
     pthread_mutex_lock(&cpu->call_mu);
     pc_job job;
-    int rc = pc_job_setup(&job, algo, src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
+    memset(&job, 0, sizeof job);
+    int is_mlri = algo == PC_ALGO_MLRI;
+    int rc = is_mlri ? pc_mlri_setup(&cpu->mjob, src, dst, cpu->mtemp, cpu->mplane_floats, err, errlen)
+                     : pc_job_setup(&job, algo, src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
     if (rc) {
         pthread_mutex_unlock(&cpu->call_mu);
         return rc;
     }
     cpu->job = job;
+    cpu->is_mlri = is_mlri;
     if (cpu->nthreads > 1) {
         pthread_mutex_lock(&cpu->mu);
         cpu->gen++;
         pthread_cond_broadcast(&cpu->cv);
         pthread_mutex_unlock(&cpu->mu);
         run_band(cpu, 0); /* returns after the last barrier: all bands done */
+    } else if (is_mlri) {
+        for (int s = 0; s < PC_MLRI_STAGES; s++)
+            pc_mlri_stage(&cpu->mjob, s, 0, cpu->mjob.h, cpu->mtemp + cpu->mplane_floats);
     } else {
         for (int p = 0; p < job.npasses; p++)
             pc_job_pass(&cpu->job, p, 0, job.h);
@@ -210,5 +257,6 @@ void pc_cpu_close(pc_cpu *cpu)
     pthread_mutex_destroy(&cpu->mu);
     pthread_mutex_destroy(&cpu->call_mu);
     free(cpu->temp);
+    free(cpu->mtemp);
     free(cpu);
 }
