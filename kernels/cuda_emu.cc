@@ -7,6 +7,7 @@
 
 #include "cuda_algos.cuh"
 #include "cuda_emu_api.h"
+#include "cuda_mlri.cuh"
 
 #include <stdio.h>
 
@@ -93,6 +94,61 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+/* MLRI: the same launch sequence as the device (pc_mlri_sequence), each
+ * kernel run through the emulator; temporaries poisoned with NaN so a
+ * read of anything a kernel did not write shows. */
+extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    const int W = src->width, H = src->height;
+    size_t wh = (size_t)W * H;
+    std::vector<float> tmp((size_t)PC_MLRI_GPU_PLANES * wh, NAN);
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
+    pc_mlri_kp k;
+    memset(&k, 0, sizeof k);
+    k.src = src->data;
+    k.sp = (int)src->pitch;
+    k.W = W;
+    k.H = H;
+    k.ox = src->cfa == PC_CFA_GRBG || src->cfa == PC_CFA_BGGR;
+    k.oy = src->cfa == PC_CFA_GBRG || src->cfa == PC_CFA_BGGR;
+    k.wh = wh;
+    k.ab = tmp.data();
+    k.uv = k.ab + 8 * wh;
+    k.g = k.ab + 12 * wh;
+    k.t = k.ab + 13 * wh;
+    k.fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+    k.d0 = dst->plane[0];
+    k.d1 = dst->plane[1];
+    k.d2 = dst->plane[2];
+    k.p0 = (int)dst->pitch[0];
+    k.p1 = (int)dst->pitch[1];
+    k.p2 = (int)dst->pitch[2];
+    for (int i = 0; i < 3; i++) {
+        k.cy[i] = yc.y[i];
+        k.cb[i] = yc.cb[i];
+        k.cr[i] = yc.cr[i];
+    }
+    k.yoff = yc.y_offset;
+    auto L = [](int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp) {
+        return pc_emu::launch(grid, block, smem, [&]() {
+            switch (kind) {
+            case PC_MLRI_K_AB: pc_mlri_ab_body<1>(kp); break;
+            case PC_MLRI_K_TENT: pc_mlri_tent_body<1>(kp); break;
+            case PC_MLRI_K_GREEN: pc_mlri_green_body(kp); break;
+            case PC_MLRI_K_ABRB: pc_mlri_ab_body<0>(kp); break;
+            case PC_MLRI_K_TENTRB: pc_mlri_tent_body<0>(kp); break;
+            default: pc_mlri_final_body(kp); break;
+            }
+        });
+    };
+    if (pc_mlri_sequence(L, k)) {
+        snprintf(err, errlen, "pc_emu_mlri: threads of a block disagree on barriers");
         return PC_EINVAL;
     }
     return 0;

@@ -13,6 +13,9 @@ extern "C" {
 int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);
 
+/* Runs the MLRI kernels (cuda_mlri.cuh) on the CPU into dst. */
+int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #include "cuda_common.cuh"
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
+#include "cuda_mlri.h"
 #include "errmsg.h"
 
 #define PC_MAX_GRAPHS 256
@@ -70,6 +71,7 @@ struct pc_gpu {
     cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
     unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    pc_mlri_gpu *mlri; /* MLRI's float temporaries, allocated at open */
     int num_sms;
     /* current configuration */
     int configured;
@@ -185,6 +187,7 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     }
     if (g->scratch)
         cudaFree(g->scratch);
+    pc_mlri_gpu_close(g->mlri);
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -252,6 +255,10 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
         CK(g, cudaEventCreate(&g->ev_t1[i]));
     }
     CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
+    /* MLRI's temporaries now, so a live switch to it allocates nothing. */
+    int rc = pc_mlri_gpu_open(&g->mlri, width, height, err, errlen);
+    if (rc)
+        return rc;
     CK(g, cudaStreamSynchronize(g->cs));
     return 0;
 }
@@ -587,6 +594,22 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
         b.cr[i] = yc.cr[i];
     }
     b.yoff = yc.y_offset;
+    /* MLRI runs its own fixed launch sequence (cuda_mlri.cu): nothing to
+     * tune, no variants. */
+    if (algo == PC_ALGO_MLRI) {
+        g->base = b;
+        g->configured = 1;
+        g->algo = algo;
+        g->var = variant == PC_VARIANT_4PX ? PC_KVAR_4PX : PC_KVAR_2PX;
+        g->fmt = kfmt_of(fmt);
+        g->th = 8;
+        g->gm = 0;
+        g->th_forced = 0;
+        g->cfa = cfa;
+        g->matrix = matrix;
+        g->range = range;
+        return 0;
+    }
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
@@ -752,8 +775,9 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         return PC_EINVAL;
     }
     int th = g->th_forced ? g->th_forced : g->th;
-    pc_graph *x;
-    if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+    pc_graph *x = NULL;
+    const int mlri = g->algo == PC_ALGO_MLRI;
+    if (!mlri && (rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
         return rc;
     pc_kparams kp = g->base;
     kp.th = th;
@@ -772,7 +796,10 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     const int timing = (g->options & PC_GPU_OPT_FRAME_TIMING) != 0;
     if (timing)
         CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
-    if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
+    if (mlri) {
+        if ((rc = pc_mlri_gpu_run(g->mlri, g->cs, &kp, g->fmt, err, errlen)))
+            return rc;
+    } else if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
         void *args[] = {&kp};
         CK(g, cudaLaunchKernel(kset(x->algo)->fn[x->var][x->fmt], x->grid, dim3(PC_NT), args, x->smem, g->cs));
     } else if ((rc = launch(g, x, &kp, err, errlen))) {

@@ -1,0 +1,433 @@
+/* cuda_mlri.cuh - the CUDA kernels of MLRI (minimised-Laplacian residual
+ * interpolation; the C reference is mlri_reference.c, the method
+ * docs/mlri.md). Compiled by nvcc (cuda_mlri.cu) and, after cuda_emu.h, as
+ * host C++ for the emulation test (cuda_emu.cc), like cuda_kernel.cuh.
+ *
+ * Six kernels per frame (the reference's 24 row stages, fused):
+ *   1. AB_GREEN(d)   d = h, v: guided-filter slope/intercept of all four
+ *                    CFA classes at every pixel -> 8 planes
+ *   2. TENT_GREEN(d) box means of a, b; own/other estimates -> u_d, v_d
+ *   3. GREEN         colour differences, weights, full green -> g
+ *   4. AB_RB         red and blue guided filters (11x11) -> 4 planes
+ *   5. TENT_RB       tentative red and blue -> tR, tB
+ *   6. FINAL         residual interpolation, rounding, RGB24/NV12/I420
+ * (1 and 2 run once per direction: 8 launches.)
+ *
+ * Why this shape is fast:
+ *  - Every box sum is separable and taken from shared memory: a CTA stages
+ *    the per-site products (I*p, I*I, guide, target) of its tile plus halo
+ *    once, then for each output row sums columns (each thread one column)
+ *    and rows (each thread one output pixel). A 7x7 class-restricted box
+ *    costs 4 + 4 adds per quantity instead of 16 loads, and the staged
+ *    products are computed once per site instead of once per window.
+ *  - Rows of 128 pixels per CTA, one thread per column: every global load
+ *    and store of a float plane is a whole 512-byte coalesced row.
+ *  - The colour differences of both directions are never written to global
+ *    memory: GREEN recomputes them for its tile + 4 halo in shared memory
+ *    from u, v (the difference needs one neighbour; the weights read it 40
+ *    times per pixel).
+ *  - The last pass writes the destination format directly (no RGB plane).
+ *
+ * Bit-for-bit rule: every value is computed with the same float operations
+ * in the same order as the reference (sums: per column top to bottom,
+ * then columns left to right; the same mirrored indices), and cuda_mlri.cu
+ * is compiled with -fmad=false so no multiply-add is contracted. The
+ * emulation test checks equality; the GPU test allows 1 code value on
+ * 0.01 % of the samples (docs/mlri.md) in case a device division or
+ * rounding ever differs.
+ */
+#ifndef PANOCAP_CUDA_MLRI_CUH
+#define PANOCAP_CUDA_MLRI_CUH
+
+#include "cuda_common.cuh"
+#include "mlri_formulas.h"
+
+/* Tile: 128 columns (one per thread) x PC_MLRI_TH rows. 8 rows keep the
+ * largest stage (AB_RB: 18 staged rows x 138 columns x 4 floats + column
+ * sums, 42 KB) under the 48 KB of dynamic shared memory every GPU grants
+ * without opt-in, so several CTAs share an SM. */
+#define PC_MLRI_NT 128
+#define PC_MLRI_TW 128
+#define PC_MLRI_TH 8
+/* Shared-memory row stride: the tile plus the largest halo (5) each side. */
+#define PC_MLRI_QS (PC_MLRI_TW + 2 * PC_MLRI_R_RB)
+
+struct pc_mlri_kp {
+    const uint8_t *src;
+    int sp; /* raw pitch */
+    int W, H, ox, oy;
+    size_t wh; /* W * H: plane stride */
+    float *ab; /* 8 planes: (a, b) per class c = px | py << 1; AB_RB uses 4 */
+    float *uv; /* 4 planes: u_h, v_h, u_v, v_v */
+    float *g;  /* full green */
+    float *t;  /* tR, tB */
+    int d;     /* direction of AB_GREEN / TENT_GREEN: 0 = h, 1 = v */
+    int fmt;   /* PC_KFMT_* */
+    uint8_t *d0, *d1, *d2;
+    int p0, p1, p2;
+    int cy[3], cb[3], cr[3], yoff;
+};
+
+PC_DEV int pc_mlri_mir(int i, int n) { return i < 0 ? -i : i >= n ? 2 * n - 2 - i : i; }
+PC_DEV float pc_mlri_raw(const pc_mlri_kp &k, int x, int y)
+{
+    return (float)k.src[(size_t)pc_mlri_mir(y, k.H) * k.sp + pc_mlri_mir(x, k.W)];
+}
+PC_DEV float pc_mlri_pl(const pc_mlri_kp &k, const float *p, int x, int y)
+{
+    return p[(size_t)pc_mlri_mir(y, k.H) * k.W + pc_mlri_mir(x, k.W)];
+}
+PC_DEV int pc_mlri_imax(int a, int b) { return a > b ? a : b; }
+PC_DEV int pc_mlri_imin(int a, int b) { return a < b ? a : b; }
+
+/* Directional guide: mean of the two neighbours along (dx, dy). */
+PC_DEV float pc_mlri_gd(const pc_mlri_kp &k, int x, int y, int dx, int dy)
+{
+    return 0.5f * (pc_mlri_raw(k, x - dx, y - dy) + pc_mlri_raw(k, x + dx, y + dy));
+}
+
+/* Staged products of one site (reference: site_q). */
+PC_DEV void pc_mlri_q(const pc_mlri_kp &k, int green, int dx, int dy, int x, int y, float q[4])
+{
+    float I, p, gd, t = pc_mlri_raw(k, x, y);
+    if (green) {
+        int xm = pc_mlri_mir(x - 2 * dx, k.W), ym = pc_mlri_mir(y - 2 * dy, k.H);
+        int xp = pc_mlri_mir(x + 2 * dx, k.W), yp = pc_mlri_mir(y + 2 * dy, k.H);
+        gd = pc_mlri_gd(k, x, y, dx, dy);
+        I = 2.0f * gd - pc_mlri_gd(k, xm, ym, dx, dy) - pc_mlri_gd(k, xp, yp, dx, dy);
+        p = 2.0f * t - pc_mlri_raw(k, xm, ym) - pc_mlri_raw(k, xp, yp);
+    } else {
+        gd = pc_mlri_pl(k, k.g, x, y);
+        I = 4.0f * gd - pc_mlri_pl(k, k.g, x - 2, y) - pc_mlri_pl(k, k.g, x + 2, y) -
+            pc_mlri_pl(k, k.g, x, y - 2) - pc_mlri_pl(k, k.g, x, y + 2);
+        p = 4.0f * t - pc_mlri_raw(k, x - 2, y) - pc_mlri_raw(k, x + 2, y) - pc_mlri_raw(k, x, y - 2) -
+            pc_mlri_raw(k, x, y + 2);
+    }
+    q[0] = I * p;
+    q[1] = I * I;
+    q[2] = gd;
+    q[3] = t;
+}
+
+/* First and last index of parity par in [c - r, c + r] clipped to [0, n). */
+PC_DEV int pc_mlri_lo(int c, int r, int par)
+{
+    int a = pc_mlri_imax(0, c - r);
+    return (a & 1) != par ? a + 1 : a;
+}
+
+/* AB kernels. green = 1: AB_GREEN(kp.d), all four classes, radius 3,
+ * writing planes 2c, 2c+1. green = 0: AB_RB, the red class (ox, oy) to
+ * planes 0, 1 and the blue class to planes 2, 3, radius 5. */
+template <int GREEN>
+PC_DEV void pc_mlri_ab_body(const pc_mlri_kp &k)
+{
+    const int R = GREEN ? PC_MLRI_R_GREEN : PC_MLRI_R_RB;
+    const int W = k.W, H = k.H, tid = threadIdx.x;
+    const int dx = GREEN && k.d == 0, dy = GREEN && k.d == 1;
+    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
+    const int cx0 = pc_mlri_imax(0, x0 - R), cx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
+    const int ry0 = pc_mlri_imax(0, y0 - R), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + R);
+    const int ncols = cx1 - cx0, nrows = ry1 - ry0;
+    PC_SMEM_DECL(smem);
+    float *q = (float *)smem; /* [4][nrows][QS] */
+    const int qplane = (PC_MLRI_TH + 2 * R) * PC_MLRI_QS;
+    float *V = q + 4 * qplane; /* [2 row parities][4][QS] */
+    /* Stage the products of every site of the tile + halo (AB_RB: only
+     * red and blue sites are ever summed). */
+    for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
+        int xi = i % ncols, yi = i / ncols, x = cx0 + xi, y = ry0 + yi;
+        if (!GREEN && (((x ^ k.ox) & 1) != ((y ^ k.oy) & 1)))
+            continue;
+        float qq[4];
+        pc_mlri_q(k, GREEN, dx, dy, x, y, qq);
+        for (int j = 0; j < 4; j++)
+            q[j * qplane + yi * PC_MLRI_QS + xi] = qq[j];
+    }
+    __syncthreads();
+    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
+    for (int y = y0; y < yend; y++) {
+        const int yb = pc_mlri_imin(H - 1, y + R);
+        /* Column sums over the rows of each parity (AB_RB: the parity of
+         * the class that lives in this column). */
+        for (int xi = tid; xi < ncols; xi += PC_MLRI_NT) {
+            for (int py = 0; py < 2; py++) {
+                if (!GREEN && py != (((cx0 + xi) ^ k.ox ^ k.oy) & 1))
+                    continue;
+                for (int j = 0; j < 4; j++) {
+                    float s = 0;
+                    for (int yy = pc_mlri_lo(y, R, py); yy <= yb; yy += 2)
+                        s += q[j * qplane + (yy - ry0) * PC_MLRI_QS + xi];
+                    V[(py * 4 + j) * PC_MLRI_QS + xi] = s;
+                }
+            }
+        }
+        __syncthreads();
+        const int x = x0 + tid;
+        if (x < W) {
+            const int xb = pc_mlri_imin(W - 1, x + R);
+            for (int c = 0; c < (GREEN ? 4 : 2); c++) {
+                int px = GREEN ? c & 1 : k.ox ^ c, py = GREEN ? c >> 1 : k.oy ^ c;
+                int ya = pc_mlri_lo(y, R, py), xa = pc_mlri_lo(x, R, px);
+                int ny = ya <= yb ? (yb - ya) / 2 + 1 : 0, nx = xa <= xb ? (xb - xa) / 2 + 1 : 0;
+                float s[4] = {0, 0, 0, 0};
+                for (int xx = xa; xx <= xb; xx += 2)
+                    for (int j = 0; j < 4; j++)
+                        s[j] += V[(py * 4 + j) * PC_MLRI_QS + xx - cx0];
+                int n = nx * ny;
+                float a, b;
+                pc_mlri_ab((float)(n ? n : 1), s[0], s[1], s[2], s[3], &a, &b);
+                size_t o = (size_t)y * W + x;
+                k.ab[(size_t)(2 * c) * k.wh + o] = a;
+                k.ab[(size_t)(2 * c + 1) * k.wh + o] = b;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+PC_HD size_t pc_mlri_ab_smem(int green)
+{
+    int R = green ? PC_MLRI_R_GREEN : PC_MLRI_R_RB;
+    return (size_t)(4 * (PC_MLRI_TH + 2 * R) + 8) * PC_MLRI_QS * sizeof(float);
+}
+
+/* TENT kernels: window means of a and b (radius R, all pixels), column
+ * sums first. green = 1 (TENT_GREEN(kp.d)): the two classes of the pixel's
+ * row (d = h) or column (d = v); the own class gives u with the
+ * directional guide, the other v with the raw sample. green = 0
+ * (TENT_RB): red and blue with the full green as the guide. */
+template <int GREEN>
+PC_DEV void pc_mlri_tent_body(const pc_mlri_kp &k)
+{
+    const int R = GREEN ? PC_MLRI_R_GREEN : PC_MLRI_R_RB;
+    const int W = k.W, H = k.H, tid = threadIdx.x, d = k.d;
+    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
+    const int cx0 = pc_mlri_imax(0, x0 - R), cx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
+    const int ncols = cx1 - cx0;
+    const int nplanes = GREEN ? 8 : 4;
+    PC_SMEM_DECL(smem);
+    float *V = (float *)smem; /* [8][QS] */
+    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
+    for (int y = y0; y < yend; y++) {
+        const int ya = pc_mlri_imax(0, y - R), yb = pc_mlri_imin(H - 1, y + R), ny = yb - ya + 1;
+        for (int xi = tid; xi < ncols; xi += PC_MLRI_NT) {
+            const size_t col = (size_t)(cx0 + xi);
+            for (int pl = 0; pl < nplanes; pl++) {
+                /* d = h only needs the classes of this row's parity */
+                if (GREEN && d == 0 && ((pl >> 2) & 1) != (y & 1))
+                    continue;
+                const float *P = k.ab + (size_t)pl * k.wh + col;
+                float s = 0;
+                for (int yy = ya; yy <= yb; yy++)
+                    s += P[(size_t)yy * W];
+                V[pl * PC_MLRI_QS + xi] = s;
+            }
+        }
+        __syncthreads();
+        const int x = x0 + tid;
+        if (x < W) {
+            const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
+            const float n = (float)((xb - xa + 1) * ny);
+            const size_t o = (size_t)y * W + x;
+            for (int i = 0; i < 2; i++) {
+                int c = GREEN ? (d == 0 ? (y & 1) * 2 + i : (x & 1) + 2 * i) : i;
+                float sa = 0, sb = 0;
+                for (int xx = xa; xx <= xb; xx++) {
+                    sa += V[(2 * c) * PC_MLRI_QS + xx - cx0];
+                    sb += V[(2 * c + 1) * PC_MLRI_QS + xx - cx0];
+                }
+                float ma = sa / n, mb = sb / n;
+                if (GREEN) {
+                    int own = (x & 1) == (c & 1) && (y & 1) == (c >> 1);
+                    float gv = own ? pc_mlri_gd(k, x, y, d == 0, d == 1) : pc_mlri_raw(k, x, y);
+                    k.uv[(size_t)(2 * d + !own) * k.wh + o] = pc_mlri_clip(ma * gv + mb);
+                } else {
+                    k.t[(size_t)c * k.wh + o] = pc_mlri_clip(ma * k.g[o] + mb);
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+PC_HD size_t pc_mlri_tent_smem(void) { return (size_t)8 * PC_MLRI_QS * sizeof(float); }
+
+/* GREEN: colour differences of both directions for the tile + 4 halo
+ * (in-image coordinates; every read index is mirrored exactly as in the
+ * reference, which keeps it inside that region), then the weighted
+ * combination. */
+#define PC_MLRI_GH 4
+#define PC_MLRI_GS (PC_MLRI_TW + 2 * PC_MLRI_GH)
+
+PC_DEV float pc_mlri_grad3(const float *D, int rx0, int ry0, int W, int H, int dx, int dy, int x, int y)
+{
+    float s = 0;
+    for (int b = -1; b <= 1; b++)
+        for (int a = -1; a <= 1; a++) {
+            int xx = pc_mlri_mir(x + a, W), yy = pc_mlri_mir(y + b, H);
+            float t = D[(pc_mlri_mir(yy - dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir(xx - dx, W) - rx0] -
+                      D[(pc_mlri_mir(yy + dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir(xx + dx, W) - rx0];
+            s += t < 0 ? -t : t;
+        }
+    return s;
+}
+
+PC_DEV float pc_mlri_side(const float *D, int rx0, int ry0, int W, int H, int sx, int sy, int x, int y)
+{
+    const float gw[5] = {PC_MLRI_GW0, PC_MLRI_GW1, PC_MLRI_GW2, PC_MLRI_GW3, PC_MLRI_GW4};
+    float s = 0;
+    for (int kk = 4; kk >= 0; kk--)
+        s += gw[kk] * D[(pc_mlri_mir(y + kk * sy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir(x + kk * sx, W) - rx0];
+    return s;
+}
+
+PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
+{
+    const int W = k.W, H = k.H, tid = threadIdx.x;
+    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
+    const int rx0 = pc_mlri_imax(0, x0 - PC_MLRI_GH), rx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + PC_MLRI_GH);
+    const int ry0 = pc_mlri_imax(0, y0 - PC_MLRI_GH), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + PC_MLRI_GH);
+    const int ncols = rx1 - rx0, nrows = ry1 - ry0;
+    PC_SMEM_DECL(smem);
+    float *Dh = (float *)smem, *Dv = Dh + (PC_MLRI_TH + 2 * PC_MLRI_GH) * PC_MLRI_GS;
+    for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
+        int xi = i % ncols, yi = i / ncols, x = rx0 + xi, y = ry0 + yi;
+        float m = pc_mlri_raw(k, x, y);
+        int gsite = ((x ^ k.ox) & 1) != ((y ^ k.oy) & 1);
+        for (int d = 0; d < 2; d++) {
+            int dx = d == 0, dy = d == 1;
+            const float *U = k.uv + (size_t)(2 * d) * k.wh, *Vp = k.uv + (size_t)(2 * d + 1) * k.wh;
+            float rm = pc_mlri_raw(k, x - dx, y - dy) - pc_mlri_pl(k, U, x - dx, y - dy);
+            float rp = pc_mlri_raw(k, x + dx, y + dy) - pc_mlri_pl(k, U, x + dx, y + dy);
+            float est = pc_mlri_clip(Vp[(size_t)y * W + x] + 0.5f * (rm + rp));
+            (d ? Dv : Dh)[yi * PC_MLRI_GS + xi] = gsite ? m - est : est - m;
+        }
+    }
+    __syncthreads();
+    const int x = x0 + tid;
+    if (x >= W)
+        return; /* no barrier follows */
+    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
+    for (int y = y0; y < yend; y++) {
+        float m = pc_mlri_raw(k, x, y);
+        int gsite = ((x ^ k.ox) & 1) != ((y ^ k.oy) & 1);
+        float g = m;
+        if (!gsite) {
+            float wn = pc_mlri_w(pc_mlri_grad3(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir(y - 1, H)));
+            float ws = pc_mlri_w(pc_mlri_grad3(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir(y + 1, H)));
+            float ww = pc_mlri_w(pc_mlri_grad3(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir(x - 1, W), y));
+            float we = pc_mlri_w(pc_mlri_grad3(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir(x + 1, W), y));
+            float num = wn * pc_mlri_side(Dv, rx0, ry0, W, H, 0, -1, x, y) +
+                        ws * pc_mlri_side(Dv, rx0, ry0, W, H, 0, 1, x, y) +
+                        ww * pc_mlri_side(Dh, rx0, ry0, W, H, -1, 0, x, y) +
+                        we * pc_mlri_side(Dh, rx0, ry0, W, H, 1, 0, x, y);
+            g = pc_mlri_clip(m + num / (wn + ws + ww + we));
+        }
+        k.g[(size_t)y * W + x] = g;
+    }
+}
+
+PC_HD size_t pc_mlri_green_smem(void)
+{
+    return (size_t)2 * (PC_MLRI_TH + 2 * PC_MLRI_GH) * PC_MLRI_GS * sizeof(float);
+}
+
+/* FINAL: one 2x2 block per thread (the NV12 chroma block). */
+PC_DEV float pc_mlri_final_c(const pc_mlri_kp &k, const float *t, int cx, int cy, int x, int y)
+{
+    int sx = (x & 1) != cx, sy = (y & 1) != cy;
+#define PC_MLRI_RES(a, b) (pc_mlri_raw(k, x + (a), y + (b)) - pc_mlri_pl(k, t, x + (a), y + (b)))
+    float tv = t[(size_t)y * k.W + x], res;
+    if (!sx && !sy)
+        return pc_mlri_raw(k, x, y);
+    if (sx && !sy)
+        res = 0.5f * (PC_MLRI_RES(-1, 0) + PC_MLRI_RES(1, 0));
+    else if (!sx && sy)
+        res = 0.5f * (PC_MLRI_RES(0, -1) + PC_MLRI_RES(0, 1));
+    else
+        res = 0.25f * (PC_MLRI_RES(-1, -1) + PC_MLRI_RES(1, -1) + PC_MLRI_RES(-1, 1) + PC_MLRI_RES(1, 1));
+#undef PC_MLRI_RES
+    return pc_mlri_clip(tv + res);
+}
+
+PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
+{
+    const int bx = blockIdx.x * PC_MLRI_NT + threadIdx.x, by = blockIdx.y;
+    const int x0 = 2 * bx, y = 2 * by;
+    if (x0 >= k.W)
+        return;
+    int v[2][2][3];
+    for (int b = 0; b < 2; b++)
+        for (int a = 0; a < 2; a++) {
+            int x = x0 + a, yy = y + b;
+            v[b][a][0] = pc_mlri_u8(pc_mlri_final_c(k, k.t, k.ox, k.oy, x, yy));
+            v[b][a][1] = pc_mlri_u8(k.g[(size_t)yy * k.W + x]);
+            v[b][a][2] = pc_mlri_u8(pc_mlri_final_c(k, k.t + k.wh, k.ox ^ 1, k.oy ^ 1, x, yy));
+        }
+    if (k.fmt == PC_KFMT_RGB24) {
+        for (int b = 0; b < 2; b++)
+            for (int a = 0; a < 2; a++)
+                for (int c = 0; c < 3; c++)
+                    k.d0[(size_t)(y + b) * k.p0 + 3 * (x0 + a) + c] = (uint8_t)v[b][a][c];
+        return;
+    }
+    /* §8: Y' per pixel, Cb/Cr from the block's sums (as store_block). */
+    int sr = 0, sg = 0, sb = 0;
+    for (int b = 0; b < 2; b++)
+        for (int a = 0; a < 2; a++) {
+            int r = v[b][a][0], g = v[b][a][1], bl = v[b][a][2];
+            int yv = (k.cy[0] * r + k.cy[1] * g + k.cy[2] * bl + k.yoff) >> 16;
+            k.d0[(size_t)(y + b) * k.p0 + x0 + a] = (uint8_t)(yv < 0 ? 0 : yv > 255 ? 255 : yv);
+            sr += r;
+            sg += g;
+            sb += bl;
+        }
+    const int coff = (128 << 18) + (1 << 17);
+    int cb = (k.cb[0] * sr + k.cb[1] * sg + k.cb[2] * sb + coff) >> 18;
+    int cr = (k.cr[0] * sr + k.cr[1] * sg + k.cr[2] * sb + coff) >> 18;
+    cb = cb < 0 ? 0 : cb > 255 ? 255 : cb;
+    cr = cr < 0 ? 0 : cr > 255 ? 255 : cr;
+    if (k.fmt == PC_KFMT_NV12) {
+        k.d1[(size_t)by * k.p1 + x0] = (uint8_t)cb;
+        k.d1[(size_t)by * k.p1 + x0 + 1] = (uint8_t)cr;
+    } else {
+        k.d1[(size_t)by * k.p1 + bx] = (uint8_t)cb;
+        k.d2[(size_t)by * k.p2 + bx] = (uint8_t)cr;
+    }
+}
+
+/* The launch sequence, shared by the device host code (cuda_mlri.cu) and
+ * the emulation (cuda_emu.cc). L(kind, grid, block, smem, kp) launches one
+ * kernel: kind 0 = AB green, 1 = TENT green, 2 = GREEN, 3 = AB rb,
+ * 4 = TENT rb, 5 = FINAL. Returns the first nonzero L result. */
+enum { PC_MLRI_K_AB = 0, PC_MLRI_K_TENT, PC_MLRI_K_GREEN, PC_MLRI_K_ABRB, PC_MLRI_K_TENTRB, PC_MLRI_K_FINAL };
+#define PC_MLRI_LAUNCHES 8
+
+template <class L>
+int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
+{
+    dim3 tiles((kp.W + PC_MLRI_TW - 1) / PC_MLRI_TW, (kp.H + PC_MLRI_TH - 1) / PC_MLRI_TH);
+    dim3 blk(PC_MLRI_NT);
+    int rc;
+    for (int d = 0; d < 2; d++) {
+        kp.d = d;
+        if ((rc = launch(PC_MLRI_K_AB, tiles, blk, pc_mlri_ab_smem(1), kp)))
+            return rc;
+        if ((rc = launch(PC_MLRI_K_TENT, tiles, blk, pc_mlri_tent_smem(), kp)))
+            return rc;
+    }
+    if ((rc = launch(PC_MLRI_K_GREEN, tiles, blk, pc_mlri_green_smem(), kp)))
+        return rc;
+    if ((rc = launch(PC_MLRI_K_ABRB, tiles, blk, pc_mlri_ab_smem(0), kp)))
+        return rc;
+    if ((rc = launch(PC_MLRI_K_TENTRB, tiles, blk, pc_mlri_tent_smem(), kp)))
+        return rc;
+    dim3 blocks((kp.W / 2 + PC_MLRI_NT - 1) / PC_MLRI_NT, kp.H / 2);
+    return launch(PC_MLRI_K_FINAL, blocks, blk, 0, kp);
+}
+
+/* Device temporaries: 8 + 4 + 1 + 2 float planes. */
+#define PC_MLRI_GPU_PLANES 15
+
+#endif
