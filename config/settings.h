@@ -6,7 +6,7 @@
  * result is treated as immutable: a reload builds a new value and
  * pc_settings_diff says what changed and whether it can be applied live.
  *
- * Every setting is described once, as data, in a key table (settings.c):
+ * Every setting is described once, as data, in a key table (settings_keys.c):
  * name, type, storage offset, default, range or allowed names, unit, help,
  * and whether it can change live. Loading, command-line parsing, range
  * checks, defaults, --help-config and --dump-config all read that table.

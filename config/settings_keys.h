@@ -1,10 +1,15 @@
 /* settings_keys.h - internal to config/: the key table that describes every
  * setting once (name, type, storage, default, range, help), shared by the
- * table code (settings.c) and the libconfig loader (settings_file.c). */
+ * files of config/: the table (settings_keys.c), one key's value
+ * (settings_parse.c), defaults and validation (settings_validate.c), reload
+ * diffs (settings_reload.c), writing (settings_write.c) and the libconfig
+ * loader (settings_file.c). */
 #ifndef PANOCAP_SETTINGS_KEYS_H
 #define PANOCAP_SETTINGS_KEYS_H
 
 #include "settings.h"
+
+#include <stdint.h>
 
 typedef enum pc_key_type {
     PC_KT_INT,    /* int */
@@ -46,6 +51,9 @@ typedef struct pc_key {
     const char *help;
 } pc_key;
 
+/* pc_key.max of keys with no upper bound ("N or more"). */
+#define PC_KEY_NO_MAX 1e18
+
 /* Sections of the file. Scalar sections are groups; `cameras` and
  * `outputs` are lists of groups (outputs also of plain URL strings). */
 typedef enum pc_section_kind { PC_SEC_GROUP, PC_SEC_CAMERAS, PC_SEC_OUTPUTS } pc_section_kind;
@@ -84,6 +92,30 @@ void pc_key_suggest_(const char *name, const pc_key *keys, int n, int with_camer
                      char *buf, size_t len);
 /* Comma-separated key names of a table (CAMERA_ONLY excluded when asked). */
 void pc_key_list_(const pc_key *keys, int n, int skip_camera_only, char *buf, size_t len);
+
+/* The value as text: plain (quote 0: diffs, logs) or as libconfig writes
+ * it (quote 1: strings and names quoted, 64-bit integers with L). */
+void pc_key_format_(const pc_key *k, const void *base, char *buf, size_t len, int quote);
+
+/* Where a key's value lives in its section struct, and its size. */
+static inline void *pc_key_field_(const pc_key *k, void *base) { return (char *)base + k->off; }
+static inline const void *pc_key_cfield_(const pc_key *k, const void *base)
+{
+    return (const char *)base + k->off;
+}
+static inline size_t pc_key_field_size_(const pc_key *k)
+{
+    switch (k->type) {
+    case PC_KT_INT:
+    case PC_KT_BOOL:
+    case PC_KT_ENUM: return sizeof(int);
+    case PC_KT_INT64: return sizeof(int64_t);
+    case PC_KT_DOUBLE: return sizeof(double);
+    case PC_KT_STRING: return k->size;
+    case PC_KT_LIST: return sizeof(pc_name_list);
+    }
+    return 0;
+}
 
 void pc_output_defaults_(pc_output_settings *o);
 void pc_camera_defaults_(pc_camera_settings *c);

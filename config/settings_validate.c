@@ -1,0 +1,308 @@
+/* settings_validate.c - defaults (from the key table), finishing (camera
+ * keys not given come from capture's defaults), derived values and the
+ * cross-field validation that reports every problem at once. */
+#include "settings_keys.h"
+
+#include "debayer.h"
+#include "panocap_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+/* --- defaults and finishing -------------------------------------------- */
+
+static void apply_defaults(const pc_key *keys, int n, void *base)
+{
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        /* Defaults bypass the range check only where they are a sentinel
+         * (slab -1 = list position). */
+        if (pc_key_parse_(&keys[i], keys[i].def, base, err, sizeof err) != 0) {
+            double v = strtod(keys[i].def, NULL);
+            if (keys[i].type == PC_KT_INT)
+                *(int *)pc_key_field_(&keys[i], base) = (int)v;
+        }
+    }
+}
+
+void pc_camera_defaults_(pc_camera_settings *c)
+{
+    memset(c, 0, sizeof *c);
+    apply_defaults(pc_camera_keys_, pc_ncamera_keys_, c);
+}
+
+void pc_output_defaults_(pc_output_settings *o)
+{
+    memset(o, 0, sizeof *o);
+    apply_defaults(pc_output_keys_, pc_noutput_keys_, o);
+}
+
+void pc_settings_defaults(pc_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < pc_nsections_; i++)
+        if (pc_sections_[i].kind == PC_SEC_GROUP)
+            apply_defaults(pc_sections_[i].keys, pc_sections_[i].nkeys, (char *)s + pc_sections_[i].off);
+    pc_camera_defaults_(&s->capture.camera);
+    for (int i = 0; i < PC_MAX_CAMERAS; i++)
+        pc_camera_defaults_(&s->cameras[i]);
+    s->output_count = 1;
+    pc_output_defaults_(&s->outputs[0]);
+    snprintf(s->outputs[0].url, sizeof s->outputs[0].url, "panocap.ts");
+    s->outputs[0].set_mask = 1;
+    pc_settings_finish(s);
+}
+
+void pc_settings_finish(pc_settings *s)
+{
+    for (int i = 0; i < PC_MAX_CAMERAS; i++) {
+        pc_camera_settings *c = &s->cameras[i];
+        for (int j = 0; j < pc_ncamera_keys_; j++) {
+            const pc_key *k = &pc_camera_keys_[j];
+            if (c->set_mask & (1u << j))
+                continue;
+            if (strcmp(k->name, "slab") == 0)
+                c->slab = i;
+            else
+                memcpy(pc_key_field_(k, c), pc_key_cfield_(k, &s->capture.camera), pc_key_field_size_(k));
+        }
+    }
+}
+/* --- derived values and validation ------------------------------------ */
+
+int pc_settings_panorama_width(const pc_settings *s) { return s->cameras[0].width; }
+
+int pc_settings_panorama_height(const pc_settings *s)
+{
+    int h = 0;
+    for (int i = 0; i < s->capture.cameras && i < PC_MAX_CAMERAS; i++)
+        h += s->cameras[i].height;
+    return h;
+}
+
+double pc_settings_budget_ms(const pc_settings *s)
+{
+    if (s->daemon.budget_ms > 0)
+        return s->daemon.budget_ms;
+    return s->capture.fps > 0 ? 1000.0 / s->capture.fps : 20.0;
+}
+
+int pc_settings_camera_for_slab(const pc_settings *s, int slab)
+{
+    for (int i = 0; i < s->capture.cameras && i < PC_MAX_CAMERAS; i++)
+        if (s->cameras[i].slab == slab)
+            return i;
+    return -1;
+}
+
+static const char *cam_label(const pc_settings *s, int i, char *buf, size_t len)
+{
+    const pc_camera_settings *c = &s->cameras[i];
+    const char *id = c->name[0] ? c->name : c->serial[0] ? c->serial : c->address;
+    if (id[0])
+        snprintf(buf, len, "cameras[%d] (%s)", i, id);
+    else
+        snprintf(buf, len, "cameras[%d]", i);
+    return buf;
+}
+
+static int cam_line(const pc_settings *s, int i)
+{
+    return s->cameras[i].line ? s->cameras[i].line : s->capture.line;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int pc_settings_validate(const pc_settings *s, pc_diag *d)
+{
+    const char *file = s->config_file;
+    int errors = 0;
+#define ERR(line, key, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, key, __VA_ARGS__))
+#define WARN(line, key, ...) pc_diag_add(d, PC_DIAG_WARNING, file, line, key, __VA_ARGS__)
+    char key[96], la[96], lb[96];
+    int n = s->capture.cameras;
+    if (n < 1 || n > PC_MAX_CAMERAS) {
+        ERR(s->capture.line, "capture.cameras", "%d cameras; allowed: 1..%d", n, PC_MAX_CAMERAS);
+        return -1;
+    }
+
+    /* Sources. */
+    if (s->capture.source == PC_SOURCE_GIGE) {
+        if (s->cameras_listed == 0)
+            ERR(s->capture.line, "cameras",
+                "source \"gige\" needs the cameras list, each with an address or serial "
+                "(cameras are never opened as \"first found\")");
+        else if (s->cameras_listed != n)
+            ERR(s->capture.line, "capture.cameras",
+                "%d cameras, but the cameras list has %d entries; with source \"gige\" every "
+                "camera must be listed", n, s->cameras_listed);
+        for (int i = 0; i < n && i < s->cameras_listed; i++) {
+            const pc_camera_settings *c = &s->cameras[i];
+            if (!c->address[0] && !c->serial[0])
+                ERR(cam_line(s, i), cam_label(s, i, la, sizeof la),
+                    "no address or serial; a GigE camera is opened by IP address, device id or serial");
+        }
+    } else if (s->cameras_listed > n) {
+        WARN(s->capture.line, "capture.cameras", "%d cameras: only the first %d of the %d listed are used",
+             n, n, s->cameras_listed);
+    }
+    if (s->capture.source == PC_SOURCE_FILE && !s->capture.file[0])
+        ERR(s->capture.line, "capture.file", "source \"file\" needs a file (capture.file, or --source file:PATH)");
+
+    /* Camera identities, slabs, sizes, patterns. */
+    int slab_owner[PC_MAX_CAMERAS];
+    for (int i = 0; i < PC_MAX_CAMERAS; i++)
+        slab_owner[i] = -1;
+    for (int i = 0; i < n; i++) {
+        const pc_camera_settings *c = &s->cameras[i];
+        for (int j = 0; j < i; j++) {
+            const pc_camera_settings *o = &s->cameras[j];
+            if (c->address[0] && strcmp(c->address, o->address) == 0)
+                ERR(cam_line(s, i), cam_label(s, i, la, sizeof la),
+                    "duplicate camera: address \"%s\" is also used by %s (line %d)", c->address,
+                    cam_label(s, j, lb, sizeof lb), cam_line(s, j));
+            if (c->serial[0] && strcmp(c->serial, o->serial) == 0)
+                ERR(cam_line(s, i), cam_label(s, i, la, sizeof la),
+                    "duplicate camera: serial \"%s\" is also used by %s (line %d)", c->serial,
+                    cam_label(s, j, lb, sizeof lb), cam_line(s, j));
+            if (c->name[0] && strcmp(c->name, o->name) == 0)
+                ERR(cam_line(s, i), cam_label(s, i, la, sizeof la),
+                    "duplicate camera name \"%s\" (also %s)", c->name, cam_label(s, j, lb, sizeof lb));
+        }
+        snprintf(key, sizeof key, "cameras[%d].slab", i);
+        if (c->slab < 0 || c->slab >= n)
+            ERR(cam_line(s, i), key, "slab %d is out of range; with %d cameras: 0..%d", c->slab, n, n - 1);
+        else if (slab_owner[c->slab] >= 0)
+            ERR(cam_line(s, i), key, "slab %d is also given to %s; each slab needs exactly one camera",
+                c->slab, cam_label(s, slab_owner[c->slab], lb, sizeof lb));
+        else
+            slab_owner[c->slab] = i;
+        /* Sizes set through code paths that bypass the key checks. */
+        if ((c->width | c->height | c->offset_x | c->offset_y) & 1) {
+            snprintf(key, sizeof key, "cameras[%d]", i);
+            ERR(cam_line(s, i), key, "odd size or offset (%dx%d at %d,%d); all must be even (whole 2x2 Bayer tiles)",
+                c->width, c->height, c->offset_x, c->offset_y);
+        }
+        if (i > 0 && c->width != s->cameras[0].width) {
+            snprintf(key, sizeof key, "cameras[%d].width", i);
+            ERR(cam_line(s, i), key,
+                "%d differs from %s's %d; every camera must have the same width to stack into one panorama",
+                c->width, cam_label(s, 0, lb, sizeof lb), s->cameras[0].width);
+        }
+        if (i > 0 && c->pattern != s->cameras[0].pattern) {
+            snprintf(key, sizeof key, "cameras[%d].pattern", i);
+            ERR(cam_line(s, i), key,
+                "%s differs from %s's %s; the panorama is demosaiced as one image, so every "
+                "camera needs the same pattern (adjust offset_x/offset_y by one pixel to change phase)",
+                pc_cfa_name((pc_cfa)c->pattern), cam_label(s, 0, lb, sizeof lb),
+                pc_cfa_name((pc_cfa)s->cameras[0].pattern));
+        }
+        if (c->exposure_us > 0 && s->capture.fps > 0 && c->exposure_us > 1e6 / s->capture.fps) {
+            snprintf(key, sizeof key, "cameras[%d].exposure", i);
+            WARN(cam_line(s, i), key, "%g us is longer than the frame period (%g us at %g fps); "
+                 "the camera cannot keep the frame rate", c->exposure_us, 1e6 / s->capture.fps,
+                 s->capture.fps);
+        }
+    }
+    int W = pc_settings_panorama_width(s), H = pc_settings_panorama_height(s);
+    /* The spec's frame limits (kernels/debayer.h); checked here rather than
+     * with pc_check_size so that config links only the algorithm table. */
+    if (W < PC_MIN_DIM || H < PC_MIN_DIM || W > PC_MAX_DIM || H > PC_MAX_DIM)
+        ERR(s->capture.line, "cameras", "panorama %dx%d is outside %d..%d pixels in width or height", W, H,
+            PC_MIN_DIM, PC_MAX_DIM);
+
+    /* Debayer. */
+    const pc_algo_desc *ad = pc_algo_get((pc_algo_id)s->debayer.algo);
+    if (!ad)
+        ERR(s->debayer.line, "debayer.algo", "invalid algorithm id %d", s->debayer.algo);
+    else if (s->debayer.variant != PC_VARIANT_AUTO && !(ad->variants & (unsigned)s->debayer.variant))
+        ERR(s->debayer.line, "debayer.variant", "algorithm %s has no %s variant", ad->name,
+            pc_variant_name((pc_variant)s->debayer.variant));
+    if (s->debayer.backend == PC_BACKEND_CUDA && !PANOCAP_HAVE_CUDA)
+        ERR(s->debayer.line, "debayer.backend",
+            "\"cuda\": this panocap was built without CUDA; allowed here: auto, cpu");
+
+    /* Encoder. */
+    const char *enc = s->encode.encoder;
+    if (!enc[0])
+        ERR(s->encode.line, "encode.encoder", "empty; use \"auto\" or an FFmpeg encoder name");
+    if (s->encode.codec == PC_CODEC_H264 && (W > 4096 || H > 4096)) {
+        if (ends_with(enc, "_nvenc"))
+            ERR(s->encode.line, "encode.codec",
+                "h264 with encoder %s: NVENC H.264 is limited to 4096x4096 and the panorama is %dx%d; "
+                "use codec \"hevc\" (hevc_nvenc, up to 8192) or a software encoder", enc, W, H);
+        else if (strcmp(enc, "auto") == 0)
+            WARN(s->encode.line, "encode.codec",
+                 "h264: NVENC H.264 cannot take the %dx%d panorama (limit 4096); the fallback "
+                 "encoders will be used; codec \"hevc\" keeps NVENC", W, H);
+    }
+    for (int i = 0; i < s->encode.fallback.count; i++)
+        if (!s->encode.fallback.item[i][0])
+            ERR(s->encode.line, "encode.fallback", "entry %d is empty", i);
+    if (strcmp(enc, "auto") == 0 && s->encode.fallback.count == 0)
+        WARN(s->encode.line, "encode.fallback",
+             "empty: where NVENC cannot open there is no encoder to fall back to");
+
+    /* Outputs. */
+    if (s->output_count == 0)
+        ERR(0, "outputs", "no outputs; give at least one (a file, udp://..., or \"null\" to discard)");
+    for (int i = 0; i < s->output_count; i++) {
+        const pc_output_settings *o = &s->outputs[i];
+        int line = o->line;
+        snprintf(key, sizeof key, "outputs[%d].url", i);
+        if (!o->url[0]) {
+            ERR(line, key, "missing or empty URL");
+            continue;
+        }
+        const char *sep = strstr(o->url, "://");
+        if (sep) {
+            static const char *const schemes[] = {"udp", "srt", "tcp", "rtp", "file"};
+            size_t sl = (size_t)(sep - o->url);
+            int ok = 0;
+            for (int j = 0; j < 5; j++)
+                ok |= strlen(schemes[j]) == sl && strncasecmp(o->url, schemes[j], sl) == 0;
+            if (!ok)
+                ERR(line, key, "unknown URL scheme \"%.*s\" in \"%s\"; allowed: udp://, srt://, tcp://, "
+                    "rtp://, file:// or a plain path, or \"null\"", (int)sl, o->url, o->url);
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(o->url, s->outputs[j].url) == 0)
+                ERR(line, key, "duplicate output \"%s\" (also outputs[%d])", o->url, j);
+        if (o->options[0]) {
+            char opts[PC_OPTS_LEN];
+            snprintf(opts, sizeof opts, "%s", o->options);
+            char *save = NULL;
+            for (char *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(t, '=');
+                if (!eq || eq == t) {
+                    snprintf(key, sizeof key, "outputs[%d].options", i);
+                    ERR(line, key, "\"%s\" is not key=value (options are \"key=value,key=value\")", t);
+                    break;
+                }
+            }
+        }
+    }
+
+    /* Daemon. */
+    double period_ms = 1000.0 / s->capture.fps;
+    if (s->daemon.budget_ms > period_ms)
+        WARN(s->daemon.line, "daemon.budget_ms",
+             "%g ms is longer than the frame period (%.3g ms at %g fps): frames within budget can "
+             "still pile up", s->daemon.budget_ms, period_ms, s->capture.fps);
+    if (strlen(s->daemon.control) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+        ERR(s->daemon.line, "daemon.control", "path is too long for a UNIX socket (%zu characters; at most %zu)",
+            strlen(s->daemon.control), sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+    if (s->daemon.stats_interval_s > 0 && s->daemon.stats_interval_s > s->daemon.stats_window_s)
+        WARN(s->daemon.line, "daemon.stats_interval",
+             "%g s is longer than the stats window (%g s): percentiles cover only part of each interval",
+             s->daemon.stats_interval_s, s->daemon.stats_window_s);
+#undef ERR
+#undef WARN
+    return errors ? -1 : 0;
+}

@@ -1,0 +1,101 @@
+/* pipeline_control.c - the control socket's callbacks into the pipeline
+ * (status, metrics, live algorithm switch, snapshot, IDR, reload); they
+ * run on the control thread (control.c). */
+#include "pipeline_int.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------------------- control socket */
+
+static void fill_camera_metrics(pipeline *p, int *n)
+{
+    int64_t now = pc_now_ns();
+    *n = pc_capture_stats(p->cap, p->camstats, PC_CAPTURE_MAX_CAMERAS);
+    if (*n > PC_CAPTURE_MAX_CAMERAS)
+        *n = PC_CAPTURE_MAX_CAMERAS;
+    for (int i = 0; i < *n; i++) {
+        const pc_camera_stats *c = &p->camstats[i];
+        pc_camera_metrics *m = &p->cammetrics[i];
+        *m = (pc_camera_metrics){
+            .name = c->name, .serial = c->serial, .frames = c->frames_completed,
+            .timeouts = c->frames_failed[PC_FAIL_TIMEOUT],
+            .missing_packets = c->frames_failed[PC_FAIL_MISSING_PACKETS],
+            .size_mismatch = c->frames_failed[PC_FAIL_SIZE_MISMATCH],
+            .other_failures = c->frames_failed[PC_FAIL_WRONG_PACKET_ID] + c->frames_failed[PC_FAIL_ABORTED] +
+                              c->frames_failed[PC_FAIL_OTHER],
+            .packets_resent = c->packets_resent, .packets_missing = c->packets_missing,
+            .substituted = c->frames_substituted, .reconnects = c->reconnects,
+            .connected = c->state == PC_CAM_STREAMING,
+            .last_frame_age_s = c->last_arrival_ns ? (now - c->last_arrival_ns) / 1e9 : -1.0,
+        };
+    }
+}
+
+static int ctl_status(void *user, char *buf, size_t len)
+{
+    pipeline *p = user;
+    pc_stats_snapshot snap;
+    pc_stats_snapshot_get(p->stats, &snap);
+    pc_stats_format_line(&snap, buf, len);
+    return 0;
+}
+
+static int ctl_metrics(void *user, char *buf, size_t len)
+{
+    pipeline *p = user;
+    pc_stats_snapshot snap;
+    pc_stats_snapshot_get(p->stats, &snap);
+    pthread_mutex_lock(&p->metrics_lock);
+    int n;
+    fill_camera_metrics(p, &n);
+    int r = pc_stats_format_prometheus(&snap, p->cammetrics, n, buf, len);
+    pthread_mutex_unlock(&p->metrics_lock);
+    return r < 0 ? -1 : 0;
+}
+
+static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen)
+{
+    pipeline *p = user;
+    atomic_store(&p->req_variant, (int)variant);
+    atomic_store(&p->req_algo, (int)algo);
+    return 0;
+}
+
+static int ctl_snapshot(void *user, const char *path, char *err, size_t errlen)
+{
+    pipeline *p = user;
+    if (!path || !path[0] || strlen(path) >= PC_PATH_LEN) {
+        snprintf(err, errlen, "snapshot needs a path shorter than %d bytes", PC_PATH_LEN);
+        return -1;
+    }
+    pthread_mutex_lock(&p->snap_lock);
+    snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
+    pthread_mutex_unlock(&p->snap_lock);
+    return 0;
+}
+
+static int ctl_idr(void *user, char *err, size_t errlen)
+{
+    pipeline *p = user;
+#if PANOCAP_HAVE_FFMPEG
+    if (p->have_encoder) {
+        pc_encoder_request_idr(p->enc);
+        return 0;
+    }
+#endif
+    snprintf(err, errlen, "no encoder is running (--output null)");
+    return -1;
+}
+
+static int ctl_reload(void *user, char *err, size_t errlen)
+{
+    pipeline *p = user;
+    pc_signals_request(p->d->signals, PC_SIG_RELOAD);
+    return 0;
+}
+
+void pl_control_ops(pipeline *p, pc_control_ops *ops)
+{
+    *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
+                            .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload};
+}

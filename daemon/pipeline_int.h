@@ -1,0 +1,146 @@
+/* pipeline_int.h - the pipeline's private state and the calls between its
+ * files (daemon/pipeline*.c); nothing outside daemon/pipeline*.c includes it.
+ *
+ * Files, one per thread:
+ *   pipeline.c          set-up, the main thread's run loop, teardown
+ *   pipeline_stage.c    stage thread: capture -> debayer into a picture slot
+ *   pipeline_encoder.c  encoder thread: slot -> encoder; per-frame times
+ *   pipeline_reload.c   main thread: configuration reload
+ *   pipeline_control.c  control thread: the control socket's callbacks
+ */
+#ifndef PANOCAP_PIPELINE_INT_H
+#define PANOCAP_PIPELINE_INT_H
+
+#include "pipeline.h"
+
+#include "capture.h"
+#include "clock.h"
+#include "control.h"
+#include "debayer.h"
+#include "image.h"
+#include "panocap_config.h"
+#include "stats.h"
+#if PANOCAP_HAVE_CUDA
+#include "debayer_cuda.h"
+#endif
+#if PANOCAP_HAVE_FFMPEG
+#include "encode.h"
+#endif
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_SLOTS 8
+#define TIMES_RING 128
+
+typedef struct job {
+    int slot;        /* picture slot, -1 = end of stream */
+    uint64_t index;  /* frame-set number */
+    int64_t pts_ns;
+    int64_t complete_ns, start_ns, nv12_ns;
+} job;
+
+/* Bounded FIFO of jobs or slot numbers (capacity MAX_SLOTS + 1). */
+typedef struct fifo {
+    job item[MAX_SLOTS + 2];
+    int head, count, cap;
+} fifo;
+
+typedef struct pending_times {
+    int used;
+    int outputs_left;
+    pc_frame_times t;
+    int64_t pts_ns;
+} pending_times;
+
+typedef struct pipeline {
+    pc_daemon *d;
+    pc_settings *s;
+    char err[512];
+
+    /* parts */
+    pc_stats *stats;
+    pc_capture *cap;
+    pc_control *ctl;
+    pc_raw_writer *raw;
+    int use_cuda;
+#if PANOCAP_HAVE_CUDA
+    pc_gpu *gpu;
+#endif
+    pc_cpu *cpu;
+    uint8_t *host_pano;   /* CPU backend: stacked panorama */
+    size_t host_pano_pitch;
+#if PANOCAP_HAVE_FFMPEG
+    pc_encoder *enc;
+#endif
+    int have_encoder;
+    int width, height, slab_h, ncam;
+    pc_cfa cfa;
+    double fps;
+
+    /* picture slots (device pictures for CUDA, host pictures for CPU) */
+    int nslots;
+    pc_picture pic[MAX_SLOTS];
+    pc_pixfmt fmt;
+
+    /* algorithm in force (stage thread), requests from other threads */
+    pc_algo_id algo;
+    pc_variant variant;
+    atomic_int req_algo;    /* -1: none */
+    atomic_int req_variant;
+    atomic_int req_idr;
+
+    /* snapshot request (control thread / --snapshot -> stage thread) */
+    pthread_mutex_t snap_lock;
+    char snap_path[PC_PATH_LEN];
+
+    /* queues between stage and encoder threads */
+    pthread_mutex_t q_lock;
+    pthread_cond_t q_cond;
+    fifo free_slots, ready;
+
+    /* per-frame times, keyed by pts (encoder + output threads) */
+    pthread_mutex_t t_lock;
+    pending_times times[TIMES_RING];
+
+    /* threads and state */
+    pthread_t stage_thr, enc_thr;
+    int stage_started, enc_started;
+    atomic_int stop;        /* 1: stop taking frame sets */
+    atomic_int stage_done, enc_done;
+    atomic_int failed;      /* a stage failed: exit 1 */
+    atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
+    atomic_int reopen_outputs;   /* reload changed the outputs: encoder thread reopens */
+    atomic_uint_fast64_t sets_taken, frames_done;
+    uint64_t sets_dropped_seen;
+    pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
+    pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
+    pthread_mutex_t metrics_lock;
+} pipeline;
+
+static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
+
+/* pipeline.c: queues between the stage and encoder threads */
+int pl_take(pipeline *p, fifo *q, job *out, int honour_stop);
+void pl_put(pipeline *p, fifo *q, job j);
+void pl_wake_all(pipeline *p);
+void pl_fail(pipeline *p, const char *what);
+
+/* pipeline_stage.c */
+int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant);
+void *pl_stage_main(void *arg);
+
+/* pipeline_encoder.c */
+int pl_open_encoder_or_null(pipeline *p);
+void *pl_encoder_main(void *arg);
+void pl_times_flush(pipeline *p);
+
+/* pipeline_reload.c */
+void pl_reload(pipeline *p);
+
+/* pipeline_control.c */
+void pl_control_ops(pipeline *p, pc_control_ops *ops);
+
+#endif

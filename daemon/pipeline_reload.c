@@ -1,0 +1,80 @@
+/* pipeline_reload.c - configuration reload (SIGHUP or the control
+ * socket's "reload"), on the main thread: re-reads the configuration,
+ * applies what can change live and hands the rest to the threads that own
+ * it (outputs -> encoder thread, algorithm -> stage thread). */
+#include "pipeline_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ reload */
+
+void pl_reload(pipeline *p)
+{
+    pc_daemon *d = p->d;
+    pc_notify_reloading(d->notify);
+    pc_settings *next = malloc(sizeof *next);
+    pc_settings_delta *delta = malloc(sizeof *delta);
+    pc_diag *diag = malloc(sizeof *diag);
+    if (!next || !delta || !diag) {
+        pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory");
+        goto out;
+    }
+    pc_diag_init(diag);
+    int rc = pc_cli_reload(d->cli, &d->settings, next, delta, diag);
+    for (int i = 0; i < diag->count; i++) {
+        char line[900];
+        pc_diag_format(&diag->item[i], line, sizeof line);
+        pc_log(&d->logger, diag->item[i].severity == PC_DIAG_ERROR ? PC_LOG_ERR : PC_LOG_WARNING, "%s", line);
+    }
+    if (rc != PC_EXIT_OK) {
+        pc_log(&d->logger, PC_LOG_ERR, "reload: configuration rejected, keeping the running settings");
+        goto out;
+    }
+    if (!delta->changes) {
+        pc_log(&d->logger, PC_LOG_NOTICE, "reload: nothing changed");
+        goto out;
+    }
+    char desc[2048];
+    pc_settings_diff_describe(delta, desc, sizeof desc);
+    pc_log(&d->logger, PC_LOG_NOTICE, "reload: %s", desc);
+    unsigned live = delta->live;
+    if (live & PC_LIVE_OUTPUTS) {
+        int was_null = !p->have_encoder, now_null = 1;
+        for (int i = 0; i < next->output_count; i++)
+            now_null &= pl_is_null_url(next->outputs[i].url);
+        if (was_null || now_null) {
+            pc_log(&d->logger, PC_LOG_WARNING, "reload: switching %s output null needs a restart "
+                   "(the running outputs stay)", was_null ? "from" : "to");
+            live &= ~PC_LIVE_OUTPUTS;
+            memcpy(next->outputs, d->settings.outputs, sizeof next->outputs);
+            next->output_count = d->settings.output_count;
+        }
+    }
+    if (live & PC_LIVE_BITRATE) {
+#if PANOCAP_HAVE_FFMPEG
+        char err[256];
+        if (p->have_encoder && pc_encoder_set_bitrate(p->enc, next->encode.bitrate, err, sizeof err)) {
+            pc_log(&d->logger, PC_LOG_WARNING, "reload: bitrate: %s", err);
+            next->encode.bitrate = d->settings.encode.bitrate;
+        }
+#endif
+    }
+    pc_settings_apply_live(&d->settings, next);
+    if (live & PC_LIVE_LOG_LEVEL)
+        d->logger.max_level = d->settings.daemon.log_level;
+    if (live & PC_LIVE_OUTPUTS)
+        atomic_store(&p->reopen_outputs, 1);
+    if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) {
+        atomic_store(&p->req_variant, d->settings.debayer.variant);
+        atomic_store(&p->req_algo, d->settings.debayer.algo);
+    }
+    if (delta->restart)
+        pc_log(&d->logger, PC_LOG_WARNING, "reload: %d changed setting%s need%s a restart to take effect",
+               delta->restart, delta->restart == 1 ? "" : "s", delta->restart == 1 ? "s" : "");
+out:
+    pc_notify_ready(d->notify, "reloaded");
+    free(next);
+    free(delta);
+    free(diag);
+}
