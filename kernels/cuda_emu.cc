@@ -119,9 +119,9 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     k.oy = src->cfa == PC_CFA_GBRG || src->cfa == PC_CFA_BGGR;
     k.wh = wh;
     k.ab = tmp.data();
-    k.uv = k.ab + 8 * wh;
-    k.g = k.ab + 12 * wh;
-    k.t = k.ab + 13 * wh;
+    k.uv = k.ab + 4 * wh;
+    k.g = k.ab + 8 * wh;
+    k.t = k.ab + 9 * wh;
     k.fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
     k.d0 = dst->plane[0];
     k.d1 = dst->plane[1];
@@ -138,11 +138,10 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     auto L = [](int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp) {
         return pc_emu::launch(grid, block, smem, [&]() {
             switch (kind) {
-            case PC_MLRI_K_AB: pc_mlri_ab_body<1>(kp); break;
-            case PC_MLRI_K_TENT: pc_mlri_tent_body<1>(kp); break;
+            case PC_MLRI_K_DIR: pc_mlri_dir_body(kp); break;
             case PC_MLRI_K_GREEN: pc_mlri_green_body(kp); break;
-            case PC_MLRI_K_ABRB: pc_mlri_ab_body<0>(kp); break;
-            case PC_MLRI_K_TENTRB: pc_mlri_tent_body<0>(kp); break;
+            case PC_MLRI_K_ABRB: pc_mlri_abrb_body(kp); break;
+            case PC_MLRI_K_TENTRB: pc_mlri_tentrb_body(kp); break;
             default: pc_mlri_final_body(kp); break;
             }
         });

@@ -11,11 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_ab(pc_mlri_kp k) { pc_mlri_ab_body<1>(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_tent(pc_mlri_kp k) { pc_mlri_tent_body<1>(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_dir(pc_mlri_kp k) { pc_mlri_dir_body(k); }
 __global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_green(pc_mlri_kp k) { pc_mlri_green_body(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_abrb(pc_mlri_kp k) { pc_mlri_ab_body<0>(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_tentrb(pc_mlri_kp k) { pc_mlri_tent_body<0>(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_abrb(pc_mlri_kp k) { pc_mlri_abrb_body(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_tentrb(pc_mlri_kp k) { pc_mlri_tentrb_body(k); }
 __global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_final(pc_mlri_kp k) { pc_mlri_final_body(k); }
 
 struct pc_mlri_gpu {
@@ -35,7 +34,17 @@ int pc_mlri_gpu_open(pc_mlri_gpu **out, int width, int height, char *err, size_t
     m->W = width;
     m->H = height;
     m->bytes = (size_t)PC_MLRI_GPU_PLANES * width * height * sizeof(float);
-    cudaError_t e = cudaMalloc((void **)&m->buf, m->bytes);
+    /* DIR keeps its staged products and a/b tiles in 80 KB of shared
+     * memory: above the 48 KB default, so opt in once (sm_70+). */
+    cudaError_t e = cudaFuncSetAttribute(pc_mlri_k_dir, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)pc_mlri_dir_smem());
+    if (e != cudaSuccess) {
+        pc_set_err(err, errlen, "cudaFuncSetAttribute(mlri dir kernel, %zu bytes of shared memory) failed: %s",
+                   pc_mlri_dir_smem(), cudaGetErrorString(e));
+        delete m;
+        return PC_EDEVICE;
+    }
+    e = cudaMalloc((void **)&m->buf, m->bytes);
     if (e != cudaSuccess) {
         pc_set_err(err, errlen, "cudaMalloc(%zu bytes of mlri temporaries, frame %dx%d) failed: %s", m->bytes,
                    width, height, cudaGetErrorString(e));
@@ -62,8 +71,7 @@ struct dev_launcher {
     int operator()(int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp)
     {
         switch (kind) {
-        case PC_MLRI_K_AB: pc_mlri_k_ab<<<grid, block, smem, s>>>(kp); break;
-        case PC_MLRI_K_TENT: pc_mlri_k_tent<<<grid, block, smem, s>>>(kp); break;
+        case PC_MLRI_K_DIR: pc_mlri_k_dir<<<grid, block, smem, s>>>(kp); break;
         case PC_MLRI_K_GREEN: pc_mlri_k_green<<<grid, block, smem, s>>>(kp); break;
         case PC_MLRI_K_ABRB: pc_mlri_k_abrb<<<grid, block, smem, s>>>(kp); break;
         case PC_MLRI_K_TENTRB: pc_mlri_k_tentrb<<<grid, block, smem, s>>>(kp); break;
@@ -99,9 +107,9 @@ int pc_mlri_gpu_run(pc_mlri_gpu *m, cudaStream_t s, const pc_kparams *kp, int kf
     k.oy = kp->oy;
     k.wh = (size_t)kp->W * kp->H;
     k.ab = m->buf;
-    k.uv = m->buf + 8 * k.wh;
-    k.g = m->buf + 12 * k.wh;
-    k.t = m->buf + 13 * k.wh;
+    k.uv = m->buf + 4 * k.wh;
+    k.g = m->buf + 8 * k.wh;
+    k.t = m->buf + 9 * k.wh;
     k.fmt = kfmt;
     k.d0 = kp->d0;
     k.d1 = kp->d1;
@@ -118,9 +126,9 @@ int pc_mlri_gpu_run(pc_mlri_gpu *m, cudaStream_t s, const pc_kparams *kp, int kf
     dev_launcher L;
     L.s = s;
     if (pc_mlri_sequence(L, k)) {
-        static const char *const names[] = {"ab-green", "tent-green", "green", "ab-rb", "tent-rb", "final"};
+        static const char *const names[] = {"dir", "green", "ab-rb", "tent-rb", "final"};
         pc_set_err(err, errlen, "mlri kernel %s launch failed: %s (frame %dx%d)",
-                   L.failed >= 0 && L.failed < 6 ? names[L.failed] : "?", cudaGetErrorString(L.error), kp->W, kp->H);
+                   L.failed >= 0 && L.failed < 5 ? names[L.failed] : "?", cudaGetErrorString(L.error), kp->W, kp->H);
         return PC_EDEVICE;
     }
     return 0;

@@ -3,15 +3,15 @@
  * docs/mlri.md). Compiled by nvcc (cuda_mlri.cu) and, after cuda_emu.h, as
  * host C++ for the emulation test (cuda_emu.cc), like cuda_kernel.cuh.
  *
- * Six kernels per frame (the reference's 24 row stages, fused):
- *   1. AB_GREEN(d)   d = h, v: guided-filter slope/intercept of all four
- *                    CFA classes at every pixel -> 8 planes
- *   2. TENT_GREEN(d) box means of a, b; own/other estimates -> u_d, v_d
- *   3. GREEN         colour differences, weights, full green -> g
- *   4. AB_RB         red and blue guided filters (11x11) -> 4 planes
- *   5. TENT_RB       tentative red and blue -> tR, tB
- *   6. FINAL         residual interpolation, rounding, RGB24/NV12/I420
- * (1 and 2 run once per direction: 8 launches.)
+ * Five kernels, six launches per frame (the reference's 24 row stages,
+ * fused):
+ *   1. DIR(d)    d = h, v: per CFA class, the guided filter's slope and
+ *                intercept (kept in shared memory), their window means and
+ *                the own/other estimates -> u_d, v_d
+ *   2. GREEN     colour differences, weights, full green -> g
+ *   3. AB_RB     red and blue guided filters (11x11) -> 4 planes
+ *   4. TENT_RB   tentative red and blue -> tR, tB
+ *   5. FINAL     residual interpolation, rounding, RGB24/NV12/I420
  *
  * Why this shape is fast:
  *  - Every box sum is separable and taken from shared memory: a CTA stages
@@ -42,10 +42,11 @@
 #include "cuda_common.cuh"
 #include "mlri_formulas.h"
 
-/* Tile: 128 columns (one per thread) x PC_MLRI_TH rows. 8 rows keep the
- * largest stage (AB_RB: 18 staged rows x 138 columns x 4 floats + column
- * sums, 42 KB) under the 48 KB of dynamic shared memory every GPU grants
- * without opt-in, so several CTAs share an SM. */
+/* Tile: 128 columns (one per thread) x PC_MLRI_TH rows. 8 rows keep AB_RB
+ * (18 staged rows x 138 columns x 4 floats + column sums, 42 KB) under the
+ * 48 KB of dynamic shared memory granted without opt-in, and DIR at 80 KB
+ * (opted in; two CTAs per SM on sm_80+), while the halo costs of the
+ * 6-row (DIR) and 10-row (AB_RB) staging stay below 2.5x. */
 #define PC_MLRI_NT 128
 #define PC_MLRI_TW 128
 #define PC_MLRI_TH 8
@@ -116,15 +117,135 @@ PC_DEV int pc_mlri_lo(int c, int r, int par)
     return (a & 1) != par ? a + 1 : a;
 }
 
-/* AB kernels. green = 1: AB_GREEN(kp.d), all four classes, radius 3,
- * writing planes 2c, 2c+1. green = 0: AB_RB, the red class (ox, oy) to
- * planes 0, 1 and the blue class to planes 2, 3, radius 5. */
-template <int GREEN>
-PC_DEV void pc_mlri_ab_body(const pc_mlri_kp &k)
+/* DIR(d): the whole directional green step of one direction for a tile,
+ * a and b never leaving shared memory (they would be 8 float planes, 64
+ * bytes per pixel written and read again per direction: the largest cost
+ * of the unfused form). The per-site products are staged once for the tile
+ * + 6 halo; then, per class pair (d = h: the two classes of the rows of one
+ * parity; d = v: of the columns of one parity), a and b for the tile + 3
+ * halo (column sums, then row sums, as the reference), then their window
+ * means for the tile's pixels of that parity and the own/other estimates
+ * u_d, v_d. Both passes reuse the same staged products. */
+#define PC_MLRI_DQR (PC_MLRI_TH + 4 * PC_MLRI_R_GREEN)
+#define PC_MLRI_DQS (PC_MLRI_TW + 4 * PC_MLRI_R_GREEN)
+#define PC_MLRI_DAR (PC_MLRI_TH + 2 * PC_MLRI_R_GREEN)
+#define PC_MLRI_DAS (PC_MLRI_TW + 2 * PC_MLRI_R_GREEN)
+
+PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
 {
-    const int R = GREEN ? PC_MLRI_R_GREEN : PC_MLRI_R_RB;
+    const int R = PC_MLRI_R_GREEN;
+    const int W = k.W, H = k.H, tid = threadIdx.x, d = k.d;
+    const int dx = d == 0, dy = d == 1;
+    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
+    const int ac0 = pc_mlri_imax(0, x0 - R), ac1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
+    const int ar0 = pc_mlri_imax(0, y0 - R), ar1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + R);
+    const int qc0 = pc_mlri_imax(0, ac0 - R), qc1 = pc_mlri_imin(W, ac1 + R);
+    const int qr0 = pc_mlri_imax(0, ar0 - R), qr1 = pc_mlri_imin(H, ar1 + R);
+    const int nqc = qc1 - qc0, nqr = qr1 - qr0, nac = ac1 - ac0;
+    PC_SMEM_DECL(smem);
+    float *q = (float *)smem;                              /* [4][DQR][DQS] */
+    float *V = q + 4 * PC_MLRI_DQR * PC_MLRI_DQS;          /* [2 slots][4][DQS] */
+    float *AB = V + 8 * PC_MLRI_DQS;                       /* [2 slots x (a, b)][DAR][DAS] */
+    float *V2 = AB + 4 * PC_MLRI_DAR * PC_MLRI_DAS;        /* [4][DAS] */
+    const int qplane = PC_MLRI_DQR * PC_MLRI_DQS, aplane = PC_MLRI_DAR * PC_MLRI_DAS;
+    for (int i = tid; i < nqr * nqc; i += PC_MLRI_NT) {
+        int xi = i % nqc, yi = i / nqc;
+        float qq[4];
+        pc_mlri_q(k, 1, dx, dy, qc0 + xi, qr0 + yi, qq);
+        for (int j = 0; j < 4; j++)
+            q[j * qplane + yi * PC_MLRI_DQS + xi] = qq[j];
+    }
+    __syncthreads();
+    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
+    for (int pass = 0; pass < 2; pass++) {
+        /* a, b of the pass's two classes (slot s: d = h (s, pass), d = v
+         * (pass, s)) on rows [ar0, ar1) x columns [ac0, ac1) */
+        for (int yr = ar0; yr < ar1; yr++) {
+            const int yb = pc_mlri_imin(H - 1, yr + R);
+            for (int xi = tid; xi < nqc; xi += PC_MLRI_NT) {
+                const int xq = qc0 + xi;
+                for (int sl = 0; sl < 2; sl++) {
+                    int px = d == 0 ? sl : pass, py = d == 0 ? pass : sl;
+                    if ((xq & 1) != px)
+                        continue;
+                    for (int j = 0; j < 4; j++) {
+                        float sm = 0;
+                        for (int yy = pc_mlri_lo(yr, R, py); yy <= yb; yy += 2)
+                            sm += q[j * qplane + (yy - qr0) * PC_MLRI_DQS + xi];
+                        V[(sl * 4 + j) * PC_MLRI_DQS + xi] = sm;
+                    }
+                }
+            }
+            __syncthreads();
+            for (int xi = tid; xi < nac; xi += PC_MLRI_NT) {
+                const int xr = ac0 + xi, xb = pc_mlri_imin(W - 1, xr + R);
+                for (int sl = 0; sl < 2; sl++) {
+                    int px = d == 0 ? sl : pass, py = d == 0 ? pass : sl;
+                    int ya = pc_mlri_lo(yr, R, py), xa = pc_mlri_lo(xr, R, px);
+                    int ny = ya <= yb ? (yb - ya) / 2 + 1 : 0, nx = xa <= xb ? (xb - xa) / 2 + 1 : 0;
+                    float sm[4] = {0, 0, 0, 0};
+                    for (int xx = xa; xx <= xb; xx += 2)
+                        for (int j = 0; j < 4; j++)
+                            sm[j] += V[(sl * 4 + j) * PC_MLRI_DQS + xx - qc0];
+                    int n = nx * ny;
+                    float a, b;
+                    pc_mlri_ab((float)(n ? n : 1), sm[0], sm[1], sm[2], sm[3], &a, &b);
+                    AB[(2 * sl) * aplane + (yr - ar0) * PC_MLRI_DAS + xi] = a;
+                    AB[(2 * sl + 1) * aplane + (yr - ar0) * PC_MLRI_DAS + xi] = b;
+                }
+            }
+            __syncthreads();
+        }
+        /* window means and the estimates for the tile's pixels of this pass */
+        for (int y = y0; y < yend; y++) {
+            if (d == 0 && (y & 1) != pass)
+                continue; /* uniform over the block */
+            const int ya = pc_mlri_imax(0, y - R), yb = pc_mlri_imin(H - 1, y + R), ny = yb - ya + 1;
+            for (int xi = tid; xi < nac; xi += PC_MLRI_NT)
+                for (int pl = 0; pl < 4; pl++) {
+                    float sm = 0;
+                    for (int yy = ya; yy <= yb; yy++)
+                        sm += AB[pl * aplane + (yy - ar0) * PC_MLRI_DAS + xi];
+                    V2[pl * PC_MLRI_DAS + xi] = sm;
+                }
+            __syncthreads();
+            const int x = x0 + tid;
+            if (x < W && (d == 0 || (x & 1) == pass)) {
+                const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
+                const float n = (float)((xb - xa + 1) * ny);
+                const size_t o = (size_t)y * W + x;
+                for (int sl = 0; sl < 2; sl++) {
+                    int px = d == 0 ? sl : pass, py = d == 0 ? pass : sl;
+                    float sa = 0, sb = 0;
+                    for (int xx = xa; xx <= xb; xx++) {
+                        sa += V2[(2 * sl) * PC_MLRI_DAS + xx - ac0];
+                        sb += V2[(2 * sl + 1) * PC_MLRI_DAS + xx - ac0];
+                    }
+                    float ma = sa / n, mb = sb / n;
+                    int own = (x & 1) == px && (y & 1) == py;
+                    float gv = own ? pc_mlri_gd(k, x, y, dx, dy) : pc_mlri_raw(k, x, y);
+                    k.uv[(size_t)(2 * d + !own) * k.wh + o] = pc_mlri_clip(ma * gv + mb);
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+PC_HD size_t pc_mlri_dir_smem(void)
+{
+    return ((size_t)4 * PC_MLRI_DQR * PC_MLRI_DQS + 8 * PC_MLRI_DQS + 4 * PC_MLRI_DAR * PC_MLRI_DAS +
+            4 * PC_MLRI_DAS) *
+           sizeof(float);
+}
+
+/* AB_RB: a and b of the red class (ox, oy) to planes 0, 1 and of the blue
+ * class to planes 2, 3, radius 5, at every pixel (written to global memory:
+ * the 11x11 window means of TENT_RB would need a 10-row halo of them). */
+PC_DEV void pc_mlri_abrb_body(const pc_mlri_kp &k)
+{
+    const int R = PC_MLRI_R_RB;
     const int W = k.W, H = k.H, tid = threadIdx.x;
-    const int dx = GREEN && k.d == 0, dy = GREEN && k.d == 1;
     const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
     const int cx0 = pc_mlri_imax(0, x0 - R), cx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
     const int ry0 = pc_mlri_imax(0, y0 - R), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + R);
@@ -133,14 +254,13 @@ PC_DEV void pc_mlri_ab_body(const pc_mlri_kp &k)
     float *q = (float *)smem; /* [4][nrows][QS] */
     const int qplane = (PC_MLRI_TH + 2 * R) * PC_MLRI_QS;
     float *V = q + 4 * qplane; /* [2 row parities][4][QS] */
-    /* Stage the products of every site of the tile + halo (AB_RB: only
-     * red and blue sites are ever summed). */
+    /* Stage the products of the red and blue sites of the tile + halo. */
     for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
         int xi = i % ncols, yi = i / ncols, x = cx0 + xi, y = ry0 + yi;
-        if (!GREEN && (((x ^ k.ox) & 1) != ((y ^ k.oy) & 1)))
+        if (((x ^ k.ox) & 1) != ((y ^ k.oy) & 1))
             continue;
         float qq[4];
-        pc_mlri_q(k, GREEN, dx, dy, x, y, qq);
+        pc_mlri_q(k, 0, 0, 0, x, y, qq);
         for (int j = 0; j < 4; j++)
             q[j * qplane + yi * PC_MLRI_QS + xi] = qq[j];
     }
@@ -148,11 +268,10 @@ PC_DEV void pc_mlri_ab_body(const pc_mlri_kp &k)
     const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
     for (int y = y0; y < yend; y++) {
         const int yb = pc_mlri_imin(H - 1, y + R);
-        /* Column sums over the rows of each parity (AB_RB: the parity of
-         * the class that lives in this column). */
+        /* Column sums over the rows of the class living in this column. */
         for (int xi = tid; xi < ncols; xi += PC_MLRI_NT) {
             for (int py = 0; py < 2; py++) {
-                if (!GREEN && py != (((cx0 + xi) ^ k.ox ^ k.oy) & 1))
+                if (py != (((cx0 + xi) ^ k.ox ^ k.oy) & 1))
                     continue;
                 for (int j = 0; j < 4; j++) {
                     float s = 0;
@@ -166,8 +285,8 @@ PC_DEV void pc_mlri_ab_body(const pc_mlri_kp &k)
         const int x = x0 + tid;
         if (x < W) {
             const int xb = pc_mlri_imin(W - 1, x + R);
-            for (int c = 0; c < (GREEN ? 4 : 2); c++) {
-                int px = GREEN ? c & 1 : k.ox ^ c, py = GREEN ? c >> 1 : k.oy ^ c;
+            for (int c = 0; c < 2; c++) {
+                int px = k.ox ^ c, py = k.oy ^ c;
                 int ya = pc_mlri_lo(y, R, py), xa = pc_mlri_lo(x, R, px);
                 int ny = ya <= yb ? (yb - ya) / 2 + 1 : 0, nx = xa <= xb ? (xb - xa) / 2 + 1 : 0;
                 float s[4] = {0, 0, 0, 0};
@@ -186,37 +305,29 @@ PC_DEV void pc_mlri_ab_body(const pc_mlri_kp &k)
     }
 }
 
-PC_HD size_t pc_mlri_ab_smem(int green)
+PC_HD size_t pc_mlri_abrb_smem(void)
 {
-    int R = green ? PC_MLRI_R_GREEN : PC_MLRI_R_RB;
-    return (size_t)(4 * (PC_MLRI_TH + 2 * R) + 8) * PC_MLRI_QS * sizeof(float);
+    return (size_t)(4 * (PC_MLRI_TH + 2 * PC_MLRI_R_RB) + 8) * PC_MLRI_QS * sizeof(float);
 }
 
-/* TENT kernels: window means of a and b (radius R, all pixels), column
- * sums first. green = 1 (TENT_GREEN(kp.d)): the two classes of the pixel's
- * row (d = h) or column (d = v); the own class gives u with the
- * directional guide, the other v with the raw sample. green = 0
- * (TENT_RB): red and blue with the full green as the guide. */
-template <int GREEN>
-PC_DEV void pc_mlri_tent_body(const pc_mlri_kp &k)
+/* TENT_RB: window means (11x11, column sums first) of red's and blue's a
+ * and b, and the tentative red and blue with the full green as the guide. */
+PC_DEV void pc_mlri_tentrb_body(const pc_mlri_kp &k)
 {
-    const int R = GREEN ? PC_MLRI_R_GREEN : PC_MLRI_R_RB;
-    const int W = k.W, H = k.H, tid = threadIdx.x, d = k.d;
+    const int R = PC_MLRI_R_RB;
+    const int W = k.W, H = k.H, tid = threadIdx.x;
     const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
     const int cx0 = pc_mlri_imax(0, x0 - R), cx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
     const int ncols = cx1 - cx0;
-    const int nplanes = GREEN ? 8 : 4;
+    const int nplanes = 4;
     PC_SMEM_DECL(smem);
-    float *V = (float *)smem; /* [8][QS] */
+    float *V = (float *)smem; /* [4][QS] */
     const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
     for (int y = y0; y < yend; y++) {
         const int ya = pc_mlri_imax(0, y - R), yb = pc_mlri_imin(H - 1, y + R), ny = yb - ya + 1;
         for (int xi = tid; xi < ncols; xi += PC_MLRI_NT) {
             const size_t col = (size_t)(cx0 + xi);
             for (int pl = 0; pl < nplanes; pl++) {
-                /* d = h only needs the classes of this row's parity */
-                if (GREEN && d == 0 && ((pl >> 2) & 1) != (y & 1))
-                    continue;
                 const float *P = k.ab + (size_t)pl * k.wh + col;
                 float s = 0;
                 for (int yy = ya; yy <= yb; yy++)
@@ -230,28 +341,21 @@ PC_DEV void pc_mlri_tent_body(const pc_mlri_kp &k)
             const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
             const float n = (float)((xb - xa + 1) * ny);
             const size_t o = (size_t)y * W + x;
-            for (int i = 0; i < 2; i++) {
-                int c = GREEN ? (d == 0 ? (y & 1) * 2 + i : (x & 1) + 2 * i) : i;
+            for (int c = 0; c < 2; c++) {
                 float sa = 0, sb = 0;
                 for (int xx = xa; xx <= xb; xx++) {
                     sa += V[(2 * c) * PC_MLRI_QS + xx - cx0];
                     sb += V[(2 * c + 1) * PC_MLRI_QS + xx - cx0];
                 }
                 float ma = sa / n, mb = sb / n;
-                if (GREEN) {
-                    int own = (x & 1) == (c & 1) && (y & 1) == (c >> 1);
-                    float gv = own ? pc_mlri_gd(k, x, y, d == 0, d == 1) : pc_mlri_raw(k, x, y);
-                    k.uv[(size_t)(2 * d + !own) * k.wh + o] = pc_mlri_clip(ma * gv + mb);
-                } else {
-                    k.t[(size_t)c * k.wh + o] = pc_mlri_clip(ma * k.g[o] + mb);
-                }
+                k.t[(size_t)c * k.wh + o] = pc_mlri_clip(ma * k.g[o] + mb);
             }
         }
         __syncthreads();
     }
 }
 
-PC_HD size_t pc_mlri_tent_smem(void) { return (size_t)8 * PC_MLRI_QS * sizeof(float); }
+PC_HD size_t pc_mlri_tentrb_smem(void) { return (size_t)4 * PC_MLRI_QS * sizeof(float); }
 
 /* GREEN: colour differences of both directions for the tile + 4 halo
  * (in-image coordinates; every read index is mirrored exactly as in the
@@ -399,10 +503,9 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
 
 /* The launch sequence, shared by the device host code (cuda_mlri.cu) and
  * the emulation (cuda_emu.cc). L(kind, grid, block, smem, kp) launches one
- * kernel: kind 0 = AB green, 1 = TENT green, 2 = GREEN, 3 = AB rb,
- * 4 = TENT rb, 5 = FINAL. Returns the first nonzero L result. */
-enum { PC_MLRI_K_AB = 0, PC_MLRI_K_TENT, PC_MLRI_K_GREEN, PC_MLRI_K_ABRB, PC_MLRI_K_TENTRB, PC_MLRI_K_FINAL };
-#define PC_MLRI_LAUNCHES 8
+ * kernel (PC_MLRI_K_*). Returns the first nonzero L result. */
+enum { PC_MLRI_K_DIR = 0, PC_MLRI_K_GREEN, PC_MLRI_K_ABRB, PC_MLRI_K_TENTRB, PC_MLRI_K_FINAL };
+#define PC_MLRI_LAUNCHES 6
 
 template <class L>
 int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
@@ -412,22 +515,21 @@ int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
     int rc;
     for (int d = 0; d < 2; d++) {
         kp.d = d;
-        if ((rc = launch(PC_MLRI_K_AB, tiles, blk, pc_mlri_ab_smem(1), kp)))
-            return rc;
-        if ((rc = launch(PC_MLRI_K_TENT, tiles, blk, pc_mlri_tent_smem(), kp)))
+        if ((rc = launch(PC_MLRI_K_DIR, tiles, blk, pc_mlri_dir_smem(), kp)))
             return rc;
     }
     if ((rc = launch(PC_MLRI_K_GREEN, tiles, blk, pc_mlri_green_smem(), kp)))
         return rc;
-    if ((rc = launch(PC_MLRI_K_ABRB, tiles, blk, pc_mlri_ab_smem(0), kp)))
+    if ((rc = launch(PC_MLRI_K_ABRB, tiles, blk, pc_mlri_abrb_smem(), kp)))
         return rc;
-    if ((rc = launch(PC_MLRI_K_TENTRB, tiles, blk, pc_mlri_tent_smem(), kp)))
+    if ((rc = launch(PC_MLRI_K_TENTRB, tiles, blk, pc_mlri_tentrb_smem(), kp)))
         return rc;
     dim3 blocks((kp.W / 2 + PC_MLRI_NT - 1) / PC_MLRI_NT, kp.H / 2);
     return launch(PC_MLRI_K_FINAL, blocks, blk, 0, kp);
 }
 
-/* Device temporaries: 8 + 4 + 1 + 2 float planes. */
-#define PC_MLRI_GPU_PLANES 15
+/* Device temporaries: a/b of red and blue (4), u/v of both directions (4),
+ * green (1), tentative red and blue (2) float planes. */
+#define PC_MLRI_GPU_PLANES 11
 
 #endif
