@@ -9,16 +9,18 @@
  * so n threads means n-1 pool threads. Because the pass code is the same,
  * the output is bit-identical to pc_ref_debayer.
  *
- * MLRI (mlri.h) runs the same way over its own float planes and stages,
- * with a private scratch row buffer per band; its temporaries (28 bytes per
- * pixel plus 16 bytes per column and thread) are allocated in pc_cpu_open
- * too, so switching to it costs nothing.
+ * An algorithm with its own code (algo_impl.h) runs its cpu_run, which
+ * hands bands to the same threads through pc_cpu_parallel (or its
+ * reference when it has no cpu_run).
  *
  * One pc_cpu_debayer call at a time per context (calls are serialised by a
- * mutex); nothing is allocated after pc_cpu_open.
+ * mutex); nothing is allocated after pc_cpu_open, except the scratch of an
+ * own-code algorithm that needs more than the stencil temporaries (once,
+ * by pc_cpu_prepare or its first frame).
  */
 #include "reference_passes.h"
-#include "mlri.h"
+
+#include "algo_impl.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -33,8 +35,6 @@ struct pc_cpu {
     int width, height;
     uint8_t *temp;
     size_t temp_bytes;
-    float *mtemp;        /* MLRI planes, then one scratch per thread */
-    size_t mplane_floats, mscratch_floats;
 
     pthread_t *threads; /* nthreads - 1 pool threads */
     int started;        /* how many of them were created */
@@ -44,11 +44,11 @@ struct pc_cpu {
     int have_barrier;
     uint64_t gen; /* incremented per frame, under mu */
     int quit;
+    pc_band_fn task; /* with gen, under mu: NULL = the job's passes, else pc_cpu_parallel's */
+    void *task_arg;
 
     pthread_mutex_t call_mu; /* one frame at a time */
     pc_job job;              /* the frame being processed */
-    int is_mlri;             /* this frame runs mjob instead of job */
-    pc_mlri_job mjob;
 };
 
 typedef struct worker_arg {
@@ -62,20 +62,7 @@ static void run_band(pc_cpu *cpu, int index)
      * setting up the next frame in cpu->job. */
     const pc_job jobcopy = cpu->job;
     const pc_job *job = &jobcopy;
-    int n = cpu->nthreads;
-    if (cpu->is_mlri) {
-        const pc_mlri_job mj = cpu->mjob;
-        int pairs = mj.h / 2;
-        int y0 = 2 * (int)((int64_t)pairs * index / n);
-        int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
-        float *scratch = cpu->mtemp + cpu->mplane_floats + (size_t)index * cpu->mscratch_floats;
-        for (int s = 0; s < PC_MLRI_STAGES; s++) {
-            pc_mlri_stage(&mj, s, y0, y1, scratch);
-            pthread_barrier_wait(&cpu->bar);
-        }
-        return;
-    }
-    int pairs = job->h / 2;
+    int pairs = job->h / 2, n = cpu->nthreads;
     int y0 = 2 * (int)((int64_t)pairs * index / n);
     int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
     for (int p = 0; p < job->npasses; p++) {
@@ -97,10 +84,17 @@ static void *worker_main(void *p)
             pthread_cond_wait(&cpu->cv, &cpu->mu);
         int quit = cpu->quit;
         seen = cpu->gen;
+        pc_band_fn task = cpu->task;
+        void *task_arg = cpu->task_arg;
         pthread_mutex_unlock(&cpu->mu);
         if (quit)
             return NULL;
-        run_band(cpu, index);
+        if (task) {
+            task(task_arg, index, cpu->nthreads);
+            pthread_barrier_wait(&cpu->bar);
+        } else {
+            run_band(cpu, index);
+        }
     }
 }
 
@@ -136,19 +130,8 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
         free(cpu);
         return PC_ENOMEM;
     }
-    cpu->mplane_floats = PC_MLRI_PLANES * (size_t)width * (size_t)height;
-    cpu->mscratch_floats = pc_mlri_scratch_floats(width);
-    size_t mbytes = (cpu->mplane_floats + (size_t)threads * cpu->mscratch_floats) * sizeof(float);
-    if (posix_memalign((void **)&cpu->mtemp, 64, mbytes) != 0) {
-        pc_set_err(err, errlen, "CPU backend %dx%d: cannot allocate %zu bytes of mlri temporaries",
-                   width, height, mbytes);
-        free(cpu->temp);
-        free(cpu);
-        return PC_ENOMEM;
-    }
     /* Touch the temporaries once so the first frame does not page-fault. */
     memset(cpu->temp, 0, cpu->temp_bytes);
-    memset(cpu->mtemp, 0, mbytes);
     pthread_mutex_init(&cpu->mu, NULL);
     pthread_mutex_init(&cpu->call_mu, NULL);
     pthread_cond_init(&cpu->cv, NULL);
@@ -188,6 +171,72 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
     return PC_OK;
 }
 
+void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg)
+{
+    if (cpu->nthreads == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&cpu->mu);
+    cpu->task = fn;
+    cpu->task_arg = arg;
+    cpu->gen++;
+    pthread_cond_broadcast(&cpu->cv);
+    pthread_mutex_unlock(&cpu->mu);
+    fn(arg, 0, cpu->nthreads);
+    pthread_barrier_wait(&cpu->bar); /* every band returned */
+}
+
+/* Grows the scratch to what d needs for width x height (under call_mu). */
+static int reserve_temp(pc_cpu *cpu, const pc_algo_desc *d, int width, int height, char *err, size_t errlen)
+{
+    size_t need = d->impl && d->impl->temp_bytes ? d->impl->temp_bytes(width, height) : 0;
+    if (need <= cpu->temp_bytes)
+        return PC_OK;
+    uint8_t *t = NULL;
+    if (posix_memalign((void **)&t, 64, need) != 0) {
+        pc_set_err(err, errlen, "CPU backend %dx%d, %s: cannot allocate %zu bytes of scratch", width, height, d->name,
+                   need);
+        return PC_ENOMEM;
+    }
+    memset(t, 0, need);
+    free(cpu->temp);
+    cpu->temp = t;
+    cpu->temp_bytes = need;
+    return PC_OK;
+}
+
+int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen)
+{
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (!cpu || !d) {
+        pc_set_err(err, errlen, "pc_cpu_prepare: %s", cpu ? "unknown algorithm" : "context is NULL");
+        return PC_EINVAL;
+    }
+    pthread_mutex_lock(&cpu->call_mu);
+    int rc = reserve_temp(cpu, d, cpu->width, cpu->height, err, errlen);
+    pthread_mutex_unlock(&cpu->call_mu);
+    return rc;
+}
+
+/* An algorithm with its own code: its cpu_run on the pool, or its
+ * reference on this thread. */
+static int own_debayer(pc_cpu *cpu, const pc_algo_desc *d, const pc_bayer *src, const pc_picture *dst, char *err,
+                       size_t errlen)
+{
+    int rc = pc_debayer_check(d->id, src, dst, err, errlen);
+    if (rc)
+        return rc;
+    if (!d->impl->cpu_run)
+        return d->impl->ref_run(src, dst, err, errlen);
+    pthread_mutex_lock(&cpu->call_mu);
+    rc = reserve_temp(cpu, d, src->width, src->height, err, errlen);
+    if (!rc)
+        rc = d->impl->cpu_run(cpu, cpu->temp, src, dst, err, errlen);
+    pthread_mutex_unlock(&cpu->call_mu);
+    return rc;
+}
+
 int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen)
 {
@@ -203,33 +252,24 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
                    cpu->width, cpu->height, src->width, src->height);
         return PC_EINVAL;
     }
-    /* MLRI's per-thread scratch rows are as wide as the opened width. */
-    if (algo == PC_ALGO_MLRI && src && src->width > cpu->width) {
-        pc_set_err(err, errlen, "CPU backend opened for %dx%d cannot take a %dx%d mlri frame (wider)",
-                   cpu->width, cpu->height, src->width, src->height);
-        return PC_EINVAL;
-    }
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl)
+        return own_debayer(cpu, d, src, dst, err, errlen);
     pthread_mutex_lock(&cpu->call_mu);
     pc_job job;
-    memset(&job, 0, sizeof job);
-    int is_mlri = algo == PC_ALGO_MLRI;
-    int rc = is_mlri ? pc_mlri_setup(&cpu->mjob, src, dst, cpu->mtemp, cpu->mplane_floats, err, errlen)
-                     : pc_job_setup(&job, algo, src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
+    int rc = pc_job_setup(&job, algo, src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
     if (rc) {
         pthread_mutex_unlock(&cpu->call_mu);
         return rc;
     }
     cpu->job = job;
-    cpu->is_mlri = is_mlri;
     if (cpu->nthreads > 1) {
         pthread_mutex_lock(&cpu->mu);
+        cpu->task = NULL;
         cpu->gen++;
         pthread_cond_broadcast(&cpu->cv);
         pthread_mutex_unlock(&cpu->mu);
         run_band(cpu, 0); /* returns after the last barrier: all bands done */
-    } else if (is_mlri) {
-        for (int s = 0; s < PC_MLRI_STAGES; s++)
-            pc_mlri_stage(&cpu->mjob, s, 0, cpu->mjob.h, cpu->mtemp + cpu->mplane_floats);
     } else {
         for (int p = 0; p < job.npasses; p++)
             pc_job_pass(&cpu->job, p, 0, job.h);
@@ -257,6 +297,5 @@ void pc_cpu_close(pc_cpu *cpu)
     pthread_mutex_destroy(&cpu->mu);
     pthread_mutex_destroy(&cpu->call_mu);
     free(cpu->temp);
-    free(cpu->mtemp);
     free(cpu);
 }

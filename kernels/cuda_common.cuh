@@ -29,6 +29,8 @@
 
 #include <stdint.h>
 
+#include "debayer.h" /* pc_pixfmt, pc_variant: the kernels' FMT and VAR template arguments */
+
 #ifdef __CUDACC__
 #define PC_DEV __device__ __forceinline__
 #define PC_KERNEL __global__
@@ -62,9 +64,6 @@
 #define PC_TH_MAX 64
 /* Shared-memory row stride of the raw tile, in elements. */
 #define PC_SR (PC_TW + 2 * PC_HX)
-
-enum { PC_KFMT_NV12 = 0, PC_KFMT_I420 = 1, PC_KFMT_RGB24 = 2 };
-enum { PC_KVAR_2PX = 0, PC_KVAR_4PX = 1 };
 
 /* Everything a kernel needs, passed by value (graph kernel nodes get a new
  * copy per frame through cudaGraphExecKernelNodeSetParams). */

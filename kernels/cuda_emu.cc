@@ -11,6 +11,15 @@
 
 #include <stdio.h>
 
+template <class A, int VAR>
+static void kernel_of(int fmt, const pc_kparams &kp)
+{
+    if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
+    else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
+    else pc_debayer_kernel<A, VAR, PC_FMT_RGB24>(kp);
+}
+
+/* var: PC_VARIANT_2PX/4PX; fmt: pc_pixfmt. */
 template <class A>
 static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
 {
@@ -18,27 +27,60 @@ static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
      * CTAs walk several tiles and the prefetch path is exercised. */
     int ntiles = ((W + PC_TW - 1) / PC_TW) * ((H + th - 1) / th);
     dim3 grid(ntiles < 3 ? ntiles : 3);
-    size_t smem = var ? pc_kernel_smem<A, PC_KVAR_4PX>(th) : pc_kernel_smem<A, PC_KVAR_2PX>(th);
+    const bool v4 = var == PC_VARIANT_4PX;
+    size_t smem = v4 ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th);
     return pc_emu::launch(grid, dim3(PC_NT), smem, [&]() {
-        if (var) {
-            if (fmt == PC_KFMT_NV12) pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_NV12>(kp);
-            else if (fmt == PC_KFMT_I420) pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_I420>(kp);
-            else pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_RGB24>(kp);
-        } else {
-            if (fmt == PC_KFMT_NV12) pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_NV12>(kp);
-            else if (fmt == PC_KFMT_I420) pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_I420>(kp);
-            else pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_RGB24>(kp);
-        }
+        if (v4)
+            kernel_of<A, PC_VARIANT_4PX>(fmt, kp);
+        else
+            kernel_of<A, PC_VARIANT_2PX>(fmt, kp);
     });
+}
+
+/* The emulated kernel of every algorithm, indexed by pc_algo_id (the same
+ * fused kernels as the CUDA table in debayer_cuda.cu); run = nullptr for
+ * an algorithm with its own CUDA implementation, which is not emulated. */
+struct emu_algo {
+    pc_algo_id id;
+    int (*run)(int var, int fmt, int th, const pc_kparams &kp, int W, int H);
+};
+static constexpr emu_algo emu_algos[] = {
+    {PC_ALGO_BILINEAR, run<pc_alg_bilinear>},
+    {PC_ALGO_SMOOTH_HUE, run<pc_alg_smoothhue>},
+    {PC_ALGO_HQ_LINEAR, run<pc_alg_hqlinear>},
+    {PC_ALGO_EDGE, run<pc_alg_edge>},
+    {PC_ALGO_HOMOGENEOUS_EDGE, run<pc_alg_hed>},
+    {PC_ALGO_WD_ORIGINAL, run<pc_alg_wdorig>},
+    {PC_ALGO_WD_MODIFIED, run<pc_alg_wdmod>},
+    {PC_ALGO_MLRI, nullptr}, /* own kernels: pc_emu_mlri */
+};
+static_assert(sizeof emu_algos / sizeof emu_algos[0] == PC_ALGO_COUNT,
+              "emu_algos needs one entry per pc_algo_id (debayer.h)");
+static constexpr bool emu_algos_in_order()
+{
+    for (int i = 0; i < PC_ALGO_COUNT; i++)
+        if (emu_algos[i].id != i)
+            return false;
+    return true;
+}
+static_assert(emu_algos_in_order(), "emu_algos: entries in pc_algo_id order");
+
+extern "C" int pc_emu_supports(pc_algo_id algo)
+{
+    return (unsigned)algo < PC_ALGO_COUNT && emu_algos[algo].run != nullptr;
 }
 
 extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                               const pc_picture *dst, char *err, size_t errlen)
 {
     const int W = src->width, H = src->height;
-    if (th < 4 || (th & 3) || variant == PC_VARIANT_AUTO) {
+    if (th < 4 || (th & 3) || (variant != PC_VARIANT_2PX && variant != PC_VARIANT_4PX)) {
         snprintf(err, errlen, "pc_emu_debayer: bad tile height %d or variant", th);
         return PC_EINVAL;
+    }
+    if (!pc_emu_supports(algo)) {
+        snprintf(err, errlen, "pc_emu_debayer: algorithm %d has no fused kernel to emulate", (int)algo);
+        return PC_ENOTSUP;
     }
     /* Like a device input slot: 16-byte aligned, a pitch multiple of 16,
      * and mirrored margins of PC_HX bytes left and up to 16 bytes past the
@@ -78,19 +120,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         kp.cr[i] = yc.cr[i];
     }
     kp.yoff = yc.y_offset;
-    int fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
-    int var = variant == PC_VARIANT_4PX;
-    int rc;
-    switch (algo) {
-    case PC_ALGO_BILINEAR: rc = run<pc_alg_bilinear>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_SMOOTH_HUE: rc = run<pc_alg_smoothhue>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_HQ_LINEAR: rc = run<pc_alg_hqlinear>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_EDGE: rc = run<pc_alg_edge>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_HOMOGENEOUS_EDGE: rc = run<pc_alg_hed>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_WD_ORIGINAL: rc = run<pc_alg_wdorig>(var, fmt, th, kp, W, H); break;
-    case PC_ALGO_WD_MODIFIED: rc = run<pc_alg_wdmod>(var, fmt, th, kp, W, H); break;
-    default: rc = -1;
-    }
+    int rc = emu_algos[algo].run(variant, dst->fmt, th, kp, W, H);
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
@@ -122,7 +152,7 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     k.uv = k.ab + 4 * wh;
     k.g = k.ab + 8 * wh;
     k.t = k.ab + 9 * wh;
-    k.fmt = dst->fmt == PC_FMT_NV12 ? PC_KFMT_NV12 : dst->fmt == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
+    k.fmt = dst->fmt;
     k.d0 = dst->plane[0];
     k.d1 = dst->plane[1];
     k.d2 = dst->plane[2];

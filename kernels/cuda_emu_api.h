@@ -9,6 +9,10 @@
 extern "C" {
 #endif
 
+/* 1 when algo has a fused CUDA kernel that the emulation runs; 0 for an
+ * algorithm with its own CUDA implementation (cuda_launch.h). */
+int pc_emu_supports(pc_algo_id algo);
+
 /* Runs the CUDA kernel of algo/variant with tile height th on the CPU. */
 int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);

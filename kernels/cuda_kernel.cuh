@@ -210,9 +210,9 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
     const int dyb = p.oy ? -8 : 8;
     /* normalised top row (the R row) -> image row yb + oy */
-    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_KFMT_RGB24 ? 3 * xl : xl);
+    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_FMT_RGB24 ? 3 * xl : xl);
     const long long ydown = p.oy ? -(long long)p.p0 : (long long)p.p0, ystep = (long long)dyb * p.p0;
-    uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_KFMT_NV12 ? xl : xl >> 1);
+    uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_FMT_NV12 ? xl : xl >> 1);
     uint8_t *c2 = p.d2 + (long long)(yb >> 1) * p.p2 + (xl >> 1);
     const long long c1step = (long long)(dyb >> 1) * p.p1, c2step = (long long)(dyb >> 1) * p.p2;
     const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
@@ -225,7 +225,7 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
         pc_quad<A> qa, qb;
         pc_pair<A>::compute(pl, off, qa, qb);
         uint8_t *ybot = yt + ydown;
-        if (FMT == PC_KFMT_RGB24) {
+        if (FMT == PC_FMT_RGB24) {
             if (va)
                 qa.rgb(yt + 3 * ea, ybot + 3 * ea, p.ox);
             if (vb)
@@ -238,7 +238,7 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
         if (both) {
             pc_store_u32(yt, __byte_perm(ta, tb, wsel));
             pc_store_u32(ybot, __byte_perm(ba, bb, wsel));
-            if (FMT == PC_KFMT_NV12) {
+            if (FMT == PC_FMT_NV12) {
                 pc_store_u32(c1, __byte_perm(ca, cbb, wsel));
             } else {
                 pc_store_u16(c1, __byte_perm(ca, cbb, p.ox ? 0x0004 : 0x0040));
@@ -251,7 +251,7 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
         const unsigned ty_ = va ? ta : tb, by_ = va ? ba : bb, cc = va ? ca : cbb;
         pc_store_u16(yt + e, ty_);
         pc_store_u16(ybot + e, by_);
-        if (FMT == PC_KFMT_NV12) {
+        if (FMT == PC_FMT_NV12) {
             pc_store_u16(c1 + e, cc);
         } else {
             c1[e >> 1] = (uint8_t)cc;
@@ -282,7 +282,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *
         A::own(pl, off + PC_SR + 1, bb, gb, rb);
     }
     const int yrow = yb + (p.oy ? 1 - ROW : ROW);
-    if (FMT == PC_KFMT_RGB24) {
+    if (FMT == PC_FMT_RGB24) {
         if (ok) {
             uint8_t *d = p.d0 + yrow * p.p0 + 3 * xb;
             int lr = p.ox;
@@ -305,7 +305,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *
     if (!ok)
         return;
     const int crow = yb >> 1;
-    if (FMT == PC_KFMT_NV12)
+    if (FMT == PC_FMT_NV12)
         p.d1[crow * p.p1 + xb + ROW] = (uint8_t)v;
     else if (ROW == 0)
         p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)v;
@@ -342,7 +342,7 @@ template <class A, int VAR>
 PC_HD size_t pc_kernel_smem(int th)
 {
     return A::smem_bytes(th) + pc_plane_bytes(th, A::RP, 1) +
-           (VAR == PC_KVAR_2PX ? 2 * PC_NT * sizeof(int) : 0);
+           (VAR == PC_VARIANT_2PX ? 2 * PC_NT * sizeof(int) : 0);
 }
 
 template <class A, int VAR, int FMT>
@@ -382,7 +382,7 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
         __syncthreads();
         pl.raw = cur;
         A::passes(pl, p.th);
-        if (VAR == PC_KVAR_4PX)
+        if (VAR == PC_VARIANT_4PX)
             pc_final_4px<A, FMT>(pl, p, tx0, ty0);
         else
             pc_final_2px<A, FMT>(pl, p, xch, tx0, ty0);

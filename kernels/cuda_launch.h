@@ -1,14 +1,32 @@
-/* cuda_launch.h - private table between the per-family kernel files
+/* cuda_launch.h - private interface between the per-family kernel files
  * (cuda_linear.cu, cuda_hue.cu, cuda_edge.cu, cuda_wd.cu) and the host
- * code of debayer_cuda.cu: one kernel per variant x output format, and the
- * shared memory a CTA needs for a tile height. Host C++ only. */
+ * code of debayer_cuda.cu: the CUDA implementation of each algorithm, as
+ * either
+ *  - a fused-stencil kernel set (pc_kernel_set): one kernel per variant x
+ *    output format, instantiated from cuda_algos.cuh with PC_KSET, plus the
+ *    shared memory a CTA needs for a tile height; debayer_cuda.cu captures,
+ *    tunes and replays it as a one-node CUDA graph; or
+ *  - its own implementation (pc_cuda_custom), for an algorithm outside the
+ *    one-fused-kernel model (float arithmetic, large windows, several
+ *    kernels with temporaries, e.g. residual interpolation): debayer_cuda.cu
+ *    gives it the input slot and the destination and it enqueues whatever
+ *    it needs on the compute stream.
+ * The table pc_cuda_algos (debayer_cuda.cu) has one entry per pc_algo_id,
+ * checked at compile time. Host C++ (nvcc) only.
+ */
 #ifndef PANOCAP_CUDA_LAUNCH_H
 #define PANOCAP_CUDA_LAUNCH_H
 
 #include <stddef.h>
 
+#include "debayer.h"
+
+/* The kernels' template arguments are the public enums themselves. */
+static_assert(PC_FMT_RGB24 == 0 && PC_FMT_NV12 == 1 && PC_FMT_I420 == 2, "pc_kernel_set.fn is indexed by pc_pixfmt");
+static_assert(PC_VARIANT_2PX == 1 && PC_VARIANT_4PX == 2, "pc_kernel_set.fn is indexed by pc_variant");
+
 struct pc_kernel_set {
-    const void *fn[2][3]; /* [PC_KVAR_2PX/4PX][PC_KFMT_NV12/I420/RGB24] */
+    const void *fn[3][3]; /* [pc_variant: AUTO (none), 2PX, 4PX][pc_pixfmt: RGB24, NV12, I420] */
     size_t (*smem)(int var, int th);
     int rp; /* raw halo rows (for reporting) */
 };
@@ -16,20 +34,54 @@ struct pc_kernel_set {
 extern const pc_kernel_set pc_kset_bilinear, pc_kset_hqlinear, pc_kset_smoothhue,
     pc_kset_edge, pc_kset_hed, pc_kset_wdorig, pc_kset_wdmod;
 
+/* One frame for an algorithm's own CUDA implementation. */
+struct pc_cuda_frame {
+    const uint8_t *src; /* the input slot in device memory: pixel (0,0) of a W x H
+                           raw panorama, 16-byte aligned; every row has PC_HX bytes
+                           of reflect-101 margin on the left and at least PC_HX on
+                           the right (cuda_common.cuh), already filled */
+    size_t src_pitch;   /* a multiple of 256 */
+    int W, H;
+    pc_cfa cfa;
+    const pc_picture *dst; /* device picture in the configured format, matrix, range */
+    pc_yuv_coeffs yc;      /* the §8 coefficients of dst's matrix and range */
+};
+
+/* An algorithm's own CUDA implementation. open is called once per pc_gpu,
+ * on the first pc_gpu_set_algo to the algorithm (it allocates everything,
+ * e.g. float temporaries, for W x H frames: nothing per frame); close from
+ * pc_gpu_close. enqueue puts the whole demosaic of one frame on stream s
+ * (a cudaStream_t) and must not synchronise. All return 0 or a negative
+ * PC_E* code with a message naming the CUDA call. */
+struct pc_cuda_custom {
+    int (*open)(void **state, int W, int H, void *stream, char *err, size_t errlen);
+    void (*close)(void *state);
+    int (*enqueue)(void *state, const pc_cuda_frame *f, void *stream, char *err, size_t errlen);
+};
+
+/* Algorithms with their own CUDA code. */
+extern const pc_cuda_custom pc_cuda_mlri; /* cuda_mlri.cu */
+
+/* The CUDA implementation of one algorithm: exactly one of ks, custom. */
+struct pc_cuda_algo {
+    pc_algo_id id;
+    const pc_kernel_set *ks;
+    const pc_cuda_custom *custom;
+};
+
 #ifdef PANOCAP_CUDA_KERNEL_CUH /* only in the files that instantiate kernels */
+#define PC_KSET_ROW(A, V)                                                                        \
+    {(const void *)pc_debayer_kernel<A, V, PC_FMT_RGB24>,                                        \
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12>,                                         \
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_I420>}
 #define PC_KSET(A)                                                                               \
-    {{{(const void *)pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_NV12>,                            \
-       (const void *)pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_I420>,                            \
-       (const void *)pc_debayer_kernel<A, PC_KVAR_2PX, PC_KFMT_RGB24>},                          \
-      {(const void *)pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_NV12>,                            \
-       (const void *)pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_I420>,                            \
-       (const void *)pc_debayer_kernel<A, PC_KVAR_4PX, PC_KFMT_RGB24>}},                         \
+    {{{NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX), PC_KSET_ROW(A, PC_VARIANT_4PX)},       \
      pc_smem_of<A>, A::RP}
 
 template <class A>
 static size_t pc_smem_of(int var, int th)
 {
-    return var == PC_KVAR_4PX ? pc_kernel_smem<A, PC_KVAR_4PX>(th) : pc_kernel_smem<A, PC_KVAR_2PX>(th);
+    return var == PC_VARIANT_4PX ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th);
 }
 
 #endif /* PANOCAP_CUDA_KERNEL_CUH */

@@ -1,9 +1,13 @@
-/* cuda_mlri.cu - device instantiation and host launch code of the MLRI
- * kernels (cuda_mlri.cuh). Built into its own static library with
- * -fmad=false (kernels/meson.build): no multiply-add is contracted, so the
- * float results follow the C reference operation for operation. */
+/* cuda_mlri.cu - device instantiation and host code of the MLRI kernels
+ * (cuda_mlri.cuh): pc_cuda_mlri, MLRI's own CUDA implementation for
+ * debayer_cuda.cu (cuda_launch.h): float temporaries allocated once when
+ * the algorithm is first selected (the daemon selects every algorithm at
+ * start, so a live switch allocates nothing), 6 launches per frame.
+ * Built into its own static library with -fmad=false (kernels/meson.build):
+ * no multiply-add is contracted, so the float results follow the C
+ * reference operation for operation. */
 #include "cuda_mlri.cuh"
-#include "cuda_mlri.h"
+#include "cuda_launch.h"
 #include "debayer.h"
 #include "errmsg.h"
 
@@ -23,9 +27,10 @@ struct pc_mlri_gpu {
     size_t bytes;
 };
 
-int pc_mlri_gpu_open(pc_mlri_gpu **out, int width, int height, char *err, size_t errlen)
+static int mlri_open(void **state, int width, int height, void *stream, char *err, size_t errlen)
 {
-    *out = NULL;
+    (void)stream;
+    *state = NULL;
     pc_mlri_gpu *m = new (std::nothrow) pc_mlri_gpu();
     if (!m) {
         pc_set_err(err, errlen, "mlri %dx%d: out of host memory", width, height);
@@ -51,19 +56,18 @@ int pc_mlri_gpu_open(pc_mlri_gpu **out, int width, int height, char *err, size_t
         delete m;
         return PC_EDEVICE;
     }
-    *out = m;
+    *state = m;
     return 0;
 }
 
-void pc_mlri_gpu_close(pc_mlri_gpu *m)
+static void mlri_close(void *state)
 {
+    pc_mlri_gpu *m = (pc_mlri_gpu *)state;
     if (!m)
         return;
     cudaFree(m->buf);
     delete m;
 }
-
-size_t pc_mlri_gpu_bytes(const pc_mlri_gpu *m) { return m ? m->bytes : 0; }
 
 namespace {
 struct dev_launcher {
@@ -90,46 +94,50 @@ struct dev_launcher {
 };
 } // namespace
 
-int pc_mlri_gpu_run(pc_mlri_gpu *m, cudaStream_t s, const pc_kparams *kp, int kfmt, char *err, size_t errlen)
+static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char *err, size_t errlen)
 {
-    if (!m || kp->W != m->W || kp->H != m->H) {
+    pc_mlri_gpu *m = (pc_mlri_gpu *)state;
+    if (!m || f->W != m->W || f->H != m->H) {
         pc_set_err(err, errlen, "mlri: temporaries for %dx%d cannot take a %dx%d frame", m ? m->W : 0, m ? m->H : 0,
-                   kp->W, kp->H);
+                   f->W, f->H);
         return PC_EINVAL;
     }
+    const pc_picture *d = f->dst;
     pc_mlri_kp k;
     memset(&k, 0, sizeof k);
-    k.src = kp->src;
-    k.sp = kp->src_pitch;
-    k.W = kp->W;
-    k.H = kp->H;
-    k.ox = kp->ox;
-    k.oy = kp->oy;
-    k.wh = (size_t)kp->W * kp->H;
+    k.src = f->src;
+    k.sp = (int)f->src_pitch;
+    k.W = f->W;
+    k.H = f->H;
+    k.ox = f->cfa == PC_CFA_GRBG || f->cfa == PC_CFA_BGGR;
+    k.oy = f->cfa == PC_CFA_GBRG || f->cfa == PC_CFA_BGGR;
+    k.wh = (size_t)f->W * f->H;
     k.ab = m->buf;
     k.uv = m->buf + 4 * k.wh;
     k.g = m->buf + 8 * k.wh;
     k.t = m->buf + 9 * k.wh;
-    k.fmt = kfmt;
-    k.d0 = kp->d0;
-    k.d1 = kp->d1;
-    k.d2 = kp->d2;
-    k.p0 = kp->p0;
-    k.p1 = kp->p1;
-    k.p2 = kp->p2;
+    k.fmt = d->fmt;
+    k.d0 = d->plane[0];
+    k.d1 = d->plane[1];
+    k.d2 = d->plane[2];
+    k.p0 = (int)d->pitch[0];
+    k.p1 = (int)d->pitch[1];
+    k.p2 = (int)d->pitch[2];
     for (int i = 0; i < 3; i++) {
-        k.cy[i] = kp->cy[i];
-        k.cb[i] = kp->cb[i];
-        k.cr[i] = kp->cr[i];
+        k.cy[i] = f->yc.y[i];
+        k.cb[i] = f->yc.cb[i];
+        k.cr[i] = f->yc.cr[i];
     }
-    k.yoff = kp->yoff;
+    k.yoff = f->yc.y_offset;
     dev_launcher L;
-    L.s = s;
+    L.s = (cudaStream_t)stream;
     if (pc_mlri_sequence(L, k)) {
         static const char *const names[] = {"dir", "green", "ab-rb", "tent-rb", "final"};
         pc_set_err(err, errlen, "mlri kernel %s launch failed: %s (frame %dx%d)",
-                   L.failed >= 0 && L.failed < 5 ? names[L.failed] : "?", cudaGetErrorString(L.error), kp->W, kp->H);
+                   L.failed >= 0 && L.failed < 5 ? names[L.failed] : "?", cudaGetErrorString(L.error), f->W, f->H);
         return PC_EDEVICE;
     }
     return 0;
 }
+
+const pc_cuda_custom pc_cuda_mlri = {mlri_open, mlri_close, mlri_enqueue};

@@ -40,6 +40,7 @@
 #define PANOCAP_CUDA_MLRI_CUH
 
 #include "cuda_common.cuh"
+#include "debayer.h"
 #include "mlri_formulas.h"
 
 /* Tile: 128 columns (one per thread) x PC_MLRI_TH rows. 8 rows keep AB_RB
@@ -63,7 +64,7 @@ struct pc_mlri_kp {
     float *g;  /* full green */
     float *t;  /* tR, tB */
     int d;     /* direction of AB_GREEN / TENT_GREEN: 0 = h, 1 = v */
-    int fmt;   /* PC_KFMT_* */
+    int fmt;   /* pc_pixfmt */
     uint8_t *d0, *d1, *d2;
     int p0, p1, p2;
     int cy[3], cb[3], cr[3], yoff;
@@ -469,7 +470,7 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
             v[b][a][1] = pc_mlri_u8(k.g[(size_t)yy * k.W + x]);
             v[b][a][2] = pc_mlri_u8(pc_mlri_final_c(k, k.t + k.wh, k.ox ^ 1, k.oy ^ 1, x, yy));
         }
-    if (k.fmt == PC_KFMT_RGB24) {
+    if (k.fmt == PC_FMT_RGB24) {
         for (int b = 0; b < 2; b++)
             for (int a = 0; a < 2; a++)
                 for (int c = 0; c < 3; c++)
@@ -492,7 +493,7 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
     int cr = (k.cr[0] * sr + k.cr[1] * sg + k.cr[2] * sb + coff) >> 18;
     cb = cb < 0 ? 0 : cb > 255 ? 255 : cb;
     cr = cr < 0 ? 0 : cr > 255 ? 255 : cr;
-    if (k.fmt == PC_KFMT_NV12) {
+    if (k.fmt == PC_FMT_NV12) {
         k.d1[(size_t)by * k.p1 + x0] = (uint8_t)cb;
         k.d1[(size_t)by * k.p1 + x0 + 1] = (uint8_t)cr;
     } else {

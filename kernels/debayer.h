@@ -73,8 +73,14 @@ typedef enum pc_algo_id {
     PC_ALGO_COUNT
 } pc_algo_id;
 
+struct pc_algo_impl;
+
 /* One entry of the algorithm table (FFmpeg-style descriptor). The CLI,
- * tools and tests all read this table; nothing else lists algorithms. */
+ * tools and tests all read this table; nothing else lists algorithms.
+ * Each backend finds the algorithm's code through its id (a table per
+ * backend, checked against PC_ALGO_COUNT at compile time) or, for an
+ * algorithm with its own code, through impl: see algo_impl.h, which also
+ * says how to add an algorithm. */
 typedef struct pc_algo_desc {
     pc_algo_id id;
     const char *name;        /* the --algo name, e.g. "edge" */
@@ -86,6 +92,8 @@ typedef struct pc_algo_desc {
     int temp_bytes_per_pixel;/* device temporaries, per the spec §9 */
     unsigned variants;       /* PC_VARIANT_2PX | PC_VARIANT_4PX */
     double gtx680_us;        /* the paper's Table III total, for comparison */
+    const struct pc_algo_impl *impl; /* NULL: fused-stencil passes (the backends'
+                                        tables); else its own code (algo_impl.h) */
 } pc_algo_desc;
 
 /* The table. pc_algo_count() entries, indexed by pc_algo_id. */
@@ -124,6 +132,30 @@ typedef struct pc_picture {
     size_t pitch[3];
     int width, height;
 } pc_picture;
+
+/* Plane geometry, the one place that knows how big each plane of a format
+ * is (everything that allocates, copies or checks pictures asks here).
+ * pc_pixfmt_planes: 1 (RGB24), 2 (NV12), 3 (I420); 0 for an unknown fmt.
+ * pc_picture_plane_size: plane `plane` of a width x height picture (width
+ * and height even for NV12/I420) is *plane_w samples wide (pixels; CbCr
+ * pairs for the NV12 chroma plane), *plane_h rows high and *row_bytes
+ * bytes per row without padding. Any out pointer may be NULL. Returns 0, or
+ * PC_EINVAL when fmt is unknown or has no such plane. */
+int pc_pixfmt_planes(pc_pixfmt fmt);
+int pc_picture_plane_size(pc_pixfmt fmt, int width, int height, int plane,
+                          int *plane_w, int *plane_h, size_t *row_bytes);
+
+/* Lays out a whole fmt picture of width x height in one buffer: every
+ * plane's pitch is its row rounded up to `align` (a power of two, 1 =
+ * packed) and the planes follow each other. buf may be NULL (size only;
+ * the plane pointers are then offsets from NULL and must not be used).
+ * Returns the buffer size in bytes, 0 when fmt is unknown. */
+size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                         int width, int height, size_t align, uint8_t *buf);
+
+/* Copies the visible part of every plane of src into dst (host memory,
+ * same format and size, any pitches). */
+void pc_picture_copy(const pc_picture *dst, const pc_picture *src);
 
 /* Checks a frame size against the spec; message names the rule broken. */
 int pc_check_size(int width, int height, char *err, size_t errlen);
@@ -169,6 +201,10 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height,
 int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);
 int pc_cpu_threads(const pc_cpu *cpu);
+/* Allocates ahead what algo needs beyond the stencil temporaries (an
+ * algorithm with its own code, algo_impl.h), so its first frame does not;
+ * nothing to do (0) for the others. */
+int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen);
 void pc_cpu_close(pc_cpu *cpu);
 
 #ifdef __cplusplus

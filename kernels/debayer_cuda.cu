@@ -18,7 +18,6 @@
 #include "cuda_common.cuh"
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
-#include "cuda_mlri.h"
 #include "errmsg.h"
 
 #define PC_MAX_GRAPHS 256
@@ -47,11 +46,11 @@ struct pc_graph {
     size_t smem;
 };
 
-struct pc_tune {
-    int done[2]; /* per variant: measured */
-    int th[2];   /* tile height */
-    int gm[2];   /* grid mode (grid_ctas) */
-    float us[2];
+struct pc_tune { /* indexed by pc_variant (2PX, 4PX; AUTO unused) */
+    int done[3]; /* per variant: measured */
+    int th[3];   /* tile height */
+    int gm[3];   /* grid mode (grid_ctas) */
+    float us[3];
 };
 
 struct pc_gpu {
@@ -71,9 +70,9 @@ struct pc_gpu {
     cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
     unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
-    pc_mlri_gpu *mlri; /* MLRI's float temporaries, allocated at open */
     int num_sms;
-    /* current configuration */
+    /* current configuration (var: pc_variant 2PX/4PX, or AUTO for an
+     * algorithm with its own implementation; fmt: pc_pixfmt) */
     int configured;
     int algo, var, fmt, th, gm, th_forced;
     pc_cfa cfa;
@@ -81,23 +80,37 @@ struct pc_gpu {
     pc_range range;
     pc_kparams base; /* everything but src and dst */
     pc_graph graphs[PC_MAX_GRAPHS];
-    pc_tune tune[PC_ALGO_COUNT][3];
+    pc_tune tune[PC_ALGO_COUNT][3]; /* [algo][pc_pixfmt] */
+    void *custom_state[PC_ALGO_COUNT]; /* own-implementation algorithms, once opened */
     int evict; /* next graph slot to reuse when the cache is full */
 };
 
-static const pc_kernel_set *kset(int algo)
+/* The CUDA implementation of every algorithm, indexed by pc_algo_id
+ * (cuda_launch.h): its fused kernel set, or its own implementation. A new
+ * algorithm adds its line here, in pc_algo_id order. */
+static constexpr pc_cuda_algo pc_cuda_algos[] = {
+    {PC_ALGO_BILINEAR, &pc_kset_bilinear, nullptr},
+    {PC_ALGO_SMOOTH_HUE, &pc_kset_smoothhue, nullptr},
+    {PC_ALGO_HQ_LINEAR, &pc_kset_hqlinear, nullptr},
+    {PC_ALGO_EDGE, &pc_kset_edge, nullptr},
+    {PC_ALGO_HOMOGENEOUS_EDGE, &pc_kset_hed, nullptr},
+    {PC_ALGO_WD_ORIGINAL, &pc_kset_wdorig, nullptr},
+    {PC_ALGO_WD_MODIFIED, &pc_kset_wdmod, nullptr},
+    {PC_ALGO_MLRI, nullptr, &pc_cuda_mlri},
+};
+static_assert(sizeof pc_cuda_algos / sizeof pc_cuda_algos[0] == PC_ALGO_COUNT,
+              "pc_cuda_algos needs one entry per pc_algo_id (debayer.h)");
+static constexpr bool pc_cuda_algos_ok()
 {
-    switch (algo) {
-    case PC_ALGO_BILINEAR: return &pc_kset_bilinear;
-    case PC_ALGO_SMOOTH_HUE: return &pc_kset_smoothhue;
-    case PC_ALGO_HQ_LINEAR: return &pc_kset_hqlinear;
-    case PC_ALGO_EDGE: return &pc_kset_edge;
-    case PC_ALGO_HOMOGENEOUS_EDGE: return &pc_kset_hed;
-    case PC_ALGO_WD_ORIGINAL: return &pc_kset_wdorig;
-    case PC_ALGO_WD_MODIFIED: return &pc_kset_wdmod;
-    }
-    return NULL;
+    for (int i = 0; i < PC_ALGO_COUNT; i++)
+        if (pc_cuda_algos[i].id != i || !pc_cuda_algos[i].ks == !pc_cuda_algos[i].custom)
+            return false;
+    return true;
 }
+static_assert(pc_cuda_algos_ok(), "pc_cuda_algos: entries in pc_algo_id order, each with a kernel set or its own code");
+
+static const pc_kernel_set *kset(int algo) { return pc_cuda_algos[algo].ks; }
+static const void *kfn(int algo, int var, int fmt) { return pc_cuda_algos[algo].ks->fn[var][fmt]; }
 
 static const char *algo_name(int algo)
 {
@@ -177,6 +190,9 @@ extern "C" void pc_gpu_close(pc_gpu *g)
                     cudaGraphExecDestroy(g->graphs[i].inst[j].exec);
             cudaGraphDestroy(g->graphs[i].graph);
         }
+    for (int a = 0; a < PC_ALGO_COUNT; a++)
+        if (g->custom_state[a])
+            pc_cuda_algos[a].custom->close(g->custom_state[a]);
     for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
         if (g->in_base[i])
             cudaFree(g->in_base[i]);
@@ -187,7 +203,6 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     }
     if (g->scratch)
         cudaFree(g->scratch);
-    pc_mlri_gpu_close(g->mlri);
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -195,13 +210,16 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     free(g);
 }
 
-static size_t rnd64(size_t v) { return (v + 63) & ~(size_t)63; }
+/* Room for a picture of any output format, planes pitched to 64 bytes. */
 static size_t scratch_bytes(int w, int h)
 {
-    size_t rgb = rnd64(3 * (size_t)w) * h, nv12 = rnd64(w) * (h + h / 2),
-           i420 = rnd64(w) * h + 2 * rnd64(w / 2) * (h / 2);
-    size_t m = rgb > nv12 ? rgb : nv12;
-    return m > i420 ? m : i420;
+    size_t m = 0;
+    for (int f = PC_FMT_RGB24; f <= PC_FMT_I420; f++) {
+        pc_picture p;
+        size_t n = pc_picture_layout(&p, (pc_pixfmt)f, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, NULL);
+        m = n > m ? n : m;
+    }
+    return m;
 }
 static int check_dims(int w, int h, char *err, size_t errlen)
 {
@@ -255,10 +273,6 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
         CK(g, cudaEventCreate(&g->ev_t1[i]));
     }
     CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
-    /* MLRI's temporaries now, so a live switch to it allocates nothing. */
-    int rc = pc_mlri_gpu_open(&g->mlri, width, height, err, errlen);
-    if (rc)
-        return rc;
     CK(g, cudaStreamSynchronize(g->cs));
     return 0;
 }
@@ -322,11 +336,6 @@ extern "C" void *pc_gpu_cu_context(pc_gpu *g)
     return (void *)ctx;
 }
 
-static int kfmt_of(pc_pixfmt f)
-{
-    return f == PC_FMT_NV12 ? PC_KFMT_NV12 : f == PC_FMT_I420 ? PC_KFMT_I420 : PC_KFMT_RGB24;
-}
-
 /* Sets the output planes of kp from a picture. */
 static void set_dst(pc_kparams *kp, const pc_picture *d)
 {
@@ -343,26 +352,7 @@ static void set_dst(pc_kparams *kp, const pc_picture *d)
 static pc_picture scratch_pic(pc_gpu *g, pc_pixfmt fmt)
 {
     pc_picture p;
-    memset(&p, 0, sizeof p);
-    p.fmt = fmt;
-    p.width = g->W;
-    p.height = g->H;
-    size_t yp = rnd64(g->W);
-    if (fmt == PC_FMT_RGB24) {
-        p.plane[0] = g->scratch;
-        p.pitch[0] = rnd64(3 * (size_t)g->W);
-    } else {
-        p.plane[0] = g->scratch;
-        p.pitch[0] = yp;
-        p.plane[1] = g->scratch + yp * g->H;
-        if (fmt == PC_FMT_NV12) {
-            p.pitch[1] = yp;
-        } else {
-            p.pitch[1] = rnd64(g->W / 2);
-            p.plane[2] = p.plane[1] + p.pitch[1] * (g->H / 2);
-            p.pitch[2] = p.pitch[1];
-        }
-    }
+    pc_picture_layout(&p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, g->W, g->H, 64, g->scratch);
     return p;
 }
 
@@ -426,7 +416,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
-    pc_picture sp = scratch_pic(g, fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24);
+    pc_picture sp = scratch_pic(g, (pc_pixfmt)fmt);
     set_dst(&kp, &sp);
     void *args[] = {&kp};
     CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
@@ -477,7 +467,7 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
         if (!hit->exec)
             CK(g, cudaGraphInstantiate(&hit->exec, x->graph, 0));
         cudaKernelNodeParams np = {};
-        np.func = (void *)kset(x->algo)->fn[x->var][x->fmt];
+        np.func = (void *)kfn(x->algo, x->var, x->fmt);
         np.gridDim = x->grid;
         np.blockDim = dim3(PC_NT);
         np.sharedMemBytes = (unsigned)x->smem;
@@ -594,35 +584,24 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
         b.cr[i] = yc.cr[i];
     }
     b.yoff = yc.y_offset;
-    /* MLRI runs its own fixed launch sequence (cuda_mlri.cu): nothing to
-     * tune, no variants. */
-    if (algo == PC_ALGO_MLRI) {
-        g->base = b;
-        g->configured = 1;
-        g->algo = algo;
-        g->var = variant == PC_VARIANT_4PX ? PC_KVAR_4PX : PC_KVAR_2PX;
-        g->fmt = kfmt_of(fmt);
-        g->th = 8;
-        g->gm = 0;
-        g->th_forced = 0;
-        g->cfa = cfa;
-        g->matrix = matrix;
-        g->range = range;
-        return 0;
-    }
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
-    int kf = kfmt_of(fmt), rc = 0;
+    int kf = fmt, rc = 0;
     int var;
-    if (variant == PC_VARIANT_AUTO) {
-        rc = tune_variant(g, algo, PC_KVAR_2PX, kf, err, errlen);
+    const pc_cuda_custom *own = pc_cuda_algos[algo].custom;
+    if (own) { /* its own implementation: no variants, no tuning */
+        var = PC_VARIANT_AUTO;
+        if (!g->custom_state[algo])
+            rc = own->open(&g->custom_state[algo], g->W, g->H, (void *)g->cs, err, errlen);
+    } else if (variant == PC_VARIANT_AUTO) {
+        rc = tune_variant(g, algo, PC_VARIANT_2PX, kf, err, errlen);
         if (!rc)
-            rc = tune_variant(g, algo, PC_KVAR_4PX, kf, err, errlen);
+            rc = tune_variant(g, algo, PC_VARIANT_4PX, kf, err, errlen);
         pc_tune *t = &g->tune[algo][kf];
-        var = t->us[PC_KVAR_4PX] <= t->us[PC_KVAR_2PX] ? PC_KVAR_4PX : PC_KVAR_2PX;
+        var = t->us[PC_VARIANT_4PX] <= t->us[PC_VARIANT_2PX] ? PC_VARIANT_4PX : PC_VARIANT_2PX;
     } else {
-        var = variant == PC_VARIANT_2PX ? PC_KVAR_2PX : PC_KVAR_4PX;
+        var = variant;
         rc = tune_variant(g, algo, var, kf, err, errlen);
     }
     if (rc) {
@@ -633,8 +612,8 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     g->algo = algo;
     g->var = var;
     g->fmt = kf;
-    g->th = g->tune[algo][kf].th[var];
-    g->gm = g->tune[algo][kf].gm[var];
+    g->th = own ? 0 : g->tune[algo][kf].th[var];
+    g->gm = own ? 0 : g->tune[algo][kf].gm[var];
     g->th_forced = 0;
     g->cfa = cfa;
     g->matrix = matrix;
@@ -645,7 +624,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
 extern "C" void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows)
 {
     if (variant)
-        *variant = !g || !g->configured ? PC_VARIANT_AUTO : g->var == PC_KVAR_4PX ? PC_VARIANT_4PX : PC_VARIANT_2PX;
+        *variant = !g || !g->configured ? PC_VARIANT_AUTO : (pc_variant)g->var;
     if (tile_rows)
         *tile_rows = g && g->configured ? (g->th_forced ? g->th_forced : g->th) : 0;
 }
@@ -654,6 +633,11 @@ extern "C" int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errle
 {
     if (!g || !g->configured) {
         pc_set_err(err, errlen, "pc_gpu_set_tile_rows: call pc_gpu_set_algo first");
+        return PC_EINVAL;
+    }
+    if (rows != 0 && pc_cuda_algos[g->algo].custom) {
+        pc_set_err(err, errlen, "pc_gpu_set_tile_rows: %s has its own CUDA implementation (no tiles to size)",
+                   algo_name(g->algo));
         return PC_EINVAL;
     }
     if (rows != 0 && (rows < PC_TH_MIN || rows > PC_TH_MAX || (rows & 3))) {
@@ -740,14 +724,15 @@ extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t er
 
 static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *what, char *err, size_t errlen)
 {
-    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(fmt);
     if (!p || p->fmt != fmt || p->width != g->W || p->height != g->H) {
         pc_set_err(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
                    p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
         return PC_EINVAL;
     }
     for (int i = 0; i < np; i++) {
-        size_t need = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
+        size_t need;
+        pc_picture_plane_size(fmt, g->W, g->H, i, NULL, NULL, &need);
         if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 3) || (p->pitch[i] & 3) ||
             p->pitch[i] > 0x7fffffff) {
             pc_set_err(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
@@ -767,22 +752,24 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         pc_set_err(err, errlen, "pc_gpu_debayer: no algorithm set (call pc_gpu_set_algo; frame %dx%d)", g->W, g->H);
         return PC_EINVAL;
     }
-    pc_pixfmt fmt = g->fmt == PC_KFMT_NV12 ? PC_FMT_NV12 : g->fmt == PC_KFMT_I420 ? PC_FMT_I420 : PC_FMT_RGB24;
+    pc_pixfmt fmt = (pc_pixfmt)g->fmt;
     if ((rc = check_pic(g, dst, fmt, "pc_gpu_debayer: destination", err, errlen)))
         return rc;
     if (fmt != PC_FMT_RGB24 && (dst->matrix != g->matrix || dst->range != g->range)) {
         pc_set_err(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
         return PC_EINVAL;
     }
-    int th = g->th_forced ? g->th_forced : g->th;
+    const pc_cuda_custom *own = pc_cuda_algos[g->algo].custom;
     pc_graph *x = NULL;
-    const int mlri = g->algo == PC_ALGO_MLRI;
-    if (!mlri && (rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
-        return rc;
     pc_kparams kp = g->base;
-    kp.th = th;
-    kp.src = g->in[slot];
-    set_dst(&kp, dst);
+    if (!own) {
+        int th = g->th_forced ? g->th_forced : g->th;
+        if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+            return rc;
+        kp.th = th;
+        kp.src = g->in[slot];
+        set_dst(&kp, dst);
+    }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
      * cross-stream wait costs GPU front-end time every frame. */
@@ -796,12 +783,20 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     const int timing = (g->options & PC_GPU_OPT_FRAME_TIMING) != 0;
     if (timing)
         CK(g, cudaEventRecord(g->ev_t0[slot], g->cs));
-    if (mlri) {
-        if ((rc = pc_mlri_gpu_run(g->mlri, g->cs, &kp, g->fmt, err, errlen)))
+    if (own) {
+        pc_cuda_frame f;
+        f.src = g->in[slot];
+        f.src_pitch = g->in_pitch;
+        f.W = g->W;
+        f.H = g->H;
+        f.cfa = g->cfa;
+        f.dst = dst;
+        pc_yuv_coeffs_get(g->matrix, g->range, &f.yc);
+        if ((rc = own->enqueue(g->custom_state[g->algo], &f, (void *)g->cs, err, errlen)))
             return rc;
     } else if (g->options & PC_GPU_OPT_STREAM_LAUNCH) {
         void *args[] = {&kp};
-        CK(g, cudaLaunchKernel(kset(x->algo)->fn[x->var][x->fmt], x->grid, dim3(PC_NT), args, x->smem, g->cs));
+        CK(g, cudaLaunchKernel(kfn(x->algo, x->var, x->fmt), x->grid, dim3(PC_NT), args, x->smem, g->cs));
     } else if ((rc = launch(g, x, &kp, err, errlen))) {
         return rc;
     }
@@ -831,11 +826,11 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
                    g->W, g->H);
         return PC_EINVAL;
     }
-    int np = dev->fmt == PC_FMT_RGB24 ? 1 : dev->fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(dev->fmt);
     for (int i = 0; i < np; i++) {
-        size_t w = dev->fmt == PC_FMT_RGB24 ? 3 * (size_t)dev->width
-                   : (dev->fmt == PC_FMT_I420 && i > 0) ? dev->width / 2 : dev->width;
-        int h = i == 0 ? dev->height : dev->height / 2;
+        size_t w;
+        int h;
+        pc_picture_plane_size(dev->fmt, dev->width, dev->height, i, NULL, &h, &w);
         if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
             pc_set_err(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
             return PC_EINVAL;
@@ -897,11 +892,12 @@ extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, 
     out->range = range;
     out->width = g->W;
     out->height = g->H;
-    int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(fmt);
     CK(g, cudaSetDevice(g->device));
     for (int i = 0; i < np; i++) {
-        size_t w = fmt == PC_FMT_RGB24 ? 3 * (size_t)g->W : (fmt == PC_FMT_I420 && i > 0) ? g->W / 2 : g->W;
-        int h = i == 0 ? g->H : g->H / 2;
+        size_t w;
+        int h;
+        pc_picture_plane_size(fmt, g->W, g->H, i, NULL, &h, &w);
         cudaError_t e = cudaMallocPitch((void **)&out->plane[i], &out->pitch[i], w, h);
         if (e != cudaSuccess) {
             pc_gpu_picture_free(g, out);

@@ -1,6 +1,7 @@
 /* mlri.h - private interface of the MLRI demosaic (minimised-Laplacian
  * residual interpolation) between its C reference (mlri_reference.c), the
- * multi-threaded CPU backend (cpu.c) and the tests.
+ * multi-threaded CPU backend (through pc_mlri_impl, algo_impl.h) and the
+ * tests.
  *
  * Like reference_passes.h, a frame is a job run as a fixed list of stages;
  * each stage is a function over a band of rows [y0, y1) (even bounds) that
@@ -13,6 +14,7 @@
 #ifndef PANOCAP_MLRI_H
 #define PANOCAP_MLRI_H
 
+#include "algo_impl.h"
 #include "debayer.h"
 
 /* Full-frame float planes (pitch = width) a job needs. */
@@ -48,5 +50,9 @@ void pc_mlri_stage(const pc_mlri_job *job, int stage, int y0, int y1, float *scr
 
 /* The whole frame, single-threaded (allocates its temporaries). */
 int pc_mlri_ref(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
+
+/* The descriptor's impl (algo_impl.h): pc_mlri_ref, and the CPU backend's
+ * version on its pool (bit-identical). */
+extern const pc_algo_impl pc_mlri_impl;
 
 #endif

@@ -35,6 +35,7 @@
 #include "mlri_formulas.h"
 #include "reference_passes.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,7 +327,7 @@ void pc_mlri_stage(const pc_mlri_job *j, int stage, int y0, int y1, float *scrat
 int pc_mlri_setup(pc_mlri_job *job, const pc_bayer *src, const pc_picture *dst, float *temp,
                   size_t temp_floats, char *err, size_t errlen)
 {
-    int rc = pc_ref_validate(src, dst, err, errlen);
+    int rc = pc_debayer_check(PC_ALGO_MLRI, src, dst, err, errlen);
     if (rc)
         return rc;
     size_t npx = (size_t)src->width * (size_t)src->height;
@@ -353,7 +354,7 @@ int pc_mlri_setup(pc_mlri_job *job, const pc_bayer *src, const pc_picture *dst, 
 
 int pc_mlri_ref(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
 {
-    int rc = pc_ref_validate(src, dst, err, errlen);
+    int rc = pc_debayer_check(PC_ALGO_MLRI, src, dst, err, errlen);
     if (rc)
         return rc;
     size_t nf = PC_MLRI_PLANES * (size_t)src->width * (size_t)src->height;
@@ -371,3 +372,47 @@ int pc_mlri_ref(const pc_bayer *src, const pc_picture *dst, char *err, size_t er
     free(temp);
     return rc;
 }
+
+/* --- the CPU backend's version (algo_impl.h): the same stages on row bands
+ * of the backend's pool, one pc_cpu_parallel call per stage (its return is
+ * the barrier between stages), so the result is identical to pc_mlri_ref.
+ * Temporaries: the planes, then one scratch per band for up to
+ * PC_MLRI_MAX_BANDS bands (the pool's largest thread count). */
+#define PC_MLRI_MAX_BANDS 256
+
+static size_t mlri_temp_bytes(int width, int height)
+{
+    return (PC_MLRI_PLANES * (size_t)width * (size_t)height +
+            PC_MLRI_MAX_BANDS * pc_mlri_scratch_floats(width)) * sizeof(float);
+}
+
+typedef struct mlri_bands {
+    const pc_mlri_job *job;
+    int stage;
+    float *scratch;
+    size_t scratch_floats;
+} mlri_bands;
+
+static void mlri_band(void *arg, int band, int nbands)
+{
+    const mlri_bands *b = arg;
+    int pairs = b->job->h / 2;
+    int y0 = 2 * (int)((int64_t)pairs * band / nbands), y1 = 2 * (int)((int64_t)pairs * (band + 1) / nbands);
+    pc_mlri_stage(b->job, b->stage, y0, y1, b->scratch + (size_t)band * b->scratch_floats);
+}
+
+static int mlri_cpu_run(pc_cpu *cpu, uint8_t *temp, const pc_bayer *src, const pc_picture *dst, char *err,
+                        size_t errlen)
+{
+    size_t nf = PC_MLRI_PLANES * (size_t)src->width * (size_t)src->height;
+    pc_mlri_job job;
+    int rc = pc_mlri_setup(&job, src, dst, (float *)(void *)temp, nf, err, errlen);
+    if (rc)
+        return rc;
+    mlri_bands b = {&job, 0, (float *)(void *)temp + nf, pc_mlri_scratch_floats(src->width)};
+    for (b.stage = 0; b.stage < PC_MLRI_STAGES; b.stage++)
+        pc_cpu_parallel(cpu, mlri_band, &b);
+    return PC_OK;
+}
+
+const pc_algo_impl pc_mlri_impl = {pc_mlri_ref, mlri_temp_bytes, mlri_cpu_run};

@@ -25,7 +25,8 @@
  * threads.
  */
 #include "reference_passes.h"
-#include "mlri.h"
+
+#include "algo_impl.h"
 
 /* The vector helpers are all inlined; their by-value vector ABI never
  * crosses a call. */
@@ -91,16 +92,14 @@ static int check_picture(const pc_picture *pic, int width, int height, int min_s
         return PC_EINVAL;
     }
     size_t row[3];
-    int np;
-    switch (pic->fmt) {
-    case PC_FMT_RGB24: np = 1; row[0] = 3 * (size_t)width; break;
-    case PC_FMT_NV12: np = 2; row[0] = row[1] = (size_t)width; break;
-    case PC_FMT_I420: np = 3; row[0] = (size_t)width; row[1] = row[2] = (size_t)width / 2; break;
-    default:
+    int np = pc_pixfmt_planes(pic->fmt);
+    if (!np) {
         pc_set_err(err, errlen, "destination pixel format %d is not rgb24, nv12 or i420",
                    (int)pic->fmt);
         return PC_EINVAL;
     }
+    for (int p = 0; p < np; p++)
+        pc_picture_plane_size(pic->fmt, width, height, p, NULL, NULL, &row[p]);
     if (pic->fmt != PC_FMT_RGB24) {
         if ((unsigned)pic->matrix > PC_MATRIX_BT601) {
             pc_set_err(err, errlen, "destination matrix %d is not bt709 or bt601", (int)pic->matrix);
@@ -739,22 +738,42 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
  * Jobs and the reference entry point
  * ---------------------------------------------------------------------- */
 
+/* The reference's implementation of every algorithm, indexed by
+ * pc_algo_id: its W x H temporary planes and its passes (the kinds above,
+ * in order; the last one is final). An algorithm with its own code
+ * (pc_algo_desc.impl, algo_impl.h) is REF_OWN here. A new algorithm adds
+ * its line; the count is checked at compile time, a forgotten line in the
+ * middle (npasses 0) at run time. */
+typedef struct ref_algo {
+    int planes;
+    int npasses;
+    int kinds[3];
+} ref_algo;
+#define REF_OWN {0, 0, {0}}
+static const ref_algo ref_algos[] = {
+    [PC_ALGO_BILINEAR] = {0, 1, {K_BIL}},
+    [PC_ALGO_SMOOTH_HUE] = {1, 2, {K_SH1, K_SH2}},
+    [PC_ALGO_HQ_LINEAR] = {0, 1, {K_HQ}},
+    [PC_ALGO_EDGE] = {1, 2, {K_ED1, K_EDF}},
+    [PC_ALGO_HOMOGENEOUS_EDGE] = {4, 3, {K_HED1, K_HED2, K_EDF}},
+    [PC_ALGO_WD_ORIGINAL] = {3, 3, {K_WD1, K_WDO2, K_WDO3}},
+    [PC_ALGO_WD_MODIFIED] = {1, 2, {K_WD1, K_EDF}},
+    [PC_ALGO_MLRI] = REF_OWN, /* mlri_reference.c */
+};
+_Static_assert(sizeof ref_algos / sizeof ref_algos[0] == PC_ALGO_COUNT,
+               "ref_algos needs one entry per pc_algo_id (debayer.h)");
+
 int pc_job_planes(pc_algo_id algo)
 {
-    switch (algo) {
-    case PC_ALGO_BILINEAR: case PC_ALGO_HQ_LINEAR: return 0;
-    case PC_ALGO_SMOOTH_HUE: case PC_ALGO_EDGE: case PC_ALGO_WD_MODIFIED: return 1;
-    case PC_ALGO_WD_ORIGINAL: return 3;
-    case PC_ALGO_HOMOGENEOUS_EDGE: return 4;
-    default: return -1;
-    }
+    if ((unsigned)algo >= PC_ALGO_COUNT || ref_algos[algo].npasses == 0)
+        return -1;
+    return ref_algos[algo].planes;
 }
 
-static int job_validate(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
-                        char *err, size_t errlen)
+int pc_debayer_check(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
 {
-    if (pc_job_planes(algo) < 0) {
-        char names[160];
+    if (!pc_algo_get(algo)) {
+        char names[256];
         pc_algo_names(names, sizeof names);
         pc_set_err(err, errlen, "unknown algorithm id %d (known: %s)", (int)algo, names);
         return PC_EINVAL;
@@ -765,10 +784,19 @@ static int job_validate(pc_algo_id algo, const pc_bayer *src, const pc_picture *
     return pc_check_picture(dst, src->width, src->height, err, errlen);
 }
 
-int pc_ref_validate(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
+static int job_validate(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
+                        char *err, size_t errlen)
 {
-    int rc = check_bayer(src, err, errlen);
-    return rc ? rc : pc_check_picture(dst, src->width, src->height, err, errlen);
+    int rc = pc_debayer_check(algo, src, dst, err, errlen);
+    if (rc)
+        return rc;
+    if (pc_job_planes(algo) < 0) {
+        pc_set_err(err, errlen, "%s: not a pass-list algorithm (%s)", pc_algo_get(algo)->name,
+                   pc_algo_get(algo)->impl ? "it has its own implementation, algo_impl.h"
+                                           : "its line in reference.c's ref_algos is missing");
+        return PC_EINVAL;
+    }
+    return PC_OK;
 }
 
 int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
@@ -805,25 +833,20 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src, const pc_pic
     job->ta = pl[1];
     job->tb = pl[2];
     job->tc = pl[3];
-    switch (algo) {
-    case PC_ALGO_BILINEAR: job->npasses = 1; job->kinds[0] = K_BIL; break;
-    case PC_ALGO_SMOOTH_HUE: job->npasses = 2; job->kinds[0] = K_SH1; job->kinds[1] = K_SH2; break;
-    case PC_ALGO_HQ_LINEAR: job->npasses = 1; job->kinds[0] = K_HQ; break;
-    case PC_ALGO_EDGE: job->npasses = 2; job->kinds[0] = K_ED1; job->kinds[1] = K_EDF; break;
-    case PC_ALGO_HOMOGENEOUS_EDGE:
-        job->npasses = 3; job->kinds[0] = K_HED1; job->kinds[1] = K_HED2; job->kinds[2] = K_EDF; break;
-    case PC_ALGO_WD_ORIGINAL:
-        job->npasses = 3; job->kinds[0] = K_WD1; job->kinds[1] = K_WDO2; job->kinds[2] = K_WDO3; break;
-    case PC_ALGO_WD_MODIFIED: job->npasses = 2; job->kinds[0] = K_WD1; job->kinds[1] = K_EDF; break;
-    default: break;
-    }
+    const ref_algo *ra = &ref_algos[algo];
+    job->npasses = ra->npasses;
+    for (int p = 0; p < ra->npasses; p++)
+        job->kinds[p] = ra->kinds[p];
     return PC_OK;
 }
 
 int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
 {
-    if (algo == PC_ALGO_MLRI)
-        return pc_mlri_ref(src, dst, err, errlen);
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl) { /* its own code (algo_impl.h) */
+        int rc = pc_debayer_check(algo, src, dst, err, errlen);
+        return rc ? rc : d->impl->ref_run(src, dst, err, errlen);
+    }
     int rc = job_validate(algo, src, dst, err, errlen);
     if (rc)
         return rc;

@@ -41,8 +41,14 @@ typedef struct pc_job {
 } pc_job;
 
 /* Number of W x H temporary planes the algorithm needs (0..4), or -1 if
- * the id is unknown. */
+ * the id is unknown or the algorithm has its own implementation (not a
+ * pass list; algo_impl.h). */
 int pc_job_planes(pc_algo_id algo);
+
+/* The checks every debayer entry does, whatever implements the algorithm:
+ * a known id, a valid Bayer frame, a destination that fits it. */
+int pc_debayer_check(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
+                     char *err, size_t errlen);
 
 /* Validates algo, src and dst (sizes, pointers, pitches, formats) and fills
  * job. temp must hold pc_job_planes(algo) * W * H bytes (temp_bytes says how
@@ -54,10 +60,6 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src,
 /* Runs pass number `pass` (0-based) over rows [y0, y1); y0 and y1 even.
  * Pass p may only start once pass p-1 is complete on every row. */
 void pc_job_pass(const pc_job *job, int pass, int y0, int y1);
-
-/* Checks a source frame and a destination picture of its size (the
- * checks every algorithm makes; used by the MLRI job, mlri.h). */
-int pc_ref_validate(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
 
 /* Stores one even-aligned 2x2 block of final 8-bit RGB (v[j][i] is pixel
  * (x0+i, y+j)) in dst's format, through the §8 conversion for YUV. */

@@ -94,49 +94,21 @@ static inline void tu_mosaic(const uint8_t *rgb, int iw, int ih, uint8_t *bayer,
     }
 }
 
-/* Plane geometry of a picture of fmt (bytes per row, rows). */
+/* Plane geometry of a picture of fmt (bytes per row, rows), from the
+ * library's one geometry helper; returns the number of planes. */
 static inline int tu_planes(pc_pixfmt fmt, int w, int h, size_t bw[3], int rows[3])
 {
-    if (fmt == PC_FMT_RGB24) {
-        bw[0] = 3 * (size_t)w;
-        rows[0] = h;
-        return 1;
-    }
-    bw[0] = w;
-    rows[0] = h;
-    bw[1] = fmt == PC_FMT_NV12 ? (size_t)w : (size_t)w / 2;
-    rows[1] = h / 2;
-    bw[2] = w / 2;
-    rows[2] = h / 2;
-    return fmt == PC_FMT_NV12 ? 2 : 3;
+    int np = pc_pixfmt_planes(fmt);
+    for (int i = 0; i < np; i++)
+        pc_picture_plane_size(fmt, w, h, i, NULL, &rows[i], &bw[i]);
+    return np;
 }
 
 /* A packed picture in one buffer: RGB24 (pitch 3w), NV12 or I420 (pitch
  * w, w/2). buf may be NULL (size only). Returns its size in bytes. */
 static inline size_t tu_pic_layout(pc_picture *p, int fmt, int matrix, int range, int w, int h, uint8_t *buf)
 {
-    memset(p, 0, sizeof *p);
-    p->fmt = (pc_pixfmt)fmt;
-    p->matrix = (pc_matrix)matrix;
-    p->range = (pc_range)range;
-    p->width = w;
-    p->height = h;
-    size_t n = (size_t)w * h;
-    if (fmt == PC_FMT_RGB24) {
-        p->plane[0] = buf;
-        p->pitch[0] = 3 * (size_t)w;
-        return 3 * n;
-    }
-    p->plane[0] = buf;
-    p->pitch[0] = (size_t)w;
-    p->plane[1] = buf ? buf + n : NULL;
-    if (fmt == PC_FMT_NV12) {
-        p->pitch[1] = (size_t)w;
-    } else {
-        p->pitch[1] = p->pitch[2] = (size_t)w / 2;
-        p->plane[2] = buf ? buf + n + n / 4 : NULL;
-    }
-    return n + n / 2;
+    return pc_picture_layout(p, (pc_pixfmt)fmt, (pc_matrix)matrix, (pc_range)range, w, h, 1, buf);
 }
 
 /* Host picture with pitch = row bytes + pad (pad catches pitch bugs). */

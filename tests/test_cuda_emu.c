@@ -87,6 +87,14 @@ int main(void)
     static const int ths[] = {4, 12, 64};
     char err[512];
     int n_sizes = (int)(sizeof sizes / sizeof sizes[0]);
+    /* An algorithm with its own CUDA implementation has no fused kernel to
+     * emulate (test_cuda.c checks it on a device). */
+    for (int algo = 0; algo < PC_ALGO_COUNT; algo++)
+        if (!pc_emu_supports((pc_algo_id)algo)) {
+            char why[128];
+            snprintf(why, sizeof why, "%s: own CUDA implementation, not emulated", pc_algo_get(algo)->name);
+            tap_skip(why);
+        }
     for (int si = 0; si < n_sizes; si++) {
         int w = sizes[si][0], h = sizes[si][1];
         uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
@@ -99,7 +107,9 @@ int main(void)
                     tu_mosaic(rgb, w, h, bay, w, h, (pc_cfa)cfa);
                 }
                 pc_bayer src = {bay, (size_t)w, w, h, (pc_cfa)cfa};
-                for (int algo = 0; algo < PC_ALGO_MLRI; algo++) { /* MLRI: mlri_checks() */
+                for (int algo = 0; algo < PC_ALGO_COUNT; algo++) {
+                    if (!pc_emu_supports((pc_algo_id)algo))
+                        continue; /* own code: mlri_checks() */
                     /* NV12 always; I420 and RGB24 on the noise of two sizes. */
                     for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt++) {
                         if (fmt != PC_FMT_NV12 && (kind != 0 || (si != 1 && si != 3)))

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend.h"
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "panocap_config.h"
@@ -455,25 +456,24 @@ static inline double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* The CPU backend through the backend ops table (backend.h), as the
+ * daemon drives it: a whole-frame upload (read in place), debayer, wait. */
 static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
 {
-#if 1 /* the CPU backend (kernels/cpu.c) */
     char err[512];
     int w = o->width, h = o->height;
-    pc_cpu *cpu;
-    if (pc_cpu_open(&cpu, o->threads, w, h, err, sizeof err)) {
+    pc_backend *be;
+    pc_backend_config bc = {.width = w, .height = h, .slots = 1, .threads = o->threads};
+    if (pc_backend_open(&be, &pc_backend_cpu, &bc, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }
     uint8_t *raw[4];
     pc_picture dst;
-    memset(&dst, 0, sizeof dst);
-    dst.fmt = PC_FMT_NV12;
-    dst.width = w;
-    dst.height = h;
-    dst.pitch[0] = dst.pitch[1] = w;
-    dst.plane[0] = malloc((size_t)w * h);
-    dst.plane[1] = malloc((size_t)w * h / 2);
+    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst, err, sizeof err)) {
+        fprintf(stderr, "panocap-bench: %s\n", err);
+        return 1;
+    }
     for (int k = 0; k < 4; k++) {
         raw[k] = malloc((size_t)w * h);
         unsigned x = 0x9E3779B9u * (k + 1);
@@ -484,8 +484,9 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
             raw[k][i] = (uint8_t)(x >> 9);
         }
     }
+    int threads = pc_backend_host_threads(be);
     INFO(o, "CPU backend: %d threads, frame %dx%d, NV12 out; times in ms per frame; paper = Table II "
-            "(single thread, no SIMD)\n", pc_cpu_threads(cpu), w, h);
+            "(single thread, no SIMD)\n", threads, w, h);
     if (tsv(o))
         header(o, "ms");
     else
@@ -495,10 +496,16 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     static const double table2[PC_ALGO_COUNT] = {40.71, 0, 137.59, 110.76, 0, 0, 0};
     double *us = malloc(o->iters * sizeof *us);
     for (int a = 0; a < nalgo; a++) {
+        pc_debayer_config dc = {algos[a]->id, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                                PC_RANGE_LIMITED};
+        if (pc_backend_set_algo(be, &dc, err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: %s\n", err);
+            return 1;
+        }
         for (int i = -2; i < o->iters; i++) {
-            pc_bayer src = {raw[(i + 4) & 3], (size_t)w, w, h, PC_CFA_RGGB};
             double t0 = now_us();
-            if (pc_cpu_debayer(cpu, algos[a]->id, &src, &dst, err, sizeof err)) {
+            if (pc_backend_upload(be, 0, 0, raw[(i + 4) & 3], (size_t)w, h, err, sizeof err) ||
+                pc_backend_debayer(be, 0, &dst, err, sizeof err) || pc_backend_wait(be, 0, err, sizeof err)) {
                 fprintf(stderr, "panocap-bench: %s\n", err);
                 return 1;
             }
@@ -512,23 +519,18 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
             row(o, algos[a], "cpu", 0, med, p99, 0, (double)w * h * 2.5, 1);
         } else if (paper > 0) {
             printf("%-17s %-7s %6d %7d %10.2f %10.2f %8.2f %9.2f %8.1fx\n", algos[a]->name, "cpu", algos[a]->passes,
-                   pc_cpu_threads(cpu), med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), paper, paper * 1e3 / med);
+                   threads, med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), paper, paper * 1e3 / med);
         } else {
             printf("%-17s %-7s %6d %7d %10.2f %10.2f %8.2f %9s %9s\n", algos[a]->name, "cpu", algos[a]->passes,
-                   pc_cpu_threads(cpu), med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), "-", "-");
+                   threads, med / 1e3, p99 / 1e3, 2.5 * w * h / (med * 1e3), "-", "-");
         }
     }
     free(us);
     for (int k = 0; k < 4; k++)
         free(raw[k]);
-    free(dst.plane[0]);
-    free(dst.plane[1]);
-    pc_cpu_close(cpu);
+    pc_backend_picture_free(be, &dst);
+    pc_backend_close(be);
     return 0;
-#else
-    fprintf(stderr, "panocap-bench: the CPU backend (kernels/cpu.c) is not in this build yet\n");
-    return 1;
-#endif
 }
 
 /* A capture benchmark (frames from Aravis fake cameras through the capture

@@ -1,0 +1,351 @@
+/* backend.c - the table of debayer backends, the choice between them and
+ * the pc_backend_* wrappers (backend.h): they check the arguments common to
+ * every backend (slot range, configured algorithm, picture size and
+ * format) once here, then call the backend's ops. */
+#include "backend.h"
+
+#include "errmsg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* In order of preference for "auto". */
+static const pc_backend_ops *const backends[] = {&pc_backend_cuda, &pc_backend_cpu, NULL};
+
+struct pc_backend {
+    const pc_backend_ops *ops;
+    void *priv;
+    pc_backend_config cfg;
+    int configured;
+    pc_debayer_config dc; /* in force, when configured */
+};
+
+const pc_backend_ops *const *pc_backend_list(void) { return backends; }
+
+const pc_backend_ops *pc_backend_find(const char *name)
+{
+    for (int i = 0; name && backends[i]; i++)
+        if (strcasecmp(name, backends[i]->name) == 0)
+            return backends[i];
+    return NULL;
+}
+
+const pc_backend_ops *pc_backend_default(char *note, size_t notelen)
+{
+    char why[256] = "";
+    if (note && notelen)
+        note[0] = '\0';
+    for (int i = 0; backends[i]; i++) {
+        char w[256] = "";
+        if (backends[i]->probe(w, sizeof w)) {
+            if (i > 0)
+                pc_set_err(note, notelen, "%s; using the %s backend", why, backends[i]->name);
+            return backends[i];
+        }
+        if (!why[0])
+            snprintf(why, sizeof why, "%s: %s", backends[i]->name, w);
+    }
+    return &pc_backend_cpu; /* not reached: the CPU backend always probes */
+}
+
+int pc_backend_choose(const char *name, const pc_backend_ops **out, char *note, size_t notelen, char *err,
+                      size_t errlen)
+{
+    if (note && notelen)
+        note[0] = '\0';
+    if (!out) {
+        pc_set_err(err, errlen, "pc_backend_choose: out is NULL");
+        return PC_EINVAL;
+    }
+    if (!name || strcasecmp(name, "auto") == 0) {
+        *out = pc_backend_default(note, notelen);
+        return 0;
+    }
+    const pc_backend_ops *ops = pc_backend_find(name);
+    if (!ops) {
+        char names[128] = "auto";
+        for (int i = 0; backends[i]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", backends[i]->name);
+        pc_set_err(err, errlen, "unknown debayer backend \"%s\" (known: %s)", name, names);
+        return PC_EINVAL;
+    }
+    char why[256] = "";
+    if (!ops->probe(why, sizeof why)) {
+        pc_set_err(err, errlen, "backend %s: %s", ops->name, why);
+        return PC_ENOTSUP;
+    }
+    *out = ops;
+    return 0;
+}
+
+int pc_backend_open(pc_backend **out, const pc_backend_ops *ops, const pc_backend_config *cfg, char *err,
+                    size_t errlen)
+{
+    if (!out || !ops || !cfg) {
+        pc_set_err(err, errlen, "pc_backend_open: NULL argument");
+        return PC_EINVAL;
+    }
+    *out = NULL;
+    int rc = pc_check_size(cfg->width, cfg->height, err, errlen);
+    if (rc)
+        return rc;
+    if (cfg->slots < 1 || cfg->slots > PC_BACKEND_MAX_SLOTS) {
+        pc_set_err(err, errlen, "backend %s: %d slots requested, must be 1..%d", ops->name, cfg->slots,
+                   PC_BACKEND_MAX_SLOTS);
+        return PC_EINVAL;
+    }
+    pc_backend *b = calloc(1, sizeof *b);
+    if (!b) {
+        pc_set_err(err, errlen, "backend %s: out of memory", ops->name);
+        return PC_ENOMEM;
+    }
+    b->ops = ops;
+    b->cfg = *cfg;
+    rc = ops->open(&b->priv, cfg, err, errlen);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+void pc_backend_close(pc_backend *b)
+{
+    if (!b)
+        return;
+    b->ops->close(b->priv);
+    free(b);
+}
+
+const pc_backend_ops *pc_backend_get_ops(const pc_backend *b) { return b ? b->ops : NULL; }
+const char *pc_backend_name(const pc_backend *b) { return b ? b->ops->name : "none"; }
+int pc_backend_slots(const pc_backend *b) { return b ? b->cfg.slots : 0; }
+int pc_backend_host_threads(pc_backend *b) { return b && b->ops->host_threads ? b->ops->host_threads(b->priv) : 0; }
+
+void pc_backend_describe(pc_backend *b, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (b && b->ops->describe)
+        b->ops->describe(b->priv, buf, len);
+    else if (b)
+        snprintf(buf, len, "%s", b->ops->name);
+}
+
+static int check_dc(const pc_backend *b, const pc_debayer_config *dc, const char *fn, char *err, size_t errlen)
+{
+    if (!b || !dc) {
+        pc_set_err(err, errlen, "%s: NULL argument", fn);
+        return PC_EINVAL;
+    }
+    if (!pc_algo_get(dc->algo)) {
+        char names[256];
+        pc_algo_names(names, sizeof names);
+        pc_set_err(err, errlen, "%s (%s backend): unknown algorithm id %d (known: %s)", fn, b->ops->name,
+                   (int)dc->algo, names);
+        return PC_EINVAL;
+    }
+    if ((unsigned)dc->variant > PC_VARIANT_4PX || (unsigned)dc->cfa > PC_CFA_BGGR || !pc_pixfmt_planes(dc->fmt) ||
+        (unsigned)dc->matrix > PC_MATRIX_BT601 || (unsigned)dc->range > PC_RANGE_FULL) {
+        pc_set_err(err, errlen, "%s (%s backend, %s): bad argument (variant %d, cfa %d, format %d, matrix %d, range %d)",
+                   fn, b->ops->name, pc_algo_get(dc->algo)->name, (int)dc->variant, (int)dc->cfa, (int)dc->fmt,
+                   (int)dc->matrix, (int)dc->range);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+int pc_backend_prepare_algo(pc_backend *b, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    int rc = check_dc(b, dc, "pc_backend_prepare_algo", err, errlen);
+    if (rc || !b->ops->prepare_algo)
+        return rc;
+    rc = b->ops->prepare_algo(b->priv, dc, err, errlen);
+    /* Preparing may have switched the backend: put back what is in force
+     * (prepared, so immediate). */
+    if (b->configured) {
+        char e2[256];
+        int rc2 = b->ops->set_algo(b->priv, &b->dc, e2, sizeof e2);
+        if (rc2 && !rc) {
+            pc_set_err(err, errlen, "%s", e2);
+            rc = rc2;
+        }
+    }
+    return rc;
+}
+
+int pc_backend_set_algo(pc_backend *b, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    int rc = check_dc(b, dc, "pc_backend_set_algo", err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = b->ops->set_algo(b->priv, dc, err, errlen)))
+        return rc;
+    b->dc = *dc;
+    b->configured = 1;
+    return 0;
+}
+
+int pc_backend_get_algo(const pc_backend *b, pc_debayer_config *dc)
+{
+    if (!b || !b->configured || !dc)
+        return PC_EINVAL;
+    *dc = b->dc;
+    return 0;
+}
+
+void pc_backend_get_choice(pc_backend *b, pc_variant *variant, int *tile_rows)
+{
+    pc_variant v = PC_VARIANT_AUTO;
+    int rows = 0;
+    if (b && b->configured && b->ops->get_choice)
+        b->ops->get_choice(b->priv, &v, &rows);
+    if (variant)
+        *variant = v;
+    if (tile_rows)
+        *tile_rows = rows;
+}
+
+const char *pc_backend_choice_name(pc_backend *b)
+{
+    pc_variant v;
+    pc_backend_get_choice(b, &v, NULL);
+    return v == PC_VARIANT_AUTO ? pc_backend_name(b) : pc_variant_name(v);
+}
+
+int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
+                             char *err, size_t errlen)
+{
+    if (!b || !out || !pc_pixfmt_planes(fmt)) {
+        pc_set_err(err, errlen, "pc_backend_picture_alloc: bad arguments (format %d)", (int)fmt);
+        return PC_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    return b->ops->picture_alloc(b->priv, fmt, matrix, range, out, err, errlen);
+}
+
+void pc_backend_picture_free(pc_backend *b, pc_picture *pic)
+{
+    if (b && pic && pic->plane[0])
+        b->ops->picture_free(b->priv, pic);
+    if (pic)
+        memset(pic->plane, 0, sizeof pic->plane);
+}
+
+static int check_slot(const pc_backend *b, int slot, const char *fn, char *err, size_t errlen)
+{
+    if (!b) {
+        pc_set_err(err, errlen, "%s: no backend", fn);
+        return PC_EINVAL;
+    }
+    if (slot < 0 || slot >= b->cfg.slots) {
+        pc_set_err(err, errlen, "%s (%s backend): slot %d out of range (0..%d; frame %dx%d)", fn, b->ops->name,
+                   slot, b->cfg.slots - 1, b->cfg.width, b->cfg.height);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+int pc_backend_upload(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch, int rows, char *err,
+                      size_t errlen)
+{
+    int rc = check_slot(b, slot, "pc_backend_upload", err, errlen);
+    if (rc)
+        return rc;
+    if (!host || rows <= 0 || row0 < 0 || row0 + rows > b->cfg.height || pitch < (size_t)b->cfg.width) {
+        pc_set_err(err, errlen, "pc_backend_upload (%s backend): rows %d..%d of a %dx%d frame from %p (pitch %zu): "
+                   "out of range", b->ops->name, row0, row0 + rows - 1, b->cfg.width, b->cfg.height,
+                   (const void *)host, pitch);
+        return PC_EINVAL;
+    }
+    return b->ops->upload(b->priv, slot, row0, host, pitch, rows, err, errlen);
+}
+
+int pc_backend_debayer(pc_backend *b, int slot, const pc_picture *dst, char *err, size_t errlen)
+{
+    int rc = check_slot(b, slot, "pc_backend_debayer", err, errlen);
+    if (rc)
+        return rc;
+    if (!b->configured) {
+        pc_set_err(err, errlen, "pc_backend_debayer (%s backend): no algorithm set (call pc_backend_set_algo)",
+                   b->ops->name);
+        return PC_EINVAL;
+    }
+    if (!dst || dst->fmt != b->dc.fmt) {
+        pc_set_err(err, errlen, "pc_backend_debayer (%s backend, %s): destination must be %s (got %s)",
+                   b->ops->name, pc_algo_get(b->dc.algo)->name, pc_pixfmt_name(b->dc.fmt),
+                   dst ? pc_pixfmt_name(dst->fmt) : "none");
+        return PC_EINVAL;
+    }
+    if (dst->width != b->cfg.width || dst->height != b->cfg.height ||
+        (dst->fmt != PC_FMT_RGB24 && (dst->matrix != b->dc.matrix || dst->range != b->dc.range))) {
+        pc_set_err(err, errlen, "pc_backend_debayer (%s backend, %s): destination is %dx%d matrix %d range %d, "
+                   "the backend makes %dx%d matrix %d range %d", b->ops->name, pc_algo_get(b->dc.algo)->name,
+                   dst->width, dst->height, (int)dst->matrix, (int)dst->range, b->cfg.width, b->cfg.height,
+                   (int)b->dc.matrix, (int)b->dc.range);
+        return PC_EINVAL;
+    }
+    return b->ops->debayer(b->priv, slot, dst, err, errlen);
+}
+
+int pc_backend_download(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                        size_t errlen)
+{
+    int rc = check_slot(b, slot, "pc_backend_download", err, errlen);
+    if (rc)
+        return rc;
+    if (!src || !dst || src->fmt != dst->fmt || src->width != dst->width || src->height != dst->height ||
+        !pc_pixfmt_planes(src->fmt)) {
+        pc_set_err(err, errlen, "pc_backend_download (%s backend): source and destination pictures differ or are "
+                   "missing (frame %dx%d)", b->ops->name, b->cfg.width, b->cfg.height);
+        return PC_EINVAL;
+    }
+    for (int i = 0; i < pc_pixfmt_planes(src->fmt); i++) {
+        size_t rb;
+        pc_picture_plane_size(src->fmt, src->width, src->height, i, NULL, NULL, &rb);
+        if (!src->plane[i] || !dst->plane[i] || src->pitch[i] < rb || dst->pitch[i] < rb) {
+            pc_set_err(err, errlen, "pc_backend_download (%s backend): plane %d missing or pitch below %zu bytes "
+                       "(frame %dx%d)", b->ops->name, i, rb, b->cfg.width, b->cfg.height);
+            return PC_EINVAL;
+        }
+    }
+    return b->ops->download(b->priv, slot, src, dst, err, errlen);
+}
+
+int pc_backend_wait(pc_backend *b, int slot, char *err, size_t errlen)
+{
+    int rc = check_slot(b, slot, "pc_backend_wait", err, errlen);
+    if (rc)
+        return rc;
+    return b->ops->wait(b->priv, slot, err, errlen);
+}
+
+void *pc_backend_host_alloc(const pc_backend_ops *ops, size_t bytes)
+{
+    if (ops && ops->host_alloc)
+        return ops->host_alloc(bytes);
+    void *p = NULL;
+    return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+
+void pc_backend_host_free(const pc_backend_ops *ops, void *p)
+{
+    if (ops && ops->host_alloc)
+        ops->host_free(p);
+    else
+        free(p);
+}
+
+void pc_backend_encoder_device(pc_backend *b, void **cu_context, void **stream)
+{
+    if (cu_context)
+        *cu_context = NULL;
+    if (stream)
+        *stream = NULL;
+    if (b && b->ops->encoder_device)
+        b->ops->encoder_device(b->priv, cu_context, stream);
+}

@@ -1,0 +1,191 @@
+/* backend.h - the debayer backends (CPU, CUDA) behind one ops table, chosen
+ * once, FFmpeg-style: the pipeline and the tools call pc_backend_* and never
+ * ask which backend runs (no #if PANOCAP_HAVE_CUDA, no use_cuda branches).
+ *
+ * Choosing (once, at start-up):
+ *   const pc_backend_ops *ops;
+ *   pc_backend_choose("auto", &ops, note, sizeof note, err, sizeof err);
+ *       "auto": cuda when built with CUDA and a device exists, else cpu
+ *       and `note` says why (log it as one warning line); "cuda"/"cpu":
+ *       exactly that one, or an error saying why it cannot run here.
+ * Opening (a fixed frame size and number of slots; nothing in the
+ * per-frame calls allocates):
+ *   pc_backend_open(&b, ops, &cfg, err, errlen);
+ *   pc_backend_picture_alloc(b, fmt, matrix, range, &pic[k], ...) per slot
+ *   pc_backend_prepare_algo(b, &dc, ...) for each algorithm a live switch
+ *       may pick (CUDA: graph capture and tuning, tens of ms each);
+ *   pc_backend_set_algo(b, &dc, ...)  the configuration in force.
+ * Per frame set (slot = one input buffer; see pc_backend_config.slots):
+ *   pc_backend_upload(b, slot, row0, host, pitch, rows, ...) per slab
+ *   pc_backend_debayer(b, slot, &pic[slot], ...)
+ *   pc_backend_wait(b, slot, ...)
+ * and on the encoder side, for slot k:
+ *   pc_backend_download(b, k, &pic[k], &encoder_frame, ...)
+ *   pc_backend_wait(b, k, ...)
+ *
+ * Threads: one thread may upload/debayer slot j while another downloads
+ * slot k != j (the pipeline's stage and encoder threads); set_algo and
+ * prepare_algo only from the thread that calls debayer.
+ *
+ * Errors: 0 or a negative PC_E* code (debayer.h) with a message in err.
+ *
+ * Adding a backend: write a `const pc_backend_ops pc_backend_xxx` (a
+ * backend_xxx.c next to backend_cpu.c) and list it in backend.c's table,
+ * in order of preference for "auto".
+ */
+#ifndef PANOCAP_BACKEND_H
+#define PANOCAP_BACKEND_H
+
+#include "debayer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most input slots (= pictures in flight) a backend is opened with. */
+#define PC_BACKEND_MAX_SLOTS 8
+
+/* pc_backend_ops.flags */
+#define PC_BACKEND_DEVICE_PICTURES 1u /* pictures from picture_alloc live in device memory */
+
+/* What a backend is opened for. */
+typedef struct pc_backend_config {
+    int width, height; /* frame size (spec sizes: even, >= 8) */
+    int slots;         /* input slots, 1..PC_BACKEND_MAX_SLOTS */
+    int device;        /* CUDA: device index (0 = first) */
+    int threads;       /* CPU: worker threads, <= 0 = one per online CPU */
+} pc_backend_config;
+
+/* What debayer computes (set_algo, prepare_algo). */
+typedef struct pc_debayer_config {
+    pc_algo_id algo;
+    pc_variant variant; /* AUTO: the backend picks (CUDA measures) */
+    pc_cfa cfa;
+    pc_pixfmt fmt;      /* format of the destination pictures */
+    pc_matrix matrix;
+    pc_range range;
+} pc_debayer_config;
+
+/* One backend. Every function gets the state its open() returned (priv).
+ * Required: name, probe, open, close, set_algo, picture_alloc,
+ * picture_free, upload, debayer, download, wait. Optional (NULL): the
+ * rest; the pc_backend_* wrappers then do the documented default. */
+typedef struct pc_backend_ops {
+    const char *name;        /* "cpu", "cuda": --backend / debayer.backend */
+    const char *description; /* one line for help texts */
+    unsigned flags;          /* PC_BACKEND_* */
+
+    /* 1 when the backend can run on this machine; 0 with the reason in why
+     * (e.g. "no CUDA device is usable on this machine"). Needs no open. */
+    int (*probe)(char *why, size_t whylen);
+    int (*open)(void **priv, const pc_backend_config *cfg, char *err, size_t errlen);
+    void (*close)(void *priv);
+    /* One line for the log: "GPU NVIDIA H100 80GB HBM3" / "CPU, 16 threads". */
+    void (*describe)(void *priv, char *buf, size_t len);
+    /* Host threads the demosaic runs on (CPU backend). NULL: 0. */
+    int (*host_threads)(void *priv);
+
+    /* Prepares a configuration so that a later set_algo to it is immediate
+     * (CUDA: captures and tunes it). May change the configuration in force:
+     * the wrapper restores it. NULL: nothing to prepare. */
+    int (*prepare_algo)(void *priv, const pc_debayer_config *dc, char *err, size_t errlen);
+    /* Makes dc the configuration debayer computes from now on. */
+    int (*set_algo)(void *priv, const pc_debayer_config *dc, char *err, size_t errlen);
+    /* Variant and tile height in force (CUDA's measured choice). NULL:
+     * PC_VARIANT_AUTO and 0 (the backend has no variants). */
+    void (*get_choice)(void *priv, pc_variant *variant, int *tile_rows);
+
+    /* Pictures the backend can debayer into and download from (device
+     * memory when flags has PC_BACKEND_DEVICE_PICTURES). */
+    int (*picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
+                         char *err, size_t errlen);
+    void (*picture_free)(void *priv, pc_picture *pic);
+
+    /* Rows [row0, row0+rows) of slot's raw panorama from host memory, which
+     * must stay unchanged until wait(slot) returns (the copy may be
+     * asynchronous, or the CPU backend may read it in place). */
+    int (*upload)(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, int rows,
+                  char *err, size_t errlen);
+    /* Starts (CUDA) or does (CPU) the demosaic of slot into dst, a picture
+     * of this backend in the configured format. */
+    int (*debayer)(void *priv, int slot, const pc_picture *dst, char *err, size_t errlen);
+    /* Copies src (a picture of this backend, after slot's debayer) into
+     * dst: host memory, or device memory such as an NVENC CUDA frame. */
+    int (*download)(void *priv, int slot, const pc_picture *src, const pc_picture *dst,
+                    char *err, size_t errlen);
+    /* Returns when everything started for slot is done. */
+    int (*wait)(void *priv, int slot, char *err, size_t errlen);
+
+    /* Host memory the backend reads fastest (CUDA: pinned), e.g. for the
+     * capture buffers; needs no open. NULL: malloc/free. */
+    void *(*host_alloc)(size_t bytes);
+    void (*host_free)(void *p);
+    /* CUDA context (CUcontext) and stream (cudaStream_t) for an encoder
+     * that takes device frames (NVENC). NULL: none (both set to NULL). */
+    void (*encoder_device)(void *priv, void **cu_context, void **stream);
+} pc_backend_ops;
+
+extern const pc_backend_ops pc_backend_cpu;
+extern const pc_backend_ops pc_backend_cuda; /* probe says so when built without CUDA */
+
+/* --- Choosing -------------------------------------------------------- */
+
+/* The backends built in, in order of preference; NULL-terminated. */
+const pc_backend_ops *const *pc_backend_list(void);
+/* By name ("cpu", "cuda"; case-insensitive); NULL if unknown. */
+const pc_backend_ops *pc_backend_find(const char *name);
+/* The first backend whose probe succeeds (the CPU one always does). When
+ * that is not the first of the list, note (if not NULL) says why, e.g.
+ * "cuda: this build has no CUDA support (meson -Dcuda=enabled); using the
+ * cpu backend"; otherwise note is "". */
+const pc_backend_ops *pc_backend_default(char *note, size_t notelen);
+/* name NULL or "auto": pc_backend_default. Otherwise that backend, probed;
+ * an unknown name or a backend that cannot run here is an error naming
+ * it (e.g. "backend cuda: no CUDA device is usable on this machine"). */
+int pc_backend_choose(const char *name, const pc_backend_ops **out, char *note, size_t notelen,
+                      char *err, size_t errlen);
+
+/* --- An open backend ------------------------------------------------- */
+
+typedef struct pc_backend pc_backend;
+
+int pc_backend_open(pc_backend **out, const pc_backend_ops *ops, const pc_backend_config *cfg,
+                    char *err, size_t errlen);
+void pc_backend_close(pc_backend *b); /* NULL is fine */
+
+const pc_backend_ops *pc_backend_get_ops(const pc_backend *b);
+const char *pc_backend_name(const pc_backend *b);
+void pc_backend_describe(pc_backend *b, char *buf, size_t len);
+int pc_backend_slots(const pc_backend *b);
+int pc_backend_host_threads(pc_backend *b); /* 0 for a device backend */
+
+int pc_backend_prepare_algo(pc_backend *b, const pc_debayer_config *dc, char *err, size_t errlen);
+int pc_backend_set_algo(pc_backend *b, const pc_debayer_config *dc, char *err, size_t errlen);
+/* The configuration in force; 0, or PC_EINVAL before the first set_algo. */
+int pc_backend_get_algo(const pc_backend *b, pc_debayer_config *dc);
+void pc_backend_get_choice(pc_backend *b, pc_variant *variant, int *tile_rows);
+/* For status lines: the variant in force ("2px", "4px"), or the backend's
+ * name when it has no variants ("cpu"). */
+const char *pc_backend_choice_name(pc_backend *b);
+
+int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+                             pc_picture *out, char *err, size_t errlen);
+void pc_backend_picture_free(pc_backend *b, pc_picture *pic);
+
+int pc_backend_upload(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch, int rows,
+                      char *err, size_t errlen);
+int pc_backend_debayer(pc_backend *b, int slot, const pc_picture *dst, char *err, size_t errlen);
+int pc_backend_download(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst,
+                        char *err, size_t errlen);
+int pc_backend_wait(pc_backend *b, int slot, char *err, size_t errlen);
+
+/* ops->host_alloc or malloc; NULL on failure. Free with pc_backend_host_free
+ * of the same ops. */
+void *pc_backend_host_alloc(const pc_backend_ops *ops, size_t bytes);
+void pc_backend_host_free(const pc_backend_ops *ops, void *p);
+void pc_backend_encoder_device(pc_backend *b, void **cu_context, void **stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

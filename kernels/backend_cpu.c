@@ -1,0 +1,184 @@
+/* backend_cpu.c - the CPU debayer backend behind the ops table (backend.h):
+ * the multi-threaded pc_cpu (cpu.c, bit-identical to the reference), host
+ * pictures, and one raw panorama per input slot.
+ *
+ * Everything is synchronous: debayer returns with the picture written and
+ * wait has nothing to wait for. A slot's input is either the caller's
+ * memory, read in place (one upload covering the whole frame, e.g. a frame
+ * set capture stacked already: no copy), or the slot's own panorama that
+ * partial uploads (camera slabs) are stacked into; that panorama is
+ * allocated on the slot's first partial upload.
+ */
+#include "backend.h"
+
+#include "errmsg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cpu_backend {
+    pc_cpu *cpu;
+    int w, h, slots;
+    pc_debayer_config dc;
+    const uint8_t *in[PC_BACKEND_MAX_SLOTS]; /* the slot's input (NULL: none) */
+    size_t in_pitch[PC_BACKEND_MAX_SLOTS];
+    int in_place[PC_BACKEND_MAX_SLOTS];      /* in[] is the caller's memory */
+    uint8_t *pano[PC_BACKEND_MAX_SLOTS];     /* stacked slabs */
+    size_t pano_pitch;
+} cpu_backend;
+
+static size_t round64(size_t v) { return (v + 63) & ~(size_t)63; }
+
+static int cpu_probe(char *why, size_t whylen)
+{
+    if (why && whylen)
+        why[0] = '\0';
+    return 1;
+}
+
+static void cpu_close(void *priv)
+{
+    cpu_backend *c = priv;
+    if (!c)
+        return;
+    pc_cpu_close(c->cpu);
+    for (int i = 0; i < PC_BACKEND_MAX_SLOTS; i++)
+        free(c->pano[i]);
+    free(c);
+}
+
+static int cpu_open(void **priv, const pc_backend_config *cfg, char *err, size_t errlen)
+{
+    cpu_backend *c = calloc(1, sizeof *c);
+    if (!c) {
+        pc_set_err(err, errlen, "CPU backend: out of memory");
+        return PC_ENOMEM;
+    }
+    c->w = cfg->width;
+    c->h = cfg->height;
+    c->slots = cfg->slots;
+    c->pano_pitch = round64((size_t)cfg->width);
+    int rc = pc_cpu_open(&c->cpu, cfg->threads, cfg->width, cfg->height, err, errlen);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    *priv = c;
+    return 0;
+}
+
+static void cpu_describe(void *priv, char *buf, size_t len)
+{
+    cpu_backend *c = priv;
+    int n = pc_cpu_threads(c->cpu);
+    snprintf(buf, len, "CPU, %d thread%s", n, n == 1 ? "" : "s");
+}
+
+static int cpu_host_threads(void *priv) { return pc_cpu_threads(((cpu_backend *)priv)->cpu); }
+
+static int cpu_set_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    c->dc = *dc;
+    return 0;
+}
+
+static int cpu_prepare_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    return pc_cpu_prepare(c->cpu, dc->algo, err, errlen);
+}
+
+static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
+                             char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    size_t bytes = pc_picture_layout(out, fmt, matrix, range, c->w, c->h, 64, NULL);
+    uint8_t *mem = aligned_alloc(64, round64(bytes));
+    if (!mem) {
+        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d %s picture (%zu bytes)", c->w, c->h,
+                   pc_pixfmt_name(fmt), bytes);
+        return PC_ENOMEM;
+    }
+    pc_picture_layout(out, fmt, matrix, range, c->w, c->h, 64, mem);
+    return 0;
+}
+
+static void cpu_picture_free(void *priv, pc_picture *pic)
+{
+    free(pic->plane[0]); /* one allocation, plane 0 first */
+}
+
+static int cpu_upload(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, int rows, char *err,
+                      size_t errlen)
+{
+    cpu_backend *c = priv;
+    if (row0 == 0 && rows == c->h) { /* the whole frame: read it in place */
+        c->in[slot] = host;
+        c->in_pitch[slot] = pitch;
+        c->in_place[slot] = 1;
+        return 0;
+    }
+    if (!c->pano[slot]) {
+        c->pano[slot] = aligned_alloc(64, c->pano_pitch * (size_t)c->h);
+        if (!c->pano[slot]) {
+            pc_set_err(err, errlen, "CPU backend: out of memory for the %dx%d panorama of slot %d", c->w, c->h, slot);
+            return PC_ENOMEM;
+        }
+    }
+    for (int y = 0; y < rows; y++)
+        memcpy(c->pano[slot] + (size_t)(row0 + y) * c->pano_pitch, host + (size_t)y * pitch, (size_t)c->w);
+    c->in[slot] = c->pano[slot];
+    c->in_pitch[slot] = c->pano_pitch;
+    c->in_place[slot] = 0;
+    return 0;
+}
+
+static int cpu_debayer(void *priv, int slot, const pc_picture *dst, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    if (!c->in[slot]) {
+        pc_set_err(err, errlen, "CPU backend: slot %d has no input (upload a frame first)", slot);
+        return PC_EINVAL;
+    }
+    pc_bayer b = {c->in[slot], c->in_pitch[slot], c->w, c->h, c->dc.cfa};
+    return pc_cpu_debayer(c->cpu, c->dc.algo, &b, dst, err, errlen);
+}
+
+static int cpu_download(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                        size_t errlen)
+{
+    pc_picture_copy(dst, src);
+    return 0;
+}
+
+static int cpu_wait(void *priv, int slot, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    /* The caller may reuse its memory now: forget it. */
+    if (c->in_place[slot]) {
+        c->in[slot] = NULL;
+        c->in_place[slot] = 0;
+    }
+    return 0;
+}
+
+const pc_backend_ops pc_backend_cpu = {
+    .name = "cpu",
+    .description = "multi-threaded C on the host (bit-identical to the reference)",
+    .flags = 0,
+    .probe = cpu_probe,
+    .open = cpu_open,
+    .close = cpu_close,
+    .describe = cpu_describe,
+    .host_threads = cpu_host_threads,
+    .prepare_algo = cpu_prepare_algo,
+    .set_algo = cpu_set_algo,
+    .picture_alloc = cpu_picture_alloc,
+    .picture_free = cpu_picture_free,
+    .upload = cpu_upload,
+    .debayer = cpu_debayer,
+    .download = cpu_download,
+    .wait = cpu_wait,
+};

@@ -1,0 +1,105 @@
+/* backend_cuda.c - the CUDA debayer backend behind the ops table
+ * (backend.h): a thin adapter over pc_gpu (debayer_cuda.h). Plain C. Built
+ * without CUDA, pc_gpu is the stub (debayer_cuda_stub.c): probe then says
+ * "this build has no CUDA support" and nothing else is ever called. */
+#include "backend.h"
+#include "debayer_cuda.h"
+#include "errmsg.h"
+#include "panocap_config.h"
+
+#include <stdio.h>
+
+static int cuda_probe(char *why, size_t whylen)
+{
+    if (pc_gpu_device_count() > 0)
+        return 1;
+    pc_set_err(why, whylen, "%s", PANOCAP_HAVE_CUDA ? "no CUDA device is usable on this machine"
+                                                    : "this build has no CUDA support (meson -Dcuda=enabled)");
+    return 0;
+}
+
+static int cuda_open(void **priv, const pc_backend_config *cfg, char *err, size_t errlen)
+{
+    return pc_gpu_open((pc_gpu **)priv, cfg->device, cfg->width, cfg->height, cfg->slots, err, errlen);
+}
+
+static void cuda_close(void *priv) { pc_gpu_close(priv); }
+
+static void cuda_describe(void *priv, char *buf, size_t len)
+{
+    snprintf(buf, len, "GPU %s", pc_gpu_device_name(priv));
+}
+
+static int cuda_set_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
+{
+    return pc_gpu_set_algo(priv, dc->algo, dc->variant, dc->cfa, dc->fmt, dc->matrix, dc->range, err, errlen);
+}
+
+static void cuda_get_choice(void *priv, pc_variant *variant, int *tile_rows)
+{
+    pc_gpu_get_choice(priv, variant, tile_rows);
+}
+
+static int cuda_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
+                              char *err, size_t errlen)
+{
+    return pc_gpu_picture_alloc(priv, fmt, matrix, range, out, err, errlen);
+}
+
+static void cuda_picture_free(void *priv, pc_picture *pic) { pc_gpu_picture_free(priv, pic); }
+
+static int cuda_upload(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, int rows, char *err,
+                       size_t errlen)
+{
+    return pc_gpu_upload_async(priv, slot, row0, host, pitch, rows, err, errlen);
+}
+
+static int cuda_debayer(void *priv, int slot, const pc_picture *dst, char *err, size_t errlen)
+{
+    return pc_gpu_debayer(priv, slot, dst, err, errlen);
+}
+
+static int cuda_download(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                         size_t errlen)
+{
+    return pc_gpu_download_async(priv, slot, src, dst, err, errlen);
+}
+
+static int cuda_wait(void *priv, int slot, char *err, size_t errlen)
+{
+    return pc_gpu_slot_wait(priv, slot, err, errlen);
+}
+
+static void *cuda_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    return pc_gpu_host_alloc(bytes, &p, NULL, 0) == 0 ? p : NULL;
+}
+
+static void cuda_encoder_device(void *priv, void **cu_context, void **stream)
+{
+    *cu_context = pc_gpu_cu_context(priv);
+    *stream = pc_gpu_stream(priv);
+}
+
+const pc_backend_ops pc_backend_cuda = {
+    .name = "cuda",
+    .description = "CUDA kernels on an NVIDIA GPU, one fused kernel per frame",
+    .flags = PC_BACKEND_DEVICE_PICTURES,
+    .probe = cuda_probe,
+    .open = cuda_open,
+    .close = cuda_close,
+    .describe = cuda_describe,
+    .prepare_algo = cuda_set_algo, /* captures and tunes; the wrapper restores the one in force */
+    .set_algo = cuda_set_algo,
+    .get_choice = cuda_get_choice,
+    .picture_alloc = cuda_picture_alloc,
+    .picture_free = cuda_picture_free,
+    .upload = cuda_upload,
+    .debayer = cuda_debayer,
+    .download = cuda_download,
+    .wait = cuda_wait,
+    .host_alloc = cuda_host_alloc,
+    .host_free = pc_gpu_host_free,
+    .encoder_device = cuda_encoder_device,
+};

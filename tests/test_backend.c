@@ -1,0 +1,309 @@
+/* test_backend.c - the debayer backend ops table (kernels/backend.h): the
+ * CPU backend driven only through pc_backend_* (upload of camera slabs or
+ * of a whole stacked frame, debayer into its own pictures, download into
+ * host pictures) is bit-identical to the C reference for every algorithm,
+ * in NV12, I420 and RGB24, for several input slots; the choice ("auto",
+ * "cpu", "cuda", unknown names) and the argument checks; and the CUDA entry
+ * refuses cleanly where it cannot run (no device, or built without CUDA),
+ * or, on a machine with a device, equals the reference too.
+ */
+#include "algo_impl.h"
+#include "backend.h"
+#include "debayer_test_util.h"
+#include "tap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { W = 136, H = 40, SLABS = 5 }; /* 5 slabs of 8 rows, like the 5 cameras */
+
+/* One frame through the ops table, compared with pc_ref_debayer. Frame f
+ * goes to slot f % slots: even frames as 5 slabs, odd ones as one upload. */
+static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt, pc_matrix m, pc_range r)
+{
+    char err[256];
+    pc_backend *b = NULL;
+    pc_backend_config cfg = {.width = W, .height = H, .slots = slots, .device = 0, .threads = 3};
+    if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s: open %dx%d, %d slots (%s)",
+                   ops->name, W, H, slots, b ? "ok" : err))
+        return;
+    pc_picture pic[PC_BACKEND_MAX_SLOTS];
+    int alloc_bad = 0;
+    for (int k = 0; k < slots; k++)
+        alloc_bad += pc_backend_picture_alloc(b, fmt, m, r, &pic[k], err, sizeof err) != 0;
+    TAP_CHECK(alloc_bad == 0, "%s: %d %s pictures allocated (%s)", ops->name, slots, pc_pixfmt_name(fmt),
+              alloc_bad ? err : "ok");
+    uint8_t *raw = malloc((size_t)W * H);
+    pc_picture ref, host;
+    tu_pic_alloc(&ref, fmt, m, r, W, H, 0);
+    tu_pic_alloc(&host, fmt, m, r, W, H, 24); /* padded pitches catch pitch bugs */
+    for (int a = 0; a < PC_ALGO_COUNT && !alloc_bad; a++) {
+        long diff = 0;
+        int fails = 0, frames = 0;
+        for (int f = 0; f < 2 * slots; f++) {
+            pc_cfa cfa = (pc_cfa)((a + f) & 3);
+            pc_debayer_config dc = {(pc_algo_id)a, PC_VARIANT_AUTO, cfa, fmt, m, r};
+            int slot = f % slots;
+            tu_noise(raw, (size_t)W * H, 1000u * a + f + 1);
+            pc_bayer src = {raw, W, W, H, cfa};
+            fails += pc_ref_debayer((pc_algo_id)a, &src, &ref, err, sizeof err) != 0;
+            int rc = pc_backend_set_algo(b, &dc, err, sizeof err);
+            if (f & 1) {
+                if (!rc)
+                    rc = pc_backend_upload(b, slot, 0, raw, W, H, err, sizeof err);
+            } else {
+                for (int s = 0; s < SLABS && !rc; s++)
+                    rc = pc_backend_upload(b, slot, s * (H / SLABS), raw + (size_t)s * (H / SLABS) * W, W, H / SLABS,
+                                           err, sizeof err);
+            }
+            if (!rc)
+                rc = pc_backend_debayer(b, slot, &pic[slot], err, sizeof err);
+            if (!rc)
+                rc = pc_backend_wait(b, slot, err, sizeof err);
+            tu_pic_fill(&host, 0x5a);
+            if (!rc)
+                rc = pc_backend_download(b, slot, &pic[slot], &host, err, sizeof err);
+            if (!rc)
+                rc = pc_backend_wait(b, slot, err, sizeof err);
+            if (rc) {
+                tap_diag("%s %s frame %d: %s", ops->name, pc_algo_get(a)->name, f, err);
+                fails++;
+                continue;
+            }
+            int md;
+            diff += tu_compare(&ref, &host, &md);
+            frames++;
+        }
+        TAP_CHECK(fails == 0 && diff == 0, "%s %s %s: %d frames over %d slots through the ops table == reference "
+                  "(%ld samples differ, %d failures)", ops->name, pc_algo_get(a)->name, pc_pixfmt_name(fmt), frames,
+                  slots, diff, fails);
+    }
+    pc_variant v;
+    int rows;
+    pc_backend_get_choice(b, &v, &rows);
+    tap_diag("%s: %s; variant in force %s, tile rows %d", ops->name, pc_backend_name(b), pc_backend_choice_name(b),
+             rows);
+    for (int k = 0; k < slots && !alloc_bad; k++)
+        pc_backend_picture_free(b, &pic[k]);
+    pc_backend_close(b);
+    tu_pic_free(&ref);
+    tu_pic_free(&host);
+    free(raw);
+}
+
+static void choosing(void)
+{
+    char note[256], err[256];
+    const pc_backend_ops *ops = NULL;
+    TAP_CHECK(pc_backend_find("cpu") == &pc_backend_cpu && pc_backend_find("CUDA") == &pc_backend_cuda &&
+                  pc_backend_find("opencl") == NULL && pc_backend_find(NULL) == NULL,
+              "pc_backend_find: cpu, cuda (any case); unknown names and NULL give NULL");
+    int n = 0;
+    for (const pc_backend_ops *const *l = pc_backend_list(); *l; l++)
+        n++;
+    TAP_CHECK(n == 2 && pc_backend_list()[n - 1] == &pc_backend_cpu,
+              "pc_backend_list: %d backends, the CPU one last (always available)", n);
+    char why[256];
+    int cuda_ok = pc_backend_cuda.probe(why, sizeof why);
+    const pc_backend_ops *def = pc_backend_default(note, sizeof note);
+    if (cuda_ok)
+        TAP_CHECK(def == &pc_backend_cuda && note[0] == '\0', "auto: cuda (a device exists), no note");
+    else
+        TAP_CHECK(def == &pc_backend_cpu && strstr(note, "cuda: ") && strstr(note, why) &&
+                      strstr(note, "using the cpu backend"),
+                  "auto without a CUDA device: cpu, and one note saying why (\"%s\")", note);
+    TAP_CHECK(pc_backend_choose("auto", &ops, note, sizeof note, err, sizeof err) == 0 && ops == def &&
+                  pc_backend_choose(NULL, &ops, NULL, 0, err, sizeof err) == 0 && ops == def,
+              "choose \"auto\" and NULL = pc_backend_default");
+    TAP_CHECK(pc_backend_choose("cpu", &ops, note, sizeof note, err, sizeof err) == 0 && ops == &pc_backend_cpu &&
+                  note[0] == '\0',
+              "choose \"cpu\"");
+    int rc = pc_backend_choose("fpga", &ops, note, sizeof note, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && strstr(err, "\"fpga\"") && strstr(err, "auto, cuda, cpu"),
+              "choose an unknown name: error naming it and the known ones (\"%s\")", err);
+    rc = pc_backend_choose("cuda", &ops, note, sizeof note, err, sizeof err);
+    if (cuda_ok)
+        TAP_CHECK(rc == 0 && ops == &pc_backend_cuda, "choose \"cuda\" with a device");
+    else
+        TAP_CHECK(rc == PC_ENOTSUP && strstr(err, "backend cuda: ") &&
+                      (strstr(err, "no CUDA device") || strstr(err, "no CUDA support")),
+                  "choose \"cuda\" without a device refuses, saying why (\"%s\")", err);
+}
+
+static void cuda_refuses(void)
+{
+    char why[256], err[256] = "";
+    if (pc_backend_cuda.probe(why, sizeof why)) {
+        tap_skip("a CUDA device exists: the refusal without one is not testable here");
+        return;
+    }
+    pc_backend *b = (pc_backend *)1;
+    pc_backend_config cfg = {.width = W, .height = H, .slots = 2};
+    int rc = pc_backend_open(&b, &pc_backend_cuda, &cfg, err, sizeof err);
+    TAP_CHECK(rc != 0 && b == NULL && err[0], "cuda backend without a device: open fails cleanly (%d, \"%s\")", rc,
+              err);
+}
+
+static void argument_checks(void)
+{
+    char err[256];
+    pc_backend *b = NULL;
+    pc_backend_config bad = {.width = 9, .height = 8, .slots = 1};
+    TAP_CHECK(pc_backend_open(&b, &pc_backend_cpu, &bad, err, sizeof err) == PC_EINVAL && !b && strstr(err, "even"),
+              "open: odd width refused (\"%s\")", err);
+    pc_backend_config cfg = {.width = 16, .height = 16, .slots = PC_BACKEND_MAX_SLOTS + 1, .threads = 1};
+    TAP_CHECK(pc_backend_open(&b, &pc_backend_cpu, &cfg, err, sizeof err) == PC_EINVAL && strstr(err, "slots"),
+              "open: too many slots refused (\"%s\")", err);
+    cfg.slots = 2;
+    if (!TAP_CHECK(pc_backend_open(&b, &pc_backend_cpu, &cfg, err, sizeof err) == 0, "open 16x16, 2 slots"))
+        return;
+    pc_picture pic, rgb;
+    uint8_t raw[16 * 16] = {0};
+    pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &pic, err, sizeof err);
+    pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &rgb, err, sizeof err);
+    TAP_CHECK(pc_backend_debayer(b, 0, &pic, err, sizeof err) == PC_EINVAL && strstr(err, "no algorithm set"),
+              "debayer before set_algo refused (\"%s\")", err);
+    pc_debayer_config dc = {PC_ALGO_COUNT, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
+                            PC_RANGE_LIMITED};
+    TAP_CHECK(pc_backend_set_algo(b, &dc, err, sizeof err) == PC_EINVAL && strstr(err, "unknown algorithm") &&
+                  strstr(err, "bilinear"),
+              "set_algo: unknown algorithm refused, known ones listed (\"%s\")", err);
+    dc.algo = PC_ALGO_EDGE;
+    dc.fmt = (pc_pixfmt)7;
+    TAP_CHECK(pc_backend_set_algo(b, &dc, err, sizeof err) == PC_EINVAL && strstr(err, "format 7"),
+              "set_algo: unknown format refused (\"%s\")", err);
+    dc.fmt = PC_FMT_NV12;
+    TAP_CHECK(pc_backend_set_algo(b, &dc, err, sizeof err) == 0, "set_algo edge nv12");
+    TAP_CHECK(pc_backend_upload(b, 2, 0, raw, 16, 16, err, sizeof err) == PC_EINVAL && strstr(err, "slot 2"),
+              "upload: slot out of range refused (\"%s\")", err);
+    TAP_CHECK(pc_backend_upload(b, 0, 8, raw, 16, 16, err, sizeof err) == PC_EINVAL && strstr(err, "rows 8..23"),
+              "upload: rows past the frame refused (\"%s\")", err);
+    TAP_CHECK(pc_backend_debayer(b, 1, &pic, err, sizeof err) == PC_EINVAL && strstr(err, "no input"),
+              "debayer of a slot never uploaded refused (\"%s\")", err);
+    TAP_CHECK(pc_backend_upload(b, 0, 0, raw, 16, 16, err, sizeof err) == 0 &&
+                  pc_backend_debayer(b, 0, &rgb, err, sizeof err) == PC_EINVAL && strstr(err, "must be nv12"),
+              "debayer into a picture of another format refused (\"%s\")", err);
+    TAP_CHECK(pc_backend_download(b, 0, &pic, &rgb, err, sizeof err) == PC_EINVAL && strstr(err, "differ"),
+              "download between different formats refused (\"%s\")", err);
+    void *hp = pc_backend_host_alloc(&pc_backend_cpu, 1000);
+    TAP_CHECK(hp && ((uintptr_t)hp & 63) == 0, "host_alloc (CPU: plain, 64-byte aligned)");
+    pc_backend_host_free(&pc_backend_cpu, hp);
+    void *ctx = (void *)1, *stream = (void *)1;
+    pc_backend_encoder_device(b, &ctx, &stream);
+    TAP_CHECK(!ctx && !stream, "CPU backend: no encoder device");
+    TAP_CHECK(pc_backend_host_threads(b) == 1, "CPU backend: host_threads = the 1 thread asked for");
+    pc_backend_picture_free(b, &pic);
+    pc_backend_picture_free(b, &rgb);
+    pc_backend_close(b);
+}
+
+/* The one plane-geometry helper (debayer.h) at the panorama size. */
+static void geometry(void)
+{
+    static const struct { pc_pixfmt f; int np; int w[3], h[3]; size_t rb[3]; } want[] = {
+        {PC_FMT_RGB24, 1, {2040}, {5400}, {6120}},
+        {PC_FMT_NV12, 2, {2040, 1020}, {5400, 2700}, {2040, 2040}},
+        {PC_FMT_I420, 3, {2040, 1020, 1020}, {5400, 2700, 2700}, {2040, 1020, 1020}},
+    };
+    for (int k = 0; k < 3; k++) {
+        int bad = pc_pixfmt_planes(want[k].f) != want[k].np;
+        for (int i = 0; i < 3; i++) {
+            int pw = -1, ph = -1;
+            size_t rb = 0;
+            int rc = pc_picture_plane_size(want[k].f, 2040, 5400, i, &pw, &ph, &rb);
+            if (i < want[k].np)
+                bad += rc != 0 || pw != want[k].w[i] || ph != want[k].h[i] || rb != want[k].rb[i];
+            else
+                bad += rc != PC_EINVAL;
+        }
+        pc_picture p;
+        size_t packed = pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 1, NULL);
+        size_t want_packed = want[k].f == PC_FMT_RGB24 ? 3u * 2040 * 5400 : 2040u * 5400 * 3 / 2;
+        bad += packed != want_packed;
+        pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 256, (uint8_t *)4096);
+        for (int i = 0; i < want[k].np; i++)
+            bad += p.pitch[i] % 256 != 0 || p.pitch[i] < want[k].rb[i] || ((uintptr_t)p.plane[i] & 255);
+        TAP_CHECK(!bad, "plane geometry of %s 2040x5400: planes, sizes, packed size %zu, 256-aligned layout",
+                  pc_pixfmt_name(want[k].f), packed);
+    }
+    TAP_CHECK(pc_pixfmt_planes((pc_pixfmt)5) == 0 && pc_picture_plane_size((pc_pixfmt)5, 8, 8, 0, NULL, NULL, NULL),
+              "plane geometry of an unknown format: 0 planes, error");
+}
+
+/* pc_cpu_parallel, the pool an algorithm with its own code (algo_impl.h)
+ * runs its passes on: every band once per call, all done on return, and
+ * the stencil frames on the same pool still right afterwards. */
+typedef struct band_log {
+    int calls[8];
+    int nbands_seen[8];
+    int *plane; /* pass 2 reads what pass 1 wrote in other bands */
+    int n, pass, bad;
+} band_log;
+
+static void band_fn(void *arg, int band, int nbands)
+{
+    band_log *l = arg;
+    l->calls[band]++;
+    l->nbands_seen[band] = nbands;
+    for (int i = band; i < l->n; i += nbands) {
+        if (l->pass == 0)
+            l->plane[i] = i * 3;
+        else if (l->plane[(i + 1) % l->n] != ((i + 1) % l->n) * 3)
+            __atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void parallel_pool(void)
+{
+    char err[256];
+    for (int threads = 1; threads <= 5; threads += 4) {
+        pc_cpu *cpu = NULL;
+        if (!TAP_CHECK(pc_cpu_open(&cpu, threads, 16, 16, err, sizeof err) == 0, "pc_cpu_open(%d threads)", threads))
+            continue;
+        band_log l;
+        memset(&l, 0, sizeof l);
+        l.n = 1000;
+        l.plane = calloc((size_t)l.n, sizeof *l.plane);
+        for (l.pass = 0; l.pass < 2; l.pass++)
+            pc_cpu_parallel(cpu, band_fn, &l);
+        int bad = l.bad;
+        for (int b = 0; b < 8; b++)
+            bad += b < threads ? l.calls[b] != 2 || l.nbands_seen[b] != threads : l.calls[b] != 0;
+        TAP_CHECK(bad == 0, "pc_cpu_parallel, %d thread%s: each band once per call, a call sees the previous one's "
+                  "writes (%d faults)", threads, threads == 1 ? "" : "s", bad);
+        /* The pool still runs stencil frames right. */
+        uint8_t raw[16 * 16];
+        tu_noise(raw, sizeof raw, 5);
+        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG};
+        pc_picture a, b2;
+        tu_pic_alloc(&a, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
+        tu_pic_alloc(&b2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
+        int md, rc = pc_ref_debayer(PC_ALGO_HOMOGENEOUS_EDGE, &src, &a, err, sizeof err) ||
+                     pc_cpu_debayer(cpu, PC_ALGO_HOMOGENEOUS_EDGE, &src, &b2, err, sizeof err);
+        TAP_CHECK(!rc && tu_compare(&a, &b2, &md) == 0, "after pc_cpu_parallel the pool's frames == reference");
+        TAP_CHECK(pc_cpu_prepare(cpu, PC_ALGO_EDGE, err, sizeof err) == 0,
+                  "pc_cpu_prepare of a stencil algorithm: nothing to do");
+        tu_pic_free(&a);
+        tu_pic_free(&b2);
+        free(l.plane);
+        pc_cpu_close(cpu);
+    }
+}
+
+int main(void)
+{
+    parallel_pool();
+    geometry();
+    choosing();
+    argument_checks();
+    through_backend(&pc_backend_cpu, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+    through_backend(&pc_backend_cpu, 1, PC_FMT_I420, PC_MATRIX_BT601, PC_RANGE_FULL);
+    through_backend(&pc_backend_cpu, 2, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+    char why[256];
+    if (pc_backend_cuda.probe(why, sizeof why))
+        through_backend(&pc_backend_cuda, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+    else
+        tap_diag("cuda backend not run: %s", why);
+    cuda_refuses();
+    return tap_done();
+}
