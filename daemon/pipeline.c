@@ -240,6 +240,11 @@ static int open_debayer(pipeline *p)
                 q->pitch[2] = pitch / 2;
             }
         }
+        /* Every algorithm's scratch now (mlri: 28 bytes per pixel), so a
+         * live switch allocates nothing on the stage thread. */
+        for (int a = 0; a < pc_algo_count(); a++)
+            if (pc_cpu_prepare(p->cpu, (pc_algo_id)a, p->err, sizeof p->err))
+                return -1;
         pc_log(&p->d->logger, PC_LOG_INFO, "CPU backend: %d threads, %d frame sets in flight",
                pc_cpu_threads(p->cpu), p->nslots);
     }
