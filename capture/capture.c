@@ -21,6 +21,16 @@
  * copy: the slot is referenced; a newer frame already waiting in a later
  * open set is not used, so a slab's frames never go backwards), or at a
  * mid-grey slab if no set carried one of that camera yet.
+ *
+ * Every frame period gets a set, whatever arrived: when no camera sent a
+ * frame for a grid slot (all lost, or none answers yet) the supervisor
+ * emits it, every slab substituted, once its wait is over. Incomplete
+ * frames (packets lost and not resent) are not thrown away: the source
+ * marks each buffer before it is filled (a 4-byte word every 256 bytes;
+ * a lost packet of >= 540 bytes always leaves one), the core fills the
+ * lines still marked from the camera's previous frame and uses the frame
+ * (counted as repaired). A camera whose frames are mostly incomplete gets
+ * a warning.
  */
 #include "capture_int.h"
 
@@ -425,6 +435,7 @@ static pc_setint *set_alloc_locked(pc_capture *c)
             pc_setint *s = &c->sets[i];
             memset(s->src, 0, sizeof s->src);
             s->filled = 0;
+            s->repaired = 0;
             return s;
         }
     return NULL; /* cannot happen: nsets covers open + pool */
@@ -491,8 +502,40 @@ static void fill_public(pc_capture *c, pc_setint *s, int64_t pts, int64_t now)
     p->stacked_pitch = contiguous ? (size_t)c->width : 0;
 }
 
+static void emit_locked(pc_capture *c, pc_setint *s, int64_t now);
+
+/* A set for grid slot k that no frame opened, every slab substituted. */
+static int emit_filler_locked(pc_capture *c, int64_t k, int64_t now)
+{
+    if (c->n_open == c->max_open)
+        return -1;
+    pc_setint *s = set_alloc_locked(c);
+    if (!s)
+        return -1;
+    s->state = SET_OPEN;
+    s->k = k;
+    s->pub.t_first_ns = now;
+    s->deadline_ns = now;
+    for (int i = c->n_open; i > 0; i--)
+        c->open[i] = c->open[i - 1];
+    c->open[0] = s;
+    c->n_open++;
+    emit_locked(c, s, now);
+    return 0;
+}
+
 static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
 {
+    /* every frame period gets a set: slots skipped since the last one
+     * (no frame of any camera for them) go out first, substituted */
+    if (c->have_emitted && c->have_last_k && s->k > c->last_k + 1) {
+        int64_t from = c->last_k + 1;
+        if (s->k - from > c->pool_sets)
+            from = s->k - c->pool_sets; /* a long stall: the consumer keeps pool_sets anyway */
+        for (int64_t j = from; j < s->k; j++)
+            if (emit_filler_locked(c, j, now))
+                break;
+    }
     /* take it out of the open list (it is always open[0]) */
     int pos = 0;
     while (pos < c->n_open && c->open[pos] != s)
@@ -512,6 +555,17 @@ static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
 
     s->pub.substituted = 0;
     s->pub.grey = 0;
+    s->pub.repaired = s->repaired;
+    if (c->have_emitted_k && s->k > c->emitted_k)
+        c->sst.periods += (uint64_t)(s->k - c->emitted_k);
+    else if (!c->have_emitted_k)
+        c->sst.periods++;
+    c->have_emitted_k = 1;
+    c->emitted_k = s->k;
+    if (s->filled == 0)
+        c->sst.sets_no_frame++;
+    if (s->filled - __builtin_popcount(s->repaired) <= 0)
+        c->sst.sets_no_complete++;
     if (s->filled < c->n) {
         char miss[64] = "";
         for (int k = 0, o = 0; k < c->n && o < 60; k++)
@@ -621,8 +675,77 @@ static int64_t cam_time_locked(pc_capture *c, pc_cam *cam, int64_t cam_ts, int64
     return cam_ts + cam->off_ns;
 }
 
-void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_ts,
-                  uint64_t frame_id, int64_t arrival)
+/* --- incomplete frames ---------------------------------------------------- */
+
+#define MARK_STEP 256
+#define MARK_WORD 0xC35AA53Cu
+#define LOSS_WINDOW_NS 2000000000LL
+#define LOSS_WARN 0.05   /* share of incomplete frames in a window that warns */
+#define LOSS_CLEAR 0.01  /* ... and that ends the warning */
+
+void pc_cap_mark_slot(pc_capture *c, pc_slot *slot)
+{
+    const uint32_t m = MARK_WORD;
+    size_t size = (size_t)c->width * c->height;
+    for (size_t o = 0; o + 4 <= size; o += MARK_STEP)
+        memcpy(slot->data + o, &m, 4);
+}
+
+/* Fills every line of slot that may hold bytes of a lost packet (a mark
+ * still there: the lost bytes lie between the neighbouring marks that were
+ * overwritten) from prev. Returns the lines filled. */
+static int repair_locked(pc_capture *c, pc_slot *slot, const uint8_t *prev)
+{
+    size_t w = (size_t)c->width, size = w * (size_t)c->height;
+    int64_t last = -1;
+    int lines = 0;
+    for (size_t o = 0; o + 4 <= size; o += MARK_STEP) {
+        uint32_t v;
+        memcpy(&v, slot->data + o, 4);
+        if (v != MARK_WORD)
+            continue;
+        size_t lo = o >= MARK_STEP ? o - MARK_STEP + 4 : 0;
+        size_t hi = o + MARK_STEP < size ? o + MARK_STEP : size;
+        for (int64_t r = (int64_t)(lo / w); r <= (int64_t)((hi - 1) / w); r++) {
+            if (r <= last)
+                continue;
+            memcpy(slot->data + (size_t)r * w, prev + (size_t)r * w, w);
+            last = r;
+            lines++;
+        }
+    }
+    return lines;
+}
+
+/* Counts a frame into the camera's loss window; warns once when a camera's
+ * frames are mostly incomplete, and says when that ends. */
+static void loss_window_locked(pc_capture *c, int ci, int bad, int64_t now)
+{
+    pc_cam *cam = &c->cam[ci];
+    if (!cam->win_start_ns)
+        cam->win_start_ns = now;
+    cam->win_frames++;
+    cam->win_bad += bad != 0;
+    if (now - cam->win_start_ns < LOSS_WINDOW_NS)
+        return;
+    double share = cam->win_frames ? (double)cam->win_bad / (double)cam->win_frames : 0.0;
+    if (!cam->loss_warned && share > LOSS_WARN) {
+        cam->loss_warned = 1;
+        pc_log(c->log, PC_LOG_WARNING, "capture: camera %d (%s): %.0f %% of its frames incomplete in "
+               "the last %.0f s (%llu packets missing, %llu resent so far): packet loss on its link; "
+               "missing lines are filled from its previous frame", ci, cam->name, 100.0 * share,
+               LOSS_WINDOW_NS / 1e9, (unsigned long long)cam->st.packets_missing,
+               (unsigned long long)cam->st.packets_resent);
+    } else if (cam->loss_warned && share < LOSS_CLEAR) {
+        cam->loss_warned = 0;
+        pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): frames complete again", ci, cam->name);
+    }
+    cam->win_start_ns = now;
+    cam->win_frames = cam->win_bad = 0;
+}
+
+static void frame_in(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_ts,
+                     uint64_t frame_id, int64_t arrival, int partial)
 {
     int64_t now = pc_now_ns();
     if (arrival <= 0 || arrival > now || arrival < now - 1000000000LL)
@@ -632,12 +755,18 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
     cam->st.frames_received++;
     slot->state = SLOT_CORE;
     slot->refs = 0;
+    loss_window_locked(c, ci, reason >= 0, now);
     if (reason >= 0) {
         cam->st.frames_failed[reason < PC_FAIL_COUNT ? reason : PC_FAIL_OTHER]++;
-        slot->state = SLOT_FREE;
-        c->ops->requeue(c, slot);
-        pthread_mutex_unlock(&c->lock);
-        return;
+        if (!partial || c->stopping) {
+            slot->state = SLOT_FREE;
+            c->ops->requeue(c, slot);
+            pthread_mutex_unlock(&c->lock);
+            return;
+        }
+        int lines = repair_locked(c, slot, cam->last_good ? cam->last_good->data : c->grey);
+        cam->st.frames_repaired++;
+        cam->st.lines_repaired += (uint64_t)lines;
     }
     if (c->stopping) {
         slot->state = SLOT_FREE;
@@ -720,6 +849,7 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
             goto discard;
         slot_unref(c, old); /* the set's reference; last_good moves below */
         s->src[cam->slab] = NULL;
+        s->repaired &= ~(1u << cam->slab);
         s->filled--;
     }
     slot_ref(slot);
@@ -727,7 +857,10 @@ void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_
     s->t[cam->slab] = t;
     s->pub.frame_id[cam->slab] = frame_id;
     s->filled++;
-    cam->st.frames_completed++;
+    if (partial && reason >= 0)
+        s->repaired |= 1u << cam->slab;
+    else
+        cam->st.frames_completed++;
     if (s->filled == c->n)
         emit_due_locked(c, now);
     pthread_mutex_unlock(&c->lock);
@@ -736,6 +869,18 @@ discard:
     slot->state = SLOT_FREE;
     c->ops->requeue(c, slot);
     pthread_mutex_unlock(&c->lock);
+}
+
+void pc_cap_frame(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_ts,
+                  uint64_t frame_id, int64_t arrival)
+{
+    frame_in(c, ci, slot, reason, cam_ts, frame_id, arrival, 0);
+}
+
+void pc_cap_frame_partial(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t cam_ts,
+                          uint64_t frame_id, int64_t arrival)
+{
+    frame_in(c, ci, slot, reason < 0 ? PC_FAIL_MISSING_PACKETS : reason, cam_ts, frame_id, arrival, 1);
 }
 
 void pc_cap_whole_set(pc_capture *c, pc_slot **slots, int64_t pts, uint32_t substituted)
@@ -795,6 +940,44 @@ int pc_cap_stopping(pc_capture *c)
 
 /* --- supervisor: deadlines ----------------------------------------------- */
 
+/* Grid slots whose wait (slot end + deadline) is over and that no frame
+ * opened get a set anyway, every slab substituted: the stream keeps its
+ * frame rate when every camera loses the frame, or none answers (2 s after
+ * start the grid is placed without them). Returns when to look again (0:
+ * never, frames define time: file source, hardware trigger only). */
+static int64_t emit_empty_locked(pc_capture *c, int64_t now)
+{
+    if (!c->started || c->cfg.source == PC_SOURCE_FILE)
+        return 0;
+    int hw = 1;
+    for (int i = 0; i < c->n; i++)
+        hw &= c->cam[i].cfg.trigger == PC_TRIGGER_HARDWARE;
+    if (hw)
+        return 0;
+    /* longer than a set's own deadline: a frame merely late (a loaded
+     * host) still gets its set; a slot skipped meanwhile is filled when
+     * the next set goes out (emit_locked) */
+    int64_t P = c->period_ns, wait = 3 * P + (int64_t)(c->cfg.deadline_periods * (double)P);
+    if (!c->have_boundary) {
+        if (now - c->start_ns < 2000000000LL)
+            return c->start_ns + 2000000000LL;
+        c->boundary_ns = now - wait;
+        c->have_boundary = 1;
+        c->last_rephase_ns = now;
+    }
+    int64_t k_due = floor_div(now - wait - c->boundary_ns, P); /* newest slot whose wait is over */
+    int64_t k = c->have_last_k ? c->last_k + 1 : k_due;
+    if (k_due - k > c->pool_sets + c->max_open)
+        k = k_due - c->pool_sets; /* a long stall (suspend?): not hundreds of sets at once */
+    for (; k <= k_due; k++) {
+        if (c->n_open > 0 && c->open[0]->k <= k)
+            break; /* an open set comes first; its deadline emits it */
+        if (emit_filler_locked(c, k, now))
+            break;
+    }
+    return c->boundary_ns + (k + 1) * P + wait - P;
+}
+
 static void *supervisor(void *arg)
 {
     pc_capture *c = arg;
@@ -804,6 +987,9 @@ static void *supervisor(void *arg)
         int64_t now = pc_now_ns();
         emit_due_locked(c, now);
         int64_t wake = now + 200000000LL;
+        int64_t next_empty = emit_empty_locked(c, now);
+        if (next_empty > now && next_empty < wake)
+            wake = next_empty; /* (when not later: an open set is in the way; its deadline wakes us) */
         if (c->n_open > 0 && c->open[0]->deadline_ns < wake)
             wake = c->open[0]->deadline_ns;
         struct timespec ts;
@@ -1002,6 +1188,24 @@ void pc_capture_stop(pc_capture *c)
         return;
     }
     __atomic_store_n(&c->stopping, 1, __ATOMIC_RELEASE);
+    if (c->cfg.source != PC_SOURCE_FILE) {
+        pc_log(c->log, PC_LOG_NOTICE, "capture: %llu frame periods, %llu sets emitted (%llu with no "
+               "complete frame, %llu with no frame at all), %llu dropped for a slow consumer",
+               (unsigned long long)c->sst.periods, (unsigned long long)c->sst.sets_emitted,
+               (unsigned long long)c->sst.sets_no_complete, (unsigned long long)c->sst.sets_no_frame,
+               (unsigned long long)c->sst.sets_dropped);
+        for (int i = 0; i < c->n; i++) {
+            const pc_camera_stats *t = &c->cam[i].st;
+            pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): %llu frames complete, %llu "
+                   "repaired (%llu lines filled), %llu incomplete, %llu substituted; packets: %llu "
+                   "missing, %llu resent", i, c->cam[i].name, (unsigned long long)t->frames_completed,
+                   (unsigned long long)t->frames_repaired, (unsigned long long)t->lines_repaired,
+                   (unsigned long long)(t->frames_failed[PC_FAIL_MISSING_PACKETS] +
+                                        t->frames_failed[PC_FAIL_TIMEOUT]),
+                   (unsigned long long)t->frames_substituted, (unsigned long long)t->packets_missing,
+                   (unsigned long long)t->packets_resent);
+        }
+    }
     pthread_cond_broadcast(&c->cond_sup);
     pthread_cond_broadcast(&c->cond_ready);
     pthread_cond_broadcast(&c->cond_free);

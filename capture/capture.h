@@ -118,6 +118,8 @@ typedef struct pc_frameset {
     uint64_t frame_id[PC_CAPTURE_MAX_CAMERAS]; /* camera frame id (of the substitute if substituted) */
     uint32_t substituted;  /* bit s: slab s is its camera's last good frame (or mid-grey) */
     uint32_t grey;         /* bit s: ... and that camera had no good frame yet: mid-grey */
+    uint32_t repaired;     /* bit s: an incomplete frame, its missing lines filled from
+                            * the camera's previous frame (packets lost) */
     /* Non-NULL when the slabs already lie contiguously (file source): the
      * whole W x (n*H) panorama at stacked_pitch, no stacking needed. */
     const uint8_t *stacked;
@@ -189,6 +191,8 @@ typedef struct pc_camera_stats {
     uint64_t frames_failed[PC_FAIL_COUNT];
     uint64_t frames_late;      /* complete, but their set was already out (or a second frame for one set) */
     uint64_t frames_substituted; /* sets emitted with this camera's slab substituted */
+    uint64_t frames_repaired;  /* incomplete frames used, missing lines from the previous frame */
+    uint64_t lines_repaired;   /* lines so filled */
     uint64_t packets_received, packets_missing, packets_resent, resend_requests; /* Aravis stream statistics */
     uint64_t underruns;        /* frames Aravis dropped for want of a buffer */
     uint64_t disconnects, reconnects;
@@ -208,6 +212,9 @@ typedef struct pc_set_stats {
     uint64_t sets_delivered;   /* returned by pc_capture_next */
     uint64_t sets_startup;     /* incomplete sets discarded while the cameras were starting
                                 * (before the first complete set, at most the first 2 s) */
+    uint64_t periods;          /* frame periods since the first set (emitted + dropped + skipped) */
+    uint64_t sets_no_frame;    /* emitted on time although no camera sent a frame for that period */
+    uint64_t sets_no_complete; /* emitted with no complete live frame (each slab substituted or repaired) */
 } pc_set_stats;
 
 /* Fills up to max entries (camera order); returns the number of cameras. */

@@ -38,6 +38,7 @@ typedef struct pc_setint {
     int64_t deadline_ns;
     int filled;
     pc_slot *src[PC_CAPTURE_MAX_CAMERAS]; /* by slab; NULL = grey */
+    uint32_t repaired;                    /* bit by slab: src is a repaired incomplete frame */
     int64_t t[PC_CAPTURE_MAX_CAMERAS];    /* host time of each slab's frame */
 } pc_setint;
 
@@ -55,6 +56,10 @@ typedef struct pc_cam {
     int64_t phase_seen_ns;
     pc_camera_stats st;       /* protected by the capture lock */
     int64_t fake_fill_cpu_ns; /* updated by the fake camera's fill callback */
+    /* loss warning: frames and incomplete frames in the current window */
+    int64_t win_start_ns;
+    uint64_t win_frames, win_bad;
+    int loss_warned;
     void *src;                /* source-private per-camera state */
 } pc_cam;
 
@@ -110,6 +115,8 @@ struct pc_capture {
     uint64_t next_index;
     int64_t last_rephase_ns;
     int64_t last_drop_log_ns;
+    int have_emitted_k;
+    int64_t emitted_k;            /* grid slot of the last set published (periods count) */
     pc_set_stats sst;
     uint64_t sets_delivered;
 
@@ -133,6 +140,15 @@ struct pc_capture {
  * the source saw it (0: now). Takes the lock. */
 void pc_cap_frame(struct pc_capture *c, int cam, pc_slot *slot, int reason,
                   int64_t cam_ts_ns, uint64_t frame_id, int64_t arrival_ns);
+/* An incomplete frame (packets lost) whose buffer was marked with
+ * pc_cap_mark_slot before the source filled it: the core finds the lines
+ * that never arrived (marks still there), fills them from the camera's
+ * previous frame and uses it as a frame; reason is counted as well. */
+void pc_cap_frame_partial(struct pc_capture *c, int cam, pc_slot *slot, int reason,
+                          int64_t cam_ts_ns, uint64_t frame_id, int64_t arrival_ns);
+/* Writes the marks into a free slot before the source queues it. Lock held
+ * or the slot not shared. */
+void pc_cap_mark_slot(struct pc_capture *c, pc_slot *slot);
 /* A complete set from a source that reads whole sets (file): slots by slab. */
 void pc_cap_whole_set(struct pc_capture *c, pc_slot **slots, int64_t pts_ns,
                       uint32_t substituted);

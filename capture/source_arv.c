@@ -8,7 +8,11 @@
  * the core, and when the camera is lost (Aravis "control-lost" signal, or
  * no frame for max(2 s, 10 periods) while free-running) tears the camera
  * down and reopens it in the background with exponential backoff, while
- * the other cameras go on. Buffers are ArvBuffers over memory panocap
+ * the other cameras go on. A GigE camera that does not answer at start is
+ * handled the same way: a warning, its slab substituted (mid-grey), and
+ * the worker keeps trying to open it (backoff up to BACKOFF_MAX_NS), so it
+ * is picked up within seconds of answering; with no camera answering the
+ * capture still starts and waits. Buffers are ArvBuffers over memory panocap
  * allocated once (arv_buffer_new_full); they outlive a lost stream and go
  * into the next one.
  */
@@ -30,12 +34,16 @@
 #include "clock.h"
 
 #define BACKOFF_MIN_NS 250000000LL
-#define BACKOFF_MAX_NS 8000000000LL
+/* 2 s: a try at an absent camera costs a few GVCP packets, and a camera
+ * that comes back is picked up within ~5 s (one failing try of ~3 s, then
+ * at most this wait). */
+#define BACKOFF_MAX_NS 2000000000LL
 
 typedef struct arv_cam {
     pc_capture *c;
     int idx;
     int fake;
+    int absent;          /* did not answer at start: not configured yet */
     char serial[64], model[64], vendor[64];
     pthread_t thread;
     int thread_started;
@@ -488,8 +496,15 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
                      NULL);
         if (k->packet_timeout_ms > 0)
             g_object_set(s, "packet-timeout", (guint)k->packet_timeout_ms * 1000u, NULL);
-        if (k->frame_retention_ms > 0)
-            g_object_set(s, "frame-retention", (guint)k->frame_retention_ms * 1000u, NULL);
+        /* an incomplete frame is handed over after frame-retention: by
+         * default in time for its set (deadline less half a period, 5..100
+         * ms), so that it is repaired and used rather than late */
+        guint retention_us = (guint)k->frame_retention_ms * 1000u;
+        if (!retention_us) {
+            double r = (c->cfg.deadline_periods - 0.5) * (double)c->period_ns / 1000.0;
+            retention_us = (guint)(r < 5000 ? 5000 : r > 100000 ? 100000 : r);
+        }
+        g_object_set(s, "frame-retention", retention_us, NULL);
         if (k->socket_buffer > 0)
             g_object_set(s, "socket-buffer", ARV_GV_STREAM_SOCKET_BUFFER_FIXED,
                          "socket-buffer-size", (gint)k->socket_buffer, NULL);
@@ -504,6 +519,8 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
     for (int p = 0; p < cam->nslots; p++)
         if (cam->slots[p].state == SLOT_FREE) {
             cam->slots[p].state = SLOT_SOURCE;
+            if (!ac->fake)
+                pc_cap_mark_slot(c, &cam->slots[p]);
             arv_stream_push_buffer(s, g_object_ref(ac->bufs[p]));
         }
     pthread_mutex_unlock(&c->lock);
@@ -572,8 +589,14 @@ static void deliver(arv_cam *ac, ArvBuffer *b)
     int64_t sys = (int64_t)arv_buffer_get_system_timestamp(b), arrival = 0;
     if (sys > 0)
         arrival = sys - (pc_wall_ns() - pc_now_ns());
-    pc_cap_frame(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
-                 arv_buffer_get_frame_id(b), arrival);
+    /* packets lost (and not resent in time): the frame is used with its
+     * missing lines filled from the previous one, never thrown away */
+    if (!ac->fake && (reason == PC_FAIL_MISSING_PACKETS || reason == PC_FAIL_TIMEOUT))
+        pc_cap_frame_partial(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
+                             arv_buffer_get_frame_id(b), arrival);
+    else
+        pc_cap_frame(c, ac->idx, slot, reason, (int64_t)arv_buffer_get_timestamp(b),
+                     arv_buffer_get_frame_id(b), arrival);
 }
 
 static int cam_reconnect(arv_cam *ac, char *err, size_t errlen)
@@ -634,8 +657,14 @@ static void *cam_worker(void *arg)
                 ac->backoff_ns = ac->backoff_ns * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : ac->backoff_ns * 2;
                 continue;
             }
-            pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): reconnected, streaming again "
-                   "(%s)", ac->idx, cam->name, pc_stream_path_name(ac->path));
+            if (ac->absent)
+                pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): answers now, streaming (%s %s "
+                       "serial %s, %s)", ac->idx, cam->name, ac->vendor, ac->model, ac->serial,
+                       pc_stream_path_name(ac->path));
+            else
+                pc_log(c->log, PC_LOG_NOTICE, "capture: camera %d (%s): reconnected, streaming again "
+                       "(%s)", ac->idx, cam->name, pc_stream_path_name(ac->path));
+            ac->absent = 0;
             pc_cap_set_state(c, ac->idx, PC_CAM_STREAMING);
             ac->backoff_ns = BACKOFF_MIN_NS;
             ac->last_fail_log_ns = 0;
@@ -724,6 +753,16 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
             }
         }
         int rc = cam_open_device(ac, err, errlen);
+        if (rc == PC_EDEVICE && !fake) {
+            /* not answering (yet): start without it, as if lost mid-run */
+            pc_log(c->log, PC_LOG_WARNING, "capture: %s; starting without it: its slab is mid-grey "
+                   "until it answers (tried again every %.0f s at most)", err, BACKOFF_MAX_NS / 1e9);
+            ac->absent = 1;
+            ac->path = PC_PATH_NONE;
+            if (err && errlen)
+                err[0] = '\0';
+            continue;
+        }
         if (rc)
             return rc;
         for (int j = 0; j < i; j++)
@@ -770,14 +809,20 @@ static int arv_start(pc_capture *c, char *err, size_t errlen)
 {
     arv_src *src = c->srcdata;
     int any_soft = 0;
+    int absent = 0;
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
-        int rc = cam_stream_start(ac, err, errlen);
-        if (rc)
-            return rc;
-        pc_cap_set_state(c, i, PC_CAM_STREAMING);
-        pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): streaming through %s", i,
-               c->cam[i].name, pc_stream_path_name(ac->path));
+        if (ac->absent) {
+            absent++;
+            pc_cap_set_state(c, i, PC_CAM_RECONNECTING); /* its worker tries at once */
+        } else {
+            int rc = cam_stream_start(ac, err, errlen);
+            if (rc)
+                return rc;
+            pc_cap_set_state(c, i, PC_CAM_STREAMING);
+            pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): streaming through %s", i,
+                   c->cam[i].name, pc_stream_path_name(ac->path));
+        }
         any_soft |= c->cam[i].cfg.trigger == PC_TRIGGER_SOFTWARE;
         /* its worker at once, so that its frames do not queue up while the
          * next cameras start */
@@ -787,6 +832,11 @@ static int arv_start(pc_capture *c, char *err, size_t errlen)
         }
         ac->thread_started = 1;
     }
+    if (absent)
+        pc_log(c->log, absent == c->n ? PC_LOG_ERR : PC_LOG_WARNING,
+               "capture: %d of %d cameras streaming; %s", c->n - absent, c->n,
+               absent == c->n ? "no camera answers yet: the picture stays mid-grey and the daemon waits "
+                                "for them" : "the others are picked up as they answer");
     if (any_soft) {
         if (pthread_create(&src->trig_thread, NULL, trigger_thread, c) != 0) {
             PC_ERR(err, errlen, "capture: cannot start the software trigger thread");
@@ -846,6 +896,8 @@ static void arv_requeue(pc_capture *c, pc_slot *s)
     arv_cam *ac = &src->cam[s->cam];
     if (ac->stream_live && ac->stream) {
         s->state = SLOT_SOURCE;
+        if (!ac->fake)
+            pc_cap_mark_slot(c, s); /* lost packets leave marks: repairable */
         arv_stream_push_buffer(ac->stream, g_object_ref(ac->bufs[s->index]));
     } else {
         s->state = SLOT_FREE;

@@ -134,6 +134,7 @@ typedef struct pc_output_settings {
     char options[PC_OPTS_LEN]; /* "key=value,key=value" for libavformat */
     char format[PC_NAME_LEN];  /* container; "" = guess from the URL */
     int segment_s;             /* recordings: new file every N seconds, 0 = one file */
+    int64_t max_bytes, max_age_s, min_free; /* retention of segments, 0 = none */
     int line;
     uint32_t set_mask;
 } pc_output_settings;

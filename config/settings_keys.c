@@ -125,8 +125,8 @@ const pc_key pc_camera_keys_[] = {
      "ask the camera to resend missing packets"},
     {"packet_timeout", PC_KT_INT, CAM(packet_timeout_ms), 1, 10000, 0, NULL, 0, "20", "ms",
      "Aravis packet-timeout: wait this long for a missing packet before asking again"},
-    {"frame_retention", PC_KT_INT, CAM(frame_retention_ms), 1, 10000, 0, NULL, 0, "100", "ms",
-     "Aravis frame-retention: give up on an incomplete frame after this long"},
+    {"frame_retention", PC_KT_INT, CAM(frame_retention_ms), 1, 10000, PC_KF_ZERO_AUTO, NULL, 0, "0", "ms",
+     "hand an incomplete frame over (missing lines filled) after this long; 0 = in time for its frame set"},
     {"trigger", PC_KT_ENUM, CAM(trigger), 0, 0, 0, &trigger_enum, 0, "free-run", NULL,
      "free-run, or software/hardware trigger for synchronised cameras"},
     {"trigger_source", PC_KT_STRING, CAM(trigger_source), 0, 0, 0, NULL, 0, "Line0", NULL,
@@ -196,6 +196,12 @@ const pc_key pc_output_keys_[] = {
      "container format; \"\" = from the URL (mpegts for .ts and network outputs)"},
     {"segment", PC_KT_INT, OUT(segment_s), 1, 86400, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "recordings: start a new file (named by start time) every N seconds; 0 = one file"},
+    {"max_bytes", PC_KT_INT64, OUT(max_bytes), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
+     "segmented recordings: delete the oldest closed segments while they take more (k/M/G); 0 = no limit"},
+    {"max_age", PC_KT_INT64, OUT(max_age_s), 60, 3153600000LL, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
+     "segmented recordings: delete closed segments older than this; 0 = keep"},
+    {"min_free", PC_KT_INT64, OUT(min_free), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
+     "segmented recordings: delete the oldest closed segments while the disk has less free (k/M/G); 0 = only when full"},
 };
 const int pc_noutput_keys_ = (int)(sizeof pc_output_keys_ / sizeof *pc_output_keys_);
 

@@ -24,7 +24,8 @@ static void fill_camera_metrics(pipeline *p, int *n)
             .other_failures = c->frames_failed[PC_FAIL_WRONG_PACKET_ID] + c->frames_failed[PC_FAIL_ABORTED] +
                               c->frames_failed[PC_FAIL_OTHER],
             .packets_resent = c->packets_resent, .packets_missing = c->packets_missing,
-            .substituted = c->frames_substituted, .reconnects = c->reconnects,
+            .substituted = c->frames_substituted, .repaired = c->frames_repaired,
+            .reconnects = c->reconnects,
             .connected = c->state == PC_CAM_STREAMING,
             .last_frame_age_s = c->last_arrival_ns ? (now - c->last_arrival_ns) / 1e9 : -1.0,
         };

@@ -59,6 +59,14 @@ static void on_packet(void *user, const pc_packet_info *info)
     pthread_mutex_unlock(&p->t_lock);
 }
 
+static void on_output_fault(void *user, int output, int dropped, int errors)
+{
+    pipeline *p = user;
+    pc_stats_output_dropped(p->stats, output, dropped);
+    for (int i = 0; i < errors; i++)
+        pc_stats_output_error(p->stats, output);
+}
+
 static void on_written(void *user, int output, int64_t pts_ns, int64_t written_ns)
 {
     pipeline *p = user;
@@ -189,9 +197,13 @@ static int open_encoder(pipeline *p)
         o->url = s->outputs[i].url;
         o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
         o->segment_seconds = s->outputs[i].segment_s;
+        o->max_bytes = s->outputs[i].max_bytes;
+        o->max_age_s = s->outputs[i].max_age_s;
+        o->min_free = s->outputs[i].min_free;
     }
     ec.on_packet = on_packet;
     ec.on_written = on_written;
+    ec.on_output_fault = on_output_fault;
     ec.cb_user = p;
     ec.log = &p->d->logger;
     if (pc_encoder_open(&p->enc, &ec, p->err, sizeof p->err))

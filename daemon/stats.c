@@ -575,6 +575,9 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
              offsetof(pc_camera_metrics, packets_missing)},
             {"panocap_camera_substituted_total", "Slabs substituted per camera.", NULL,
              offsetof(pc_camera_metrics, substituted)},
+            {"panocap_camera_frames_repaired_total",
+             "Incomplete frames used per camera, missing lines filled from the previous frame.", NULL,
+             offsetof(pc_camera_metrics, repaired)},
             {"panocap_camera_reconnects_total", "Reconnections per camera.", NULL,
              offsetof(pc_camera_metrics, reconnects)},
         };

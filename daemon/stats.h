@@ -123,6 +123,7 @@ typedef struct pc_camera_metrics {
     uint64_t timeouts, missing_packets, size_mismatch, other_failures; /* failed buffers by status */
     uint64_t packets_resent, packets_missing;
     uint64_t substituted;         /* slabs substituted for this camera */
+    uint64_t repaired;            /* incomplete frames used, missing lines from the previous frame */
     uint64_t reconnects;
     int connected;                /* 1 / 0 */
     double last_frame_age_s;      /* < 0: no frame yet */

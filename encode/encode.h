@@ -57,6 +57,13 @@ typedef struct pc_output_config {
     const char *srt_passphrase; /* NULL: none (10..79 characters otherwise) */
     int srt_latency_ms;     /* SRT receiver latency (0 = libsrt's default, 120 ms) */
     int queue_packets;      /* bounded queue (0 = 256 packets) */
+    /* Retention of segmented recordings (segment_seconds > 0; 0 = no
+     * limit): closed segments of this output (its folder, names with the
+     * pattern's prefix and extension) are deleted oldest first while they
+     * take more than max_bytes, are older than max_age_s, or the file
+     * system has less than min_free bytes free. The open segment is never
+     * deleted; each deletion is logged and counted. */
+    int64_t max_bytes, max_age_s, min_free;
 } pc_output_config;
 
 /* Per packet that leaves the encoder (called on the encoder thread). */
@@ -71,6 +78,11 @@ typedef struct pc_packet_info {
 typedef void (*pc_packet_cb)(void *user, const pc_packet_info *info);
 /* Per packet written by an output (called on that output's thread). */
 typedef void (*pc_written_cb)(void *user, int output, int64_t pts_ns, int64_t written_ns);
+/* An output fault (called on the encoder thread or that output's thread,
+ * with none of the caller's locks held): dropped packets not written
+ * (output down, queue full or flushed after a failure), errors failed
+ * opens/writes. The sums equal pc_output_stats' packets_dropped/failures. */
+typedef void (*pc_output_fault_cb)(void *user, int output, int dropped, int errors);
 
 typedef struct pc_encode_config {
     int width, height;        /* even; the whole panorama, e.g. 2040x5400 */
@@ -108,6 +120,7 @@ typedef struct pc_encode_config {
     int n_outputs;            /* 0 is allowed (encode only) */
     pc_packet_cb on_packet;   /* optional */
     pc_written_cb on_written; /* optional */
+    pc_output_fault_cb on_output_fault; /* optional */
     void *cb_user;
     const pc_logger *log;     /* NULL: stderr */
 } pc_encode_config;
@@ -170,6 +183,8 @@ typedef struct pc_output_stats {
     uint64_t reconnects;       /* successful re-opens after a failure */
     uint64_t failures;         /* failed opens and writes */
     uint64_t files;            /* files (segments) opened */
+    uint64_t files_deleted, bytes_deleted; /* by retention */
+    int waiting_space;         /* recording waits for free space / a writable folder */
     int64_t last_written_ns;   /* pc_now_ns() of the last write */
     int64_t last_pts_ns;       /* capture pts of the last packet written */
     char last_error[160];

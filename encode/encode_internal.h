@@ -36,6 +36,7 @@ typedef struct pc_out_env {
     void (*request_idr)(void *enc);
     void *enc;
     pc_written_cb on_written;
+    pc_output_fault_cb on_fault;
     void *cb_user;
 } pc_out_env;
 

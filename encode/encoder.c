@@ -675,6 +675,7 @@ int pc_encoder_open(pc_encoder **out, const pc_encode_config *cfg, char *err, si
         .request_idr = request_idr_hook,
         .enc = e,
         .on_written = cfg->on_written,
+        .on_fault = cfg->on_output_fault,
         .cb_user = cfg->cb_user,
     };
     for (int i = 0; i < cfg->n_outputs; i++) {

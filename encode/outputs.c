@@ -7,7 +7,18 @@
  * and the output then waits for the next keyframe (asking the encoder for
  * one) so what it writes stays decodable. A failed open or write is
  * logged, the output is closed and re-opened with backoff (0.5 s doubling
- * to 30 s); a re-opened file gets a new name so nothing is overwritten.
+ * to 2 s for files, 5 s for the network); a re-opened file gets a new name
+ * so nothing is overwritten. A recording that failed is only re-opened
+ * once its folder is writable and has free space (statvfs, checked every
+ * 0.5 s without touching the disk), so a full disk makes no empty -rN files
+ * and writing resumes within a second of space coming back; a file that
+ * failed before its first packet is removed.
+ *
+ * Crash safety: .ts is flushed per packet, .mp4 is fragmented (a fragment
+ * per keyframe and at least every second), .mkv closes and flushes a
+ * cluster every second: a SIGKILL or power loss costs at most ~1 s.
+ *
+ * Retention (segmented recordings): see pc_output_config.max_bytes.
  *
  * The encoder runs with global headers; MPEG-TS based outputs get the
  * parameter sets in front of every keyframe (dump_extra), .mkv/.mp4 get
@@ -22,7 +33,9 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <libavcodec/bsf.h>
 #include <libavutil/avstring.h>
@@ -32,6 +45,14 @@
 #include "encode_internal.h"
 
 enum out_kind { K_NULL, K_FILE, K_NET, K_HLS };
+
+#define BACKOFF_FIRST_MS 500
+#define BACKOFF_MAX_FILE_MS 2000
+#define BACKOFF_MAX_NET_MS 5000
+#define PROBE_MS 500                  /* free-space / writable check while a recording waits */
+#define PROBE_MIN_FREE (4LL << 20)    /* re-open a failed recording with at least this free
+                                       * (or an eighth of a smaller file system) */
+#define RETENTION_MAX_FILES 100000
 
 typedef struct slot {
     AVPacket *pkt;
@@ -45,6 +66,7 @@ struct pc_out {
     char *fmt;             /* muxer name */
     char *proto;           /* "file", "udp", "srt", ... */
     int segment_seconds, hls_time, hls_list_size, pkt_size, srt_latency_ms;
+    int64_t max_bytes, max_age_s, min_free;
     char *srt_mode, *srt_passphrase;
 
     AVCodecParameters *par;
@@ -53,6 +75,7 @@ struct pc_out {
     void (*request_idr)(void *enc);
     void *enc;
     pc_written_cb on_written;
+    pc_output_fault_cb on_fault;
     void *cb_user;
     char encoder_name[32];
 
@@ -65,6 +88,8 @@ struct pc_out {
     int seg_idr_asked;
     int opens;             /* successful opens so far */
     int failing;           /* failed since the last good write: log once */
+    uint64_t cur_packets;  /* packets written into the current file */
+    char wait_reason[160]; /* why a failed recording is not re-opened yet ("" = it may be) */
 
     pthread_t thread;
     int thread_started;
@@ -78,7 +103,9 @@ struct pc_out {
     int64_t last_idr_ask_ns;
 
     pc_output_state state;
-    uint64_t written, dropped, bytes, reconnects, failures, files;
+    uint64_t written, dropped, bytes, reconnects, failures, files, files_deleted, bytes_deleted;
+    int waiting_space;
+    uint64_t told_dropped, told_failures; /* what on_fault has been told so far */
     int64_t last_written_ns, last_pts_ns;
     char last_error[160];
 };
@@ -233,6 +260,12 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
                  "(and the value must be >= 0)", index, oc->url, oc->segment_seconds);
         return PC_EINVAL;
     }
+    if (oc->max_bytes < 0 || oc->max_age_s < 0 || oc->min_free < 0 ||
+        ((oc->max_bytes || oc->max_age_s || oc->min_free) && (kind != K_FILE || oc->segment_seconds <= 0))) {
+        snprintf(err, n, "output %d '%s': max_bytes, max_age and min_free (retention) apply to "
+                 "segmented recordings only (set segment) and must be >= 0", index, oc->url);
+        return PC_EINVAL;
+    }
     if (oc->hls_time < 0 || oc->hls_list_size < 0 || oc->queue_packets < 0 ||
         oc->pkt_size < 0 || oc->pkt_size > 65507) {
         snprintf(err, n, "output %d '%s': hls_time, hls_list_size, queue_packets must be >= 0 "
@@ -324,6 +357,191 @@ static void next_path(pc_out *o)
     }
 }
 
+/* --- recording files: free space, retention, failed files ---------------- */
+
+/* The folder of a path ("." when it has none). */
+static void dir_of(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, n, ".");
+    else if (slash == path)
+        snprintf(out, n, "/");
+    else
+        snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Bytes an unprivileged writer may still use there; -1 if unknown.
+ * *size: the file system's size (may be NULL). */
+static int64_t free_bytes_of(const char *dir, int64_t *size)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0)
+        return -1;
+    if (size)
+        *size = (int64_t)v.f_blocks * (int64_t)v.f_frsize;
+    return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+}
+
+static int64_t free_bytes(const char *dir) { return free_bytes_of(dir, NULL); }
+
+typedef struct seg_file {
+    char *path;
+    int64_t size;
+    time_t mtime;
+} seg_file;
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const seg_file *x = a, *y = b;
+    if (x->mtime != y->mtime)
+        return x->mtime < y->mtime ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+/* Segmented recordings: deletes this output's closed segments, oldest
+ * first, while they exceed max_bytes, are older than max_age_s, or the
+ * file system has less than min_free free (also used, with PROBE_MIN_FREE,
+ * to make room after a full disk). Its segments: files in the pattern's
+ * folder whose names start with the pattern's text before the first '%'
+ * (or its stem and '-') and end with its extension. Never the open one. */
+static void retention(pc_out *o, int64_t need_free)
+{
+    if (o->segment_seconds <= 0 || o->kind != K_FILE)
+        return;
+    int64_t min_free = o->min_free > need_free ? o->min_free : need_free;
+    if (!o->max_bytes && !o->max_age_s && !min_free)
+        return;
+    char dir[4096], prefix[512];
+    dir_of(o->url, dir, sizeof dir);
+    if (strchr(dir, '%'))
+        return; /* a folder per date: not ours to walk */
+    const char *base = strrchr(o->url, '/') ? strrchr(o->url, '/') + 1 : o->url;
+    const char *ext = ext_of(base);
+    const char *pct = strchr(base, '%');
+    if (pct)
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(pct - base), base);
+    else
+        snprintf(prefix, sizeof prefix, "%.*s-", ext[0] ? (int)(ext - 1 - base) : (int)strlen(base), base);
+    size_t plen = strlen(prefix), elen = strlen(ext);
+    struct stat cur;
+    int have_cur = o->oc && stat(o->cur_path, &cur) == 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    seg_file *v = NULL;
+    size_t nv = 0, cap = 0;
+    int64_t total = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && nv < RETENTION_MAX_FILES) {
+        size_t l = strlen(de->d_name);
+        if (l <= plen + elen + 1 || strncmp(de->d_name, prefix, plen) != 0 ||
+            (elen && (de->d_name[l - elen - 1] != '.' || strcmp(de->d_name + l - elen, ext) != 0)))
+            continue;
+        char path[4096 + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            continue;
+        total += (int64_t)sb.st_size;
+        if (have_cur && sb.st_dev == cur.st_dev && sb.st_ino == cur.st_ino)
+            continue; /* the open segment counts, but stays */
+        if (nv == cap) {
+            cap = cap ? cap * 2 : 64;
+            seg_file *nvp = realloc(v, cap * sizeof *v);
+            if (!nvp)
+                break;
+            v = nvp;
+        }
+        v[nv].path = strdup(path);
+        if (!v[nv].path)
+            break;
+        v[nv].size = (int64_t)sb.st_size;
+        v[nv].mtime = sb.st_mtime;
+        nv++;
+    }
+    closedir(d);
+    qsort(v, nv, sizeof *v, seg_cmp);
+    time_t now = time(NULL);
+    int64_t fb = min_free ? free_bytes(dir) : 0;
+    for (size_t i = 0; i < nv; i++) {
+        const char *why = NULL;
+        if (o->max_bytes && total > o->max_bytes)
+            why = "max_bytes";
+        else if (o->max_age_s && now - v[i].mtime > o->max_age_s)
+            why = "max_age";
+        else if (min_free && fb >= 0 && fb < min_free)
+            why = o->min_free >= need_free ? "min_free" : "disk full";
+        if (!why)
+            break;
+        if (unlink(v[i].path) != 0) {
+            pc_log(o->log, PC_LOG_WARNING, "encode: output %d: retention (%s): cannot delete '%s': %s",
+                   o->index, why, v[i].path, strerror(errno));
+            continue;
+        }
+        total -= v[i].size;
+        if (min_free)
+            fb = free_bytes(dir);
+        pthread_mutex_lock(&o->lock);
+        o->files_deleted++;
+        o->bytes_deleted += (uint64_t)v[i].size;
+        pthread_mutex_unlock(&o->lock);
+        pc_log(o->log, PC_LOG_NOTICE, "encode: output %d: retention (%s): deleted '%s' (%lld bytes)",
+               o->index, why, v[i].path, (long long)v[i].size);
+    }
+    for (size_t i = 0; i < nv; i++)
+        free(v[i].path);
+    free(v);
+}
+
+/* A failed recording may be re-opened: its folder is writable and has free
+ * space (after retention, where the output has a limit, made what room it
+ * may). Sets o->wait_reason. */
+static int recording_ready(pc_out *o)
+{
+    o->wait_reason[0] = '\0';
+    if (o->kind != K_FILE && o->kind != K_HLS)
+        return 1;
+    struct stat sb;
+    if (o->segment_seconds <= 0 && stat(o->url, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return 1; /* a device or FIFO: only opening it tells */
+    char dir[4096];
+    dir_of(o->url, dir, sizeof dir);
+    if (access(dir, W_OK) != 0) {
+        snprintf(o->wait_reason, sizeof o->wait_reason, "folder %.100s not writable: %s", dir,
+                 strerror(errno));
+        return 0;
+    }
+    int64_t fs_size = 0;
+    int64_t fb = free_bytes_of(dir, &fs_size);
+    int64_t need = PROBE_MIN_FREE;
+    if (fs_size > 0 && fs_size / 8 < need)
+        need = fs_size / 8;
+    if (o->min_free > need)
+        need = o->min_free;
+    if (fb >= 0 && fb < need && (o->max_bytes || o->max_age_s || o->min_free)) {
+        retention(o, need); /* an output with a retention limit makes room itself */
+        fb = free_bytes(dir);
+    }
+    if (fb >= 0 && fb < need) {
+        snprintf(o->wait_reason, sizeof o->wait_reason, "%lld KiB free in %.100s, waiting for %lld",
+                 (long long)(fb >> 10), dir, (long long)(need >> 10));
+        return 0;
+    }
+    return 1;
+}
+
+/* A recording file that failed before its first packet holds a header at
+ * most: remove it, so retries leave no empty -rN files behind. */
+static void drop_empty_file(pc_out *o)
+{
+    struct stat sb;
+    if (o->kind == K_FILE && o->cur_packets == 0 && o->cur_path[0] && stat(o->cur_path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && unlink(o->cur_path) == 0)
+        pc_log(o->log, PC_LOG_DEBUG, "encode: output %d: removed '%s' (failed before its first packet)",
+               o->index, o->cur_path);
+}
+
 static void close_target(pc_out *o, int trailer)
 {
     if (!o->oc)
@@ -378,6 +596,20 @@ static int open_target(pc_out *o, char *err, size_t n)
         /* each packet goes out whole at once: playable up to the last
          * frame if killed, no tail of a frame waiting in a buffer */
         o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
+    } else if (!strcmp(o->fmt, "mp4")) {
+        /* Crash-safe MP4: a plain .mp4 keeps its index (moov) in memory
+         * until the trailer, so a SIGKILL or power loss leaves nothing
+         * playable. Fragmented: an empty moov up front, then a fragment
+         * per keyframe and at least every second, each written and flushed
+         * whole; a crash loses at most the last fragment. */
+        av_dict_set(&mopts, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
+        av_dict_set_int(&mopts, "frag_duration", 1000000, 0);
+        o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
+    } else if (!strcmp(o->fmt, "matroska")) {
+        /* Matroska holds a cluster in memory until it closes (5 s or 5 MiB
+         * by default): close one every second and flush it. */
+        av_dict_set_int(&mopts, "cluster_time_limit", 1000, 0);
+        o->oc->flags |= AVFMT_FLAG_FLUSH_PACKETS;
     } else if (o->kind == K_HLS) {
         av_dict_set_int(&mopts, "hls_time", o->hls_time > 0 ? o->hls_time : 2, 0);
         av_dict_set_int(&mopts, "hls_list_size", o->hls_list_size, 0);
@@ -420,9 +652,12 @@ static int open_target(pc_out *o, char *err, size_t n)
         snprintf(err, n, "output %d '%s': writing the %s header failed: %s", o->index,
                  o->cur_path, o->fmt, errstr(r, e, sizeof e));
         close_target(o, 0);
+        o->cur_packets = 0;
+        drop_empty_file(o);
         return PC_EIO;
     }
     o->opens++;
+    o->cur_packets = 0;
     o->seg_start_pts = INT64_MIN;
     o->seg_idr_asked = 0;
     pthread_mutex_lock(&o->lock);
@@ -454,6 +689,21 @@ static int write_packet(pc_out *o, AVPacket *pkt)
             return r;
     }
     return r == AVERROR(EAGAIN) ? 0 : r;
+}
+
+/* Tells on_fault what was dropped or failed since the last call; called
+ * without o->lock after every place that counts either. */
+static void report_faults(pc_out *o)
+{
+    if (!o->on_fault)
+        return;
+    pthread_mutex_lock(&o->lock);
+    uint64_t d = o->dropped - o->told_dropped, f = o->failures - o->told_failures;
+    o->told_dropped = o->dropped;
+    o->told_failures = o->failures;
+    pthread_mutex_unlock(&o->lock);
+    if (d || f)
+        o->on_fault(o->cb_user, o->index, (int)d, (int)f);
 }
 
 static void ask_idr(pc_out *o, int64_t now)
@@ -496,6 +746,7 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     char e[AV_ERROR_MAX_STRING_SIZE], msg[160];
     snprintf(msg, sizeof msg, "%s: %s", what, errstr(r, e, sizeof e));
     close_target(o, 0);
+    drop_empty_file(o);
     int first = !o->failing;
     o->failing = 1;
     pthread_mutex_lock(&o->lock);
@@ -504,6 +755,7 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     copy_msg(o->last_error, sizeof o->last_error, msg);
     drop_queue_locked(o);
     pthread_mutex_unlock(&o->lock);
+    report_faults(o);
     /* one line when it fails, then only debug lines while it keeps failing */
     pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
            "encode: output %d '%s': %s; packets dropped, retrying in %.1f s",
@@ -514,7 +766,8 @@ static void *out_thread(void *arg)
 {
     pc_out *o = arg;
     pc_avlog_bind(o->log);
-    int backoff_ms = 500;
+    int backoff_ms = BACKOFF_FIRST_MS;
+    int backoff_max = (o->kind == K_FILE || o->kind == K_HLS) ? BACKOFF_MAX_FILE_MS : BACKOFF_MAX_NET_MS;
     char err[512];
     for (;;) {
         if (!o->oc) {
@@ -523,6 +776,24 @@ static void *out_thread(void *arg)
             pthread_mutex_unlock(&o->lock);
             if (stopping)
                 break;
+            /* a failed recording: re-open only once it can be written (no
+             * empty file per retry), checked every PROBE_MS */
+            if (o->failing && !recording_ready(o)) {
+                pthread_mutex_lock(&o->lock);
+                int first = !o->waiting_space;
+                o->waiting_space = 1;
+                pthread_mutex_unlock(&o->lock);
+                if (first)
+                    pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': recording paused (%s); "
+                           "it resumes by itself, the other outputs go on", o->index, o->url,
+                           o->wait_reason);
+                if (wait_backoff(o, PROBE_MS))
+                    break;
+                continue;
+            }
+            pthread_mutex_lock(&o->lock);
+            o->waiting_space = 0;
+            pthread_mutex_unlock(&o->lock);
             int r = open_target(o, err, sizeof err);
             if (r) {
                 int first = !o->failing;
@@ -532,11 +803,12 @@ static void *out_thread(void *arg)
                 o->failures++;
                 copy_msg(o->last_error, sizeof o->last_error, err);
                 pthread_mutex_unlock(&o->lock);
+                report_faults(o);
                 pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
                        "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
                 if (wait_backoff(o, backoff_ms))
                     break;
-                backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+                backoff_ms = backoff_ms * 2 > backoff_max ? backoff_max : backoff_ms * 2;
                 continue;
             }
             pthread_mutex_lock(&o->lock);
@@ -587,6 +859,7 @@ static void *out_thread(void *arg)
                         o->dropped++;
                         drop_queue_locked(o);
                         pthread_mutex_unlock(&o->lock);
+                        report_faults(o);
                         pc_log(o->log, o->failing ? PC_LOG_DEBUG : PC_LOG_ERR,
                                "encode: %s; retrying in %.1f s", err, backoff_ms / 1000.0);
                         o->failing = 1;
@@ -597,6 +870,7 @@ static void *out_thread(void *arg)
                     pc_log(o->log, PC_LOG_INFO, "encode: output %d: new segment '%s'", o->index,
                            o->cur_path);
                     o->seg_start_pts = pkt->pts;
+                    retention(o, 0);
                 }
             }
         }
@@ -621,12 +895,13 @@ static void *out_thread(void *arg)
             fail(o, "write failed", r, &backoff_ms);
             if (wait_backoff(o, backoff_ms))
                 break;
-            backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+            backoff_ms = backoff_ms * 2 > backoff_max ? backoff_max : backoff_ms * 2;
             continue;
         }
+        o->cur_packets++;
         if (o->failing) {
             o->failing = 0;
-            backoff_ms = 500;
+            backoff_ms = BACKOFF_FIRST_MS;
             pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
                    o->cur_path);
         }
@@ -638,6 +913,7 @@ static void *out_thread(void *arg)
     drop_queue_locked(o);
     o->state = PC_OUT_CLOSED;
     pthread_mutex_unlock(&o->lock);
+    report_faults(o);
     return NULL;
 }
 
@@ -694,6 +970,9 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
     o->fmt = dup_or_null(fmt);
     o->proto = strdup(scheme);
     o->segment_seconds = oc->segment_seconds;
+    o->max_bytes = oc->max_bytes;
+    o->max_age_s = oc->max_age_s;
+    o->min_free = oc->min_free;
     o->hls_time = oc->hls_time;
     o->hls_list_size = oc->hls_list_size;
     o->pkt_size = oc->pkt_size;
@@ -706,6 +985,7 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
     o->request_idr = env->request_idr;
     o->enc = env->enc;
     o->on_written = env->on_written;
+    o->on_fault = env->on_fault;
     o->cb_user = env->cb_user;
     snprintf(o->encoder_name, sizeof o->encoder_name, "%s", env->encoder_name);
     o->seg_start_pts = INT64_MIN;
@@ -788,7 +1068,9 @@ void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
         return;
     }
     int ask = 0;
+    uint64_t dropped0;
     pthread_mutex_lock(&o->lock);
+    dropped0 = o->dropped;
     if (o->state != PC_OUT_OK || o->stop) {
         o->dropped++;
         o->drop_until_key = 1;
@@ -811,7 +1093,10 @@ void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
             pthread_cond_signal(&o->cond);
         }
     }
+    int dropped_now = o->dropped != dropped0;
     pthread_mutex_unlock(&o->lock);
+    if (dropped_now)
+        report_faults(o);
     if (ask)
         ask_idr(o, pc_now_ns());
 }
@@ -851,6 +1136,9 @@ void pc_out_stats(pc_out *o, pc_output_stats *st)
     st->reconnects = o->reconnects;
     st->failures = o->failures;
     st->files = o->files;
+    st->files_deleted = o->files_deleted;
+    st->bytes_deleted = o->bytes_deleted;
+    st->waiting_space = o->waiting_space;
     st->last_written_ns = o->last_written_ns;
     st->last_pts_ns = o->last_pts_ns;
     snprintf(st->last_error, sizeof st->last_error, "%s", o->last_error);

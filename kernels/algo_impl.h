@@ -20,7 +20,9 @@
  * How to add an algorithm (say "foo"):
  *   - debayer.h: PC_ALGO_FOO before PC_ALGO_COUNT (the ids are indexes).
  *   - algos.c: its descriptor (name, title, description, passes, radii,
- *     temporaries, variants, ...; for kind 2 also `.impl = &pc_foo_impl`).
+ *     temporaries, variants, ...; kind 2: variants 0, since 2px/4px are
+ *     final-pass variants of the fused kernels and only "auto" applies, and
+ *     the last field impl = &pc_foo_impl).
  *   - Kind 1: its formulas in reference_formulas.h + pass kinds in
  *     reference.c (the K_ enum, DEF_INTERIOR4, TAB4, border_block) and its
  *     ref_algos line; its device struct pc_alg_foo in cuda_algos.cuh, a

@@ -47,7 +47,8 @@ int main(int argc, char **argv)
         "ReadWritePaths=/var/lib/panocap", "StateDirectory=panocap", "RuntimeDirectory=panocap",
         "AmbientCapabilities=CAP_NET_RAW", "CapabilityBoundingSet=CAP_NET_RAW", "ExecReload=/bin/kill -HUP $MAINPID",
         "DevicePolicy=closed", "DeviceAllow=char-nvidia* rw", "DeviceAllow=/dev/nvidiactl rw",
-        "DeviceAllow=/dev/nvidia-uvm rw"};
+        "DeviceAllow=/dev/nvidia-uvm rw", "PrivateDevices=yes", "SystemCallFilter=@system-service",
+        "IPAddressDeny=any", "RestrictRealtime=yes"};
     int missing = 0;
     for (size_t i = 0; i < sizeof required / sizeof *required; i++)
         if (!has_line(unit, required[i])) {
@@ -83,6 +84,20 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd, "%s/verify.log", dir);
         char *log = slurp(cmd);
         TAP_CHECK(rc == 0, "systemd-analyze verify: clean%s%s", log && *log ? ": " : "", log ? log : "");
+        free(log);
+        /* systemd's own exposure score (0 = locked down, 10 = exposed) */
+        snprintf(cmd, sizeof cmd,
+                 "systemd-analyze security --offline=yes '%s/panocap.service' >'%s/security.log' 2>&1",
+                 dir, dir);
+        rc = system(cmd);
+        snprintf(cmd, sizeof cmd, "%s/security.log", dir);
+        log = slurp(cmd);
+        const char *lvl = log ? strstr(log, "Overall exposure level for panocap.service: ") : NULL;
+        double exposure = lvl ? atof(lvl + strlen("Overall exposure level for panocap.service: ")) : 99.0;
+        if (lvl || rc == 0)
+            TAP_CHECK(lvl && exposure <= 2.5, "systemd-analyze security: exposure %.1f <= 2.5", exposure);
+        else
+            tap_skip("systemd-analyze security --offline not supported by this systemd");
         free(log);
     } else {
         tap_skip("systemd-analyze not installed");
