@@ -44,7 +44,7 @@ static const pc_algo_desc algo_table[PC_ALGO_COUNT] = {
      * temporaries are the CUDA backend's 11 float planes. */
     {PC_ALGO_MLRI, "mlri", "minimised-Laplacian residual interpolation (Kiku et al.)",
      "green from directional guided filters on Laplacians plus residuals, then red/blue guided by green",
-     3, {9, 8, 10}, 27, 44, BOTH, 0, &pc_mlri_impl},
+     3, {9, 8, 10}, 27, 44, 0, 0, &pc_mlri_impl},
 };
 
 int pc_algo_count(void) { return PC_ALGO_COUNT; }

@@ -347,8 +347,8 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     for (int a = 0; a < nalgo; a++)
         for (int vi = 0; vi < nvar; vi++) {
             pc_variant var = (pc_variant)vars[vi];
-            if (algos[a]->id == PC_ALGO_MLRI && vi > 0)
-                continue; /* one launch sequence: no variants to compare */
+            if (algos[a]->variants == 0 && vi > 0)
+                continue; /* own code (e.g. mlri): no final-pass variants to compare */
             if (pc_gpu_set_algo(g, algos[a]->id, var, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED,
                                 err, sizeof err)) {
                 fprintf(stderr, "panocap-bench: %s\n", err);
