@@ -70,45 +70,66 @@ struct pc_mlri_kp {
     int cy[3], cb[3], cr[3], yoff;
 };
 
-PC_DEV int pc_mlri_mir(int i, int n) { return i < 0 ? -i : i >= n ? 2 * n - 2 - i : i; }
+/* reflect-101. IN = 1: the caller's block reads nothing outside the frame
+ * (interior tiles, most of them), so the index is used as it is: the same
+ * values, without the two compares and selects per read (the weights of
+ * GREEN alone make 90 reads per pixel). */
+template <int IN = 0>
+PC_DEV int pc_mlri_mir(int i, int n)
+{
+    return IN ? i : i < 0 ? -i : i >= n ? 2 * n - 2 - i : i;
+}
+template <int IN = 0>
 PC_DEV float pc_mlri_raw(const pc_mlri_kp &k, int x, int y)
 {
-    return (float)k.src[(size_t)pc_mlri_mir(y, k.H) * k.sp + pc_mlri_mir(x, k.W)];
+    return (float)k.src[(size_t)pc_mlri_mir<IN>(y, k.H) * k.sp + pc_mlri_mir<IN>(x, k.W)];
 }
+template <int IN = 0>
 PC_DEV float pc_mlri_pl(const pc_mlri_kp &k, const float *p, int x, int y)
 {
-    return p[(size_t)pc_mlri_mir(y, k.H) * k.W + pc_mlri_mir(x, k.W)];
+    return p[(size_t)pc_mlri_mir<IN>(y, k.H) * k.W + pc_mlri_mir<IN>(x, k.W)];
 }
+/* Whether every read within `reach` of the tile at (x0, y0) (TW x TH) is
+ * inside the frame: the block may then run its IN = 1 instance. */
+PC_DEV int pc_mlri_interior(const pc_mlri_kp &k, int x0, int y0, int reach);
 PC_DEV int pc_mlri_imax(int a, int b) { return a > b ? a : b; }
 PC_DEV int pc_mlri_imin(int a, int b) { return a < b ? a : b; }
 
 /* Directional guide: mean of the two neighbours along (dx, dy). */
+template <int IN = 0>
 PC_DEV float pc_mlri_gd(const pc_mlri_kp &k, int x, int y, int dx, int dy)
 {
-    return 0.5f * (pc_mlri_raw(k, x - dx, y - dy) + pc_mlri_raw(k, x + dx, y + dy));
+    return 0.5f * (pc_mlri_raw<IN>(k, x - dx, y - dy) + pc_mlri_raw<IN>(k, x + dx, y + dy));
 }
 
 /* Staged products of one site (reference: site_q). */
+template <int IN = 0>
 PC_DEV void pc_mlri_q(const pc_mlri_kp &k, int green, int dx, int dy, int x, int y, float q[4])
 {
-    float I, p, gd, t = pc_mlri_raw(k, x, y);
+    float I, p, gd, t = pc_mlri_raw<IN>(k, x, y);
     if (green) {
-        int xm = pc_mlri_mir(x - 2 * dx, k.W), ym = pc_mlri_mir(y - 2 * dy, k.H);
-        int xp = pc_mlri_mir(x + 2 * dx, k.W), yp = pc_mlri_mir(y + 2 * dy, k.H);
-        gd = pc_mlri_gd(k, x, y, dx, dy);
-        I = 2.0f * gd - pc_mlri_gd(k, xm, ym, dx, dy) - pc_mlri_gd(k, xp, yp, dx, dy);
-        p = 2.0f * t - pc_mlri_raw(k, xm, ym) - pc_mlri_raw(k, xp, yp);
+        int xm = pc_mlri_mir<IN>(x - 2 * dx, k.W), ym = pc_mlri_mir<IN>(y - 2 * dy, k.H);
+        int xp = pc_mlri_mir<IN>(x + 2 * dx, k.W), yp = pc_mlri_mir<IN>(y + 2 * dy, k.H);
+        gd = pc_mlri_gd<IN>(k, x, y, dx, dy);
+        I = 2.0f * gd - pc_mlri_gd<IN>(k, xm, ym, dx, dy) - pc_mlri_gd<IN>(k, xp, yp, dx, dy);
+        p = 2.0f * t - pc_mlri_raw<IN>(k, xm, ym) - pc_mlri_raw<IN>(k, xp, yp);
     } else {
-        gd = pc_mlri_pl(k, k.g, x, y);
-        I = 4.0f * gd - pc_mlri_pl(k, k.g, x - 2, y) - pc_mlri_pl(k, k.g, x + 2, y) -
-            pc_mlri_pl(k, k.g, x, y - 2) - pc_mlri_pl(k, k.g, x, y + 2);
-        p = 4.0f * t - pc_mlri_raw(k, x - 2, y) - pc_mlri_raw(k, x + 2, y) - pc_mlri_raw(k, x, y - 2) -
-            pc_mlri_raw(k, x, y + 2);
+        gd = pc_mlri_pl<IN>(k, k.g, x, y);
+        I = 4.0f * gd - pc_mlri_pl<IN>(k, k.g, x - 2, y) - pc_mlri_pl<IN>(k, k.g, x + 2, y) -
+            pc_mlri_pl<IN>(k, k.g, x, y - 2) - pc_mlri_pl<IN>(k, k.g, x, y + 2);
+        p = 4.0f * t - pc_mlri_raw<IN>(k, x - 2, y) - pc_mlri_raw<IN>(k, x + 2, y) - pc_mlri_raw<IN>(k, x, y - 2) -
+            pc_mlri_raw<IN>(k, x, y + 2);
     }
     q[0] = I * p;
     q[1] = I * I;
     q[2] = gd;
     q[3] = t;
+}
+
+PC_DEV int pc_mlri_interior(const pc_mlri_kp &k, int x0, int y0, int reach)
+{
+    return x0 - reach >= 0 && x0 + PC_MLRI_TW + reach <= k.W && y0 - reach >= 0 &&
+           y0 + PC_MLRI_TH + reach <= k.H;
 }
 
 /* First and last index of parity par in [c - r, c + r] clipped to [0, n). */
@@ -132,7 +153,8 @@ PC_DEV int pc_mlri_lo(int c, int r, int par)
 #define PC_MLRI_DAR (PC_MLRI_TH + 2 * PC_MLRI_R_GREEN)
 #define PC_MLRI_DAS (PC_MLRI_TW + 2 * PC_MLRI_R_GREEN)
 
-PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
+template <int IN>
+PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 {
     const int R = PC_MLRI_R_GREEN;
     const int W = k.W, H = k.H, tid = threadIdx.x, d = k.d;
@@ -152,7 +174,7 @@ PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
     for (int i = tid; i < nqr * nqc; i += PC_MLRI_NT) {
         int xi = i % nqc, yi = i / nqc;
         float qq[4];
-        pc_mlri_q(k, 1, dx, dy, qc0 + xi, qr0 + yi, qq);
+        pc_mlri_q<IN>(k, 1, dx, dy, qc0 + xi, qr0 + yi, qq);
         for (int j = 0; j < 4; j++)
             q[j * qplane + yi * PC_MLRI_DQS + xi] = qq[j];
     }
@@ -224,13 +246,23 @@ PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
                     }
                     float ma = sa / n, mb = sb / n;
                     int own = (x & 1) == px && (y & 1) == py;
-                    float gv = own ? pc_mlri_gd(k, x, y, dx, dy) : pc_mlri_raw(k, x, y);
+                    float gv = own ? pc_mlri_gd<IN>(k, x, y, dx, dy) : pc_mlri_raw<IN>(k, x, y);
                     k.uv[(size_t)(2 * d + !own) * k.wh + o] = pc_mlri_clip(ma * gv + mb);
                 }
             }
             __syncthreads();
         }
     }
+}
+
+/* Reach of DIR's reads around its tile: 6 rows/columns of a/b and staged
+ * products, 3 more for the products' own stencil. */
+PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
+{
+    if (pc_mlri_interior(k, blockIdx.x * PC_MLRI_TW, blockIdx.y * PC_MLRI_TH, 3 * PC_MLRI_R_GREEN))
+        pc_mlri_dir_impl<1>(k);
+    else
+        pc_mlri_dir_impl<0>(k);
 }
 
 PC_HD size_t pc_mlri_dir_smem(void)
@@ -243,7 +275,8 @@ PC_HD size_t pc_mlri_dir_smem(void)
 /* AB_RB: a and b of the red class (ox, oy) to planes 0, 1 and of the blue
  * class to planes 2, 3, radius 5, at every pixel (written to global memory:
  * the 11x11 window means of TENT_RB would need a 10-row halo of them). */
-PC_DEV void pc_mlri_abrb_body(const pc_mlri_kp &k)
+template <int IN>
+PC_DEV void pc_mlri_abrb_impl(const pc_mlri_kp &k)
 {
     const int R = PC_MLRI_R_RB;
     const int W = k.W, H = k.H, tid = threadIdx.x;
@@ -261,7 +294,7 @@ PC_DEV void pc_mlri_abrb_body(const pc_mlri_kp &k)
         if (((x ^ k.ox) & 1) != ((y ^ k.oy) & 1))
             continue;
         float qq[4];
-        pc_mlri_q(k, 0, 0, 0, x, y, qq);
+        pc_mlri_q<IN>(k, 0, 0, 0, x, y, qq);
         for (int j = 0; j < 4; j++)
             q[j * qplane + yi * PC_MLRI_QS + xi] = qq[j];
     }
@@ -304,6 +337,15 @@ PC_DEV void pc_mlri_abrb_body(const pc_mlri_kp &k)
         }
         __syncthreads();
     }
+}
+
+/* Reach: the 5-row/column window halo plus the 2-D Laplacian's 2. */
+PC_DEV void pc_mlri_abrb_body(const pc_mlri_kp &k)
+{
+    if (pc_mlri_interior(k, blockIdx.x * PC_MLRI_TW, blockIdx.y * PC_MLRI_TH, PC_MLRI_R_RB + 2))
+        pc_mlri_abrb_impl<1>(k);
+    else
+        pc_mlri_abrb_impl<0>(k);
 }
 
 PC_HD size_t pc_mlri_abrb_smem(void)
@@ -365,29 +407,32 @@ PC_HD size_t pc_mlri_tentrb_smem(void) { return (size_t)4 * PC_MLRI_QS * sizeof(
 #define PC_MLRI_GH 4
 #define PC_MLRI_GS (PC_MLRI_TW + 2 * PC_MLRI_GH)
 
+template <int IN>
 PC_DEV float pc_mlri_grad3(const float *D, int rx0, int ry0, int W, int H, int dx, int dy, int x, int y)
 {
     float s = 0;
     for (int b = -1; b <= 1; b++)
         for (int a = -1; a <= 1; a++) {
-            int xx = pc_mlri_mir(x + a, W), yy = pc_mlri_mir(y + b, H);
-            float t = D[(pc_mlri_mir(yy - dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir(xx - dx, W) - rx0] -
-                      D[(pc_mlri_mir(yy + dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir(xx + dx, W) - rx0];
+            int xx = pc_mlri_mir<IN>(x + a, W), yy = pc_mlri_mir<IN>(y + b, H);
+            float t = D[(pc_mlri_mir<IN>(yy - dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir<IN>(xx - dx, W) - rx0] -
+                      D[(pc_mlri_mir<IN>(yy + dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir<IN>(xx + dx, W) - rx0];
             s += t < 0 ? -t : t;
         }
     return s;
 }
 
+template <int IN>
 PC_DEV float pc_mlri_side(const float *D, int rx0, int ry0, int W, int H, int sx, int sy, int x, int y)
 {
     const float gw[5] = {PC_MLRI_GW0, PC_MLRI_GW1, PC_MLRI_GW2, PC_MLRI_GW3, PC_MLRI_GW4};
     float s = 0;
     for (int kk = 4; kk >= 0; kk--)
-        s += gw[kk] * D[(pc_mlri_mir(y + kk * sy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir(x + kk * sx, W) - rx0];
+        s += gw[kk] * D[(pc_mlri_mir<IN>(y + kk * sy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir<IN>(x + kk * sx, W) - rx0];
     return s;
 }
 
-PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
+template <int IN>
+PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
 {
     const int W = k.W, H = k.H, tid = threadIdx.x;
     const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
@@ -398,13 +443,13 @@ PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
     float *Dh = (float *)smem, *Dv = Dh + (PC_MLRI_TH + 2 * PC_MLRI_GH) * PC_MLRI_GS;
     for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
         int xi = i % ncols, yi = i / ncols, x = rx0 + xi, y = ry0 + yi;
-        float m = pc_mlri_raw(k, x, y);
+        float m = pc_mlri_raw<IN>(k, x, y);
         int gsite = ((x ^ k.ox) & 1) != ((y ^ k.oy) & 1);
         for (int d = 0; d < 2; d++) {
             int dx = d == 0, dy = d == 1;
             const float *U = k.uv + (size_t)(2 * d) * k.wh, *Vp = k.uv + (size_t)(2 * d + 1) * k.wh;
-            float rm = pc_mlri_raw(k, x - dx, y - dy) - pc_mlri_pl(k, U, x - dx, y - dy);
-            float rp = pc_mlri_raw(k, x + dx, y + dy) - pc_mlri_pl(k, U, x + dx, y + dy);
+            float rm = pc_mlri_raw<IN>(k, x - dx, y - dy) - pc_mlri_pl<IN>(k, U, x - dx, y - dy);
+            float rp = pc_mlri_raw<IN>(k, x + dx, y + dy) - pc_mlri_pl<IN>(k, U, x + dx, y + dy);
             float est = pc_mlri_clip(Vp[(size_t)y * W + x] + 0.5f * (rm + rp));
             (d ? Dv : Dh)[yi * PC_MLRI_GS + xi] = gsite ? m - est : est - m;
         }
@@ -415,22 +460,31 @@ PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
         return; /* no barrier follows */
     const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
     for (int y = y0; y < yend; y++) {
-        float m = pc_mlri_raw(k, x, y);
+        float m = pc_mlri_raw<IN>(k, x, y);
         int gsite = ((x ^ k.ox) & 1) != ((y ^ k.oy) & 1);
         float g = m;
         if (!gsite) {
-            float wn = pc_mlri_w(pc_mlri_grad3(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir(y - 1, H)));
-            float ws = pc_mlri_w(pc_mlri_grad3(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir(y + 1, H)));
-            float ww = pc_mlri_w(pc_mlri_grad3(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir(x - 1, W), y));
-            float we = pc_mlri_w(pc_mlri_grad3(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir(x + 1, W), y));
-            float num = wn * pc_mlri_side(Dv, rx0, ry0, W, H, 0, -1, x, y) +
-                        ws * pc_mlri_side(Dv, rx0, ry0, W, H, 0, 1, x, y) +
-                        ww * pc_mlri_side(Dh, rx0, ry0, W, H, -1, 0, x, y) +
-                        we * pc_mlri_side(Dh, rx0, ry0, W, H, 1, 0, x, y);
+            float wn = pc_mlri_w(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y - 1, H)));
+            float ws = pc_mlri_w(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y + 1, H)));
+            float ww = pc_mlri_w(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x - 1, W), y));
+            float we = pc_mlri_w(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x + 1, W), y));
+            float num = wn * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, -1, x, y) +
+                        ws * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, 1, x, y) +
+                        ww * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, -1, 0, x, y) +
+                        we * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, 1, 0, x, y);
             g = pc_mlri_clip(m + num / (wn + ws + ww + we));
         }
         k.g[(size_t)y * W + x] = g;
     }
+}
+
+/* Reach: the 4-pixel halo of colour differences, each reading 1 more. */
+PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
+{
+    if (pc_mlri_interior(k, blockIdx.x * PC_MLRI_TW, blockIdx.y * PC_MLRI_TH, PC_MLRI_GH + 1))
+        pc_mlri_green_impl<1>(k);
+    else
+        pc_mlri_green_impl<0>(k);
 }
 
 PC_HD size_t pc_mlri_green_smem(void)

@@ -31,14 +31,16 @@ static long pic_samples(const pc_picture *p)
  * operation for operation, so it is expected (and reported) to be exact.
  * Sizes: the smallest the spec allows, one not a multiple of the 8-row
  * tile, one wider than a 128-px tile with a partial last tile, a tall
- * narrow one; noise and a synthetic photograph; all four CFA phases; NV12
+ * narrow one, one with interior tiles; noise and a synthetic photograph; all four CFA phases; NV12
  * always, RGB24 and I420 on two of them. */
 static void mlri_checks(void)
 {
-    static const int sizes[][2] = {{8, 8}, {10, 14}, {134, 22}, {16, 42}, {262, 12}};
+    /* 400x40 has tiles far enough from every edge to take the kernels'
+     * interior (unmirrored) instances, next to border tiles. */
+    static const int sizes[][2] = {{8, 8}, {10, 14}, {134, 22}, {16, 42}, {262, 12}, {400, 40}};
     char err[512];
     long total_diff = 0, total = 0;
-    for (int si = 0; si < 5; si++) {
+    for (int si = 0; si < 6; si++) {
         int w = sizes[si][0], h = sizes[si][1];
         uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
         for (int kind = 0; kind < 2; kind++)
