@@ -21,7 +21,8 @@
  *    costs 4 + 4 adds per quantity instead of 16 loads, and the staged
  *    products are computed once per site instead of once per window.
  *  - Rows of 128 pixels per CTA, one thread per column: every global load
- *    and store of a float plane is a whole 512-byte coalesced row.
+ *    and store of a float plane is a whole 512-byte coalesced row (160
+ *    threads, so the halo columns need no second step).
  *  - The colour differences of both directions are never written to global
  *    memory: GREEN recomputes them for its tile + 4 halo in shared memory
  *    from u, v (the difference needs one neighbour; the weights read it 40
@@ -43,12 +44,16 @@
 #include "debayer.h"
 #include "mlri_formulas.h"
 
-/* Tile: 128 columns (one per thread) x PC_MLRI_TH rows. 8 rows keep AB_RB
+/* Tile: 128 columns x PC_MLRI_TH rows; 160 threads (5 warps) per CTA, so
+ * that the column loops over the tile plus its halo (134-140 columns) take
+ * one step, not a second step for 6-12 threads that every other warp would
+ * wait for at the next barrier; the per-pixel steps use 128 of them, one
+ * thread per column. 8 rows keep AB_RB
  * (18 staged rows x 138 columns x 4 floats + column sums, 42 KB) under the
  * 48 KB of dynamic shared memory granted without opt-in, and DIR at 80 KB
  * (opted in; two CTAs per SM on sm_80+), while the halo costs of the
  * 6-row (DIR) and 10-row (AB_RB) staging stay below 2.5x. */
-#define PC_MLRI_NT 128
+#define PC_MLRI_NT 160
 #define PC_MLRI_TW 128
 #define PC_MLRI_TH 8
 /* Shared-memory row stride: the tile plus the largest halo (5) each side. */
@@ -233,7 +238,7 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
                 }
             __syncthreads();
             const int x = x0 + tid;
-            if (x < W && (d == 0 || (x & 1) == pass)) {
+            if (tid < PC_MLRI_TW && x < W && (d == 0 || (x & 1) == pass)) {
                 const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
                 const float n = (float)((xb - xa + 1) * ny);
                 const size_t o = (size_t)y * W + x;
@@ -317,7 +322,7 @@ PC_DEV void pc_mlri_abrb_impl(const pc_mlri_kp &k)
         }
         __syncthreads();
         const int x = x0 + tid;
-        if (x < W) {
+        if (tid < PC_MLRI_TW && x < W) {
             const int xb = pc_mlri_imin(W - 1, x + R);
             for (int c = 0; c < 2; c++) {
                 int px = k.ox ^ c, py = k.oy ^ c;
@@ -380,7 +385,7 @@ PC_DEV void pc_mlri_tentrb_body(const pc_mlri_kp &k)
         }
         __syncthreads();
         const int x = x0 + tid;
-        if (x < W) {
+        if (tid < PC_MLRI_TW && x < W) {
             const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
             const float n = (float)((xb - xa + 1) * ny);
             const size_t o = (size_t)y * W + x;
@@ -456,7 +461,7 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
     }
     __syncthreads();
     const int x = x0 + tid;
-    if (x >= W)
+    if (tid >= PC_MLRI_TW || x >= W)
         return; /* no barrier follows */
     const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
     for (int y = y0; y < yend; y++) {
