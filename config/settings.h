@@ -84,6 +84,13 @@ typedef struct pc_camera_settings {
     int trigger;               /* pc_trigger */
     char trigger_source[PC_NAME_LEN]; /* hardware trigger line, e.g. "Line0" */
     char image[PC_PATH_LEN];   /* fake cameras: picture fed to this camera */
+    /* Colour (docs/colour.md); parsed by pc_settings_camera_colour. */
+    char pixel_format[PC_NAME_LEN]; /* "" = Bayer<pattern>8; else a GenICam name */
+    double black_level;        /* sensor units */
+    double white_level;        /* sensor units, 0 = the largest code */
+    char wb_gains[PC_NAME_LEN];/* "r, g, b" or "auto" */
+    char ccm[PC_PATH_LEN];     /* 9 numbers, row-major; "" = identity */
+    char transfer[PC_PATH_LEN];/* linear, srgb, bt709, a gamma value, or a LUT file path */
     /* Bookkeeping (read-only for users): */
     int line;                  /* line of the entry in the file, 0 if none */
     uint32_t set_mask;         /* keys given explicitly for this camera */
@@ -110,6 +117,7 @@ typedef struct pc_debayer_settings {
     int backend;               /* pc_backend */
     int cpu_threads;           /* 0 = one per CPU */
     int in_flight;             /* frame sets in flight on the GPU */
+    char gpu[PC_NAME_LEN * 2]; /* CUDA device: "" = the first, an index, or "GPU-<uuid>" */
     int line;
 } pc_debayer_settings;
 
@@ -126,6 +134,7 @@ typedef struct pc_encode_settings {
     int gop;                   /* frames between IDRs */
     char preset[PC_NAME_LEN];  /* "" = the encoder's low-latency default */
     int threads;               /* software encoder threads, 0 = auto */
+    char cpus[PC_NAME_LEN];    /* CPU list for the encoder threads ("4-11"), "" = any */
     int line;
 } pc_encode_settings;
 
@@ -150,6 +159,9 @@ typedef struct pc_daemon_settings {
     char snapshot[PC_PATH_LEN];/* write a PNG of the first panorama here */
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
+    char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
+    char snapshot_dir[PC_PATH_LEN]; /* control `snapshot` writes only in here, "" = refused */
+    char capture_cpus[PC_NAME_LEN]; /* CPU list for the capture threads ("0-3"), "" = any */
     int line;
 } pc_daemon_settings;
 
@@ -246,6 +258,7 @@ enum {
     PC_LIVE_BITRATE = 1u << 2,
     PC_LIVE_OUTPUTS = 1u << 3,
     PC_LIVE_LOG_LEVEL = 1u << 4,
+    PC_LIVE_COLOUR = 1u << 5,     /* black level, gains, matrix, transfer */
 };
 
 #define PC_DIFF_MAX 32

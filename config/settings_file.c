@@ -9,6 +9,7 @@
 #include <libconfig.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,6 +65,47 @@ static int is_num(const pc_key *k)
     return k->type == PC_KT_INT || k->type == PC_KT_INT64 || k->type == PC_KT_DOUBLE;
 }
 
+/* libconfig turns an integer literal too large for 64 bits into -1: the
+ * text as written (from the file, at the setting's line), or "" when it
+ * cannot be found. */
+static void raw_integer_text(const config_setting_t *st, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    const char *path = config_setting_source_file(st);
+    int line = (int)config_setting_source_line(st);
+    const char *name = config_setting_name(st);
+    FILE *f = path && name ? fopen(path, "r") : NULL;
+    char text[4096];
+    for (int l = 1; f && fgets(text, sizeof text, f); l++) {
+        if (l != line)
+            continue;
+        const char *p = strstr(text, name);
+        p = p ? strpbrk(p + strlen(name), "=:") : NULL;
+        if (p) {
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            size_t k = strspn(p, "+-0123456789xXabcdefABCDEFL");
+            snprintf(buf, n, "%.*s", (int)(k < n ? k : n - 1), p);
+        }
+        break;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Too many digits for a 64-bit integer (libconfig gave up on it). */
+static int integer_overflows(const char *t)
+{
+    if (*t == '+' || *t == '-')
+        t++;
+    if (!t[0] || t[0] == '0' || strpbrk(t, "xX"))
+        return 0;
+    errno = 0;
+    (void)strtoll(t, NULL, 10);
+    return errno == ERANGE;
+}
+
 /* Stores one scalar setting; 0 on success. */
 static int load_value(loader *L, const pc_key *k, const config_setting_t *st, void *base, const char *key)
 {
@@ -72,8 +114,19 @@ static int load_value(loader *L, const pc_key *k, const config_setting_t *st, vo
     switch (config_setting_type(st)) {
     case CONFIG_TYPE_INT:
     case CONFIG_TYPE_INT64:
-        if (is_num(k))
-            rc = pc_key_set_int_(k, (long long)config_setting_get_int64(st), base, err, sizeof err);
+        if (is_num(k)) {
+            char raw[128];
+            raw_integer_text(st, raw, sizeof raw);
+            if (integer_overflows(raw)) {
+                char allowed[160];
+                pc_key_allowed_(k, allowed, sizeof allowed);
+                snprintf(err, sizeof err, "%s is out of range (too large for any integer); allowed: %s", raw,
+                         allowed);
+                rc = -1;
+            } else {
+                rc = pc_key_set_int_(k, (long long)config_setting_get_int64(st), base, err, sizeof err);
+            }
+        }
         break;
     case CONFIG_TYPE_FLOAT:
         /* 2040.0 is fine for an integer key, 2040.5 is a type error. */

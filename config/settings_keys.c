@@ -3,6 +3,7 @@
  * keys, and lookups in it. Parsing, validation, reload diffs and writing
  * (settings_parse.c, settings_validate.c, settings_reload.c,
  * settings_write.c, settings_file.c) all work from this table. */
+#include "encode_limits.h" /* the encoder's own limits */
 #include "settings_keys.h"
 
 #include "debayer.h"
@@ -133,7 +134,23 @@ const pc_key pc_camera_keys_[] = {
      "hardware trigger input (TriggerSource)"},
     {"image", PC_KT_STRING, CAM(image), 0, 0, PC_KF_CAMERA_ONLY, NULL, 0, "", NULL,
      "fake cameras: picture fed to this camera (default: its part of capture.image)"},
+    /* colour (docs/colour.md) */
+    {"pixel_format", PC_KT_STRING, CAM(pixel_format), 0, 0, 0, NULL, 0, "", NULL,
+     "raw format: BayerRG8 ... BayerRG12p, BayerRG10Packed (any phase); \"auto\" = the deepest the camera "
+     "offers that fits its link; \"\" = 8-bit of `pattern`"},
+    {"black_level", PC_KT_DOUBLE, CAM(black_level), 0, 65535, 0, NULL, PC_LIVE_COLOUR, "0", "codes",
+     "black pedestal in sensor units of the pixel format"},
+    {"white_level", PC_KT_DOUBLE, CAM(white_level), 1, 65535, PC_KF_ZERO_AUTO, NULL, PC_LIVE_COLOUR, "0", "codes",
+     "sensor code of full white; 0 = the largest code"},
+    {"wb_gains", PC_KT_STRING, CAM(wb_gains), 0, 0, 0, NULL, PC_LIVE_COLOUR, "1, 1, 1", NULL,
+     "white-balance gains \"red, green, blue\", \"auto\" (grey world, smoothed) or \"auto shared\" "
+     "(one estimate over every camera set so)"},
+    {"ccm", PC_KT_STRING, CAM(ccm), 0, 0, 0, NULL, PC_LIVE_COLOUR, "", NULL,
+     "colour matrix: 9 numbers, row-major, applied to R, G, B; \"\" = identity"},
+    {"transfer", PC_KT_STRING, CAM(transfer), 0, 0, 0, NULL, PC_LIVE_COLOUR, "linear", NULL,
+     "linear, srgb, bt709, a gamma value (e.g. \"2.2\"), or a LUT file (2^bits codes 0..255)"},
 };
+_Static_assert(sizeof pc_camera_keys_ / sizeof *pc_camera_keys_ <= 32, "set_mask has 32 bits");
 const int pc_ncamera_keys_ = (int)(sizeof pc_camera_keys_ / sizeof *pc_camera_keys_);
 
 static const pc_key capture_keys[] = {
@@ -169,6 +186,9 @@ static const pc_key debayer_keys[] = {
      "CPU backend threads; 0 = one per CPU"},
     {"in_flight", PC_KT_INT, DEB(in_flight), 1, 8, 0, NULL, 0, "3", "frame sets",
      "frame sets in flight in the GPU stage"},
+    {"gpu", PC_KT_STRING, DEB(gpu), 0, 0, 0, NULL, 0, "", NULL,
+     "CUDA device for this pipeline: an index (\"1\") or a UUID (\"GPU-8c4f...\", from nvidia-smi -L); "
+     "\"\" = the first device. Several pipelines on one host: one instance per GPU"},
 };
 
 static const pc_key encode_keys[] = {
@@ -178,13 +198,16 @@ static const pc_key encode_keys[] = {
      "auto = NVENC for the codec, else the fallback list; or an FFmpeg encoder name"},
     {"fallback", PC_KT_LIST, ENC(fallback), 0, 0, 0, NULL, 0, "libx264,libx265,libsvtav1", NULL,
      "encoders tried in order when NVENC cannot open"},
-    {"bitrate", PC_KT_INT64, ENC(bitrate), 100000, 1000000000, PC_KF_SI, NULL, PC_LIVE_BITRATE,
+    {"bitrate", PC_KT_INT64, ENC(bitrate), PC_ENCODE_MIN_BITRATE, PC_ENCODE_MAX_BITRATE, PC_KF_SI, NULL, PC_LIVE_BITRATE,
      "20000000", "bit/s", "constant bitrate; k/M/G suffixes accepted (\"20M\")"},
     {"gop", PC_KT_INT, ENC(gop), 1, 3000, 0, NULL, 0, "50", "frames", "frames between IDR frames"},
     {"preset", PC_KT_STRING, ENC(preset), 0, 0, 0, NULL, 0, "", NULL,
      "encoder preset (p1..p7 for NVENC, ultrafast... for x264); \"\" = low-latency default"},
     {"threads", PC_KT_INT, ENC(threads), 1, 256, PC_KF_ZERO_AUTO, NULL, 0, "0", "threads",
      "software encoder threads; 0 = automatic"},
+    {"cpus", PC_KT_STRING, ENC(cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the encoder and output threads run on, a list like \"4-11\" or \"4,6,8-9\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 const pc_key pc_output_keys_[] = {
@@ -226,6 +249,15 @@ static const pc_key daemon_keys[] = {
      "record the raw Bayer frame sets to this file (replay with source = \"file\")"},
     {"watchdog", PC_KT_BOOL, DMN(watchdog), 0, 1, 0, NULL, 0, "true", NULL,
      "ping the systemd watchdog (when WatchdogSec= is set) from the pipeline's progress"},
+    {"metrics_listen", PC_KT_STRING, DMN(metrics_listen), 0, 0, 0, NULL, 0, "", NULL,
+     "HTTP address for Prometheus: GET /metrics, /status, /healthz (200 while frame sets flow, "
+     "else 503), e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"; no control commands over TCP; "
+     "\"\" = off"},
+    {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
+     "the control command `snapshot NAME.png` writes only inside this folder; \"\" = refused"},
+    {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
+     "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
+     "only); \"\" = any"},
 };
 
 #define N(a) (int)(sizeof a / sizeof *a)

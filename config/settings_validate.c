@@ -4,6 +4,9 @@
 #include "settings_keys.h"
 
 #include "debayer.h"
+#include "cpulist.h"
+#include "netaddr.h"
+#include "settings_colour.h"
 #include "panocap_config.h"
 
 #include <stdlib.h>
@@ -203,6 +206,30 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
                 pc_cfa_name((pc_cfa)c->pattern), cam_label(s, 0, lb, sizeof lb),
                 pc_cfa_name((pc_cfa)s->cameras[0].pattern));
         }
+        /* Colour keys (docs/colour.md), and the link budget of the format. */
+        pc_camera_colour cc;
+        char ckey[32], cerr[400];
+        if (pc_settings_camera_colour(c, &cc, ckey, sizeof ckey, cerr, sizeof cerr)) {
+            snprintf(key, sizeof key, "cameras[%d].%s", i, ckey);
+            ERR(cam_line(s, i), key, "%s", cerr);
+        } else if (s->capture.source == PC_SOURCE_FAKE && cc.fmt.packing != PC_PACK_8 && !cc.fmt_auto) {
+            snprintf(key, sizeof key, "cameras[%d].pixel_format", i);
+            ERR(cam_line(s, i), key, "%s: fake cameras send 8-bit Bayer only (replay a recording with source "
+                "\"file\" for other formats)", c->pixel_format);
+            pc_camera_colour_free(&cc);
+        } else {
+            double rate = pc_rawfmt_rate_bytes(&cc.fmt, c->width, c->height, s->capture.fps);
+            if (s->capture.source == PC_SOURCE_GIGE && rate > PC_GIGE_PAYLOAD_BYTES_S && !cc.fmt_auto) {
+                char fn[32];
+                pc_rawfmt_name(&cc.fmt, fn, sizeof fn);
+                snprintf(key, sizeof key, "cameras[%d].pixel_format", i);
+                WARN(cam_line(s, i), key,
+                     "%s at %dx%d and %g fps needs %.0f MB/s, more than a gigabit link carries (about %.0f MB/s): "
+                     "frames will be lost unless the link is faster (lower the rate, the region or the bit depth)",
+                     fn, c->width, c->height, s->capture.fps, rate / 1e6, PC_GIGE_PAYLOAD_BYTES_S / 1e6);
+            }
+            pc_camera_colour_free(&cc);
+        }
         if (c->exposure_us > 0 && s->capture.fps > 0 && c->exposure_us > 1e6 / s->capture.fps) {
             snprintf(key, sizeof key, "cameras[%d].exposure", i);
             WARN(cam_line(s, i), key, "%g us is longer than the frame period (%g us at %g fps); "
@@ -271,6 +298,8 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
                 ERR(line, key, "unknown URL scheme \"%.*s\" in \"%s\"; allowed: udp://, srt://, tcp://, "
                     "rtp://, file:// or a plain path, or \"null\"", (int)sl, o->url, o->url);
         }
+        if (strcmp(o->url, "null") == 0 && s->output_count > 1)
+            ERR(line, key, "\"null\" (demosaic only, no encoder) cannot be combined with other outputs");
         for (int j = 0; j < i; j++)
             if (strcmp(o->url, s->outputs[j].url) == 0)
                 ERR(line, key, "duplicate output \"%s\" (also outputs[%d])", o->url, j);
@@ -302,6 +331,37 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         WARN(s->daemon.line, "daemon.stats_interval",
              "%g s is longer than the stats window (%g s): percentiles cover only part of each interval",
              s->daemon.stats_interval_s, s->daemon.stats_window_s);
+    cpu_set_t cpus;
+    char why_cpu[256];
+    if (s->daemon.capture_cpus[0] && pc_cpulist_parse(s->daemon.capture_cpus, &cpus, why_cpu, sizeof why_cpu) < 0)
+        ERR(s->daemon.line, "daemon.capture_cpus", "%s", why_cpu);
+    if (s->encode.cpus[0] && pc_cpulist_parse(s->encode.cpus, &cpus, why_cpu, sizeof why_cpu) < 0)
+        ERR(s->encode.line, "encode.cpus", "%s", why_cpu);
+    if (s->debayer.gpu[0]) {
+        const char *g = s->debayer.gpu;
+        size_t digits = strspn(g, "0123456789");
+        int uuid = (!strncmp(g, "GPU-", 4) || !strncmp(g, "MIG-", 4)) && strlen(g) >= 12 &&
+                   strspn(g + 4, "0123456789abcdefABCDEF-/") == strlen(g + 4);
+        if (!(digits == strlen(g) && digits <= 3) && !uuid)
+            ERR(s->debayer.line, "debayer.gpu",
+                "\"%s\" is neither a device index (\"0\", \"1\"...) nor a UUID (\"GPU-8c4f...\" as nvidia-smi -L "
+                "prints it)", g);
+        else if (!PANOCAP_HAVE_CUDA || s->debayer.backend == PC_BACKEND_CPU)
+            WARN(s->debayer.line, "debayer.gpu", "%s: \"%s\" selects the GPU of NVENC only",
+                 PANOCAP_HAVE_CUDA ? "backend is cpu" : "this build has no CUDA", g);
+    }
+    if (s->daemon.metrics_listen[0]) {
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        char why[256];
+        if (!PANOCAP_HAVE_HTTP)
+            ERR(s->daemon.line, "daemon.metrics_listen",
+                "this panocap was built without libmicrohttpd, so it cannot serve HTTP metrics (install "
+                "libmicrohttpd-dev and rebuild, or use the control socket: curl --unix-socket SOCKET "
+                "http://localhost/metrics)");
+        else if (pc_parse_listen(s->daemon.metrics_listen, &ss, &sl, why, sizeof why))
+            ERR(s->daemon.line, "daemon.metrics_listen", "%s", why);
+    }
 #undef ERR
 #undef WARN
     return errors ? -1 : 0;

@@ -1,11 +1,15 @@
 /* control.c - the control socket server (see control.h): one thread, poll()
- * over the listening socket, a wake-up eventfd and up to 16 clients;
- * non-blocking reads, writes bounded by a 2 s deadline so that a stuck
- * client cannot hold the thread. */
+ * over the listening socket, a stop eventfd, an eventfd for asynchronous
+ * answers and up to 64 clients. Reads and writes never block: an answer
+ * that does not fit the socket waits in the client's own buffer (its input
+ * waits too), a client that does not read it in time is dropped, an idle
+ * one is closed, and when every slot is taken the longest-idle client
+ * makes room for the new one. */
 #include "control.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,11 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CLIENTS 16
+#define MAX_CLIENTS 64
+#define BACKLOG 128
+#define ACCEPT_BURST 256          /* connections taken per wake-up */
 #define IN_MAX 1024
 #define TEXT_MAX (256 * 1024)
 #define OUT_MAX (TEXT_MAX + 4096)
-#define WRITE_TIMEOUT_MS 2000
+#define PEND_MAX (1024 * 1024)    /* unread answers kept per client */
+#define WRITE_TIMEOUT_MS 2000     /* a client must take its answer within this */
+#define IDLE_TIMEOUT_MS 60000
+#define ASYNC_TIMEOUT_MS 15000    /* snapshot answers */
 
 typedef struct client {
     int fd;       /* -1 = free */
@@ -36,20 +45,48 @@ typedef struct client {
     int http;     /* 1: an HTTP request, reading headers */
     char http_method[8];
     char http_path[256];
+    unsigned long long serial; /* connection number: async answers find it */
+    int64_t last_ms;           /* last input or answer */
+    char *pend;                /* answer bytes the socket did not take yet */
+    size_t plen, poff;
+    int64_t pend_ms;           /* when pend started to wait */
+    int close_after;           /* close once pend is sent */
+    int eof;                   /* the client shut down its side */
+    int dead;                  /* drop at the end of this round */
+    int waiting;               /* an asynchronous command is running */
+    int64_t wait_ms;
 } client;
 
+typedef struct done_msg {
+    unsigned long long token;
+    int rc;
+    char msg[512];
+} done_msg;
+
 struct pc_control {
-    int lfd, wakefd;
+    int lfd, wakefd, donefd;
     pthread_t thread;
     int started;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     pc_control_ops ops;
+    char *snapshot_dir;
     const pc_logger *lg;
     client cl[MAX_CLIENTS];
+    unsigned long long next_serial;
     char *text; /* callback output */
     char *out;  /* response being built */
     size_t outlen;
+    pthread_mutex_t done_lock; /* guards done[] (any thread -> control thread) */
+    done_msg done[MAX_CLIENTS];
+    int ndone;
 };
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static void out_reset(pc_control *c) { c->outlen = 0; c->out[0] = '\0'; }
 
@@ -71,38 +108,62 @@ static void out_text(pc_control *c, const char *t)
     outf(c, "%s%s", t, (n && t[n - 1] != '\n') ? "\n" : "");
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* Best effort, never blocks: for a last word to a client being closed. */
+static void say_and_forget(int fd, const char *msg)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (len) {
-        ssize_t w = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w > 0) {
-            buf += w;
-            len -= (size_t)w;
+    ssize_t w = send(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+}
+
+/* Sends what the socket takes now; the rest waits in k->pend (the client's
+ * input is not read meanwhile). Too much unread: the client is dropped. */
+static void client_send(client *k, const char *buf, size_t len)
+{
+    size_t off = 0;
+    while (!k->plen && off < len) {
+        ssize_t w = send(k->fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno == EINTR)
             continue;
+        else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        else {
+            k->dead = 1;
+            return;
         }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-        if (el >= WRITE_TIMEOUT_MS)
-            return -1;
-        struct pollfd p = {fd, POLLOUT, 0};
-        poll(&p, 1, (int)(WRITE_TIMEOUT_MS - el));
     }
-    return 0;
+    size_t rest = len - off, have = k->plen - k->poff;
+    if (!rest)
+        return;
+    if (have + rest > PEND_MAX) {
+        k->dead = 1;
+        return;
+    }
+    if (k->poff) {
+        memmove(k->pend, k->pend + k->poff, have);
+        k->poff = 0;
+        k->plen = have;
+    }
+    char *np = realloc(k->pend, k->plen + rest);
+    if (!np) {
+        k->dead = 1;
+        return;
+    }
+    k->pend = np;
+    memcpy(k->pend + k->plen, buf + off, rest);
+    k->plen += rest;
+    if (!k->pend_ms)
+        k->pend_ms = now_ms();
 }
 
 static void drop_client(client *k)
 {
     if (k->fd >= 0)
         close(k->fd);
+    free(k->pend);
+    memset(k, 0, sizeof *k);
     k->fd = -1;
-    k->inlen = 0;
 }
 
 static const char help_text[] =
@@ -110,9 +171,10 @@ static const char help_text[] =
     "metrics                Prometheus metrics\n"
     "algos                  the algorithm table\n"
     "algo NAME [VARIANT]    switch the demosaicing algorithm live (VARIANT: auto, 2px, 4px)\n"
-    "snapshot PATH          write a PNG of the current panorama to an absolute PATH\n"
+    "snapshot NAME.png      write a PNG of the current panorama into the snapshot folder\n"
     "idr                    force an IDR frame\n"
     "reload                 re-read the configuration file (as SIGHUP)\n"
+    "wb [freeze]            white-balance gains as config lines; freeze fixes automatic ones\n"
     "help                   this list\n"
     "quit                   close the connection\n"
     "HTTP: GET /metrics, GET /status (curl --unix-socket SOCKET http://localhost/metrics)\n";
@@ -199,6 +261,60 @@ static int get_text(pc_control *c, text_cb cb)
     return rc;
 }
 
+/* The file a "snapshot ARG" writes: ARG relative to the snapshot folder or
+ * absolute inside it, no ".." anywhere, a name ending in .png, the folder
+ * resolved (symlinks followed) and still inside the snapshot folder, and no
+ * existing non-file (or symlink) at the name. */
+static int snapshot_path(const char *dir, const char *arg, char *out, size_t n, char *err, size_t errlen)
+{
+    char rdir[PATH_MAX], cand[PATH_MAX], rpar[PATH_MAX];
+    if (!dir || !dir[0]) {
+        snprintf(err, errlen, "snapshots are off (daemon.snapshot_dir is empty)");
+        return -1;
+    }
+    if (!realpath(dir, rdir)) {
+        snprintf(err, errlen, "the snapshot folder %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (const char *p = arg; (p = strstr(p, "..")); p += 2)
+        if ((p == arg || p[-1] == '/') && (p[2] == '\0' || p[2] == '/')) {
+            snprintf(err, errlen, "snapshot path \"%.200s\": \"..\" is not allowed", arg);
+            return -1;
+        }
+    if (snprintf(cand, sizeof cand, "%s%s%s", arg[0] == '/' ? "" : rdir, arg[0] == '/' ? "" : "/", arg) >=
+        (int)sizeof cand) {
+        snprintf(err, errlen, "snapshot path too long");
+        return -1;
+    }
+    char *slash = strrchr(cand, '/');
+    const char *name = slash + 1;
+    size_t nl = strlen(name);
+    if (nl < 5 || strcasecmp(name + nl - 4, ".png") != 0) {
+        snprintf(err, errlen, "snapshot \"%.200s\": the name must end in .png", arg);
+        return -1;
+    }
+    *slash = '\0';
+    if (!realpath(cand[0] ? cand : "/", rpar)) {
+        snprintf(err, errlen, "snapshot folder %.200s: %s", cand, strerror(errno));
+        return -1;
+    }
+    size_t dl = strlen(rdir);
+    if (!(strncmp(rpar, rdir, dl) == 0 && (rpar[dl] == '\0' || rpar[dl] == '/' || dl == 1))) {
+        snprintf(err, errlen, "snapshot \"%.200s\" is outside the snapshot folder %.200s", arg, rdir);
+        return -1;
+    }
+    if (snprintf(out, n, "%s/%s", rpar, name) >= (int)n) {
+        snprintf(err, errlen, "snapshot path too long");
+        return -1;
+    }
+    struct stat st;
+    if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "snapshot %.200s exists and is not a regular file", out);
+        return -1;
+    }
+    return 0;
+}
+
 /* Returns 1 when the connection must be closed. */
 static int handle_line(pc_control *c, client *k, char *line)
 {
@@ -230,7 +346,7 @@ static int handle_line(pc_control *c, client *k, char *line)
                  ctype, tl + (size_t)add_nl);
             if (!head)
                 outf(c, "%s%s", c->text, add_nl ? "\n" : "");
-            write_all(k->fd, c->out, c->outlen);
+            client_send(k, c->out, c->outlen);
             return 1;
         }
         return 0; /* a header line: ignored */
@@ -285,23 +401,33 @@ static int handle_line(pc_control *c, client *k, char *line)
     } else if (strcasecmp(cmd, "algo") == 0) {
         cmd_algo(c, args);
     } else if (strcasecmp(cmd, "snapshot") == 0) {
-        char err[512] = "";
+        char err[512] = "", full[PATH_MAX];
         if (!*args)
-            err_line(c, "usage: snapshot PATH");
-        else if (args[0] != '/')
-            err_line(c, "snapshot needs an absolute path (the daemon's working directory is not yours)");
+            err_line(c, "usage: snapshot NAME.png (written into the snapshot folder)");
         else if (!c->ops.snapshot)
             err_line(c, "not available");
-        else if (c->ops.snapshot(c->ops.user, args, err, sizeof err) != 0)
+        else if (snapshot_path(c->snapshot_dir, args, full, sizeof full, err, sizeof err) != 0 ||
+                 c->ops.snapshot(c->ops.user, full, k->serial, err, sizeof err) != 0)
             err_line(c, err);
         else {
-            pc_log(c->lg, PC_LOG_INFO, "control: snapshot to %s requested", args);
-            outf(c, "OK snapshot %s\n", args);
+            pc_log(c->lg, PC_LOG_INFO, "control: snapshot to %s requested", full);
+            k->waiting = 1; /* answered by pc_control_done */
+            k->wait_ms = now_ms();
         }
     } else if (strcasecmp(cmd, "idr") == 0) {
         cmd_simple(c, c->ops.idr, "idr");
     } else if (strcasecmp(cmd, "reload") == 0) {
         cmd_simple(c, c->ops.reload, "reload");
+    } else if (strcasecmp(cmd, "wb") == 0) {
+        int freeze = strcasecmp(args, "freeze") == 0;
+        if (*args && !freeze)
+            err_line(c, "usage: wb [freeze]");
+        else if (get_text(c, freeze ? c->ops.wb_freeze : c->ops.wb) != 0)
+            err_line(c, c->text[0] ? c->text : "not available");
+        else {
+            out_text(c, c->text);
+            outf(c, freeze ? "OK frozen\n" : "OK\n");
+        }
     } else if (strcasecmp(cmd, "quit") == 0 || strcasecmp(cmd, "exit") == 0) {
         outf(c, "OK bye\n");
         close_after = 1;
@@ -310,43 +436,181 @@ static int handle_line(pc_control *c, client *k, char *line)
         snprintf(err, sizeof err, "unknown command \"%.64s\"; try help", cmd);
         err_line(c, err);
     }
-    if (write_all(k->fd, c->out, c->outlen) != 0)
-        return 1;
+    if (c->outlen)
+        client_send(k, c->out, c->outlen);
     return close_after;
+}
+
+/* Answers the complete lines in k's buffer, in order, until one leaves an
+ * answer waiting (unsent bytes or an asynchronous command). */
+static void process_lines(pc_control *c, client *k)
+{
+    char *start = k->in, *nl;
+    while (!k->dead && !k->waiting && !k->plen &&
+           (nl = memchr(start, '\n', k->inlen - (size_t)(start - k->in)))) {
+        *nl = '\0';
+        if (handle_line(c, k, start)) {
+            if (k->plen)
+                k->close_after = 1;
+            else
+                k->dead = 1;
+            start = nl + 1;
+            break;
+        }
+        start = nl + 1;
+    }
+    size_t rest = k->inlen - (size_t)(start - k->in);
+    memmove(k->in, start, rest);
+    k->inlen = rest;
+    if (k->inlen == sizeof k->in && !k->waiting && !k->plen) {
+        say_and_forget(k->fd, "ERR line too long\n");
+        k->dead = 1;
+    }
 }
 
 static void on_readable(pc_control *c, client *k)
 {
-    for (;;) {
+    while (!k->dead && k->inlen < sizeof k->in) {
         ssize_t r = recv(k->fd, k->in + k->inlen, sizeof k->in - k->inlen, MSG_DONTWAIT);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            break;
         if (r <= 0) {
-            drop_client(k);
-            return;
+            k->eof = 1; /* answer what came, then close */
+            break;
         }
         k->inlen += (size_t)r;
-        char *start = k->in, *nl;
-        while ((nl = memchr(start, '\n', k->inlen - (size_t)(start - k->in)))) {
-            *nl = '\0';
-            if (handle_line(c, k, start)) {
-                drop_client(k);
-                return;
-            }
-            start = nl + 1;
-        }
-        size_t rest = k->inlen - (size_t)(start - k->in);
-        memmove(k->in, start, rest);
-        k->inlen = rest;
-        if (k->inlen == sizeof k->in) {
-            static const char msg[] = "ERR line too long\n";
-            write_all(k->fd, msg, sizeof msg - 1);
-            drop_client(k);
-            return;
-        }
+        k->last_ms = now_ms();
+        process_lines(c, k);
+        if (k->waiting || k->plen)
+            break;
     }
+    process_lines(c, k);
+}
+
+static void on_writable(pc_control *c, client *k)
+{
+    while (k->poff < k->plen) {
+        ssize_t w = send(k->fd, k->pend + k->poff, k->plen - k->poff, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            k->poff += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        k->dead = 1;
+        return;
+    }
+    free(k->pend);
+    k->pend = NULL;
+    k->plen = k->poff = 0;
+    k->pend_ms = 0;
+    k->last_ms = now_ms();
+    if (k->close_after)
+        k->dead = 1;
+    else
+        process_lines(c, k);
+}
+
+/* Takes the asynchronous answers posted by pc_control_done. */
+static void deliver_done(pc_control *c)
+{
+    uint64_t v;
+    if (read(c->donefd, &v, sizeof v) < 0 && errno != EAGAIN)
+        pc_log(c->lg, PC_LOG_WARNING, "control: eventfd read: %s", strerror(errno));
+    done_msg got[MAX_CLIENTS];
+    pthread_mutex_lock(&c->done_lock);
+    int n = c->ndone;
+    memcpy(got, c->done, (size_t)n * sizeof *got);
+    c->ndone = 0;
+    pthread_mutex_unlock(&c->done_lock);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < MAX_CLIENTS; j++) {
+            client *k = &c->cl[j];
+            if (k->fd < 0 || !k->waiting || k->serial != got[i].token)
+                continue;
+            out_reset(c);
+            if (got[i].rc == 0)
+                outf(c, "OK snapshot %s\n", got[i].msg);
+            else
+                err_line(c, got[i].msg);
+            k->waiting = 0;
+            k->last_ms = now_ms();
+            client_send(k, c->out, c->outlen);
+            process_lines(c, k);
+        }
+}
+
+/* A new connection: a free slot, else the slot of the longest-idle client
+ * that is not waiting for an answer. */
+static void take_connection(pc_control *c, int fd, int64_t now)
+{
+    int slot = -1, oldest = -1;
+    for (int i = 0; i < MAX_CLIENTS && slot < 0; i++) {
+        client *k = &c->cl[i];
+        if (k->fd < 0)
+            slot = i;
+        else if (!k->waiting && (oldest < 0 || k->last_ms < c->cl[oldest].last_ms))
+            oldest = i;
+    }
+    if (slot < 0 && oldest >= 0) {
+        say_and_forget(c->cl[oldest].fd, "ERR closed: too many connections (this one was idle the longest)\n");
+        drop_client(&c->cl[oldest]);
+        slot = oldest;
+    }
+    if (slot < 0) {
+        say_and_forget(fd, "ERR too many connections\n");
+        close(fd);
+        return;
+    }
+    client *k = &c->cl[slot];
+    memset(k, 0, sizeof *k);
+    k->fd = fd;
+    k->serial = ++c->next_serial;
+    k->last_ms = now;
+}
+
+/* Drops the clients past their deadlines; returns the ms to the next one. */
+static int expire(pc_control *c, int64_t now)
+{
+    int64_t next = INT64_MAX;
+    for (int i = 0; i < MAX_CLIENTS; i++) {
+        client *k = &c->cl[i];
+        if (k->fd < 0)
+            continue;
+        if (k->waiting && now - k->wait_ms >= ASYNC_TIMEOUT_MS) {
+            k->waiting = 0;
+            out_reset(c);
+            err_line(c, "no answer within 15 s (the daemon logs the outcome)");
+            client_send(k, c->out, c->outlen);
+            process_lines(c, k);
+        }
+        if (k->plen && now - k->pend_ms >= WRITE_TIMEOUT_MS) {
+            pc_log(c->lg, PC_LOG_DEBUG, "control: a client did not read its answer in %d ms; dropped",
+                   WRITE_TIMEOUT_MS);
+            k->dead = 1;
+        } else if (!k->plen && !k->waiting && now - k->last_ms >= IDLE_TIMEOUT_MS) {
+            say_and_forget(k->fd, "ERR closed: idle for 60 s\n");
+            k->dead = 1;
+        } else if (!k->plen && !k->waiting && k->eof) {
+            k->dead = 1; /* its input is answered and it sends no more */
+        }
+        if (k->dead) {
+            drop_client(k);
+            continue;
+        }
+        int64_t due = k->waiting ? k->wait_ms + ASYNC_TIMEOUT_MS
+                      : k->plen  ? k->pend_ms + WRITE_TIMEOUT_MS
+                                 : k->last_ms + IDLE_TIMEOUT_MS;
+        if (due < next)
+            next = due;
+    }
+    if (next == INT64_MAX)
+        return -1;
+    return next - now < 0 ? 0 : next - now > INT_MAX ? INT_MAX : (int)(next - now) + 1;
 }
 
 static void *control_thread(void *arg)
@@ -355,18 +619,25 @@ static void *control_thread(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals belong to the main loop */
-    struct pollfd pf[2 + MAX_CLIENTS];
-    int map[2 + MAX_CLIENTS];
+    struct pollfd pf[3 + MAX_CLIENTS];
+    int map[3 + MAX_CLIENTS];
     for (;;) {
+        int timeout = expire(c, now_ms());
         int n = 0;
         pf[n++] = (struct pollfd){c->wakefd, POLLIN, 0};
         pf[n++] = (struct pollfd){c->lfd, POLLIN, 0};
-        for (int i = 0; i < MAX_CLIENTS; i++)
-            if (c->cl[i].fd >= 0) {
-                map[n] = i;
-                pf[n++] = (struct pollfd){c->cl[i].fd, POLLIN, 0};
-            }
-        int r = poll(pf, (nfds_t)n, -1);
+        pf[n++] = (struct pollfd){c->donefd, POLLIN, 0};
+        for (int i = 0; i < MAX_CLIENTS; i++) {
+            client *k = &c->cl[i];
+            if (k->fd < 0)
+                continue;
+            /* unsent answer: wait to write; async command: wait for it
+             * (hang-ups still show); else read */
+            short ev = k->plen ? POLLOUT : (k->waiting || k->eof) ? 0 : POLLIN;
+            map[n] = i;
+            pf[n++] = (struct pollfd){k->fd, ev, 0};
+        }
+        int r = poll(pf, (nfds_t)n, timeout);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -375,28 +646,52 @@ static void *control_thread(void *arg)
         }
         if (pf[0].revents)
             break;
-        if (pf[1].revents & POLLIN) {
-            int fd = accept4(c->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd >= 0) {
-                int slot = -1;
-                for (int i = 0; i < MAX_CLIENTS && slot < 0; i++)
-                    if (c->cl[i].fd < 0)
-                        slot = i;
-                if (slot < 0) {
-                    static const char msg[] = "ERR too many connections\n";
-                    write_all(fd, msg, sizeof msg - 1);
-                    close(fd);
-                } else {
-                    memset(&c->cl[slot], 0, sizeof c->cl[slot]);
-                    c->cl[slot].fd = fd;
-                }
+        int64_t now = now_ms();
+        if (pf[1].revents & POLLIN)
+            for (int i = 0; i < ACCEPT_BURST; i++) {
+                int fd = accept4(c->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                    break;
+                take_connection(c, fd, now);
             }
+        if (pf[2].revents & POLLIN)
+            deliver_done(c);
+        for (int i = 3; i < n; i++) {
+            client *k = &c->cl[map[i]];
+            if (k->fd != pf[i].fd)
+                continue; /* replaced by a new connection in this round */
+            if (pf[i].revents & POLLOUT)
+                on_writable(c, k);
+            else if (pf[i].revents & POLLIN)
+                on_readable(c, k);
+            else if (pf[i].revents & (POLLHUP | POLLERR)) {
+                if (k->waiting && !(pf[i].revents & POLLERR))
+                    k->eof = 1; /* keep the slot until the answer comes */
+                else
+                    k->dead = 1;
+            }
+            if (k->dead)
+                drop_client(k);
         }
-        for (int i = 2; i < n; i++)
-            if (pf[i].revents & (POLLIN | POLLHUP | POLLERR))
-                on_readable(c, &c->cl[map[i]]);
     }
     return NULL;
+}
+
+void pc_control_done(pc_control *c, unsigned long long token, int rc, const char *msg)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->done_lock);
+    if (c->ndone < MAX_CLIENTS) {
+        done_msg *d = &c->done[c->ndone++];
+        d->token = token;
+        d->rc = rc;
+        snprintf(d->msg, sizeof d->msg, "%s", msg ? msg : "");
+    }
+    pthread_mutex_unlock(&c->done_lock);
+    uint64_t one = 1;
+    if (write(c->donefd, &one, sizeof one) < 0)
+        pc_log(c->lg, PC_LOG_WARNING, "control: eventfd write: %s", strerror(errno));
 }
 
 /* Refuses a path in use by a live server; removes a stale socket. */
@@ -447,11 +742,16 @@ int pc_control_start(pc_control **out, const char *path, const pc_control_ops *o
         }
         return -1;
     }
-    c->lfd = c->wakefd = -1;
+    c->lfd = c->wakefd = c->donefd = -1;
+    pthread_mutex_init(&c->done_lock, NULL);
     for (int i = 0; i < MAX_CLIENTS; i++)
         c->cl[i].fd = -1;
     if (ops)
         c->ops = *ops;
+    if (ops && ops->snapshot_dir && ops->snapshot_dir[0] && !(c->snapshot_dir = strdup(ops->snapshot_dir))) {
+        snprintf(err, errlen, "control: out of memory");
+        goto fail;
+    }
     c->lg = lg;
     snprintf(c->path, sizeof c->path, "%s", path);
 
@@ -470,13 +770,14 @@ int pc_control_start(pc_control **out, const char *path, const pc_control_ops *o
     }
     if (chmod(path, 0660) != 0)
         pc_log(lg, PC_LOG_WARNING, "control socket %s: chmod 0660: %s", path, strerror(errno));
-    if (listen(c->lfd, 8) != 0) {
+    if (listen(c->lfd, BACKLOG) != 0) {
         snprintf(err, errlen, "control socket %s: listen: %s", path, strerror(errno));
         unlink(path);
         goto fail;
     }
     c->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (c->wakefd < 0) {
+    c->donefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->wakefd < 0 || c->donefd < 0) {
         snprintf(err, errlen, "control: eventfd: %s", strerror(errno));
         unlink(path);
         goto fail;
@@ -495,6 +796,10 @@ fail:
         close(c->lfd);
     if (c->wakefd >= 0)
         close(c->wakefd);
+    if (c->donefd >= 0)
+        close(c->donefd);
+    pthread_mutex_destroy(&c->done_lock);
+    free(c->snapshot_dir);
     free(c->text);
     free(c->out);
     free(c);
@@ -515,7 +820,10 @@ void pc_control_stop(pc_control *c)
         drop_client(&c->cl[i]);
     close(c->lfd);
     close(c->wakefd);
+    close(c->donefd);
     unlink(c->path);
+    pthread_mutex_destroy(&c->done_lock);
+    free(c->snapshot_dir);
     free(c->text);
     free(c->out);
     free(c);

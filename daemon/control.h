@@ -8,9 +8,16 @@
  *   metrics                 Prometheus text exposition
  *   algos                   the algorithm table
  *   algo NAME [VARIANT]     switch the demosaicing algorithm live
- *   snapshot PATH           write a PNG of the current panorama (absolute path)
+ *   snapshot NAME.png       write a PNG of the current panorama into the
+ *                           snapshot folder (a name, a path under the folder,
+ *                           or an absolute path inside it); the answer comes
+ *                           when the file is written: OK snapshot PATH, or
+ *                           ERR with the reason
  *   idr                     force an IDR frame (a new viewer joined)
  *   reload                  re-read the configuration (as SIGHUP)
+ *   wb                      the white-balance gains in force, as config lines
+ *   wb freeze               fix automatic white balance at its current gains
+ *                           (until a reload) and print them as config lines
  *   help                    the command list
  *   quit                    close the connection
  * Also plain HTTP on the same socket, one request per connection:
@@ -21,6 +28,12 @@
  * The callbacks run on the control thread: they must be quick and must not
  * wait on the pipeline (set a flag or post to a queue). A NULL callback
  * answers "ERR not available". The socket file is created mode 0660.
+ *
+ * No client can lock the socket: up to 64 connections are served; when
+ * all slots are taken a new connection takes the slot of the one idle the
+ * longest (told "ERR closed: ..."); a connection idle for 60 s is closed;
+ * answers are written without blocking and a client that does not read
+ * them within 2 s (or lets 1 MiB pile up) is dropped.
  */
 #ifndef PANOCAP_CONTROL_H
 #define PANOCAP_CONTROL_H
@@ -41,9 +54,20 @@ typedef struct pc_control_ops {
     int (*metrics)(void *user, char *buf, size_t len);
     /* algo and variant are already checked against the algorithm table. */
     int (*set_algo)(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
-    int (*snapshot)(void *user, const char *path, char *err, size_t errlen);
+    /* path: checked to lie inside snapshot_dir (resolved, no symlink at
+     * the end). Return 0 when the write is under way and then call
+     * pc_control_done(token, ...) from any thread once it is done (or
+     * failed); or -1 with err at once. */
+    int (*snapshot)(void *user, const char *path, unsigned long long token, char *err, size_t errlen);
     int (*idr)(void *user, char *err, size_t errlen);
     int (*reload)(void *user, char *err, size_t errlen);
+    /* Snapshots are written only inside this folder (NULL or "": the
+     * snapshot command answers ERR). Copied by pc_control_start. */
+    const char *snapshot_dir;
+    /* White balance (docs/colour.md): the gains as config lines; freeze
+     * also fixes automatic white balance at them. */
+    int (*wb)(void *user, char *buf, size_t len);
+    int (*wb_freeze)(void *user, char *buf, size_t len);
 } pc_control_ops;
 
 typedef struct pc_control pc_control;
@@ -52,6 +76,10 @@ typedef struct pc_control pc_control;
  * answers on it), starts the thread. Returns 0 or -1 with err. */
 int pc_control_start(pc_control **out, const char *path, const pc_control_ops *ops, const pc_logger *lg,
                      char *err, size_t errlen);
+/* The answer to an asynchronous command (snapshot): rc 0 answers
+ * "OK snapshot <msg>", else "ERR <msg>". Thread-safe; a token whose client
+ * has gone is ignored; an answer later than 15 s was already given as ERR. */
+void pc_control_done(pc_control *c, unsigned long long token, int rc, const char *msg);
 /* Stops the thread, closes the connections, removes the socket file. */
 void pc_control_stop(pc_control *c);
 

@@ -4,6 +4,7 @@
  * on (64 usage, 78 configuration, 1 runtime), and the process plumbing the
  * pipeline needs (signals before any thread, systemd notifier, logger).
  * The pipeline itself is pc_run_pipeline (pipeline.h). */
+#include "check.h"
 #include "cli.h"
 #include "debayer.h"
 #include "notify.h"
@@ -11,6 +12,7 @@
 #include "pipeline.h"
 #include "settings.h"
 #include "signals.h"
+#include "stderr_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,11 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
     pc_diag_init(diag);
     rc = pc_cli_load_settings(cli, &d->settings, diag);
     const char *path = pc_cli_config_path(cli);
+    /* one validation: what the run would refuse, --check-config refuses */
+    if (rc == PC_EXIT_OK && (cli->action == PC_ACTION_CHECK_CONFIG || cli->action == PC_ACTION_RUN ||
+                             cli->action == PC_ACTION_DUMP_CONFIG) &&
+        pc_check_modules(&d->settings, diag) > 0)
+        rc = PC_EXIT_CONFIG;
 
     switch (cli->action) {
     case PC_ACTION_CHECK_CONFIG:
@@ -118,11 +125,27 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
         pc_signals_close(d->signals);
         return PC_EXIT_RUNTIME;
     }
+    /* Under systemd: libraries' own stderr lines get a priority prefix
+     * and a rate limit (stderr_guard.h); panocap's lines go straight out. */
+    pc_stderr_guard *guard = NULL;
+    if (!d->stderr_tty) {
+        if (pc_stderr_guard_start(&guard, err, sizeof err) == 0) {
+            d->logger.sink = pc_stderr_guard_sink;
+            d->logger.user = guard;
+        } else {
+            pc_log(&d->logger, PC_LOG_WARNING, "%s", err);
+        }
+    }
     pc_log(&d->logger, PC_LOG_INFO, "panocap %s starting: configuration %s", PANOCAP_VERSION,
            path ? path : "built-in defaults");
 
     /* ---- the pipeline (pipeline.h): capture -> debayer -> encode ---- */
     rc = pc_run_pipeline(d);
+    if (guard) {
+        d->logger.sink = NULL;
+        d->logger.user = NULL;
+        pc_stderr_guard_stop(guard);
+    }
 
     pc_notify_close(d->notify);
     pc_signals_close(d->signals);

@@ -27,6 +27,8 @@
  * packet out and written per output (encoder callbacks); they meet in a small
  * ring keyed by pts and go to pc_stats once every output wrote the frame.
  */
+#include "check.h"
+#include "cpulist.h"
 #include "pipeline_int.h"
 
 #include <errno.h>
@@ -109,60 +111,11 @@ static void pinned_free(void *ptr, void *user)
 
 static int open_capture(pipeline *p)
 {
-    const pc_settings *s = p->s;
     pc_capture_config cc;
-    pc_capture_config_init(&cc);
-    cc.source = (pc_source_kind)s->capture.source;
-    cc.file = s->capture.file;
-    cc.file_realtime = 1;
-    cc.file_loop = s->capture.file_loop;
-    cc.n_cameras = s->capture.source == PC_SOURCE_FILE ? 0 : s->capture.cameras;
-    cc.fps = s->capture.fps;
-    cc.deadline_periods = s->capture.deadline_periods;
-    cc.pool_sets = s->capture.pool_size;
-    cc.log = &p->d->logger;
+    pc_check_capture_config(p->s, &cc, &p->d->logger); /* as --check-config saw it */
     if (p->use_cuda) {
         cc.alloc = pinned_alloc;
         cc.free = pinned_free;
-    }
-    /* Fake cameras with no picture configured show the bundled photograph
-     * (installed, or in the source tree when run from a build folder). */
-    const char *picture = s->capture.image[0] ? s->capture.image : NULL;
-    if (!picture && s->capture.source == PC_SOURCE_FAKE) {
-        if (access(PANOCAP_SAMPLE_IMAGE, R_OK) == 0)
-            picture = PANOCAP_SAMPLE_IMAGE;
-        else if (access(PANOCAP_SAMPLE_IMAGE_SRC, R_OK) == 0)
-            picture = PANOCAP_SAMPLE_IMAGE_SRC;
-        if (picture && !pc_image_have_png())
-            picture = NULL;
-        if (!picture)
-            pc_log(&p->d->logger, PC_LOG_WARNING, "fake cameras: bundled photograph not found or no PNG support; "
-                   "showing a synthetic picture");
-    }
-    for (int i = 0; i < s->capture.cameras && i < PC_CAPTURE_MAX_CAMERAS; i++) {
-        const pc_camera_settings *c = &s->cameras[i];
-        pc_camera_config *k = &cc.cam[i];
-        pc_camera_config_init(k);
-        k->address = c->address[0] ? c->address : c->serial[0] ? c->serial : NULL;
-        k->cfa = (pc_cfa)c->pattern;
-        k->width = c->width;
-        k->height = c->height;
-        k->offset_x = c->offset_x;
-        k->offset_y = c->offset_y;
-        k->exposure_us = c->exposure_us > 0 ? c->exposure_us : NAN;
-        k->gain = c->gain_db >= 0 ? c->gain_db : NAN;
-        k->packet_size = c->packet_size;
-        k->packet_delay_ns = c->packet_delay_ns;
-        k->socket_buffer = c->socket_buffer;
-        k->resend = c->resend;
-        k->packet_timeout_ms = c->packet_timeout_ms;
-        k->frame_retention_ms = c->frame_retention_ms;
-        k->trigger = (pc_trigger_mode)c->trigger;
-        k->trigger_line = c->trigger_source[0] ? c->trigger_source : NULL;
-        k->image = c->image[0] ? c->image : picture;
-        k->slab = c->slab;
-        k->image_part = c->slab;
-        k->image_parts = s->capture.cameras;
     }
     if (pc_capture_open(&p->cap, &cc, p->err, sizeof p->err))
         return -1;
@@ -170,7 +123,7 @@ static int open_capture(pipeline *p)
     p->ncam = pc_capture_n_cameras(p->cap);
     pc_capture_geometry(p->cap, &p->width, &p->slab_h, &p->cfa, &fps);
     p->height = p->slab_h * p->ncam;
-    p->fps = fps > 0 ? fps : s->capture.fps;
+    p->fps = fps > 0 ? fps : p->s->capture.fps;
     return 0;
 }
 
@@ -179,6 +132,13 @@ static int open_backend(pipeline *p)
     const pc_settings *s = p->s;
     int want = s->debayer.backend;
     int ndev = 0;
+    /* debayer.gpu: this pipeline's GPU, for the CUDA runtime and NVENC
+     * alike (both see it as device 0); set before CUDA starts. */
+    if (s->debayer.gpu[0]) {
+        setenv("CUDA_VISIBLE_DEVICES", s->debayer.gpu, 1);
+        pc_log(&p->d->logger, PC_LOG_INFO, "debayer.gpu %s: CUDA_VISIBLE_DEVICES=%s", s->debayer.gpu,
+               s->debayer.gpu);
+    }
 #if PANOCAP_HAVE_CUDA
     ndev = pc_gpu_device_count();
 #endif
@@ -186,6 +146,12 @@ static int open_backend(pipeline *p)
         snprintf(p->err, sizeof p->err, "--backend cuda: %s",
                  PANOCAP_HAVE_CUDA ? "no CUDA device is usable on this machine"
                                    : "this build has no CUDA support (meson -Dcuda=enabled)");
+        return -1;
+    }
+    if (s->debayer.gpu[0] && want != PC_BACKEND_CPU && PANOCAP_HAVE_CUDA && ndev == 0) {
+        /* not 78: a device can come back (driver loaded late); restarts retry */
+        snprintf(p->err, sizeof p->err, "debayer.gpu \"%s\": no such CUDA device here (nvidia-smi -L lists "
+                 "them: an index or the GPU-... UUID)", s->debayer.gpu);
         return -1;
     }
     p->use_cuda = want != PC_BACKEND_CPU && ndev > 0;
@@ -284,8 +250,16 @@ static void teardown(pipeline *p)
         pl_put(p, &p->ready, (job){.slot = -1});
     if (p->enc_started)
         pthread_join(p->enc_thr, NULL);
-    if (p->ctl)
+    /* A snapshot being written must not be cut off by the exit (and it
+     * answers its client through the control socket). */
+    for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (p->ctl && atomic_load(&p->snapshots_active) == 0)
         pc_control_stop(p->ctl);
+    pc_http_stop(p->http);
+    p->http = NULL;
 #if PANOCAP_HAVE_FFMPEG
     pc_encoder_close(p->enc); /* writes trailers, ends playlists */
 #endif
@@ -308,10 +282,10 @@ static void teardown(pipeline *p)
         pc_cpu_close(p->cpu);
     }
     free(p->host_pano);
-    /* A snapshot being written must not be cut off by the exit. */
-    for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+    if (p->col) {
+        pl_colour_free(p->col);
+        pl_colour_free(p->col_next);
+        pthread_mutex_destroy(&p->col_lock);
     }
 }
 
@@ -338,8 +312,17 @@ int pc_run_pipeline(pc_daemon *d)
     if (open_backend(p))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
+    /* Threads take the CPU set of the thread that creates them: the main
+     * thread wears daemon.capture_cpus / encode.cpus while it creates the
+     * capture and the encoder threads, then its own set again. */
+    const char *cap_cpus = p->s->daemon.capture_cpus, *enc_cpus = p->s->encode.cpus;
+    cpu_set_t own;
     step = "capture";
-    if (open_capture(p))
+    if (pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err))
+        goto fail;
+    int opened = open_capture(p);
+    pc_cpulist_restore(&own);
+    if (opened)
         goto fail;
 
     /* stats: before the encoder, whose callbacks report into it */
@@ -365,15 +348,24 @@ int pc_run_pipeline(pc_daemon *d)
 #endif
     pc_notify_extend_timeout(d->notify, 30000000);
     step = "encoder";
-    if (pl_open_encoder_or_null(p))
+    if (pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err))
+        goto fail;
+    opened = pl_open_encoder_or_null(p);
+    pc_cpulist_restore(&own);
+    if (opened)
         goto fail;
     step = "debayer";
     if (open_debayer(p))
         goto fail;
+    step = "colour";
+    if (pl_colour_open(p))
+        goto fail;
 
+    pc_rawfmt rawfmt;
+    pc_capture_rawfmt(p->cap, &rawfmt);
     if (p->s->daemon.record_raw[0] &&
-        pc_raw_writer_open(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, p->cfa, p->fps,
-                           p->err, sizeof p->err)) {
+        pc_raw_writer_open_fmt(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, &rawfmt, p->fps,
+                               p->err, sizeof p->err)) {
         step = "--record-raw";
         goto fail;
     }
@@ -386,14 +378,25 @@ int pc_run_pipeline(pc_daemon *d)
         if (pc_control_start(&p->ctl, p->s->daemon.control, &ops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "control socket off: %s", p->err);
     }
+    if (p->s->daemon.metrics_listen[0]) {
+        pc_http_ops hops;
+        pl_http_ops(p, &hops);
+        if (pc_http_start(&p->http, p->s->daemon.metrics_listen, &hops, &d->logger, p->err, sizeof p->err))
+            pc_log(&d->logger, PC_LOG_WARNING, "HTTP metrics off: %s", p->err);
+    }
 
     for (int i = 0; i < p->nslots; i++)
         fifo_push(&p->free_slots, (job){.slot = i});
     step = "capture start";
-    if (pc_capture_start(p->cap, p->err, sizeof p->err))
+    pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err); /* checked above */
+    opened = pc_capture_start(p->cap, p->err, sizeof p->err);
+    pc_cpulist_restore(&own);
+    if (opened)
         goto fail;
+    pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err);
     if (pthread_create(&p->enc_thr, NULL, pl_encoder_main, p) == 0)
         p->enc_started = 1;
+    pc_cpulist_restore(&own);
     /* Cameras, GPU and outputs are up: READY=1 now, before the stage thread
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
@@ -403,8 +406,10 @@ int pc_run_pipeline(pc_daemon *d)
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);
     }
+    pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err);
     if (p->enc_started && pthread_create(&p->stage_thr, NULL, pl_stage_main, p) == 0)
         p->stage_started = 1;
+    pc_cpulist_restore(&own);
     if (!p->enc_started || !p->stage_started) {
         snprintf(p->err, sizeof p->err, "cannot start the pipeline threads");
         step = "threads";

@@ -1,6 +1,7 @@
 /* pipeline_control.c - the control socket's callbacks into the pipeline
  * (status, metrics, live algorithm switch, snapshot, IDR, reload); they
- * run on the control thread (control.c). */
+ * run on the control thread (control.c). The HTTP metrics server (http.c)
+ * uses status and metrics too, plus the health check. */
 #include "pipeline_int.h"
 
 #include <stdio.h>
@@ -62,7 +63,7 @@ static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *e
     return 0;
 }
 
-static int ctl_snapshot(void *user, const char *path, char *err, size_t errlen)
+static int ctl_snapshot(void *user, const char *path, unsigned long long token, char *err, size_t errlen)
 {
     pipeline *p = user;
     if (!path || !path[0] || strlen(path) >= PC_PATH_LEN) {
@@ -70,9 +71,15 @@ static int ctl_snapshot(void *user, const char *path, char *err, size_t errlen)
         return -1;
     }
     pthread_mutex_lock(&p->snap_lock);
-    snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
+    int busy = p->snap_path[0] != '\0';
+    if (!busy) {
+        snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
+        p->snap_token = token;
+    }
     pthread_mutex_unlock(&p->snap_lock);
-    return 0;
+    if (busy)
+        snprintf(err, errlen, "another snapshot is waiting for the next frame set; try again");
+    return busy ? -1 : 0;
 }
 
 static int ctl_idr(void *user, char *err, size_t errlen)
@@ -95,8 +102,41 @@ static int ctl_reload(void *user, char *err, size_t errlen)
     return 0;
 }
 
+static int ctl_wb(void *user, char *buf, size_t len)
+{
+    pl_colour_describe_wb(user, buf, len);
+    return 0;
+}
+
+static int ctl_wb_freeze(void *user, char *buf, size_t len) { return pl_colour_freeze_wb(user, buf, len); }
+
 void pl_control_ops(pipeline *p, pc_control_ops *ops)
 {
     *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
-                            .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload};
+                            .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload,
+                            .snapshot_dir = p->s->daemon.snapshot_dir, .wb = ctl_wb, .wb_freeze = ctl_wb_freeze};
+}
+
+/* Frame sets flow: one done within the last second (or 25 frame periods at
+ * low rates). */
+static int http_healthy(void *user, char *why, size_t len)
+{
+    pipeline *p = user;
+    int64_t last = atomic_load(&p->last_frame_ns);
+    if (!last) {
+        snprintf(why, len, "no frame set done yet");
+        return 0;
+    }
+    double limit_s = p->fps > 0 && 25.0 / p->fps > 1.0 ? 25.0 / p->fps : 1.0;
+    double age = (pc_now_ns() - last) / 1e9;
+    if (age > limit_s) {
+        snprintf(why, len, "no frame set for %.1f s", age);
+        return 0;
+    }
+    return 1;
+}
+
+void pl_http_ops(pipeline *p, pc_http_ops *ops)
+{
+    *ops = (pc_http_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .healthy = http_healthy};
 }

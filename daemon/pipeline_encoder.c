@@ -155,6 +155,7 @@ void *pl_encoder_main(void *arg)
             pc_stats_frame_done(p->stats, &t);
         }
         atomic_fetch_add(&p->frames_done, 1);
+        atomic_store(&p->last_frame_ns, pc_now_ns());
     }
 #if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder && pc_encoder_flush(p->enc, p->err, sizeof p->err))
@@ -197,6 +198,7 @@ static int open_encoder(pipeline *p)
         o->url = s->outputs[i].url;
         o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
         o->segment_seconds = s->outputs[i].segment_s;
+        o->options = s->outputs[i].options[0] ? s->outputs[i].options : NULL;
         o->max_bytes = s->outputs[i].max_bytes;
         o->max_age_s = s->outputs[i].max_age_s;
         o->min_free = s->outputs[i].min_free;

@@ -18,6 +18,8 @@ typedef struct snapshot_job {
     pc_algo_id algo;
     char path[PC_PATH_LEN];
     const pc_logger *log;
+    pc_control *ctl;          /* answers the client that asked (token) */
+    unsigned long long token; /* 0: asked by --snapshot */
 } snapshot_job;
 
 /* Runs detached: demosaics the copied raw panorama with the algorithm in
@@ -26,24 +28,28 @@ typedef struct snapshot_job {
 static void *snapshot_thread(void *arg)
 {
     snapshot_job *sj = arg;
-    char err[256];
+    char err[256], msg[PC_PATH_LEN + 300];
     size_t pitch = (size_t)sj->width * 3;
     uint8_t *rgb = malloc(pitch * (size_t)sj->height);
-    if (!rgb) {
-        pc_log(sj->log, PC_LOG_ERR, "snapshot %s: out of memory", sj->path);
-        goto out;
-    }
+    int rc = -1;
     pc_bayer b = {sj->raw, (size_t)sj->width, sj->width, sj->height, sj->cfa};
     pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {pitch},
                       .width = sj->width, .height = sj->height};
-    if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
-        pc_log(sj->log, PC_LOG_ERR, "snapshot %s: %s", sj->path, err);
+    if (!rgb)
+        snprintf(msg, sizeof msg, "snapshot %s: out of memory", sj->path);
+    else if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
+        snprintf(msg, sizeof msg, "snapshot %s: %s", sj->path, err);
     else if (pc_image_write(sj->path, rgb, pitch, sj->width, sj->height, err, sizeof err))
-        pc_log(sj->log, PC_LOG_ERR, "snapshot: %s", err);
+        snprintf(msg, sizeof msg, "snapshot: %s", err);
+    else
+        rc = 0;
+    if (rc)
+        pc_log(sj->log, PC_LOG_ERR, "%s", msg);
     else
         pc_log(sj->log, PC_LOG_NOTICE, "snapshot written to %s (%dx%d, %s)", sj->path, sj->width,
                sj->height, pc_algo_get(sj->algo)->name);
-out:
+    if (sj->token)
+        pc_control_done(sj->ctl, sj->token, rc, rc ? msg : sj->path);
     free(rgb);
     free(sj->raw);
     atomic_fetch_sub(sj->active, 1);
@@ -57,7 +63,9 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
     char path[PC_PATH_LEN];
     pthread_mutex_lock(&p->snap_lock);
     snprintf(path, sizeof path, "%s", p->snap_path);
+    unsigned long long token = p->snap_token;
     p->snap_path[0] = '\0';
+    p->snap_token = 0;
     pthread_mutex_unlock(&p->snap_lock);
     if (!path[0])
         return;
@@ -67,10 +75,16 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
         free(sj);
         free(raw);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: out of memory", path);
+        if (token)
+            pc_control_done(p->ctl, token, -1, "out of memory");
         return;
     }
-    pc_frameset_stack(set, raw, (size_t)p->width);
-    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger};
+    if (pl_colour_active(p))
+        pl_colour_stack(p, set, raw); /* through the cameras' tables */
+    else
+        pc_frameset_stack(set, raw, (size_t)p->width);
+    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger,
+                         p->ctl, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
     pthread_t t;
     pthread_attr_t a;
@@ -80,6 +94,8 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
     if (pthread_create(&t, &a, snapshot_thread, sj)) {
         atomic_fetch_sub(&p->snapshots_active, 1);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: cannot start a thread", path);
+        if (token)
+            pc_control_done(p->ctl, token, -1, "cannot start a thread");
         free(raw);
         free(sj);
     }
@@ -112,6 +128,9 @@ int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant)
 
 static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
 {
+    if (pl_colour_active(p))
+        return pl_colour_debayer(p, set, slot);
+    p->pic[slot].bands = NULL; /* the plain §8 matrix */
 #if PANOCAP_HAVE_CUDA
     if (p->use_cuda) {
         if (set->stacked) {

@@ -4,6 +4,7 @@
 #include "stats.h"
 
 #include "clock.h"
+#include "panocap_config.h" /* PANOCAP_VERSION, PANOCAP_HAVE_* for build_info */
 
 #include <math.h>
 #include <pthread.h>
@@ -489,9 +490,14 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
 #define GAUGE(name, help, val)                                                \
     do {                                                                      \
         family(&w, name, "gauge", help);                                      \
-        num(v, sizeof v, (val));                                              \
-        wr(&w, "%s %s\n", name, v);                                           \
+        if (!isnan(val)) { /* no sample rather than NaN */                   \
+            num(v, sizeof v, (val));                                          \
+            wr(&w, "%s %s\n", name, v);                                       \
+        }                                                                     \
     } while (0)
+    family(&w, "panocap_build_info", "gauge", "Always 1; the build's version and features as labels.");
+    wr(&w, "panocap_build_info{version=\"%s\",cuda=\"%s\",ffmpeg=\"%s\",aravis=\"%s\"} 1\n", PANOCAP_VERSION,
+       PANOCAP_HAVE_CUDA ? "yes" : "no", PANOCAP_HAVE_FFMPEG ? "yes" : "no", PANOCAP_HAVE_ARAVIS ? "yes" : "no");
     COUNTER("panocap_frames_in_total", "Frame sets assembled from the cameras.", s->frames_in);
     COUNTER("panocap_frames_encoded_total", "Frame sets encoded.", s->encoded);
     COUNTER("panocap_frames_dropped_total", "Whole frame sets dropped because a later stage fell behind.",
@@ -503,7 +509,9 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
     COUNTER("panocap_encoded_bytes_total", "Bytes out of the encoder.", s->bytes_total);
     GAUGE("panocap_budget_seconds", "Per-frame latency budget.", s->budget_ms * 1e-3);
     GAUGE("panocap_fps", "Frame sets done per second over the stats window.", s->fps);
-    GAUGE("panocap_encoder_bitrate_bits_per_second", "Encoded bitrate over the stats window.", s->bitrate_bps);
+    /* bytes: Prometheus' base unit (promtool refuses "bits") */
+    GAUGE("panocap_encoder_bytes_per_second", "Encoded rate over the stats window (bitrate / 8).",
+          s->bitrate_bps / 8.0);
     GAUGE("panocap_uptime_seconds", "Seconds since the statistics started.", s->uptime_s);
     if (s->algo[0]) {
         family(&w, "panocap_algo_info", "gauge", "Demosaicing algorithm in use.");
@@ -523,7 +531,10 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         else
             snprintf(lab, sizeof lab, "stage=\"%s\"", pc_stats_slot_name(i));
         for (int k = 0; k < 2; k++) {
-            num(v, sizeof v, (k ? st->p99_ms : st->p50_ms) * 1e-3);
+            double q = k ? st->p99_ms : st->p50_ms;
+            if (isnan(q))
+                continue; /* no samples in the window: no quantile */
+            num(v, sizeof v, q * 1e-3);
             wr(&w, "panocap_stage_latency_seconds{%s,quantile=\"%g\"} %s\n", lab, qs[k], v);
         }
         num(v, sizeof v, st->run_sum_s);
@@ -532,6 +543,8 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
     }
     family(&w, "panocap_stage_latency_max_seconds", "gauge", "Largest latency per stage over the stats window.");
     for (int i = 0; i < PC_STAT_WRITE0 + s->outputs; i++) {
+        if (isnan(s->stage[i].max_ms))
+            continue;
         num(v, sizeof v, s->stage[i].max_ms * 1e-3);
         if (i >= PC_STAT_WRITE0)
             wr(&w, "panocap_stage_latency_max_seconds{stage=\"write\",output=\"%d\"} %s\n", i - PC_STAT_WRITE0, v);
@@ -608,9 +621,11 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         }
         family(&w, "panocap_camera_last_frame_age_seconds", "gauge", "Seconds since the camera's last frame.");
         for (int c = 0; c < ncams; c++) {
+            if (cams[c].last_frame_age_s < 0 || isnan(cams[c].last_frame_age_s))
+                continue; /* no frame yet: no sample */
             esc(cams[c].name, l1, sizeof l1);
             esc(cams[c].serial ? cams[c].serial : "", l2, sizeof l2);
-            num(v, sizeof v, cams[c].last_frame_age_s < 0 ? NAN : cams[c].last_frame_age_s);
+            num(v, sizeof v, cams[c].last_frame_age_s);
             wr(&w, "panocap_camera_last_frame_age_seconds{camera=\"%d\",name=\"%s\",serial=\"%s\"} %s\n", c, l1, l2,
                v);
         }

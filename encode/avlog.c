@@ -19,6 +19,7 @@ static __thread const pc_logger *tl_log;
 static __thread int tl_bound;
 static __thread char *tl_cap;
 static __thread size_t tl_cap_n;
+static __thread int tl_quiet;
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
@@ -65,7 +66,8 @@ static void avlog_cb(void *avcl, int level, const char *fmt, va_list vl)
     /* FFmpeg's info level is chatty for a service that runs for months
      * (encoder statistics at close, a line per HLS segment opened): it goes
      * to debug; warnings and errors keep their level. */
-    int pl = level <= AV_LOG_ERROR ? PC_LOG_ERR
+    int pl = tl_quiet ? PC_LOG_DEBUG
+           : level <= AV_LOG_ERROR ? PC_LOG_ERR
            : level <= AV_LOG_WARNING ? PC_LOG_WARNING : PC_LOG_DEBUG;
     pc_log(tl_log, pl, "ffmpeg: %s", line);
 }
@@ -89,6 +91,8 @@ void pc_avlog_capture_start(char *buf, size_t n)
     tl_cap = n ? buf : NULL;
     tl_cap_n = n;
 }
+
+void pc_avlog_quiet(int on) { tl_quiet = on; }
 
 void pc_avlog_capture_stop(void)
 {

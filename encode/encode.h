@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "debayer.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
+#include "encode_limits.h"
 #include "enums.h"   /* pc_codec */
 #include "log.h"
 
@@ -57,6 +58,12 @@ typedef struct pc_output_config {
     const char *srt_passphrase; /* NULL: none (10..79 characters otherwise) */
     int srt_latency_ms;     /* SRT receiver latency (0 = libsrt's default, 120 ms) */
     int queue_packets;      /* bounded queue (0 = 256 packets) */
+    /* libavformat options "key=value,key=value", applied last (they win
+     * over the fields above): keys of the URL's protocol (udp: pkt_size,
+     * srt: passphrase, mode, latency, ...) go to the connection, the rest
+     * to the muxer (hls_time, hls_list_size, ...) or the format context.
+     * A key none of them knows is an error (pc_output_check). */
+    const char *options;
     /* Retention of segmented recordings (segment_seconds > 0; 0 = no
      * limit): closed segments of this output (its folder, names with the
      * pattern's prefix and extension) are deleted oldest first while they
@@ -212,6 +219,20 @@ int pc_encoder_list(FILE *out);
 int pc_encoder_list_str(char *buf, size_t n);
 
 const char *pc_output_state_name(pc_output_state s);
+
+/* Checks one output without opening anything or probing an encoder: URL
+ * scheme and this FFmpeg's protocols, host and port of network URLs,
+ * container, segment/HLS/packet limits and every key of oc->options
+ * (known to the protocol, the muxer or libavformat). index names the
+ * output in the message. 0 or PC_EINVAL. */
+int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n);
+
+/* Checks an encoder name without opening it: "auto", or a video encoder
+ * of this FFmpeg build; and a preset for it (NULL/"" = the default): one
+ * of the encoder's named presets (NVENC p1..p7..., SVT-AV1 numbers, x264
+ * and x265 ultrafast..placebo). "what" names the setting in the message.
+ * 0 or PC_EINVAL. */
+int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,10 @@ void pc_avlog_install(void);
 void pc_avlog_bind(const pc_logger *lg);
 void pc_avlog_capture_start(char *buf, size_t n);
 void pc_avlog_capture_stop(void);
+/* On this thread, while on: FFmpeg's error and warning lines go to debug
+ * (an output that keeps failing has said why once; libavformat would say
+ * it again on every retry). */
+void pc_avlog_quiet(int on);
 
 /* --- CUDA device context on the caller's CUcontext (hwcuda.c) ----------- */
 /* PC_ENOTSUP when panocap was built without CUDA. */

@@ -20,8 +20,8 @@
 #define ENC_TB ((AVRational){1, 90000})
 #define RING 4      /* host frames handed out in turn */
 #define PTS_FIFO 256 /* frames in flight we can map back to capture time */
-#define MIN_BITRATE 100000LL
-#define MAX_BITRATE 800000000LL
+#define MIN_BITRATE PC_ENCODE_MIN_BITRATE
+#define MAX_BITRATE PC_ENCODE_MAX_BITRATE
 
 static const char *const default_fallbacks[] = {"libx264", "libx265", "libsvtav1"};
 static const char *const known_encoders[] = {"hevc_nvenc", "h264_nvenc", "libx264", "libx265",
@@ -961,4 +961,51 @@ void pc_encoder_stats_get(pc_encoder *e, pc_encoder_stats *st)
     st->n_outputs = e->n_outs;
     for (int i = 0; i < e->n_outs; i++)
         pc_out_stats(e->outs[i], &st->outputs[i]);
+}
+
+int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n)
+{
+    if (!name || !name[0] || strcmp(name, "auto") == 0)
+        return 0;
+    const AVCodec *c = avcodec_find_encoder_by_name(name);
+    if (!c || c->type != AVMEDIA_TYPE_VIDEO) {
+        char list[1024];
+        list_encoders(list, sizeof list, 0);
+        snprintf(err, n, "%s \"%s\" is not a video encoder of this FFmpeg build (known to panocap: %s; or "
+                 "\"auto\")", what, name, list);
+        return PC_EINVAL;
+    }
+    if (!preset || !preset[0])
+        return 0;
+    static const char *const x26x[] = {"ultrafast", "superfast", "veryfast", "faster", "fast",
+                                       "medium", "slow", "slower", "veryslow", "placebo"};
+    if (!strcmp(name, "libx264") || !strcmp(name, "libx265")) {
+        for (size_t i = 0; i < sizeof x26x / sizeof *x26x; i++)
+            if (!strcmp(preset, x26x[i]))
+                return 0;
+        snprintf(err, n, "preset \"%s\" is not one of %s's: ultrafast, superfast, veryfast, faster, fast, "
+                 "medium, slow, slower, veryslow, placebo", preset, name);
+        return PC_EINVAL;
+    }
+    const AVOption *o = c->priv_class ? av_opt_find((void *)&c->priv_class, "preset", NULL, 0,
+                                                    AV_OPT_SEARCH_FAKE_OBJ) : NULL;
+    if (!o)
+        return 0; /* no preset option: the encoder says at open */
+    if (o->type == AV_OPT_TYPE_INT || o->type == AV_OPT_TYPE_INT64) {
+        if (o->unit && av_opt_find((void *)&c->priv_class, preset, o->unit, 0, AV_OPT_SEARCH_FAKE_OBJ))
+            return 0;
+        char *end;
+        double v = strtod(preset, &end);
+        if (end != preset && !*end && v >= o->min && v <= o->max)
+            return 0;
+        char names[512] = "";
+        size_t off = 0;
+        for (const AVOption *k = c->priv_class->option; o->unit && k && k->name && off + 1 < sizeof names; k++)
+            if (k->type == AV_OPT_TYPE_CONST && k->unit && !strcmp(k->unit, o->unit))
+                off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "", k->name);
+        snprintf(err, n, "preset \"%s\" is not a preset of %s (%s%s%g..%g)", preset, name, names,
+                 names[0] ? "; or " : "", o->min, o->max);
+        return PC_EINVAL;
+    }
+    return 0;
 }

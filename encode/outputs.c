@@ -25,6 +25,7 @@
  * them in their header.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -68,6 +69,7 @@ struct pc_out {
     int segment_seconds, hls_time, hls_list_size, pkt_size, srt_latency_ms;
     int64_t max_bytes, max_age_s, min_free;
     char *srt_mode, *srt_passphrase;
+    char *options;         /* "key=value,..." from the config, or NULL */
 
     AVCodecParameters *par;
     AVRational enc_tb, fps;
@@ -219,6 +221,237 @@ static int pick_format(int index, const pc_output_config *oc, const char *scheme
     return 0;
 }
 
+/* Where an option key goes: 'p' the URL's protocol, 'm' the muxer or the
+ * format context, 0 none of them. *opt: its AVOption (NULL when none). */
+static char option_target(const char *proto, const AVOutputFormat *of, const char *key,
+                          const AVOption **opt)
+{
+    const AVClass *pc = (of->flags & AVFMT_NOFILE) ? NULL : avio_protocol_get_class(proto);
+    const AVClass *fc = avformat_get_class();
+    *opt = NULL;
+    if (pc && (*opt = av_opt_find(&pc, key, NULL, 0, AV_OPT_SEARCH_FAKE_OBJ)))
+        return 'p';
+    if (of->priv_class && (*opt = av_opt_find((void *)&of->priv_class, key, NULL, 0, AV_OPT_SEARCH_FAKE_OBJ)))
+        return 'm';
+    if ((*opt = av_opt_find(&fc, key, NULL, 0, AV_OPT_SEARCH_FAKE_OBJ)))
+        return 'm';
+    return 0;
+}
+
+/* "key=value,key=value" into *d; 0 or PC_EINVAL with the entry named. */
+static int parse_options(int index, const char *url, const char *s, AVDictionary **d,
+                         char *err, size_t n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t) {
+            snprintf(err, n, "output %d '%s': options: \"%s\" is not key=value "
+                     "(options are \"key=value,key=value\")", index, url, t);
+            av_dict_free(d);
+            return PC_EINVAL;
+        }
+        *eq = '\0';
+        av_dict_set(d, t, eq + 1, 0);
+    }
+    return 0;
+}
+
+/* Tries key=value on a zeroed stand-in object of the protocol's class (a
+ * protocol's private context cannot be had without connecting): names,
+ * named constants and ranges are checked by libavutil itself. */
+static int protocol_option_ok(const char *proto, const char *key, const char *value)
+{
+    const AVClass *pc = avio_protocol_get_class(proto);
+    if (!pc || !pc->option)
+        return 0;
+    size_t size = sizeof(void *);
+    for (const AVOption *o = pc->option; o->name; o++)
+        if (o->type != AV_OPT_TYPE_CONST && (size_t)o->offset + 16 > size)
+            size = (size_t)o->offset + 16;
+    void *fake = av_mallocz(size);
+    if (!fake)
+        return 0;
+    *(const AVClass **)fake = pc;
+    int r = av_opt_set(fake, key, value, 0);
+    av_opt_free(fake);
+    av_free(fake);
+    return r >= 0;
+}
+
+/* Every key known to the protocol, the muxer or libavformat; values tried
+ * on a real (unopened) format context or a stand-in protocol object. */
+static int check_options(int index, const pc_output_config *oc, const char *proto,
+                         const char *fmt, char *err, size_t n)
+{
+    AVDictionary *d = NULL;
+    if (parse_options(index, oc->url, oc->options, &d, err, n))
+        return PC_EINVAL;
+    const AVOutputFormat *of = av_guess_format(fmt, NULL, NULL);
+    AVFormatContext *ctx = NULL;
+    avformat_alloc_output_context2(&ctx, of, NULL, NULL);
+    const AVDictionaryEntry *e = NULL;
+    int r = 0;
+    while (!r && (e = av_dict_get(d, "", e, AV_DICT_IGNORE_SUFFIX))) {
+        const AVOption *opt;
+        char t = option_target(proto, of, e->key, &opt);
+        if (!t) {
+            if (of->flags & AVFMT_NOFILE)
+                snprintf(err, n, "output %d '%s': options: \"%s\" is not an option of the %s muxer "
+                         "or libavformat", index, oc->url, e->key, of->name);
+            else
+                snprintf(err, n, "output %d '%s': options: \"%s\" is not an option of the %s "
+                         "protocol, the %s muxer or libavformat", index, oc->url, e->key, proto,
+                         of->name);
+            r = PC_EINVAL;
+        } else if (t == 'm' && ctx && av_opt_set(ctx, e->key, e->value, AV_OPT_SEARCH_CHILDREN) < 0) {
+            snprintf(err, n, "output %d '%s': options: %s=\"%s\" is not a valid value for the %s "
+                     "muxer's %s", index, oc->url, e->key, e->value, of->name, e->key);
+            r = PC_EINVAL;
+        } else if (t == 'p' && !protocol_option_ok(proto, e->key, e->value)) {
+            snprintf(err, n, "output %d '%s': options: %s=\"%s\" is not a valid value for the %s "
+                     "protocol's %s%s", index, oc->url, e->key, e->value, proto, e->key,
+                     opt->type == AV_OPT_TYPE_INT || opt->type == AV_OPT_TYPE_INT64
+                         ? " (a whole number in range, or one of its names)" : "");
+            r = PC_EINVAL;
+        } else if (t == 'p' && !strcmp(e->key, "passphrase") &&
+                   (strlen(e->value) < 10 || strlen(e->value) > 79)) {
+            snprintf(err, n, "output %d '%s': options: the SRT passphrase must be 10 to 79 "
+                     "characters (has %zu)", index, oc->url, strlen(e->value));
+            r = PC_EINVAL;
+        }
+    }
+    avformat_free_context(ctx);
+    av_dict_free(&d);
+    return r;
+}
+
+/* Network URLs: a host (but an SRT listener may leave it empty) and a port
+ * 1..65535 in digits. */
+static int check_net_url(int index, const pc_output_config *oc, const char *proto,
+                         char *err, size_t n)
+{
+    char host[256], path[1024], auth[8];
+    int port = -1;
+    av_url_split(NULL, 0, auth, sizeof auth, host, sizeof host, &port, path, sizeof path, oc->url);
+    const char *hp = strstr(oc->url, "://") + 3;
+    const char *end = hp + strcspn(hp, "/?#");
+    const char *colon = NULL;
+    for (const char *c = hp; c < end; c++)
+        if (*c == ':' && !(hp[0] == '[' && memchr(c, ']', (size_t)(end - c))))
+            colon = c;
+    int listener = (oc->srt_mode && !strcmp(oc->srt_mode, "listener")) ||
+                   strstr(oc->url, "mode=listener") ||
+                   (oc->options && strstr(oc->options, "mode=listener"));
+    if (!host[0] && !(listener && !strcmp(proto, "srt"))) {
+        snprintf(err, n, "output %d '%s': no host (write %s://HOST:PORT)", index, oc->url, proto);
+        return PC_EINVAL;
+    }
+    if (!colon) {
+        snprintf(err, n, "output %d '%s': no port (write %s://HOST:PORT)", index, oc->url, proto);
+        return PC_EINVAL;
+    }
+    const char *d = colon + 1;
+    long v = 0;
+    int digits = 0;
+    for (; d < end && *d >= '0' && *d <= '9' && v < 100000; d++, digits++)
+        v = v * 10 + (*d - '0');
+    if (!digits || d != end || v < 1 || v > 65535) {
+        snprintf(err, n, "output %d '%s': port \"%.*s\" is not a number in 1..65535", index,
+                 oc->url, (int)(end - colon - 1), colon + 1);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+/* Recording paths: not a directory or a block device, and (for a path
+ * without strftime conversions in its folder) a folder that exists and
+ * this process may write to. */
+static int check_file_path(int index, const char *url, char *err, size_t n)
+{
+    const char *path = strncmp(url, "file://", 7) == 0 ? url + 7 : url;
+    if (!strncmp(path, "file:", 5))
+        path += 5;
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': is a directory, not a recording file", index, url);
+            return PC_EINVAL;
+        }
+        if (S_ISBLK(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': is a block device; recordings are files "
+                     "(give a path on a mounted file system)", index, url);
+            return PC_EINVAL;
+        }
+        if (!S_ISREG(sb.st_mode))
+            return 0; /* a FIFO or character device is the user's choice */
+        if (access(path, W_OK) != 0) {
+            snprintf(err, n, "output %d '%s': not writable: %s", index, url, strerror(errno));
+            return PC_EINVAL;
+        }
+        return 0;
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (strchr(dir, '%'))
+        return 0; /* the folder is made of the time: checked when opened */
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        snprintf(err, n, "output %d '%s': %s is not a folder", index, url, dir);
+        return PC_EINVAL;
+    }
+    if (stat(dir, &sb) != 0) {
+        /* missing folders are made when the output opens: the nearest
+         * existing one must take them */
+        char miss[4096];
+        snprintf(miss, sizeof miss, "%s", dir);
+        while (stat(dir, &sb) != 0 && strcmp(dir, "/") && strcmp(dir, ".")) {
+            char *s = strrchr(dir, '/');
+            if (!s)
+                snprintf(dir, sizeof dir, ".");
+            else if (s == dir)
+                dir[1] = '\0';
+            else
+                *s = '\0';
+        }
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, n, "output %d '%s': the folder %s does not exist and %s is not a folder", index, url,
+                     miss, dir);
+            return PC_EINVAL;
+        }
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, n, "output %d '%s': cannot write in the folder %s: %s", index, url, dir,
+                 strerror(errno));
+        return PC_EINVAL;
+    }
+    /* access() says yes to root everywhere: create a nameless file to be
+     * sure (or a named one, removed at once, where O_TMPFILE is missing) */
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/.panocap-check-XXXXXX", dir);
+        fd = mkstemp(probe);
+        if (fd >= 0)
+            unlink(probe);
+    }
+    if (fd < 0) {
+        /* a pseudo file system (/proc) says ENOENT for a new name */
+        snprintf(err, n, "output %d '%s': cannot create a file in the folder %s: %s", index, url, dir,
+                 errno == ENOENT ? "not a place for files" : strerror(errno));
+        return PC_EINVAL;
+    }
+    close(fd);
+    return 0;
+}
+
 int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
                  char *err, size_t n)
 {
@@ -267,7 +500,7 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
         return PC_EINVAL;
     }
     if (oc->hls_time < 0 || oc->hls_list_size < 0 || oc->queue_packets < 0 ||
-        oc->pkt_size < 0 || oc->pkt_size > 65507) {
+        oc->pkt_size < 0 || oc->pkt_size > PC_ENCODE_MAX_PKT_SIZE) {
         snprintf(err, n, "output %d '%s': hls_time, hls_list_size, queue_packets must be >= 0 "
                  "and pkt_size 0..65507", index, oc->url);
         return PC_EINVAL;
@@ -280,6 +513,12 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
             return PC_EINVAL;
         }
     }
+    if (kind == K_NET && (r = check_net_url(index, oc, scheme, err, n)))
+        return r;
+    if ((kind == K_FILE || kind == K_HLS) && (r = check_file_path(index, oc->url, err, n)))
+        return r;
+    if (oc->options && oc->options[0] && (r = check_options(index, oc, scheme, fmt, err, n)))
+        return r;
     if (oc->srt_mode && oc->srt_mode[0] && strcmp(oc->srt_mode, "caller") &&
         strcmp(oc->srt_mode, "listener") && strcmp(oc->srt_mode, "rendezvous")) {
         snprintf(err, n, "output %d '%s': srt_mode '%s' (use caller, listener or rendezvous)",
@@ -287,6 +526,11 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
         return PC_EINVAL;
     }
     return 0;
+}
+
+int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n)
+{
+    return pc_out_check(index, oc, AV_CODEC_ID_NONE, err, n);
 }
 
 static int interrupt_cb(void *opaque)
@@ -562,15 +806,35 @@ static void close_target(pc_out *o, int trailer)
     o->oc = NULL;
 }
 
+/* Makes the folders leading to path (as mkdir -p; 0750). */
+static void make_parents(const char *path)
+{
+    char d[4096];
+    snprintf(d, sizeof d, "%s", path);
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d)
+        return;
+    *slash = '\0';
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(d, 0750);
+            *p = '/';
+        }
+    mkdir(d, 0750);
+}
+
 /* Opens the file / connection and writes the header. */
 static int open_target(pc_out *o, char *err, size_t n)
 {
     char e[AV_ERROR_MAX_STRING_SIZE];
     AVDictionary *mopts = NULL, *popts = NULL;
     int r;
-    if (o->kind == K_FILE || o->kind == K_HLS)
+    if (o->kind == K_FILE || o->kind == K_HLS) {
         next_path(o);
-    else
+        make_parents(strncmp(o->cur_path, "file:", 5) ? o->cur_path
+                     : o->cur_path + (strncmp(o->cur_path, "file://", 7) ? 5 : 7));
+    } else
         snprintf(o->cur_path, sizeof o->cur_path, "%s", o->url);
 
     r = avformat_alloc_output_context2(&o->oc, NULL, o->fmt, o->cur_path);
@@ -632,6 +896,18 @@ static int open_target(pc_out *o, char *err, size_t n)
             av_dict_set_int(&popts, "linger", 2, 0);
         }
     }
+    if (o->options) {
+        /* the config's options last: they win over the defaults above */
+        AVDictionary *u = NULL;
+        parse_options(o->index, o->url, o->options, &u, err, n); /* checked at open */
+        const AVDictionaryEntry *ue = NULL;
+        while ((ue = av_dict_get(u, "", ue, AV_DICT_IGNORE_SUFFIX))) {
+            const AVOption *opt;
+            av_dict_set(option_target(o->proto, o->oc->oformat, ue->key, &opt) == 'p' ? &popts : &mopts,
+                        ue->key, ue->value, 0);
+        }
+        av_dict_free(&u);
+    }
     if (!(o->oc->oformat->flags & AVFMT_NOFILE)) {
         r = avio_open2(&o->oc->pb, o->cur_path, AVIO_FLAG_WRITE, &o->oc->interrupt_callback, &popts);
         if (r < 0) {
@@ -647,6 +923,10 @@ static int open_target(pc_out *o, char *err, size_t n)
     }
     av_dict_free(&popts);
     r = avformat_write_header(o->oc, &mopts);
+    const AVDictionaryEntry *left = NULL;
+    while (r >= 0 && o->opens == 0 && (left = av_dict_get(mopts, "", left, AV_DICT_IGNORE_SUFFIX)))
+        pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': option %s=%s was not used by the "
+               "%s muxer", o->index, o->cur_path, left->key, left->value, o->fmt);
     av_dict_free(&mopts);
     if (r < 0) {
         snprintf(err, n, "output %d '%s': writing the %s header failed: %s", o->index,
@@ -794,6 +1074,7 @@ static void *out_thread(void *arg)
             pthread_mutex_lock(&o->lock);
             o->waiting_space = 0;
             pthread_mutex_unlock(&o->lock);
+            pc_avlog_quiet(o->failing); /* FFmpeg's reason repeats on every retry */
             int r = open_target(o, err, sizeof err);
             if (r) {
                 int first = !o->failing;
@@ -901,6 +1182,7 @@ static void *out_thread(void *arg)
         o->cur_packets++;
         if (o->failing) {
             o->failing = 0;
+            pc_avlog_quiet(0);
             backoff_ms = BACKOFF_FIRST_MS;
             pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
                    o->cur_path);
@@ -939,6 +1221,7 @@ static void free_out(pc_out *o)
     free(o->proto);
     free(o->srt_mode);
     free(o->srt_passphrase);
+    free(o->options);
     free(o);
 }
 
@@ -979,6 +1262,7 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
     o->srt_latency_ms = oc->srt_latency_ms;
     o->srt_mode = dup_or_null(oc->srt_mode);
     o->srt_passphrase = dup_or_null(oc->srt_passphrase);
+    o->options = oc->options && oc->options[0] ? strdup(oc->options) : NULL;
     o->enc_tb = env->enc_tb;
     o->fps = env->fps;
     o->log = env->log;

@@ -116,19 +116,11 @@ static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char 
     k.uv = m->buf + 4 * k.wh;
     k.g = m->buf + 8 * k.wh;
     k.t = m->buf + 9 * k.wh;
-    k.fmt = d->fmt;
-    k.d0 = d->plane[0];
-    k.d1 = d->plane[1];
-    k.d2 = d->plane[2];
-    k.p0 = (int)d->pitch[0];
-    k.p1 = (int)d->pitch[1];
-    k.p2 = (int)d->pitch[2];
-    for (int i = 0; i < 3; i++) {
-        k.cy[i] = f->yc.y[i];
-        k.cb[i] = f->yc.cb[i];
-        k.cr[i] = f->yc.cr[i];
+    if (pc_mlri_set_dst(k, d, f->yc)) {
+        pc_set_err(err, errlen, "mlri: %d colour bands of %d rows (1..%d bands of an even number of rows)", d->n_bands,
+                   d->band_rows, PC_KMAX_BANDS);
+        return PC_EINVAL;
     }
-    k.yoff = f->yc.y_offset;
     dev_launcher L;
     L.s = (cudaStream_t)stream;
     if (pc_mlri_sequence(L, k)) {

@@ -72,7 +72,10 @@ struct pc_mlri_kp {
     int fmt;   /* pc_pixfmt */
     uint8_t *d0, *d1, *d2;
     int p0, p1, p2;
-    int cy[3], cb[3], cr[3], yoff;
+    /* §8 coefficients per band of band_rows rows (per-camera matrices,
+     * docs/colour.md); one band of the plain ones when the picture has none */
+    pc_yuv_coeffs bands[PC_KMAX_BANDS];
+    int n_bands, band_rows;
 };
 
 /* reflect-101. IN = 1: the caller's block reads nothing outside the frame
@@ -536,20 +539,23 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
                     k.d0[(size_t)(y + b) * k.p0 + 3 * (x0 + a) + c] = (uint8_t)v[b][a][c];
         return;
     }
-    /* §8: Y' per pixel, Cb/Cr from the block's sums (as store_block). */
+    /* §8: Y' per pixel, Cb/Cr from the block's sums (as store_block), with
+     * the coefficients of the block's band. */
+    int band = k.n_bands > 1 ? y / k.band_rows : 0;
+    const pc_yuv_coeffs &c = k.bands[band < k.n_bands ? band : k.n_bands - 1];
     int sr = 0, sg = 0, sb = 0;
     for (int b = 0; b < 2; b++)
         for (int a = 0; a < 2; a++) {
             int r = v[b][a][0], g = v[b][a][1], bl = v[b][a][2];
-            int yv = (k.cy[0] * r + k.cy[1] * g + k.cy[2] * bl + k.yoff) >> 16;
+            int yv = (c.y[0] * r + c.y[1] * g + c.y[2] * bl + c.y_offset) >> 16;
             k.d0[(size_t)(y + b) * k.p0 + x0 + a] = (uint8_t)(yv < 0 ? 0 : yv > 255 ? 255 : yv);
             sr += r;
             sg += g;
             sb += bl;
         }
     const int coff = (128 << 18) + (1 << 17);
-    int cb = (k.cb[0] * sr + k.cb[1] * sg + k.cb[2] * sb + coff) >> 18;
-    int cr = (k.cr[0] * sr + k.cr[1] * sg + k.cr[2] * sb + coff) >> 18;
+    int cb = (c.cb[0] * sr + c.cb[1] * sg + c.cb[2] * sb + coff) >> 18;
+    int cr = (c.cr[0] * sr + c.cr[1] * sg + c.cr[2] * sb + coff) >> 18;
     cb = cb < 0 ? 0 : cb > 255 ? 255 : cb;
     cr = cr < 0 ? 0 : cr > 255 ? 255 : cr;
     if (k.fmt == PC_FMT_NV12) {
@@ -559,6 +565,33 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
         k.d1[(size_t)by * k.p1 + bx] = (uint8_t)cb;
         k.d2[(size_t)by * k.p2 + bx] = (uint8_t)cr;
     }
+}
+
+/* Fills kp's destination fields from a picture: planes, format and the
+ * coefficients (its per-camera bands, else yc for every row). Returns -1
+ * when the picture has more bands than the kernel parameters hold. */
+PC_HD int pc_mlri_set_dst(pc_mlri_kp &k, const pc_picture *d, const pc_yuv_coeffs &yc)
+{
+    k.fmt = d->fmt;
+    k.d0 = d->plane[0];
+    k.d1 = d->plane[1];
+    k.d2 = d->plane[2];
+    k.p0 = (int)d->pitch[0];
+    k.p1 = (int)d->pitch[1];
+    k.p2 = (int)d->pitch[2];
+    if (d->bands && d->fmt != PC_FMT_RGB24) {
+        if (d->n_bands < 1 || d->n_bands > PC_KMAX_BANDS || d->band_rows < 2)
+            return -1;
+        for (int i = 0; i < d->n_bands; i++)
+            k.bands[i] = d->bands[i];
+        k.n_bands = d->n_bands;
+        k.band_rows = d->band_rows;
+    } else {
+        k.bands[0] = yc;
+        k.n_bands = 1;
+        k.band_rows = d->height;
+    }
+    return 0;
 }
 
 /* The launch sequence, shared by the device host code (cuda_mlri.cu) and

@@ -283,7 +283,13 @@ static inline float final_c(const pc_mlri_job *j, const float *t, int cx, int cy
 
 static void stage_final(const pc_mlri_job *j, int y0, int y1)
 {
-    for (int y = y0; y < y1; y += 2)
+    for (int y = y0; y < y1; y += 2) {
+        /* per-camera matrices (docs/colour.md), as every final pass */
+        const pc_yuv_coeffs *yc = &j->yc;
+        if (j->dst.bands) {
+            int band = y / j->dst.band_rows;
+            yc = &j->dst.bands[band < j->dst.n_bands ? band : j->dst.n_bands - 1];
+        }
         for (int x0 = 0; x0 < j->w; x0 += 2) {
             int v[2][2][3];
             for (int b = 0; b < 2; b++)
@@ -293,8 +299,9 @@ static void stage_final(const pc_mlri_job *j, int y0, int y1)
                     v[b][a][1] = pc_mlri_u8(j->g[(size_t)yy * j->w + x]);
                     v[b][a][2] = pc_mlri_u8(final_c(j, j->v, j->ox ^ 1, j->oy ^ 1, x, yy));
                 }
-            pc_ref_store_block(&j->dst, &j->yc, x0, y, v);
+            pc_ref_store_block(&j->dst, yc, x0, y, v);
         }
+    }
 }
 
 void pc_mlri_stage(const pc_mlri_job *j, int stage, int y0, int y1, float *scratch)

@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -423,6 +426,55 @@ static inline int dt_control(const char *sock, const char *cmd, char *buf, size_
     }
     close(fd);
     return rc;
+}
+
+/* --- HTTP ------------------------------------------------------------------ */
+
+/* Sends req raw to 127.0.0.1:port or [::1]:port (family AF_INET6), reads
+ * the whole answer (until the server closes or 5 s pass). Returns the bytes
+ * read, -1 when the connection fails. */
+static inline int dt_http_raw(int family, int port, const char *req, char *buf, size_t len)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_storage ss = {0};
+    socklen_t l;
+    if (family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        a->sin6_port = htons((uint16_t)port);
+        l = sizeof *a;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a->sin_port = htons((uint16_t)port);
+        l = sizeof *a;
+    }
+    buf[0] = '\0';
+    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, l) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
+        close(fd);
+        return -1;
+    }
+    size_t off = 0;
+    double end = dt_now() + 5;
+    while (off + 1 < len && dt_now() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 500) != 1)
+            continue;
+        ssize_t r = recv(fd, buf + off, len - off - 1, 0);
+        if (r <= 0)
+            break;
+        off += (size_t)r;
+        buf[off] = '\0';
+    }
+    close(fd);
+    return (int)off;
 }
 
 /* --- decoding what panocap wrote ------------------------------------------- */

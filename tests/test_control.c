@@ -2,12 +2,19 @@
  * line command answers as documented and fires its callback, bad input is
  * answered with ERR lines, HTTP GET /metrics works (with curl --unix-socket
  * when curl is installed), an idle client does not block others, stale and
- * live sockets are told apart, and stop removes the socket. */
+ * live sockets are told apart, and stop removes the socket.
+ * No client can lock it: with 1,000 idle connections open, and with 15
+ * clients that ask for large answers and never read them, `status` is
+ * still answered. Snapshots stay inside the snapshot folder (.., absolute
+ * paths elsewhere, symlinked folders refused) and are answered with the
+ * writer's real result. */
 #include "control.h"
 #include "tap.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +28,11 @@ typedef struct calls {
     int status, metrics, algo, snapshot, idr, reload;
     pc_algo_id last_algo;
     pc_variant last_variant;
-    char last_path[256];
+    char last_path[PATH_MAX];
     int fail_idr;
+    int big_metrics;      /* answer metrics with 200 KiB */
+    int snapshot_fails;   /* the writer reports a failure */
+    pc_control *ctl;
 } calls;
 
 static int cb_status(void *u, char *buf, size_t len)
@@ -42,6 +52,12 @@ static int cb_metrics(void *u, char *buf, size_t len)
     c->metrics++;
     pthread_mutex_unlock(&c->mu);
     snprintf(buf, len, "# HELP panocap_fps Frames.\n# TYPE panocap_fps gauge\npanocap_fps 50\n");
+    if (c->big_metrics) {
+        size_t l = strlen(buf);
+        for (; l + 40 < len && l < 200 * 1024; l += 32)
+            memcpy(buf + l, "# padding padding padding pad.\n\n", 32);
+        buf[l] = '\0';
+    }
     return 0;
 }
 
@@ -56,13 +72,17 @@ static int cb_algo(void *u, pc_algo_id a, pc_variant v, char *err, size_t len)
     return 0;
 }
 
-static int cb_snapshot(void *u, const char *path, char *err, size_t len)
+/* The "writer": answers at once from the control thread itself (as a
+ * writer thread would, through pc_control_done). */
+static int cb_snapshot(void *u, const char *path, unsigned long long token, char *err, size_t len)
 {
     calls *c = u;
     pthread_mutex_lock(&c->mu);
     c->snapshot++;
     snprintf(c->last_path, sizeof c->last_path, "%s", path);
+    int fail = c->snapshot_fails;
     pthread_mutex_unlock(&c->mu);
+    pc_control_done(c->ctl, token, fail ? -1 : 0, fail ? "disk full" : path);
     return 0;
 }
 
@@ -173,16 +193,22 @@ int main(void)
     calls c;
     memset(&c, 0, sizeof c);
     pthread_mutex_init(&c.mu, NULL);
-    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload};
+    char snapdir[PATH_MAX], other[PATH_MAX];
+    snprintf(snapdir, sizeof snapdir, "%s/snaps", dir);
+    snprintf(other, sizeof other, "%s/other", dir);
+    mkdir(snapdir, 0755);
+    mkdir(other, 0755);
+    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL};
     pc_logger quiet = {.max_level = PC_LOG_ERR};
     pc_control *ctl = NULL;
     int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
+    c.ctl = ctl;
     TAP_CHECK(rc == 0, "server started on %s (%s)", path, rc ? err : "ok");
     struct stat st;
     TAP_CHECK(stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0660, "socket file mode 0660");
 
     ask(path, "help\n", buf, sizeof buf);
-    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot PATH") && strstr(buf, "\nOK\n"), "help");
+    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot NAME.png") && strstr(buf, "\nOK\n"), "help");
     ask(path, "status\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "edge/auto | 50.0 fps | in 10 enc 10 drop 0\nOK\n") == 0 && c.status == 1,
               "status: the callback's line, then OK");
@@ -205,12 +231,41 @@ int main(void)
     TAP_CHECK(strstr(buf, "ERR unknown variant \"8px\"") && c.algo == 2, "unknown variant: ERR");
     ask(path, "algo\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR usage: algo NAME [VARIANT]\n") == 0, "algo without a name: usage");
+    /* snapshots: inside the folder only, answered with the writer's result */
+    char want[PATH_MAX + 64], cmd[PATH_MAX + 64];
     ask(path, "snapshot pic.png\n", buf, sizeof buf);
-    TAP_CHECK(strncmp(buf, "ERR snapshot needs an absolute path", 35) == 0 && c.snapshot == 0, "relative snapshot path: ERR");
-    ask(path, "snapshot /tmp/pano shot.png\n", buf, sizeof buf);
-    TAP_CHECK(strcmp(buf, "OK snapshot /tmp/pano shot.png\n") == 0 && c.snapshot == 1 &&
-                  strcmp(c.last_path, "/tmp/pano shot.png") == 0,
-              "snapshot: callback with the path (spaces kept)");
+    snprintf(want, sizeof want, "OK snapshot %s/pic.png\n", snapdir);
+    TAP_CHECK(strcmp(buf, want) == 0 && c.snapshot == 1, "snapshot NAME: written into the folder: %s", buf);
+    snprintf(cmd, sizeof cmd, "snapshot %s/pano shot.png\n", snapdir);
+    ask(path, cmd, buf, sizeof buf);
+    snprintf(want, sizeof want, "%s/pano shot.png", snapdir);
+    TAP_CHECK(strncmp(buf, "OK snapshot ", 12) == 0 && c.snapshot == 2 && strcmp(c.last_path, want) == 0,
+              "snapshot: an absolute path inside the folder (spaces kept)");
+    ask(path, "snapshot ../escape.png\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "\"..\" is not allowed") && c.snapshot == 2,
+              "snapshot ../escape.png: ERR, no write: %s", buf);
+    snprintf(cmd, sizeof cmd, "snapshot %s/x.png\n", other);
+    ask(path, cmd, buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "outside the snapshot folder") && c.snapshot == 2,
+              "snapshot to an absolute path elsewhere: ERR: %s", buf);
+    ask(path, "snapshot /etc/x.png\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && c.snapshot == 2, "snapshot /etc/x.png: ERR");
+    char link[PATH_MAX + 16];
+    snprintf(link, sizeof link, "%s/out", snapdir);
+    TAP_CHECK(symlink(other, link) == 0, "a symlink from the folder to elsewhere");
+    ask(path, "snapshot out/y.png\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "outside the snapshot folder") && c.snapshot == 2,
+              "snapshot through a symlinked folder: ERR: %s", buf);
+    ask(path, "snapshot out.png.txt\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, ".png"), "snapshot without .png: ERR");
+    ask(path, "snapshot nosuchdir/a.png\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "No such file"), "snapshot into a missing folder: %s", buf);
+    c.snapshot_fails = 1;
+    ask(path, "snapshot fail.png\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "ERR disk full\n") == 0 && c.snapshot == 3,
+              "snapshot: the writer's failure is the answer: %s", buf);
+    c.snapshot_fails = 0;
+    unlink(link);
     ask(path, "idr\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "OK idr\n") == 0 && c.idr == 1, "idr");
     c.fail_idr = 1;
@@ -248,6 +303,43 @@ int main(void)
     ask(path, "idr\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "OK idr\n") == 0, "an idle half-line client does not block another");
     close(idle);
+
+    /* 1,000 idle clients: the longest-idle ones make room, status answers. */
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 1100 && rl.rlim_max >= 1100) {
+        rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    int nidle = rl.rlim_cur >= 1100 ? 1000 : (int)rl.rlim_cur - 100;
+    static int idlefd[1000];
+    int opened = 0;
+    for (int i = 0; i < nidle; i++) {
+        idlefd[i] = dial(path);
+        opened += idlefd[i] >= 0;
+    }
+    ask(path, "status\n", buf, sizeof buf);
+    TAP_CHECK(opened == nidle && strcmp(buf, "edge/auto | 50.0 fps | in 10 enc 10 drop 0\nOK\n") == 0,
+              "%d of %d idle connections open, status still answered: %.40s", opened, nidle, buf);
+    for (int i = 0; i < nidle; i++)
+        if (idlefd[i] >= 0)
+            close(idlefd[i]);
+
+    /* 15 clients ask for 200 KiB answers, again and again, and never read. */
+    c.big_metrics = 1;
+    int hog[15];
+    for (int i = 0; i < 15; i++) {
+        hog[i] = dial(path);
+        for (int j = 0; j < 20; j++)
+            send(hog[i], "metrics\n", 8, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    ask(path, "status\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, "edge/auto | 50.0 fps | in 10 enc 10 drop 0\nOK\n") == 0,
+              "15 clients that never read their answers: status still answered: %.40s", buf);
+    for (int i = 0; i < 15; i++)
+        close(hog[i]);
+    c.big_metrics = 0;
 
     /* Over-long line. */
     char longline[2100];
@@ -322,6 +414,9 @@ int main(void)
     rc = pc_control_start(&ctl, "/nonexistent-dir/control.sock", &ops, &quiet, err, sizeof err);
     TAP_CHECK(rc < 0 && strstr(err, "bind") && strstr(err, "No such file"), "missing directory: %s", err);
 
-    rmdir(dir);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    if (system(rm) != 0)
+        tap_diag("could not remove %s", dir);
     return tap_done();
 }

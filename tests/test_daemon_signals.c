@@ -167,8 +167,8 @@ static void write_conf(const char *path, const char *algo, const char *out, cons
              "capture = { source = \"fake\"; };\n"
              "debayer = { algo = \"%s\"; backend = \"cpu\"; };\n"
              "outputs = ( \"%s\" );\n"
-             "daemon = { control = \"%s\"; stats_interval = 0.5; };\n",
-             algo, out, sock);
+             "daemon = { control = \"%s\"; stats_interval = 0.5; snapshot_dir = \"%s\"; };\n",
+             algo, out, sock, dir);
     if (dt_write_file(path, text))
         tap_diag("cannot write %s", path);
 }
@@ -258,10 +258,17 @@ static void test_sighup_control(void)
     st = dt_control(sock, "snapshot", ans, sizeof ans, 3);
     TAP_CHECK(st == 1 && !strncmp(ans, "ERR", 3), "control `snapshot` without a path: %.*s",
               (int)strcspn(ans, "\n"), ans);
+    st = dt_control(sock, "snapshot /etc/panocap-test.png", ans, sizeof ans, 3);
+    TAP_CHECK(st == 1 && strstr(ans, "outside the snapshot folder"),
+              "control `snapshot /etc/panocap-test.png` (outside daemon.snapshot_dir): %.*s",
+              (int)strcspn(ans, "\n"), ans);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "snapshot %s", png);
-    st = dt_control(sock, cmd, ans, sizeof ans, 3);
+    st = dt_control(sock, cmd, ans, sizeof ans, 30);
     char want[400];
+    snprintf(want, sizeof want, "OK snapshot %s\n", png);
+    TAP_CHECK(st == 0 && strncmp(ans, want, strlen(want)) == 0,
+              "control `snapshot`: answered when the file is written: %.*s", (int)strcspn(ans, "\n"), ans);
     snprintf(want, sizeof want, "snapshot written to %s", png);
     int written = st == 0 && dt_wait_for_text(ch.err, want, 20, &ch);
     pc_image im = {0};

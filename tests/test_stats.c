@@ -235,8 +235,10 @@ int main(void)
                   strstr(prom, "panocap_camera_connected{camera=\"1\",name=\"right\",serial=\"\"} 0\n") &&
                   strstr(prom, "panocap_algo_info{algo=\"edge\",variant=\"auto\"} 1\n") &&
                   strstr(prom, "# TYPE panocap_stage_latency_seconds summary\n") &&
-                  strstr(prom, "panocap_encoder_bitrate_bits_per_second 4000000\n"),
-              "prometheus: expected samples with escaped labels");
+                  strstr(prom, "panocap_encoder_bytes_per_second 500000\n") &&
+                  strstr(prom, "panocap_build_info{version=\"") && !strstr(prom, "NaN") &&
+                  !strstr(prom, "panocap_camera_last_frame_age_seconds{camera=\"1\""),
+              "prometheus: expected samples with escaped labels, build_info, no NaN (no sample instead)");
     char bad[512] = "";
     int samples = 0;
     int valid = valid_exposition(prom, &samples, bad, sizeof bad);

@@ -1,0 +1,131 @@
+/* check.c - module checks shared by --check-config and the run (check.h). */
+#include "check.h"
+
+#include "image.h"
+#include "panocap_config.h"
+#if PANOCAP_HAVE_FFMPEG
+#include "encode.h"
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const pc_logger *lg)
+{
+    pc_capture_config_init(cc);
+    cc->source = (pc_source_kind)s->capture.source;
+    cc->file = s->capture.file;
+    cc->file_realtime = 1;
+    cc->file_loop = s->capture.file_loop;
+    /* the file source takes its camera count from the file; a different
+     * count in the settings is an error, not silently ignored */
+    cc->n_cameras = s->capture.cameras;
+    cc->fps = s->capture.fps;
+    cc->deadline_periods = s->capture.deadline_periods;
+    cc->pool_sets = s->capture.pool_size;
+    cc->log = lg;
+    /* Fake cameras with no picture configured show the bundled photograph
+     * (installed, or in the source tree when run from a build folder). */
+    const char *picture = s->capture.image[0] ? s->capture.image : NULL;
+    if (!picture && s->capture.source == PC_SOURCE_FAKE) {
+        if (access(PANOCAP_SAMPLE_IMAGE, R_OK) == 0)
+            picture = PANOCAP_SAMPLE_IMAGE;
+        else if (access(PANOCAP_SAMPLE_IMAGE_SRC, R_OK) == 0)
+            picture = PANOCAP_SAMPLE_IMAGE_SRC;
+        if (picture && !pc_image_have_png())
+            picture = NULL;
+        if (!picture && lg)
+            pc_log(lg, PC_LOG_WARNING, "fake cameras: bundled photograph not found or no PNG support; "
+                   "showing a synthetic picture");
+    }
+    for (int i = 0; i < s->capture.cameras && i < PC_CAPTURE_MAX_CAMERAS; i++) {
+        const pc_camera_settings *c = &s->cameras[i];
+        pc_camera_config *k = &cc->cam[i];
+        pc_camera_config_init(k);
+        k->address = c->address[0] ? c->address : c->serial[0] ? c->serial : NULL;
+        k->cfa = (pc_cfa)c->pattern;
+        k->pixel_format = c->pixel_format[0] ? c->pixel_format : NULL;
+        k->width = c->width;
+        k->height = c->height;
+        k->offset_x = c->offset_x;
+        k->offset_y = c->offset_y;
+        k->exposure_us = c->exposure_us > 0 ? c->exposure_us : NAN;
+        k->gain = c->gain_db >= 0 ? c->gain_db : NAN;
+        k->packet_size = c->packet_size;
+        k->packet_delay_ns = c->packet_delay_ns;
+        k->socket_buffer = c->socket_buffer;
+        k->resend = c->resend;
+        k->packet_timeout_ms = c->packet_timeout_ms;
+        k->frame_retention_ms = c->frame_retention_ms;
+        k->trigger = (pc_trigger_mode)c->trigger;
+        k->trigger_line = c->trigger_source[0] ? c->trigger_source : NULL;
+        k->image = c->image[0] ? c->image : picture;
+        k->slab = c->slab;
+        k->image_part = c->slab;
+        k->image_parts = s->capture.cameras;
+    }
+}
+
+/* The camera a capture message names ("camera 3 (...)"), or -1. */
+static int camera_of(const char *msg)
+{
+    int i;
+    return sscanf(msg, "camera %d", &i) == 1 ? i : -1;
+}
+
+int pc_check_modules(const pc_settings *s, pc_diag *d)
+{
+    const char *file = s->config_file;
+    int errors = 0;
+    char err[1024], key[96];
+#define ERR(line, k, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, k, __VA_ARGS__))
+
+    /* capture */
+    pc_capture_config cc;
+    pc_logger quiet = {.max_level = PC_LOG_ERR};
+    pc_check_capture_config(s, &cc, &quiet);
+    if (pc_capture_check(&cc, err, sizeof err)) {
+        int cam = camera_of(err);
+        if (cam >= 0 && cam < s->capture.cameras) {
+            snprintf(key, sizeof key, "cameras[%d]", cam);
+            ERR(s->cameras[cam].line ? s->cameras[cam].line : s->capture.line, key, "%s", err);
+        } else {
+            ERR(s->capture.line, s->capture.source == PC_SOURCE_FILE ? "capture.file" : "capture", "%s", err);
+        }
+    }
+
+    /* encoder and outputs */
+    int real = 0;
+    for (int i = 0; i < s->output_count; i++)
+        real += strcmp(s->outputs[i].url, "null") != 0;
+#if PANOCAP_HAVE_FFMPEG
+    if (real) {
+        if (pc_encoder_check_name("encoder", s->encode.encoder, s->encode.preset, err, sizeof err))
+            ERR(s->encode.line, strstr(err, "preset") == err ? "encode.preset" : "encode.encoder", "%s", err);
+        for (int i = 0; i < s->encode.fallback.count; i++)
+            if (pc_encoder_check_name("fallback encoder", s->encode.fallback.item[i], NULL, err, sizeof err))
+                ERR(s->encode.line, "encode.fallback", "%s", err);
+    }
+    for (int i = 0; i < s->output_count; i++) {
+        const pc_output_settings *o = &s->outputs[i];
+        if (!strcmp(o->url, "null"))
+            continue;
+        pc_output_config oc = {.url = o->url, .format = o->format[0] ? o->format : NULL,
+                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL,
+                               .max_bytes = o->max_bytes, .max_age_s = o->max_age_s, .min_free = o->min_free};
+        if (pc_output_check(i, &oc, err, sizeof err)) {
+            snprintf(key, sizeof key, strstr(err, "options:") ? "outputs[%d].options"
+                                      : strstr(err, "format") ? "outputs[%d].format" : "outputs[%d].url", i);
+            ERR(o->line, key, "%s", err);
+        }
+    }
+#else
+    if (real)
+        ERR(s->output_count ? s->outputs[0].line : 0, "outputs",
+            "this build has no FFmpeg (meson -Dffmpeg=enabled): only the output \"null\" is possible");
+#endif
+#undef ERR
+    return errors;
+}

@@ -1,0 +1,25 @@
+/* check.h - one validation for --check-config and the run: after the
+ * settings' own checks (config/settings.h), every module checks what it
+ * would refuse at start, from its own exported limits and checks, without
+ * opening a camera, an encoder or an output:
+ *   capture  pc_capture_check   (sizes, slabs, raw file, fake pictures)
+ *   encode   pc_encoder_check_name, pc_output_check (names, presets, URLs,
+ *            folders, devices, libavformat options)
+ * Problems are added to the diag with file:line:key like the settings'
+ * own, so both paths print the same lines and exit 78. */
+#ifndef PANOCAP_CHECK_H
+#define PANOCAP_CHECK_H
+
+#include "capture.h"
+#include "log.h"
+#include "settings.h"
+
+/* Fills cc from the settings (what the pipeline opens); the fake cameras'
+ * bundled photograph is looked up as the run does (a warning on lg when
+ * it is missing). */
+void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const pc_logger *lg);
+
+/* Runs the module checks; returns the number of errors added to diag. */
+int pc_check_modules(const pc_settings *s, pc_diag *diag);
+
+#endif
