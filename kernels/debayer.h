@@ -1,7 +1,7 @@
 /* debayer.h - the public C API of panocap's demosaicing library.
  *
  * One header for the algorithm table, the plain C reference (the definition
- * of correctness, see ../shared/reference/algorithms.md) and the
+ * of correctness, see docs/algorithms.md) and the
  * multi-threaded CPU backend built on it. The CUDA backend has its own
  * header, debayer_cuda.h, so that host code which never touches the GPU
  * needs no CUDA headers.

@@ -1,7 +1,7 @@
 /* reference.c - the plain C demosaicing reference: the definition of
  * correctness for every other implementation (CPU backend, CUDA kernels).
  *
- * It implements the seven algorithms of ../shared/reference/algorithms.md
+ * It implements the seven algorithms of docs/algorithms.md
  * exactly: integer arithmetic only, reflect-101 on every read of every
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
  * the final pass (RGB24, NV12, I420).

@@ -11,11 +11,13 @@
  *
  *   panocap-encode-bench [--size 2040x5400] [--frames 60] [--warmup 5]
  *       [--threads N] [--bitrate 20000000] [--config libx264:ultrafast ...]
- *       [--realtime] [--list]
+ *       [--realtime] [--list] [--help] [--version]
  *
  * --realtime submits at the nominal 50 fps (one frame every 20 ms) instead
  * of as fast as the encoder takes frames: frames/s is then capped at 50 and
  * the latency column is the per-frame delay the daemon would see.
+ *
+ * Exit status: 0, 1 when a configuration failed, 64 on a usage error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 
 #include "clock.h"
 #include "encode.h"
+#include "tool_cli.h"
 
 typedef struct lat {
     double sum, max;
@@ -79,11 +82,12 @@ static void fill(const pc_picture *p, int t)
     }
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: panocap-encode-bench [--size WxH] [--frames N] [--warmup N] [--threads N]\n"
             "       [--bitrate BPS] [--config ENCODER:PRESET[:sliced]]... [--realtime] [--list]\n"
+            "       [--help] [--version]\n"
             "  libx264 threading: ENCODER:PRESET:frame (frame threads) or :sliced (the default)\n"
             "default configs: libx264:ultrafast libx264:superfast libx264:veryfast\n"
             "       libx264:ultrafast:frame libx265:ultrafast libx265:superfast\n"
@@ -96,35 +100,44 @@ int main(int argc, char **argv)
     long long bitrate = 20000000;
     const char *configs[32];
     int nc = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--list")) {
-            pc_encoder_list(stdout);
-            return 0;
-        } else if (!strcmp(a, "--realtime")) {
-            realtime = 1;
-        } else if (!strcmp(a, "--size") && v && sscanf(v, "%dx%d", &w, &h) == 2) {
-            i++;
-        } else if (!strcmp(a, "--frames") && v) {
-            frames = atoi(v), i++;
-        } else if (!strcmp(a, "--warmup") && v) {
-            warmup = atoi(v), i++;
-        } else if (!strcmp(a, "--threads") && v) {
-            threads = atoi(v), i++;
-        } else if (!strcmp(a, "--bitrate") && v) {
-            bitrate = atoll(v), i++;
-        } else if (!strcmp(a, "--config") && v && nc < 32) {
-            configs[nc++] = v, i++;
-        } else {
-            usage();
-            return 2;
+    static const pc_tool tool = {"panocap-encode-bench", usage};
+    enum { O_LIST = 256, O_REALTIME, O_SIZE, O_FRAMES, O_WARMUP, O_THREADS, O_BITRATE, O_CONFIG };
+    static const struct option lo[] = {
+        {"list", no_argument, NULL, O_LIST},           {"realtime", no_argument, NULL, O_REALTIME},
+        {"size", required_argument, NULL, O_SIZE},     {"frames", required_argument, NULL, O_FRAMES},
+        {"warmup", required_argument, NULL, O_WARMUP}, {"threads", required_argument, NULL, O_THREADS},
+        {"bitrate", required_argument, NULL, O_BITRATE}, {"config", required_argument, NULL, O_CONFIG},
+        PC_TOOL_STD_OPTIONS,                            {NULL, 0, NULL, 0}};
+    int ch, rc;
+    long long n;
+    char tail;
+    while ((ch = pc_tool_getopt(&tool, argc, argv, "", lo)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case O_LIST: pc_encoder_list(stdout); return 0;
+        case O_REALTIME: realtime = 1; break;
+        case O_SIZE:
+            if (sscanf(optarg, "%dx%d%c", &w, &h, &tail) != 2 || w < 2 || h < 2 || w > 16384 || h > 16384)
+                return pc_tool_usage_error(&tool, "--size: '%s' is not WIDTHxHEIGHT (2..16384 each)", optarg);
+            break;
+        case O_FRAMES: rc = pc_tool_int(&tool, "--frames", optarg, 2, 1000000, &n), frames = (int)n; break;
+        case O_WARMUP: rc = pc_tool_int(&tool, "--warmup", optarg, 0, 1000000, &n), warmup = (int)n; break;
+        case O_THREADS: rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n), threads = (int)n; break;
+        case O_BITRATE: rc = pc_tool_int(&tool, "--bitrate", optarg, 1000, 2000000000, &bitrate); break;
+        case O_CONFIG:
+            if (nc == (int)(sizeof configs / sizeof *configs))
+                return pc_tool_usage_error(&tool, "--config: at most %d configurations", nc);
+            configs[nc++] = optarg;
+            break;
+        default: return pc_tool_std_option(&tool, ch, argv);
         }
+        if (rc)
+            return rc;
     }
-    if (frames <= warmup || frames < 2) {
-        fprintf(stderr, "panocap-encode-bench: --frames must exceed --warmup\n");
-        return 2;
-    }
+    if ((rc = pc_tool_no_operands(&tool, argc, argv)))
+        return rc;
+    if (frames <= warmup)
+        return pc_tool_usage_error(&tool, "--frames (%d) must exceed --warmup (%d)", frames, warmup);
     if (!nc) {
         static const char *def[] = {"libx264:ultrafast", "libx264:superfast",
                                     "libx264:veryfast", "libx264:ultrafast:frame",
