@@ -170,6 +170,13 @@ size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_ra
  * same format and size, any pitches). */
 void pc_picture_copy(const pc_picture *dst, const pc_picture *src);
 
+/* dst = src scaled down `scale` times (box filter: each sample the rounded
+ * mean of a scale x scale block, chroma of the chroma plane likewise), host
+ * memory, NV12 or I420 each (formats may differ); dst's size must be
+ * (src->width / scale) & ~1 x (src->height / scale) & ~1. For the preview
+ * rendition. Returns 0 or PC_EINVAL. */
+int pc_picture_downscale(const pc_picture *dst, const pc_picture *src, int scale);
+
 /* Checks a frame size against the spec; message names the rule broken. */
 int pc_check_size(int width, int height, char *err, size_t errlen);
 
