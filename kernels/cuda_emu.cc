@@ -16,6 +16,8 @@ static void kernel_of(int fmt, const pc_kparams &kp)
 {
     if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
     else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
+    else if (fmt == PC_FMT_NV12 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_NV12 + PC_KFMT_COL>(kp);
+    else if (fmt == PC_FMT_I420 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_I420 + PC_KFMT_COL>(kp);
     else pc_debayer_kernel<A, VAR, PC_FMT_RGB24>(kp);
 }
 
@@ -134,7 +136,10 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.bands = bands;
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
-    int rc = emu_algos[algo].run(variant, dst->fmt, th, kp, W, H);
+    memcpy(kp.m0, bands, sizeof kp.m0);
+    /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
+    const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
+    int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);

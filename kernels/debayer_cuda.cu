@@ -460,7 +460,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
-    pc_picture sp = scratch_pic(g, (pc_pixfmt)fmt);
+    pc_picture sp = scratch_pic(g, (pc_pixfmt)PC_KFMT_BASE(fmt));
     set_dst(&kp, &sp);
     void *args[] = {&kp};
     CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
@@ -628,6 +628,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     b.bands = g->d_bands;
     b.band_mul = 0;
     b.n_bands = 1;
+    memcpy(b.m0, g->bands_host, sizeof b.m0);
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
@@ -917,14 +918,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     const pc_cuda_custom *own = pc_cuda_algos[g->algo].custom;
     pc_graph *x = NULL;
     pc_kparams kp = g->base;
-    if (!own) {
-        int th = g->th_forced ? g->th_forced : g->th;
-        if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
-            return rc;
-        kp.th = th;
-        kp.src = g->in[slot];
-        set_dst(&kp, dst);
-    }
+    int kfmt = fmt; /* the kernel's format: + PC_KFMT_COL when a band's matrix needs it */
     if (!own && fmt != PC_FMT_RGB24) {
         /* per-camera matrices (the colour matrix folded in), or the plain
          * §8 one */
@@ -944,6 +938,17 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         }
         if (rc)
             return rc;
+        memcpy(kp.m0, g->bands_host, sizeof kp.m0);
+        if (!pc_bands_plain(g->bands_host, g->bands_n))
+            kfmt += PC_KFMT_COL;
+    }
+    if (!own) {
+        int th = g->th_forced ? g->th_forced : g->th;
+        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+            return rc;
+        kp.th = th;
+        kp.src = g->in[slot];
+        set_dst(&kp, dst);
     }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
