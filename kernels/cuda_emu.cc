@@ -166,8 +166,9 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.packing = (int)f->packing;
     p.bits = f->bits;
     p.cfa = (int)f->cfa;
-    dim3 grid((W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
-    if (pc_emu::launch(grid, dim3(PC_CNT), 0, [&]() { pc_colour_kernel(p); })) {
+    /* a few persistent CTAs, so that each walks several row pairs */
+    dim3 grid(rows / 2 < 2 ? 1 : 2);
+    if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
         snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }

@@ -237,7 +237,7 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     /* byte offsets of blocks A and B from the pair's left column */
     const int ea = xa - xl, eb = xbk - xl;
     int band = -1;
-    pc_yuvc yc;
+    pc_yuvc yc = {}; /* loaded before first use (COL); unused otherwise */
     for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
@@ -349,7 +349,7 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
     const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
     const unsigned ysel = p.ox ? 0x0026 : 0x0062;
     int band = -1;
-    pc_yuvc yc;
+    pc_yuvc yc = {}; /* loaded before first use (COL); unused otherwise */
     for (int rp = 0; rp < (p.th >> 1); rp++) {
         const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
         const bool ok = xb < p.W && yb < p.H;
