@@ -125,23 +125,11 @@ static PC_HD int pc_bands_plain(const int *b, int n)
     return ylo >= 0 && yhi < (1 << 24) && cblo >= 0 && crlo >= 0;
 }
 
-/* One band's coefficients {cy[3], cb[3], cr[3], yoff} (PC_KBAND ints), in
- * registers; the +COL kernels load them when a thread's row pair enters
- * another band (once per tile in practice), never per pixel. */
-struct pc_yuvc {
-    int m[PC_KBAND];
-};
+/* The band (index into pc_kparams.bands) of image row y. */
 PC_DEV int pc_band_of(const pc_kparams &p, int y)
 {
     const int b = (int)__umulhi((unsigned)y, p.band_mul);
     return b < p.n_bands - 1 ? b : p.n_bands - 1;
-}
-PC_DEV void pc_yuvc_load(const pc_kparams &p, int b, pc_yuvc &c)
-{
-    const int *q = p.bands + PC_KBAND * b;
-    PC_UNROLL
-    for (int i = 0; i < PC_KBAND; i++)
-        c.m[i] = q[i];
 }
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }

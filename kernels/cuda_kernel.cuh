@@ -130,10 +130,16 @@ PC_DEV void pc_for_pairs(int th, F f)
  *   byte 2, which one PRMT extracts and packs with its neighbour; the
  *   chroma numerators are >= 0, so only the upper clamp can bite (full
  *   range). This is the pre-colour code, at the pre-colour cost.
- * - COL true (per-camera matrices folded in): m is the row band's matrix
- *   in registers (pc_yuvc); Y' and chroma can leave their ranges, so both
- *   are clamped (one VIMNMX.RELU each on sm_90): the Y' numerator to
- *   [0, 2^24 - 1], whose byte 2 is then CLAMP8 of Y'; chroma to [0, 255].
+ * - COL true (per-camera matrices folded in): m points at the row band's
+ *   matrix in device memory (pc_kparams.bands), read where it is used:
+ *   the address is warp-uniform (one L1 broadcast per coefficient) and
+ *   nothing stays live across the row loop, so the kernel keeps the plain
+ *   one's register count (held in registers for the loop, the coefficients
+ *   took 4px hq-linear from 47 to 63 registers: the version that did so
+ *   for every frame ran 21.79 -> 25.22 us on an H100). Y' and chroma can
+ *   leave their ranges, so both are clamped (one VIMNMX.RELU each on
+ *   sm_90): the Y' numerator to [0, 2^24 - 1], whose byte 2 is then
+ *   CLAMP8 of Y'; chroma to [0, 255].
  * Where the COL false conditions hold both write the same bytes. */
 template <bool COL>
 PC_DEV int pc_ynum(const int *m, int r, int g, int b)
@@ -236,18 +242,9 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
     /* byte offsets of blocks A and B from the pair's left column */
     const int ea = xa - xl, eb = xbk - xl;
-    int band = -1;
-    pc_yuvc yc = {}; /* loaded before first use (COL); unused otherwise */
     for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
-        if (COL) {
-            const int b = pc_band_of(p, yb);
-            if (b != band) {
-                band = b;
-                pc_yuvc_load(p, b, yc);
-            }
-        }
         const int off = off0 + i * 8 * PC_SR;
         pc_quad<A> qa, qb;
         pc_pair<A>::compute(pl, off, qa, qb);
@@ -259,7 +256,10 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
                 qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
             continue;
         }
-        const int *m = COL ? yc.m : p.m0;
+        /* COL: the row pair's band matrix is read where it is used (a
+         * warp-uniform address: L1 broadcasts), so it holds no registers
+         * across the loop */
+        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb) : p.m0;
         const unsigned ta = qa.template ypair<COL>(m, 0, ysel), tb = qb.template ypair<COL>(m, 0, ysel);
         const unsigned ba = qa.template ypair<COL>(m, 2, ysel), bb = qb.template ypair<COL>(m, 2, ysel);
         const unsigned ca = qa.template cbcr<COL>(m), cbb = qb.template cbcr<COL>(m);
@@ -348,26 +348,19 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
     const int bc = ((w >> 1) << 5) + (t & 31);
     const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
     const unsigned ysel = p.ox ? 0x0026 : 0x0062;
-    int band = -1;
-    pc_yuvc yc = {}; /* loaded before first use (COL); unused otherwise */
     for (int rp = 0; rp < (p.th >> 1); rp++) {
         const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
         const bool ok = xb < p.W && yb < p.H;
         const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
         int *x = xch + (rp & 1) * PC_NT;
-        if (COL) {
-            /* rows past the image (ok false) still take part in the
-             * chroma exchange: any band will do */
-            const int b = pc_band_of(p, yb < p.H ? yb : 0);
-            if (b != band) {
-                band = b;
-                pc_yuvc_load(p, b, yc);
-            }
-        }
+        /* COL: the band's matrix read where it is used (as in
+         * pc_final_4px); rows past the image (ok false) still take part in
+         * the chroma exchange: any band will do */
+        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
         if (w & 1)
-            pc_final_2px_row<A, FMT, COL, 1>(pl, p, COL ? yc.m : p.m0, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, COL, 1>(pl, p, m, x, xb, yb, ok, off, ysel);
         else
-            pc_final_2px_row<A, FMT, COL, 0>(pl, p, COL ? yc.m : p.m0, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, COL, 0>(pl, p, m, x, xb, yb, ok, off, ysel);
     }
 }
 
