@@ -6,6 +6,7 @@
 #include "debayer.h"
 #include "edit_distance.h"
 #include "panocap_config.h"
+#include "roff.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ static const opt opts[] = {
      "auto (CUDA where a GPU exists, else CPU), cuda, cpu"},
     {"output", 'o', "URL", K_OUTPUT, NULL, 0, "Output",
      "output; repeatable, replaces the configured outputs: file (.ts .mkv .mp4 .m3u8), udp://host:port, "
-     "srt://host:port, tcp://, rtp://, or null (encode, write nothing)"},
+     "srt://host:port, tcp://, rtp://, or null alone (demosaic only: no encoder, nothing written)"},
     {"encoder", 'e', "NAME", K_SET, "encode.encoder", 0, "Output",
      "auto (NVENC, else the fallback list), or an FFmpeg encoder: hevc_nvenc, libx264, libx265..."},
     {"codec", 0, "C", K_SET, "encode.codec", 0, "Output", "hevc (default) or h264"},
@@ -435,6 +436,44 @@ void pc_cli_usage(FILE *f)
             "(/metrics, /status, /healthz).\n"
             "\nExit status: 0 success, 1 runtime failure, 64 usage error, 78 configuration error.\n",
             names, pc_cli_default_config_path());
+}
+
+/* The options as the OPTIONS section of panocap(8), in the table's
+ * groups (roff: .SS per group, .TP per option). */
+void pc_cli_write_man(FILE *f)
+{
+    const char *group = NULL;
+    for (int i = 0; i < NOPTS; i++) {
+        const opt *o = &opts[i];
+        if (!group || strcmp(group, o->group) != 0) {
+            group = o->group;
+            fprintf(f, ".SS %s\n", group);
+        }
+        fputs(".TP\n", f);
+        if (o->shortc)
+            fprintf(f, "\\fB\\-%c\\fR, ", o->shortc);
+        fputs("\\fB\\-\\-", f);
+        pc_roff_text(f, o->name);
+        fputs("\\fR", f);
+        if (o->arg) {
+            fputs(" \\fI", f);
+            pc_roff_text(f, o->arg);
+            fputs("\\fR", f);
+        }
+        fputs("\n", f);
+        pc_roff_text(f, o->help);
+        fputs("\n", f);
+    }
+}
+
+int pc_cli_option_info(int i, int *shortc, const char **arg, const char **key)
+{
+    if (i < 0 || i >= NOPTS)
+        return -1;
+    *shortc = opts[i].shortc;
+    *arg = opts[i].arg;
+    *key = opts[i].kind == K_SET ? opts[i].key : NULL;
+    return 0;
 }
 
 void pc_cli_version(FILE *f)

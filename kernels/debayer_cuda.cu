@@ -1033,6 +1033,77 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
     return 0;
 }
 
+/* Box filter, k x k samples per output sample, rounded as
+ * pc_picture_downscale (kernels/picture.c) rounds: bit-identical. */
+__global__ void pc_down_y_kernel(const uint8_t *s, size_t sp, uint8_t *d, size_t dp, int dw, int dh, int k)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= dw || y >= dh)
+        return;
+    unsigned sum = 0, n = (unsigned)(k * k);
+    for (int j = 0; j < k; j++) {
+        const uint8_t *r = s + (size_t)(y * k + j) * sp + (size_t)x * k;
+        for (int i = 0; i < k; i++)
+            sum += r[i];
+    }
+    d[(size_t)y * dp + x] = (uint8_t)((sum + n / 2) / n);
+}
+
+__global__ void pc_down_uv_kernel(const uint8_t *s, size_t sp, uint8_t *d, size_t dp, int cw, int ch, int k)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cw || y >= ch)
+        return;
+    unsigned n = (unsigned)(k * k);
+    for (int c = 0; c < 2; c++) {
+        unsigned sum = 0;
+        for (int j = 0; j < k; j++) {
+            const uint8_t *r = s + (size_t)(y * k + j) * sp + 2 * (size_t)x * k + c;
+            for (int i = 0; i < k; i++)
+                sum += r[2 * i];
+        }
+        d[(size_t)y * dp + 2 * x + c] = (uint8_t)((sum + n / 2) / n);
+    }
+}
+
+extern "C" int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *dst, int scale,
+                                      char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_downscale_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!dev || !dst || dev->fmt != PC_FMT_NV12 || dst->fmt != PC_FMT_NV12 || scale < 1 ||
+        dst->width != ((dev->width / scale) & ~1) || dst->height != ((dev->height / scale) & ~1) || dst->width < 2 ||
+        dst->height < 2) {
+        pc_set_err(err, errlen, "pc_gpu_downscale_async: NV12 pictures of %dx%d and of that size / %d (even) wanted "
+                   "(frame %dx%d)", dev ? dev->width : 0, dev ? dev->height : 0, scale, g->W, g->H);
+        return PC_EINVAL;
+    }
+    /* staged in the scratch picture (3*W*H bytes; used by tuning only,
+     * which runs on this stream too: stream order keeps them apart) */
+    int dw = dst->width, dh = dst->height;
+    size_t sp = ((size_t)dw + 255) & ~(size_t)255;
+    if (sp * (size_t)dh * 3 / 2 > scratch_bytes(g->W, g->H)) {
+        pc_set_err(err, errlen, "pc_gpu_downscale_async: %dx%d does not fit the staging picture (frame %dx%d)", dw, dh,
+                   g->W, g->H);
+        return PC_EINVAL;
+    }
+    uint8_t *sy = g->scratch, *suv = g->scratch + sp * (size_t)dh;
+    dim3 blk(32, 8);
+    pc_down_y_kernel<<<dim3((dw + 31) / 32, (dh + 7) / 8), blk, 0, g->cs>>>(dev->plane[0], dev->pitch[0], sy, sp, dw,
+                                                                           dh, scale);
+    CK(g, cudaGetLastError());
+    pc_down_uv_kernel<<<dim3((dw / 2 + 31) / 32, (dh / 2 + 7) / 8), blk, 0, g->cs>>>(dev->plane[1], dev->pitch[1], suv,
+                                                                                   sp, dw / 2, dh / 2, scale);
+    CK(g, cudaGetLastError());
+    CK(g, cudaMemcpy2DAsync(dst->plane[0], dst->pitch[0], sy, sp, (size_t)dw, (size_t)dh, cudaMemcpyDefault, g->cs));
+    CK(g, cudaMemcpy2DAsync(dst->plane[1], dst->pitch[1], suv, sp, (size_t)dw, (size_t)dh / 2, cudaMemcpyDefault,
+                            g->cs));
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
+    return 0;
+}
+
 extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
 {
     int rc = check_slot(g, slot, "pc_gpu_slot_wait", err, errlen);

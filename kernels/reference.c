@@ -1,7 +1,7 @@
 /* reference.c - the plain C demosaicing reference: the definition of
  * correctness for every other implementation (CPU backend, CUDA kernels).
  *
- * It implements the seven algorithms of ../shared/reference/algorithms.md
+ * It implements the seven algorithms of docs/algorithms.md
  * exactly: integer arithmetic only, reflect-101 on every read of every
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
  * the final pass (RGB24, NV12, I420).
@@ -636,8 +636,10 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
 typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt);
 
 /* An AVX2 clone chosen at load time on x86-64 (GNU ifunc); elsewhere the
- * generic vectors map to whatever the target has. */
-#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES)
+ * generic vectors map to whatever the target has. Not under
+ * ThreadSanitizer: the ifunc resolver runs during relocation, before the
+ * TSan runtime is set up, and its instrumented code crashes there. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define PC_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PC_CLONES

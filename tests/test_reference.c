@@ -1,5 +1,5 @@
 /* test_reference.c - the C demosaicing reference against the spec
- * (../shared/reference/algorithms.md): hand-computed known answers per
+ * (docs/algorithms.md): hand-computed known answers per
  * algorithm, flat colours for every algorithm and CFA phase (RGB and NV12),
  * step edges for the directional algorithms, the symmetry and padding
  * tests of §11.2 and §11.3, every output byte written, vector interior ==
