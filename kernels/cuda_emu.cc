@@ -149,7 +149,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
 }
 
 extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
-                             uint8_t *dst, size_t dst_pitch, char *err, size_t errlen)
+                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
 {
     /* the device table layout: 3 x PC_CLUT_STRIDE */
     std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
@@ -166,6 +166,8 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.packing = (int)f->packing;
     p.bits = f->bits;
     p.cfa = (int)f->cfa;
+    p.ml = ml;
+    p.mr = mr;
     /* a few persistent CTAs, so that each walks several row pairs */
     dim3 grid(rows / 2 < 2 ? 1 : 2);
     if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
