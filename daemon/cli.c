@@ -500,6 +500,8 @@ void pc_cli_list_algos(FILE *f)
         snprintf(var, sizeof var, "%s%s%s", (d->variants & PC_VARIANT_2PX) ? "2px" : "",
                  (d->variants & PC_VARIANT_2PX) && (d->variants & PC_VARIANT_4PX) ? "," : "",
                  (d->variants & PC_VARIANT_4PX) ? "4px" : "");
+        if (!var[0]) /* own code (algo_impl.h): only auto */
+            snprintf(var, sizeof var, "auto");
         fprintf(f, "%-18s %6d %6d %5dB %-8s %10.0f  %s: %s%s\n", d->name, d->passes, d->radius_total,
                 d->temp_bytes_per_pixel, var, d->gtx680_us, d->title, d->description,
                 (int)d->id == def_algo ? " (default)" : "");

@@ -173,8 +173,9 @@ static int open_debayer(pipeline *p)
     pc_backend_describe(p->be, what, sizeof what);
     pc_log(&p->d->logger, PC_LOG_INFO, "%s, %d frame sets in flight", what, p->nslots);
     /* Prepare every algorithm once (CUDA: graph capture, variant and tile
-     * measurement, tens of ms each) so that a live switch later costs
-     * nothing on the stage thread. */
+     * measurement, tens of ms each; CPU: its scratch, mlri 28 bytes per
+     * pixel, and set_algo reserves the one in force) so that a live switch
+     * later costs nothing on the stage thread. */
     for (int a = 0; a < pc_algo_count(); a++) {
         pc_debayer_config dc = {.algo = (pc_algo_id)a, .variant = (pc_variant)s->debayer.variant, .cfa = p->cfa,
                                 .fmt = p->fmt, .matrix = p->st.matrix, .range = p->st.range};

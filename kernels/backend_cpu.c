@@ -88,6 +88,11 @@ static int cpu_host_threads(void *priv) { return pc_cpu_threads(((cpu_backend *)
 static int cpu_set_algo(void *priv, const pc_debayer_config *dc, char *err, size_t errlen)
 {
     cpu_backend *c = priv;
+    /* its scratch now (mlri: 28 bytes per pixel; nothing when prepared
+     * before), so that no frame allocates */
+    int rc = pc_cpu_prepare(c->cpu, dc->algo, err, errlen);
+    if (rc)
+        return rc;
     c->dc = *dc;
     return 0;
 }

@@ -69,6 +69,7 @@ typedef enum pc_algo_id {
     PC_ALGO_HOMOGENEOUS_EDGE,
     PC_ALGO_WD_ORIGINAL,
     PC_ALGO_WD_MODIFIED,
+    PC_ALGO_MLRI, /* residual interpolation (not in the paper; docs/mlri.md) */
     PC_ALGO_COUNT
 } pc_algo_id;
 

@@ -243,6 +243,13 @@ static void dstrows_for(const pc_picture *p, int y, dstrows *o)
         o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2];
 }
 
+void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3])
+{
+    dstrows o;
+    dstrows_for(dst, y, &o);
+    store_block(dst->fmt, yc, &o, x0, v);
+}
+
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, char *err, size_t errlen)
 {
     if (!dst) {
@@ -766,6 +773,7 @@ static const ref_algo ref_algos[] = {
     [PC_ALGO_HOMOGENEOUS_EDGE] = {4, 3, {K_HED1, K_HED2, K_EDF}},
     [PC_ALGO_WD_ORIGINAL] = {3, 3, {K_WD1, K_WDO2, K_WDO3}},
     [PC_ALGO_WD_MODIFIED] = {1, 2, {K_WD1, K_EDF}},
+    [PC_ALGO_MLRI] = REF_OWN, /* mlri_reference.c */
 };
 _Static_assert(sizeof ref_algos / sizeof ref_algos[0] == PC_ALGO_COUNT,
                "ref_algos needs one entry per pc_algo_id (debayer.h)");
