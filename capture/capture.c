@@ -98,7 +98,8 @@ int pc_cfa_from_pixel_format_name(const char *name)
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (strcasecmp(name, t[i].n) == 0)
             return t[i].c;
-    return -1;
+    pc_rawfmt f; /* 10/12-bit and packed formats (docs/colour.md) */
+    return pc_rawfmt_parse(name, &f, NULL, 0) == 0 ? (int)f.cfa : -1;
 }
 
 /* --- configuration ------------------------------------------------------- */
@@ -231,12 +232,31 @@ static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
             PC_ERR(err, errlen, "camera %d: address is empty (give its IP, serial or device id)", i);
             return PC_EINVAL;
         }
-        if (k->pixel_format) {
+        if (k->pixel_format && strcmp(k->pixel_format, "auto") == 0) {
+            const char *p0 = cfg->cam[0].pixel_format;
+            if (i > 0 && (!p0 || strcmp(p0, "auto") != 0)) {
+                PC_ERR(err, errlen, "camera %d (%s): pixel format auto differs from camera 0's %s; "
+                       "all cameras of one capture send the same format", i, lab, p0 ? p0 : "(8-bit)");
+                return PC_EINVAL;
+            }
+            if ((unsigned)k->cfa > PC_CFA_BGGR) {
+                PC_ERR(err, errlen, "camera %d (%s): Bayer pattern %d is not one of RGGB, GRBG, GBRG, BGGR",
+                       i, lab, (int)k->cfa);
+                return PC_EINVAL;
+            }
+        } else if (k->pixel_format) {
             int cf = pc_cfa_from_pixel_format_name(k->pixel_format);
             if (cf < 0) {
-                PC_ERR(err, errlen, "camera %d (%s): pixel format '%s' is not supported "
-                       "(panocap takes 8-bit Bayer: BayerRG8, BayerGR8, BayerGB8, BayerBG8)",
+                PC_ERR(err, errlen, "camera %d (%s): pixel format '%s' is not supported (panocap takes "
+                       "Bayer{RG,GR,GB,BG} followed by 8, 10, 12, 10p, 12p, 10Packed or 12Packed)",
                        i, lab, k->pixel_format);
+                return PC_EINVAL;
+            }
+            const char *p0 = cfg->cam[0].pixel_format;
+            if (i > 0 && (!p0 || strcmp(p0, k->pixel_format) != 0)) {
+                PC_ERR(err, errlen, "camera %d (%s): pixel format %s differs from camera 0's %s; "
+                       "all cameras of one capture send the same format", i, lab, k->pixel_format,
+                       p0 ? p0 : "(8-bit)");
                 return PC_EINVAL;
             }
         } else if ((unsigned)k->cfa > PC_CFA_BGGR) {
@@ -351,7 +371,7 @@ static void *cap_alloc(pc_capture *c, size_t size)
 
 static int alloc_buffers(pc_capture *c, char *err, size_t errlen)
 {
-    size_t frame = (size_t)c->width * c->height;
+    size_t frame = c->slab_bytes;
     int nslots = c->pool_sets + c->max_open + PC_STREAM_SLOTS;
     for (int i = 0; i < c->n; i++) {
         c->cam[i].slots = calloc((size_t)nslots, sizeof(pc_slot));
@@ -492,14 +512,20 @@ static void fill_public(pc_capture *c, pc_setint *s, int64_t pts, int64_t now)
     p->width = c->width;
     p->height = c->height;
     p->cfa = c->cfa;
+    p->fmt = c->fmt;
+    p->slab_bytes = c->slab_bytes;
+    size_t pitch = c->fmt.packing == PC_PACK_8 ? (size_t)c->width
+                   : c->slab_bytes % (size_t)c->height ? 0 : c->slab_bytes / (size_t)c->height;
     int contiguous = 1;
     for (int k = 0; k < c->n; k++) {
         p->slab[k] = s->src[k] ? s->src[k]->data : c->grey;
-        p->pitch[k] = (size_t)c->width;
+        p->pitch[k] = pitch;
         p->camera[k] = c->slab_cam[k];
-        if (p->slab[k] != p->slab[0] + (size_t)k * c->width * c->height)
+        if (p->slab[k] != p->slab[0] + (size_t)k * c->slab_bytes)
             contiguous = 0;
     }
+    /* stacked: one 8-bit panorama (raw formats go through the colour stage) */
+    contiguous &= c->fmt.packing == PC_PACK_8;
     p->stacked = contiguous ? p->slab[0] : NULL;
     p->stacked_pitch = contiguous ? (size_t)c->width : 0;
 }
@@ -1090,7 +1116,12 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
         const pc_camera_config *k0 = &c->cfg.cam[0];
         c->width = k0->width;
         c->height = k0->height;
-        c->cfa = k0->pixel_format ? (pc_cfa)pc_cfa_from_pixel_format_name(k0->pixel_format) : k0->cfa;
+        int auto_fmt = k0->pixel_format && strcmp(k0->pixel_format, "auto") == 0;
+        c->cfa = k0->pixel_format && !auto_fmt ? (pc_cfa)pc_cfa_from_pixel_format_name(k0->pixel_format) : k0->cfa;
+        c->fmt = (pc_rawfmt){8, PC_PACK_8, c->cfa};
+        if (k0->pixel_format)
+            pc_rawfmt_parse(k0->pixel_format, &c->fmt, NULL, 0);
+        c->slab_bytes = pc_rawfmt_frame_bytes(&c->fmt, c->width, c->height);
     }
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t ca;
@@ -1124,6 +1155,7 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
         cam->st.slab = cam->slab;
         cam->st.state = PC_CAM_IDLE;
     }
+    c->slab_bytes = pc_rawfmt_frame_bytes(&c->fmt, c->width, c->height);
     rc = alloc_buffers(c, err, errlen);
     if (!rc)
         rc = c->ops->prepare(c, err, errlen);
@@ -1136,6 +1168,8 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
 }
 
 int pc_capture_n_cameras(const pc_capture *c) { return c ? c->n : 0; }
+
+void pc_capture_rawfmt(const pc_capture *c, pc_rawfmt *fmt) { *fmt = c->fmt; }
 
 void pc_capture_geometry(const pc_capture *c, int *width, int *height, pc_cfa *cfa, double *fps)
 {
@@ -1328,7 +1362,7 @@ void pc_capture_set_stats(pc_capture *c, pc_set_stats *out)
 
 int pc_frameset_stack(const pc_frameset *s, uint8_t *dst, size_t pitch)
 {
-    if (!s || !dst || pitch < (size_t)s->width)
+    if (!s || !dst || pitch < (size_t)s->width || s->fmt.packing != PC_PACK_8)
         return PC_EINVAL;
     if (s->stacked && dst == s->stacked)
         return 0;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "colour.h"  /* pc_rawfmt */
 #include "debayer.h" /* pc_cfa, PC_E* codes */
 #include "enums.h"   /* pc_source_kind, pc_trigger_mode */
 #include "log.h"
@@ -53,7 +54,9 @@ typedef struct pc_camera_config {
      * fake camera (NULL: "PCFAKE<i>"). Ignored by the file source. */
     const char *address;
     pc_cfa cfa;               /* Bayer phase; pixel format Bayer<cfa>8 */
-    const char *pixel_format; /* optional GenICam name instead of cfa, e.g. "BayerRG8" */
+    const char *pixel_format; /* optional GenICam name instead of cfa, e.g. "BayerRG12p"; "auto":
+                               * the deepest format of cfa's phase the camera offers whose
+                               * rate fits a gigabit link (else the leanest); docs/colour.md */
     int width, height;        /* region, even (default 2040x1080) */
     int offset_x, offset_y;   /* region offset, even (default 0,0) */
     double exposure_us;       /* NaN or <= 0: leave the camera's setting */
@@ -112,6 +115,12 @@ typedef struct pc_frameset {
     int n;                 /* slabs (= cameras) */
     int width, height;     /* of one slab */
     pc_cfa cfa;
+    /* The slabs' raw format (docs/colour.md): 8-bit unless the cameras
+     * or the file say otherwise; slab_bytes per slab. For other than
+     * 8-bit, pitch is slab_bytes / height, or 0 where a row does not
+     * end on a byte (10p, width not a multiple of 4). */
+    pc_rawfmt fmt;
+    size_t slab_bytes;
     const uint8_t *slab[PC_CAPTURE_MAX_CAMERAS];
     size_t pitch[PC_CAPTURE_MAX_CAMERAS];
     int camera[PC_CAPTURE_MAX_CAMERAS];        /* camera index of slab s */
@@ -127,7 +136,8 @@ typedef struct pc_frameset {
 } pc_frameset;
 
 /* Copies the n slabs into dst (W x n*H, pitch >= W) for consumers that need
- * one contiguous image (the CPU backend). No-op when dst == s->stacked. */
+ * one contiguous image (the CPU backend). No-op when dst == s->stacked.
+ * 8-bit sets only (PC_EINVAL otherwise: use the colour stage). */
 int pc_frameset_stack(const pc_frameset *s, uint8_t *dst, size_t pitch);
 
 typedef struct pc_capture pc_capture;
@@ -147,6 +157,8 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg,
 /* The geometry actually in use (file source: from the file). */
 int pc_capture_n_cameras(const pc_capture *c);
 void pc_capture_geometry(const pc_capture *c, int *width, int *height, pc_cfa *cfa, double *fps);
+/* The cameras' (or the file's) raw format. */
+void pc_capture_rawfmt(const pc_capture *c, pc_rawfmt *fmt);
 /* Starts acquisition on every camera and the threads. */
 int pc_capture_start(pc_capture *c, char *err, size_t errlen);
 /* Waits up to timeout_ms (< 0: forever) for the next frame set. Returns 0
@@ -241,12 +253,17 @@ int pc_capture_list_cameras(FILE *out, char *err, size_t errlen);
 typedef struct pc_raw_writer pc_raw_writer;
 int pc_raw_writer_open(pc_raw_writer **out, const char *path, int width, int height,
                        int n_cameras, pc_cfa cfa, double fps, char *err, size_t errlen);
+/* The same for slabs of any raw format (format version 2 of the file). */
+int pc_raw_writer_open_fmt(pc_raw_writer **out, const char *path, int width, int height, int n_cameras,
+                           const pc_rawfmt *fmt, double fps, char *err, size_t errlen);
 int pc_raw_writer_write(pc_raw_writer *w, const pc_frameset *s, char *err, size_t errlen);
 int pc_raw_writer_close(pc_raw_writer *w, char *err, size_t errlen);
 
 typedef struct pc_raw_info {
     int width, height, n_cameras;
     pc_cfa cfa;
+    pc_rawfmt fmt;   /* bits and packing (8-bit in version 1 files) */
+    int version;     /* 1 or 2 */
     double fps;
     uint64_t n_sets; /* complete sets in the file */
 } pc_raw_info;
@@ -254,8 +271,8 @@ typedef struct pc_raw_info {
 typedef struct pc_raw_reader pc_raw_reader;
 int pc_raw_reader_open(pc_raw_reader **out, const char *path, pc_raw_info *info,
                        char *err, size_t errlen);
-/* Reads the next set: n*W*H bytes into dst (slabs in order, rows tightly
- * packed). Returns 0, PC_CAPTURE_EOF at the end, or a negative error. */
+/* Reads the next set: n * pc_rawfmt_frame_bytes(fmt, W, H) bytes into
+ * dst (slabs in order, each its raw stream). Returns 0, PC_CAPTURE_EOF at the end, or a negative error. */
 int pc_raw_reader_read(pc_raw_reader *r, uint8_t *dst, uint64_t *index, int64_t *pts_ns,
                        uint32_t *substituted, char *err, size_t errlen);
 int pc_raw_reader_rewind(pc_raw_reader *r);

@@ -85,6 +85,9 @@ struct pc_capture {
     const pc_logger *log;
     int n, width, height;
     pc_cfa cfa;
+    pc_rawfmt fmt;                /* every camera's raw format (docs/colour.md) */
+    size_t slab_bytes;            /* pc_rawfmt_frame_bytes(fmt, width, height) */
+    int fmt_chosen;               /* pixel_format "auto": camera 0 chose fmt */
     double fps;
     int64_t period_ns;
     int pool_sets;

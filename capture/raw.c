@@ -1,5 +1,6 @@
 /* raw.c - writer and reader of PCRAW1 raw frame-set files (raw_format.md):
- * what --record-raw writes and the file capture source replays. */
+ * what --record-raw writes and the file capture source replays. Version 2
+ * carries 10/12-bit and packed slabs; version 1 (8-bit) files still read. */
 #include "capture_int.h"
 
 #include <errno.h>
@@ -15,6 +16,8 @@ struct pc_raw_writer {
     FILE *f;
     char *path;
     int width, height, n;
+    pc_rawfmt fmt;
+    size_t slab_bytes;
 };
 
 struct pc_raw_reader {
@@ -34,8 +37,22 @@ static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 
 int pc_raw_writer_open(pc_raw_writer **out, const char *path, int width, int height, int n,
                        pc_cfa cfa, double fps, char *err, size_t errlen)
 {
+    pc_rawfmt f = {8, PC_PACK_8, cfa};
+    return pc_raw_writer_open_fmt(out, path, width, height, n, &f, fps, err, errlen);
+}
+
+static int fmt_valid(const pc_rawfmt *f)
+{
+    return (unsigned)f->cfa <= PC_CFA_BGGR && (unsigned)f->packing <= PC_PACK_GVSP &&
+           (f->packing == PC_PACK_8 ? f->bits == 8 : (f->bits == 10 || f->bits == 12));
+}
+
+int pc_raw_writer_open_fmt(pc_raw_writer **out, const char *path, int width, int height, int n,
+                           const pc_rawfmt *fmt, double fps, char *err, size_t errlen)
+{
     *out = NULL;
-    if (!path || width < 8 || height < 8 || width > 16384 || height > 16384 ||
+    pc_cfa cfa = fmt ? fmt->cfa : PC_CFA_RGGB;
+    if (!path || !fmt || !fmt_valid(fmt) || width < 8 || height < 8 || width > 16384 || height > 16384 ||
         ((width | height) & 1) || n < 1 || n > PC_CAPTURE_MAX_CAMERAS ||
         (unsigned)cfa > PC_CFA_BGGR || !(fps > 0 && fps < 4000000)) {
         PC_ERR(err, errlen, "raw writer %s: bad geometry %dx%d x %d cameras, pattern %d, %g fps",
@@ -63,9 +80,15 @@ int pc_raw_writer_open(pc_raw_writer **out, const char *path, int width, int hei
     put32(h + 12, (uint32_t)height);
     put16(h + 16, (uint32_t)n);
     h[18] = (uint8_t)cfa;
-    h[19] = 8;
+    h[19] = (uint8_t)fmt->bits;
     put32(h + 20, (uint32_t)lrint(fps * 1000.0));
     put32(h + 24, SET_HEADER);
+    /* version 2: packing and version in the formerly reserved bytes; an
+     * 8-bit file stays byte for byte a version 1 file */
+    if (fmt->packing != PC_PACK_8) {
+        h[28] = (uint8_t)fmt->packing;
+        h[29] = 2;
+    }
     if (fwrite(h, 1, sizeof h, w->f) != sizeof h) {
         PC_ERR(err, errlen, "raw writer %s: %s", path, strerror(errno));
         fclose(w->f);
@@ -76,6 +99,8 @@ int pc_raw_writer_open(pc_raw_writer **out, const char *path, int width, int hei
     w->width = width;
     w->height = height;
     w->n = n;
+    w->fmt = *fmt;
+    w->slab_bytes = pc_rawfmt_frame_bytes(fmt, width, height);
     *out = w;
     return 0;
 }
@@ -84,7 +109,8 @@ int pc_raw_writer_write(pc_raw_writer *w, const pc_frameset *s, char *err, size_
 {
     if (!w || !s)
         return PC_EINVAL;
-    if (s->width != w->width || s->height != w->height || s->n != w->n) {
+    if (s->width != w->width || s->height != w->height || s->n != w->n ||
+        (s->slab_bytes && s->slab_bytes != w->slab_bytes)) {
         PC_ERR(err, errlen, "raw writer %s: set is %dx%d x %d, the file %dx%d x %d", w->path,
                s->width, s->height, s->n, w->width, w->height, w->n);
         return PC_EINVAL;
@@ -96,6 +122,10 @@ int pc_raw_writer_write(pc_raw_writer *w, const pc_frameset *s, char *err, size_
     put64(h + 16, (uint64_t)s->pts_ns);
     int ok = fwrite(h, 1, sizeof h, w->f) == sizeof h;
     for (int k = 0; k < s->n && ok; k++) {
+        if (w->fmt.packing != PC_PACK_8) { /* the camera's stream as it came */
+            ok = fwrite(s->slab[k], 1, w->slab_bytes, w->f) == w->slab_bytes;
+            continue;
+        }
         if (s->pitch[k] == (size_t)s->width) {
             ok = fwrite(s->slab[k], 1, (size_t)s->width * s->height, w->f) ==
                  (size_t)s->width * s->height;
@@ -155,9 +185,13 @@ int pc_raw_reader_open(pc_raw_reader **out, const char *path, pc_raw_info *info,
     in->n_cameras = (int)get16(h + 16);
     in->cfa = (pc_cfa)h[18];
     in->fps = get32(h + 20) / 1000.0;
-    if (get16(h + 6) != RAW_HEADER || get32(h + 24) != SET_HEADER || h[19] != 8) {
-        PC_ERR(err, errlen, "raw file %s: unsupported header (size %u, set header %u, %u bits)",
-               path, get16(h + 6), get32(h + 24), h[19]);
+    in->version = h[29] == 2 ? 2 : 1;
+    in->fmt = (pc_rawfmt){h[19], in->version == 2 ? (pc_packing)h[28] : PC_PACK_8, (pc_cfa)(h[18] & 3)};
+    if (get16(h + 6) != RAW_HEADER || get32(h + 24) != SET_HEADER || !fmt_valid(&in->fmt) ||
+        (h[29] != 0 && h[29] != 2)) {
+        PC_ERR(err, errlen, "raw file %s: unsupported header (size %u, set header %u, %u bits, packing %u, "
+               "version %u; this panocap reads versions 1 and 2: 8, 10 or 12 bits, packing 0..3)",
+               path, get16(h + 6), get32(h + 24), h[19], h[28], h[29] ? h[29] : 1);
         rc = PC_EINVAL;
         goto fail;
     }
@@ -186,7 +220,7 @@ int pc_raw_reader_open(pc_raw_reader **out, const char *path, pc_raw_info *info,
     }
     struct stat st;
     if (fstat(fileno(r->f), &st) == 0) {
-        uint64_t set = SET_HEADER + (uint64_t)in->n_cameras * in->width * in->height;
+        uint64_t set = SET_HEADER + (uint64_t)in->n_cameras * pc_rawfmt_frame_bytes(&in->fmt, in->width, in->height);
         in->n_sets = st.st_size > RAW_HEADER ? (uint64_t)(st.st_size - RAW_HEADER) / set : 0;
     }
     if (info)
@@ -209,7 +243,7 @@ int pc_raw_reader_read(pc_raw_reader *r, uint8_t *dst, uint64_t *index, int64_t 
     if (r->next >= r->info.n_sets)
         return PC_CAPTURE_EOF;
     uint8_t h[SET_HEADER];
-    size_t bytes = (size_t)r->info.n_cameras * r->info.width * r->info.height;
+    size_t bytes = (size_t)r->info.n_cameras * pc_rawfmt_frame_bytes(&r->info.fmt, r->info.width, r->info.height);
     if (fread(h, 1, sizeof h, r->f) != sizeof h) {
         PC_ERR(err, errlen, "raw file %s: set %llu: %s", r->path, (unsigned long long)r->next,
                feof(r->f) ? "truncated" : strerror(errno));

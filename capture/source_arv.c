@@ -260,8 +260,16 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
     ArvCamera *a = ac->camera;
     GError *e = NULL;
 
-    /* pixel format */
+    /* pixel format ("auto": camera 0 chooses from what it offers, every
+     * camera then takes that one, also after a reconnection) */
     const char *pf = k->pixel_format ? k->pixel_format : cfa_format(k->cfa);
+    char chosen[32];
+    int choose = strcmp(pf, "auto") == 0;
+    if (choose && c->fmt_chosen) {
+        pc_rawfmt_name(&c->fmt, chosen, sizeof chosen);
+        pf = chosen;
+        choose = 0;
+    }
     guint nf = 0;
     const char **fmts = arv_camera_dup_available_pixel_formats_as_strings(a, &nf, &e);
     if (!fmts) {
@@ -275,6 +283,44 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
             offered = 1;
         if (fmts[i] && strlen(list) + strlen(fmts[i]) + 3 < sizeof list)
             strcat(strcat(list, i ? ", " : ""), fmts[i]);
+    }
+    if (choose) {
+        /* deepest first, packed before containers; the first whose rate
+         * fits a gigabit link, else the leanest offered */
+        static const char *const pref[] = {"12p", "12Packed", "10p", "10Packed", "12", "10", "8"};
+        static const char *const tag[] = {"RG", "GR", "GB", "BG"};
+        double best_rate = 0;
+        chosen[0] = '\0';
+        for (size_t j = 0; j < sizeof pref / sizeof pref[0]; j++) {
+            char name[32];
+            snprintf(name, sizeof name, "Bayer%s%s", tag[k->cfa & 3], pref[j]);
+            int have = 0;
+            for (guint i = 0; i < nf && !have; i++)
+                have = fmts[i] && strcmp(fmts[i], name) == 0;
+            pc_rawfmt f;
+            if (!have || pc_rawfmt_parse(name, &f, NULL, 0) || (ac->fake && f.bits != 8))
+                continue; /* fake cameras draw 8-bit pictures */
+            double rate = pc_rawfmt_rate_bytes(&f, k->width, k->height, c->fps > 0 ? c->fps : 50);
+            if (!chosen[0] || rate < best_rate) {
+                snprintf(chosen, sizeof chosen, "%s", name);
+                best_rate = rate;
+            }
+            if (ac->fake || rate <= 118e6) {
+                snprintf(chosen, sizeof chosen, "%s", name);
+                break;
+            }
+        }
+        if (!chosen[0]) {
+            g_free(fmts);
+            PC_ERR(err, errlen, "camera %d (%s): pixel format auto: the camera offers no Bayer format of the %s "
+                   "phase (it offers: %s)", ac->idx, addr, pc_cfa_name(k->cfa), list);
+            return PC_EINVAL;
+        }
+        pc_rawfmt_parse(chosen, &c->fmt, NULL, 0);
+        c->slab_bytes = pc_rawfmt_frame_bytes(&c->fmt, c->width, c->height);
+        c->fmt_chosen = 1;
+        pf = chosen;
+        offered = 1;
     }
     g_free(fmts);
     if (!offered) {
@@ -431,13 +477,13 @@ static int cam_configure(arv_cam *ac, char *err, size_t errlen)
     }
 
     guint payload = arv_camera_get_payload(a, &e);
-    if (e || payload != (guint)(k->width * k->height)) {
+    if (e || payload != (guint)ac->c->slab_bytes) {
         if (e)
             set_err_g(err, errlen, &e, "camera %d (%s): payload size", ac->idx, addr);
         else
-            PC_ERR(err, errlen, "camera %d (%s): payload is %u bytes, not width*height = %d "
-                   "(chunk data or line padding enabled? panocap takes plain 8-bit frames)",
-                   ac->idx, addr, payload, k->width * k->height);
+            PC_ERR(err, errlen, "camera %d (%s): payload is %u bytes, not the %zu of %dx%d %s "
+                   "(chunk data or line padding enabled? panocap takes plain frames)",
+                   ac->idx, addr, payload, ac->c->slab_bytes, k->width, k->height, pf);
         return PC_EINVAL;
     }
     return 0;
@@ -777,9 +823,10 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
             return rc;
         ac->path = fake ? PC_PATH_IN_PROCESS : PC_PATH_NONE;
         refresh_stats(ac, 0);
+        char fn[32];
+        pc_rawfmt_name(&c->fmt, fn, sizeof fn);
         pc_log(c->log, PC_LOG_INFO, "capture: camera %d (%s): %s %s serial %s, %dx%d %s, slab %d",
-               i, cam->name, ac->vendor, ac->model, ac->serial, c->width, c->height,
-               cam->cfg.pixel_format ? cam->cfg.pixel_format : cfa_format(c->cfa), cam->slab);
+               i, cam->name, ac->vendor, ac->model, ac->serial, c->width, c->height, fn, cam->slab);
     }
     return 0;
 }
@@ -787,7 +834,7 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
 static int arv_prepare(pc_capture *c, char *err, size_t errlen)
 {
     arv_src *src = c->srcdata;
-    size_t size = (size_t)c->width * c->height;
+    size_t size = c->slab_bytes;
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
         pc_cam *cam = &c->cam[i];

@@ -50,6 +50,7 @@ static int file_open(pc_capture *c, char *err, size_t errlen)
     c->width = fs->info.width;
     c->height = fs->info.height;
     c->cfa = fs->info.cfa;
+    c->fmt = fs->info.fmt;
     if (!(c->fps > 0))
         c->fps = fs->info.fps;
     for (int i = 0; i < c->n; i++) {

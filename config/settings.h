@@ -84,6 +84,13 @@ typedef struct pc_camera_settings {
     int trigger;               /* pc_trigger */
     char trigger_source[PC_NAME_LEN]; /* hardware trigger line, e.g. "Line0" */
     char image[PC_PATH_LEN];   /* fake cameras: picture fed to this camera */
+    /* Colour (docs/colour.md); parsed by pc_settings_camera_colour. */
+    char pixel_format[PC_NAME_LEN]; /* "" = Bayer<pattern>8; else a GenICam name */
+    double black_level;        /* sensor units */
+    double white_level;        /* sensor units, 0 = the largest code */
+    char wb_gains[PC_NAME_LEN];/* "r, g, b" or "auto" */
+    char ccm[PC_PATH_LEN];     /* 9 numbers, row-major; "" = identity */
+    char transfer[PC_PATH_LEN];/* linear, srgb, bt709, a gamma value, or a LUT file path */
     /* Bookkeeping (read-only for users): */
     int line;                  /* line of the entry in the file, 0 if none */
     uint32_t set_mask;         /* keys given explicitly for this camera */
@@ -251,6 +258,7 @@ enum {
     PC_LIVE_BITRATE = 1u << 2,
     PC_LIVE_OUTPUTS = 1u << 3,
     PC_LIVE_LOG_LEVEL = 1u << 4,
+    PC_LIVE_COLOUR = 1u << 5,     /* black level, gains, matrix, transfer */
 };
 
 #define PC_DIFF_MAX 32

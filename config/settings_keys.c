@@ -134,7 +134,23 @@ const pc_key pc_camera_keys_[] = {
      "hardware trigger input (TriggerSource)"},
     {"image", PC_KT_STRING, CAM(image), 0, 0, PC_KF_CAMERA_ONLY, NULL, 0, "", NULL,
      "fake cameras: picture fed to this camera (default: its part of capture.image)"},
+    /* colour (docs/colour.md) */
+    {"pixel_format", PC_KT_STRING, CAM(pixel_format), 0, 0, 0, NULL, 0, "", NULL,
+     "raw format: BayerRG8 ... BayerRG12p, BayerRG10Packed (any phase); \"auto\" = the deepest the camera "
+     "offers that fits its link; \"\" = 8-bit of `pattern`"},
+    {"black_level", PC_KT_DOUBLE, CAM(black_level), 0, 65535, 0, NULL, PC_LIVE_COLOUR, "0", "codes",
+     "black pedestal in sensor units of the pixel format"},
+    {"white_level", PC_KT_DOUBLE, CAM(white_level), 1, 65535, PC_KF_ZERO_AUTO, NULL, PC_LIVE_COLOUR, "0", "codes",
+     "sensor code of full white; 0 = the largest code"},
+    {"wb_gains", PC_KT_STRING, CAM(wb_gains), 0, 0, 0, NULL, PC_LIVE_COLOUR, "1, 1, 1", NULL,
+     "white-balance gains \"red, green, blue\", \"auto\" (grey world, smoothed) or \"auto shared\" "
+     "(one estimate over every camera set so)"},
+    {"ccm", PC_KT_STRING, CAM(ccm), 0, 0, 0, NULL, PC_LIVE_COLOUR, "", NULL,
+     "colour matrix: 9 numbers, row-major, applied to R, G, B; \"\" = identity"},
+    {"transfer", PC_KT_STRING, CAM(transfer), 0, 0, 0, NULL, PC_LIVE_COLOUR, "linear", NULL,
+     "linear, srgb, bt709, a gamma value (e.g. \"2.2\"), or a LUT file (2^bits codes 0..255)"},
 };
+_Static_assert(sizeof pc_camera_keys_ / sizeof *pc_camera_keys_ <= 32, "set_mask has 32 bits");
 const int pc_ncamera_keys_ = (int)(sizeof pc_camera_keys_ / sizeof *pc_camera_keys_);
 
 static const pc_key capture_keys[] = {

@@ -76,7 +76,7 @@ int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_del
                     pc_key_format_(k, &a->cameras[c], va, sizeof va, 0);
                     pc_key_format_(k, &b->cameras[c], vb, sizeof vb, 0);
                     snprintf(key, sizeof key, "cameras[%d].%s", c, k->name);
-                    diff_add(d, key, va, vb, 0, 0);
+                    diff_add(d, key, va, vb, k->live != 0, k->live);
                 }
         } else {
             int same = a->output_count == b->output_count;
@@ -102,6 +102,14 @@ void pc_settings_apply_live(pc_settings *cur, const pc_settings *next)
                 if (S->keys[i].live)
                     memcpy(pc_key_field_(&S->keys[i], (char *)cur + S->off),
                            pc_key_cfield_(&S->keys[i], (const char *)next + S->off), pc_key_field_size_(&S->keys[i]));
+        } else if (S->kind == PC_SEC_CAMERAS) {
+            /* live camera keys (colour) of the cameras both have */
+            int n = cur->capture.cameras < next->capture.cameras ? cur->capture.cameras : next->capture.cameras;
+            for (int c = 0; c < n; c++)
+                for (int i = 0; i < S->nkeys; i++)
+                    if (S->keys[i].live)
+                        memcpy(pc_key_field_(&S->keys[i], &cur->cameras[c]),
+                               pc_key_cfield_(&S->keys[i], &next->cameras[c]), pc_key_field_size_(&S->keys[i]));
         } else if (S->kind == PC_SEC_OUTPUTS) {
             cur->output_count = next->output_count;
             memcpy(cur->outputs, next->outputs, sizeof cur->outputs);

@@ -6,6 +6,7 @@
 #include "debayer.h"
 #include "cpulist.h"
 #include "netaddr.h"
+#include "settings_colour.h"
 #include "panocap_config.h"
 
 #include <stdlib.h>
@@ -204,6 +205,30 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
                 "camera needs the same pattern (adjust offset_x/offset_y by one pixel to change phase)",
                 pc_cfa_name((pc_cfa)c->pattern), cam_label(s, 0, lb, sizeof lb),
                 pc_cfa_name((pc_cfa)s->cameras[0].pattern));
+        }
+        /* Colour keys (docs/colour.md), and the link budget of the format. */
+        pc_camera_colour cc;
+        char ckey[32], cerr[400];
+        if (pc_settings_camera_colour(c, &cc, ckey, sizeof ckey, cerr, sizeof cerr)) {
+            snprintf(key, sizeof key, "cameras[%d].%s", i, ckey);
+            ERR(cam_line(s, i), key, "%s", cerr);
+        } else if (s->capture.source == PC_SOURCE_FAKE && cc.fmt.packing != PC_PACK_8 && !cc.fmt_auto) {
+            snprintf(key, sizeof key, "cameras[%d].pixel_format", i);
+            ERR(cam_line(s, i), key, "%s: fake cameras send 8-bit Bayer only (replay a recording with source "
+                "\"file\" for other formats)", c->pixel_format);
+            pc_camera_colour_free(&cc);
+        } else {
+            double rate = pc_rawfmt_rate_bytes(&cc.fmt, c->width, c->height, s->capture.fps);
+            if (s->capture.source == PC_SOURCE_GIGE && rate > PC_GIGE_PAYLOAD_BYTES_S && !cc.fmt_auto) {
+                char fn[32];
+                pc_rawfmt_name(&cc.fmt, fn, sizeof fn);
+                snprintf(key, sizeof key, "cameras[%d].pixel_format", i);
+                WARN(cam_line(s, i), key,
+                     "%s at %dx%d and %g fps needs %.0f MB/s, more than a gigabit link carries (about %.0f MB/s): "
+                     "frames will be lost unless the link is faster (lower the rate, the region or the bit depth)",
+                     fn, c->width, c->height, s->capture.fps, rate / 1e6, PC_GIGE_PAYLOAD_BYTES_S / 1e6);
+            }
+            pc_camera_colour_free(&cc);
         }
         if (c->exposure_us > 0 && s->capture.fps > 0 && c->exposure_us > 1e6 / s->capture.fps) {
             snprintf(key, sizeof key, "cameras[%d].exposure", i);

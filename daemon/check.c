@@ -46,6 +46,7 @@ void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const 
         pc_camera_config_init(k);
         k->address = c->address[0] ? c->address : c->serial[0] ? c->serial : NULL;
         k->cfa = (pc_cfa)c->pattern;
+        k->pixel_format = c->pixel_format[0] ? c->pixel_format : NULL;
         k->width = c->width;
         k->height = c->height;
         k->offset_x = c->offset_x;

@@ -174,6 +174,7 @@ static const char help_text[] =
     "snapshot NAME.png      write a PNG of the current panorama into the snapshot folder\n"
     "idr                    force an IDR frame\n"
     "reload                 re-read the configuration file (as SIGHUP)\n"
+    "wb [freeze]            white-balance gains as config lines; freeze fixes automatic ones\n"
     "help                   this list\n"
     "quit                   close the connection\n"
     "HTTP: GET /metrics, GET /status (curl --unix-socket SOCKET http://localhost/metrics)\n";
@@ -417,6 +418,16 @@ static int handle_line(pc_control *c, client *k, char *line)
         cmd_simple(c, c->ops.idr, "idr");
     } else if (strcasecmp(cmd, "reload") == 0) {
         cmd_simple(c, c->ops.reload, "reload");
+    } else if (strcasecmp(cmd, "wb") == 0) {
+        int freeze = strcasecmp(args, "freeze") == 0;
+        if (*args && !freeze)
+            err_line(c, "usage: wb [freeze]");
+        else if (get_text(c, freeze ? c->ops.wb_freeze : c->ops.wb) != 0)
+            err_line(c, c->text[0] ? c->text : "not available");
+        else {
+            out_text(c, c->text);
+            outf(c, freeze ? "OK frozen\n" : "OK\n");
+        }
     } else if (strcasecmp(cmd, "quit") == 0 || strcasecmp(cmd, "exit") == 0) {
         outf(c, "OK bye\n");
         close_after = 1;

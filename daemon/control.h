@@ -15,6 +15,9 @@
  *                           ERR with the reason
  *   idr                     force an IDR frame (a new viewer joined)
  *   reload                  re-read the configuration (as SIGHUP)
+ *   wb                      the white-balance gains in force, as config lines
+ *   wb freeze               fix automatic white balance at its current gains
+ *                           (until a reload) and print them as config lines
  *   help                    the command list
  *   quit                    close the connection
  * Also plain HTTP on the same socket, one request per connection:
@@ -61,6 +64,10 @@ typedef struct pc_control_ops {
     /* Snapshots are written only inside this folder (NULL or "": the
      * snapshot command answers ERR). Copied by pc_control_start. */
     const char *snapshot_dir;
+    /* White balance (docs/colour.md): the gains as config lines; freeze
+     * also fixes automatic white balance at them. */
+    int (*wb)(void *user, char *buf, size_t len);
+    int (*wb_freeze)(void *user, char *buf, size_t len);
 } pc_control_ops;
 
 typedef struct pc_control pc_control;

@@ -277,6 +277,11 @@ static void teardown(pipeline *p)
         pc_cpu_close(p->cpu);
     }
     free(p->host_pano);
+    if (p->col) {
+        pl_colour_free(p->col);
+        pl_colour_free(p->col_next);
+        pthread_mutex_destroy(&p->col_lock);
+    }
 }
 
 int pc_run_pipeline(pc_daemon *d)
@@ -347,10 +352,15 @@ int pc_run_pipeline(pc_daemon *d)
     step = "debayer";
     if (open_debayer(p))
         goto fail;
+    step = "colour";
+    if (pl_colour_open(p))
+        goto fail;
 
+    pc_rawfmt rawfmt;
+    pc_capture_rawfmt(p->cap, &rawfmt);
     if (p->s->daemon.record_raw[0] &&
-        pc_raw_writer_open(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, p->cfa, p->fps,
-                           p->err, sizeof p->err)) {
+        pc_raw_writer_open_fmt(&p->raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, &rawfmt, p->fps,
+                               p->err, sizeof p->err)) {
         step = "--record-raw";
         goto fail;
     }

@@ -102,11 +102,19 @@ static int ctl_reload(void *user, char *err, size_t errlen)
     return 0;
 }
 
+static int ctl_wb(void *user, char *buf, size_t len)
+{
+    pl_colour_describe_wb(user, buf, len);
+    return 0;
+}
+
+static int ctl_wb_freeze(void *user, char *buf, size_t len) { return pl_colour_freeze_wb(user, buf, len); }
+
 void pl_control_ops(pipeline *p, pc_control_ops *ops)
 {
     *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
                             .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload,
-                            .snapshot_dir = p->s->daemon.snapshot_dir};
+                            .snapshot_dir = p->s->daemon.snapshot_dir, .wb = ctl_wb, .wb_freeze = ctl_wb_freeze};
 }
 
 /* Frame sets flow: one done within the last second (or 25 frame periods at

@@ -56,6 +56,8 @@ typedef struct pending_times {
     int64_t pts_ns;
 } pending_times;
 
+typedef struct pl_colour pl_colour; /* pipeline_colour.c */
+
 typedef struct pipeline {
     pc_daemon *d;
     pc_settings *s;
@@ -122,6 +124,11 @@ typedef struct pipeline {
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
     pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
     pthread_mutex_t metrics_lock;
+
+    /* colour stage (pipeline_colour.c): in force (stage thread), and the
+     * next one built by a reload or a control command */
+    pl_colour *col, *col_next;
+    pthread_mutex_t col_lock;
 } pipeline;
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -140,6 +147,22 @@ void *pl_stage_main(void *arg);
 int pl_open_encoder_or_null(pipeline *p);
 void *pl_encoder_main(void *arg);
 void pl_times_flush(pipeline *p);
+
+/* pipeline_colour.c */
+int pl_colour_open(pipeline *p);           /* after capture and backend */
+void pl_colour_free(pl_colour *c);
+/* Stage thread, per set: swaps in a requested state; 1 when the colour
+ * stage is on (then pl_colour_debayer does the set), 0 for today's path. */
+int pl_colour_active(pipeline *p);
+int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot);
+/* 8-bit Bayer panorama of a set through the tables (snapshots). */
+void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst);
+/* Builds the state for settings s (any thread) for the next set. */
+int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen);
+/* The gains in force as config lines; returns how many cameras are auto.
+ * freeze: also fixes the auto cameras at those gains (until a reload). */
+int pl_colour_describe_wb(pipeline *p, char *buf, size_t len);
+int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len);
 
 /* pipeline_reload.c */
 void pl_reload(pipeline *p);

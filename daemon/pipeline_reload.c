@@ -65,6 +65,13 @@ void pl_reload(pipeline *p)
         d->logger.max_level = d->settings.daemon.log_level;
     if (live & PC_LIVE_OUTPUTS)
         atomic_store(&p->reopen_outputs, 1);
+    if (live & PC_LIVE_COLOUR) {
+        char err[512];
+        if (pl_colour_request(p, &d->settings, err, sizeof err))
+            pc_log(&d->logger, PC_LOG_ERR, "reload: colour: %s; keeping the colour in force", err);
+        else
+            pc_log(&d->logger, PC_LOG_NOTICE, "reload: colour settings applied from the next frame set");
+    }
     if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) {
         atomic_store(&p->req_variant, d->settings.debayer.variant);
         atomic_store(&p->req_algo, d->settings.debayer.algo);

@@ -79,7 +79,10 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
             pc_control_done(p->ctl, token, -1, "out of memory");
         return;
     }
-    pc_frameset_stack(set, raw, (size_t)p->width);
+    if (pl_colour_active(p))
+        pl_colour_stack(p, set, raw); /* through the cameras' tables */
+    else
+        pc_frameset_stack(set, raw, (size_t)p->width);
     *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->algo, "", &p->d->logger,
                          p->ctl, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
@@ -125,6 +128,9 @@ int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant)
 
 static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
 {
+    if (pl_colour_active(p))
+        return pl_colour_debayer(p, set, slot);
+    p->pic[slot].bands = NULL; /* the plain §8 matrix */
 #if PANOCAP_HAVE_CUDA
     if (p->use_cuda) {
         if (set->stacked) {

@@ -265,6 +265,39 @@ int pc_backend_upload(pc_backend *b, int slot, int row0, const uint8_t *host, si
     return b->ops->upload(b->priv, slot, row0, host, pitch, rows, err, errlen);
 }
 
+int pc_backend_set_colour_tables(pc_backend *b, int cam, const pc_colour_tables *t, char *err, size_t errlen)
+{
+    if (!b || !t || cam < 0 || cam >= PC_BACKEND_MAX_CAMERAS) {
+        pc_set_err(err, errlen, "pc_backend_set_colour_tables: camera %d (0..%d) or tables missing", cam,
+                   PC_BACKEND_MAX_CAMERAS - 1);
+        return PC_EINVAL;
+    }
+    if (!b->ops->set_colour_tables) {
+        pc_set_err(err, errlen, "the %s backend has no colour stage", b->ops->name);
+        return PC_ENOTSUP;
+    }
+    return b->ops->set_colour_tables(b->priv, cam, t, err, errlen);
+}
+
+int pc_backend_upload_raw(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch,
+                          const pc_rawfmt *fmt, int cam, int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(b, slot, "pc_backend_upload_raw", err, errlen);
+    if (rc)
+        return rc;
+    if (!host || !fmt || rows < 2 || row0 < 0 || row0 + rows > b->cfg.height || ((row0 | rows) & 1) || cam < 0 ||
+        cam >= PC_BACKEND_MAX_CAMERAS) {
+        pc_set_err(err, errlen, "pc_backend_upload_raw (%s backend): rows %d..%d of a %dx%d frame, camera %d: "
+                   "invalid", b->ops->name, row0, row0 + rows - 1, b->cfg.width, b->cfg.height, cam);
+        return PC_EINVAL;
+    }
+    if (!b->ops->upload_raw) {
+        pc_set_err(err, errlen, "the %s backend has no colour stage", b->ops->name);
+        return PC_ENOTSUP;
+    }
+    return b->ops->upload_raw(b->priv, slot, row0, host, pitch, fmt, cam, rows, err, errlen);
+}
+
 int pc_backend_debayer(pc_backend *b, int slot, const pc_picture *dst, char *err, size_t errlen)
 {
     int rc = check_slot(b, slot, "pc_backend_debayer", err, errlen);

@@ -36,6 +36,7 @@
 #ifndef PANOCAP_BACKEND_H
 #define PANOCAP_BACKEND_H
 
+#include "colour.h"
 #include "debayer.h"
 
 #ifdef __cplusplus
@@ -123,6 +124,16 @@ typedef struct pc_backend_ops {
     /* CUDA context (CUcontext) and stream (cudaStream_t) for an encoder
      * that takes device frames (NVENC). NULL: none (both set to NULL). */
     void (*encoder_device)(void *priv, void **cu_context, void **stream);
+
+    /* Colour stage (docs/colour.md). NULL: not supported. Camera cam's
+     * per-colour tables (kept by the backend; uploads after the call use
+     * them), and a camera's raw slab (any format of colour.h; rows
+     * [row0, row0+rows), the stream as sent; pitch for 8/16-bit formats,
+     * 0 = tight) that debayer maps through cam's tables into the 8-bit
+     * panorama. A frame is either all upload or all upload_raw. */
+    int (*set_colour_tables)(void *priv, int cam, const pc_colour_tables *t, char *err, size_t errlen);
+    int (*upload_raw)(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, const pc_rawfmt *fmt,
+                      int cam, int rows, char *err, size_t errlen);
 } pc_backend_ops;
 
 extern const pc_backend_ops pc_backend_cpu;
@@ -175,6 +186,12 @@ void pc_backend_picture_free(pc_backend *b, pc_picture *pic);
 int pc_backend_upload(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch, int rows,
                       char *err, size_t errlen);
 int pc_backend_debayer(pc_backend *b, int slot, const pc_picture *dst, char *err, size_t errlen);
+/* The colour stage (ops->set_colour_tables / upload_raw; PC_ENOTSUP when
+ * the backend has none). cam < PC_BACKEND_MAX_CAMERAS. */
+#define PC_BACKEND_MAX_CAMERAS 16
+int pc_backend_set_colour_tables(pc_backend *b, int cam, const pc_colour_tables *t, char *err, size_t errlen);
+int pc_backend_upload_raw(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch,
+                          const pc_rawfmt *fmt, int cam, int rows, char *err, size_t errlen);
 int pc_backend_download(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst,
                         char *err, size_t errlen);
 int pc_backend_wait(pc_backend *b, int slot, char *err, size_t errlen);

@@ -26,6 +26,12 @@ typedef struct cpu_backend {
     int in_place[PC_BACKEND_MAX_SLOTS];      /* in[] is the caller's memory */
     uint8_t *pano[PC_BACKEND_MAX_SLOTS];     /* stacked slabs */
     size_t pano_pitch;
+    /* colour stage: tables per camera (allocated on first use) and each
+     * slot's raw slabs, in row order, read in place by debayer */
+    pc_colour_tables *tables[PC_BACKEND_MAX_CAMERAS];
+    pc_raw_slab raw[PC_BACKEND_MAX_SLOTS][PC_BACKEND_MAX_CAMERAS];
+    int raw_row0[PC_BACKEND_MAX_SLOTS][PC_BACKEND_MAX_CAMERAS];
+    int nraw[PC_BACKEND_MAX_SLOTS], raw_rows[PC_BACKEND_MAX_SLOTS];
 } cpu_backend;
 
 static size_t round64(size_t v) { return (v + 63) & ~(size_t)63; }
@@ -45,6 +51,8 @@ static void cpu_close(void *priv)
     pc_cpu_close(c->cpu);
     for (int i = 0; i < PC_BACKEND_MAX_SLOTS; i++)
         free(c->pano[i]);
+    for (int i = 0; i < PC_BACKEND_MAX_CAMERAS; i++)
+        free(c->tables[i]);
     free(c);
 }
 
@@ -118,6 +126,7 @@ static int cpu_upload(void *priv, int slot, int row0, const uint8_t *host, size_
         c->in[slot] = host;
         c->in_pitch[slot] = pitch;
         c->in_place[slot] = 1;
+        c->nraw[slot] = 0;
         return 0;
     }
     if (!c->pano[slot]) {
@@ -132,12 +141,60 @@ static int cpu_upload(void *priv, int slot, int row0, const uint8_t *host, size_
     c->in[slot] = c->pano[slot];
     c->in_pitch[slot] = c->pano_pitch;
     c->in_place[slot] = 0;
+    c->nraw[slot] = 0;
+    return 0;
+}
+
+static int cpu_set_colour_tables(void *priv, int cam, const pc_colour_tables *t, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    if (!c->tables[cam] && !(c->tables[cam] = malloc(sizeof *t))) {
+        pc_set_err(err, errlen, "CPU backend: out of memory for camera %d's colour tables", cam);
+        return PC_ENOMEM;
+    }
+    *c->tables[cam] = *t;
+    return 0;
+}
+
+static int cpu_upload_raw(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, const pc_rawfmt *fmt,
+                          int cam, int rows, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    if (!c->tables[cam] || c->tables[cam]->bits != fmt->bits) {
+        pc_set_err(err, errlen, "CPU backend: camera %d has no colour tables for %d-bit data", cam, fmt->bits);
+        return PC_EINVAL;
+    }
+    int n = c->nraw[slot];
+    if (n && (rows != c->raw_rows[slot] || row0 != c->raw_row0[slot][n - 1] + rows))
+        n = 0; /* a new frame (slabs come top to bottom, of one height) */
+    if (n >= PC_BACKEND_MAX_CAMERAS) {
+        pc_set_err(err, errlen, "CPU backend: more than %d raw slabs in slot %d", PC_BACKEND_MAX_CAMERAS, slot);
+        return PC_EINVAL;
+    }
+    if (n == 0 && row0 != 0) {
+        pc_set_err(err, errlen, "CPU backend: raw slabs must come top to bottom (first at row %d)", row0);
+        return PC_EINVAL;
+    }
+    c->raw[slot][n] = (pc_raw_slab){host, pitch, *fmt, c->tables[cam]};
+    c->raw_row0[slot][n] = row0;
+    c->raw_rows[slot] = rows;
+    c->nraw[slot] = n + 1;
+    c->in[slot] = NULL;
     return 0;
 }
 
 static int cpu_debayer(void *priv, int slot, const pc_picture *dst, char *err, size_t errlen)
 {
     cpu_backend *c = priv;
+    if (c->nraw[slot] && !c->in[slot]) {
+        int n = c->nraw[slot];
+        if (n * c->raw_rows[slot] != c->h) {
+            pc_set_err(err, errlen, "CPU backend: raw slabs of slot %d cover %d of %d rows", slot,
+                       n * c->raw_rows[slot], c->h);
+            return PC_EINVAL;
+        }
+        return pc_cpu_debayer_raw(c->cpu, c->dc.algo, c->raw[slot], n, c->raw_rows[slot], dst, err, errlen);
+    }
     if (!c->in[slot]) {
         pc_set_err(err, errlen, "CPU backend: slot %d has no input (upload a frame first)", slot);
         return PC_EINVAL;
@@ -156,6 +213,7 @@ static int cpu_download(void *priv, int slot, const pc_picture *src, const pc_pi
 static int cpu_wait(void *priv, int slot, char *err, size_t errlen)
 {
     cpu_backend *c = priv;
+    c->nraw[slot] = 0; /* the caller may reuse the raw slabs' memory */
     /* The caller may reuse its memory now: forget it. */
     if (c->in_place[slot]) {
         c->in[slot] = NULL;
@@ -181,4 +239,6 @@ const pc_backend_ops pc_backend_cpu = {
     .debayer = cpu_debayer,
     .download = cpu_download,
     .wait = cpu_wait,
+    .set_colour_tables = cpu_set_colour_tables,
+    .upload_raw = cpu_upload_raw,
 };

@@ -54,6 +54,18 @@ static int cuda_upload(void *priv, int slot, int row0, const uint8_t *host, size
     return pc_gpu_upload_async(priv, slot, row0, host, pitch, rows, err, errlen);
 }
 
+static int cuda_set_colour_tables(void *priv, int cam, const pc_colour_tables *t, char *err, size_t errlen)
+{
+    return pc_gpu_set_colour_tables(priv, cam, t, err, errlen);
+}
+
+static int cuda_upload_raw(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, const pc_rawfmt *fmt,
+                           int cam, int rows, char *err, size_t errlen)
+{
+    (void)pitch; /* the stream as sent: tight */
+    return pc_gpu_upload_raw_async(priv, slot, row0, host, fmt, cam, rows, err, errlen);
+}
+
 static int cuda_debayer(void *priv, int slot, const pc_picture *dst, char *err, size_t errlen)
 {
     return pc_gpu_debayer(priv, slot, dst, err, errlen);
@@ -96,6 +108,8 @@ const pc_backend_ops pc_backend_cuda = {
     .picture_alloc = cuda_picture_alloc,
     .picture_free = cuda_picture_free,
     .upload = cuda_upload,
+    .set_colour_tables = cuda_set_colour_tables,
+    .upload_raw = cuda_upload_raw,
     .debayer = cuda_debayer,
     .download = cuda_download,
     .wait = cuda_wait,

@@ -18,6 +18,7 @@
  * own-code algorithm that needs more than the stencil temporaries (once,
  * by pc_cpu_prepare or its first frame).
  */
+#include "colour.h"
 #include "reference_passes.h"
 
 #include "algo_impl.h"
@@ -49,12 +50,30 @@ struct pc_cpu {
 
     pthread_mutex_t call_mu; /* one frame at a time */
     pc_job job;              /* the frame being processed */
+    /* Colour stage of pc_cpu_debayer_raw (pre_n == 0: none): the slabs,
+     * mapped into bayer (width x height) before pass 0. */
+    const pc_raw_slab *pre;
+    int pre_n, pre_h;
+    uint8_t *bayer;
 };
 
 typedef struct worker_arg {
     pc_cpu *cpu;
     int index;
 } worker_arg;
+
+/* Colour stage: rows [y0, y1) of the panorama from the camera slabs
+ * they fall in, through their tables, into cpu->bayer. */
+static void map_rows(pc_cpu *cpu, const pc_raw_slab *slabs, int n, int slab_h, int w, int y0, int y1)
+{
+    for (int s = y0 / slab_h; s < n && s * slab_h < y1; s++) {
+        int a = y0 - s * slab_h, b = y1 - s * slab_h;
+        a = a < 0 ? 0 : a;
+        b = b > slab_h ? slab_h : b;
+        pc_colour_rows(&slabs[s].fmt, slabs[s].tables, slabs[s].data, slabs[s].pitch, w, a, b,
+                       cpu->bayer + (size_t)s * slab_h * w, (size_t)w);
+    }
+}
 
 static void run_band(pc_cpu *cpu, int index)
 {
@@ -65,6 +84,13 @@ static void run_band(pc_cpu *cpu, int index)
     int pairs = job->h / 2, n = cpu->nthreads;
     int y0 = 2 * (int)((int64_t)pairs * index / n);
     int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
+    if (cpu->pre_n) {
+        /* this band's rows of every slab they fall in, then wait: pass 0
+         * reads across band edges */
+        map_rows(cpu, cpu->pre, cpu->pre_n, cpu->pre_h, job->w, y0, y1);
+        if (n > 1)
+            pthread_barrier_wait(&cpu->bar);
+    }
     for (int p = 0; p < job->npasses; p++) {
         pc_job_pass(job, p, y0, y1);
         pthread_barrier_wait(&cpu->bar);
@@ -297,5 +323,80 @@ void pc_cpu_close(pc_cpu *cpu)
     pthread_mutex_destroy(&cpu->mu);
     pthread_mutex_destroy(&cpu->call_mu);
     free(cpu->temp);
+    free(cpu->bayer);
     free(cpu);
+}
+
+/* The colour stage as a pc_cpu_parallel task (own-code algorithms). */
+typedef struct colour_task {
+    pc_cpu *cpu;
+    const pc_raw_slab *slabs;
+    int n, slab_h, w, h;
+} colour_task;
+
+static void colour_band(void *arg, int band, int nbands)
+{
+    colour_task *t = arg;
+    int pairs = t->h / 2;
+    int y0 = 2 * (int)((int64_t)pairs * band / nbands), y1 = 2 * (int)((int64_t)pairs * (band + 1) / nbands);
+    map_rows(t->cpu, t->slabs, t->n, t->slab_h, t->w, y0, y1);
+}
+
+int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, int n, int slab_h,
+                       const pc_picture *dst, char *err, size_t errlen)
+{
+    if (!cpu || !slabs || !dst || n < 1 || slab_h < 2 || (slab_h & 1) || (long)n * slab_h != dst->height) {
+        pc_set_err(err, errlen, "CPU backend colour stage: %d slabs of %d rows do not make the %d-row picture", n,
+                   slab_h, dst ? dst->height : 0);
+        return PC_EINVAL;
+    }
+    for (int s = 0; s < n; s++)
+        if (!slabs[s].data || !slabs[s].tables || slabs[s].tables->bits != slabs[s].fmt.bits ||
+            slabs[s].fmt.cfa != slabs[0].fmt.cfa) {
+            pc_set_err(err, errlen, "CPU backend colour stage: slab %d has no data, no tables, tables for another "
+                       "bit depth or another CFA phase than slab 0", s);
+            return PC_EINVAL;
+        }
+    if ((size_t)dst->width * (size_t)dst->height > (size_t)cpu->width * (size_t)cpu->height) {
+        pc_set_err(err, errlen, "CPU backend opened for %dx%d cannot take a %dx%d frame", cpu->width, cpu->height,
+                   dst->width, dst->height);
+        return PC_EINVAL;
+    }
+    if (!cpu->bayer && !(cpu->bayer = malloc((size_t)cpu->width * cpu->height))) {
+        pc_set_err(err, errlen, "CPU backend colour stage: out of memory");
+        return PC_ENOMEM;
+    }
+    pc_bayer src = {cpu->bayer, (size_t)dst->width, dst->width, dst->height, slabs[0].fmt.cfa};
+    const pc_algo_desc *d = pc_algo_get(algo);
+    if (d && d->impl) {
+        /* an algorithm with its own code: map the slabs on the pool, then
+         * run it on the 8-bit panorama */
+        colour_task t = {cpu, slabs, n, slab_h, dst->width, dst->height};
+        pthread_mutex_lock(&cpu->call_mu);
+        pc_cpu_parallel(cpu, colour_band, &t);
+        pthread_mutex_unlock(&cpu->call_mu);
+        return own_debayer(cpu, d, &src, dst, err, errlen);
+    }
+    pthread_mutex_lock(&cpu->call_mu);
+    pc_job job;
+    int rc = pc_job_setup(&job, algo, &src, dst, cpu->temp, cpu->temp_bytes, err, errlen);
+    if (rc) {
+        pthread_mutex_unlock(&cpu->call_mu);
+        return rc;
+    }
+    cpu->job = job;
+    cpu->pre = slabs;
+    cpu->pre_n = n;
+    cpu->pre_h = slab_h;
+    if (cpu->nthreads > 1) {
+        pthread_mutex_lock(&cpu->mu);
+        cpu->task = NULL;
+        cpu->gen++;
+        pthread_cond_broadcast(&cpu->cv);
+        pthread_mutex_unlock(&cpu->mu);
+    }
+    run_band(cpu, 0); /* returns after the last barrier: all bands done */
+    cpu->pre_n = 0;
+    pthread_mutex_unlock(&cpu->call_mu);
+    return PC_OK;
 }

@@ -75,8 +75,39 @@ struct pc_kparams {
     int th;     /* tile height (rows); multiple of 4 */
     uint8_t *d0, *d1, *d2; /* output planes (Y/CbCr, Y/Cb/Cr, or RGB) */
     int p0, p1, p2;
+    /* Conversion matrices (spec §8 with each camera's colour matrix folded
+     * in, docs/colour.md §3): n_bands entries of PC_KBAND ints {cy[3],
+     * cb[3], cr[3], yoff} in device memory; image row y uses band
+     * min(umulhi(y, band_mul), n_bands - 1) (band_mul = floor(2^32 /
+     * band_rows) + 1, exact for rows < 2^16; 0 with one band). */
+    const int *bands;
+    unsigned band_mul;
+    int n_bands;
+};
+#define PC_KBAND 10
+#define PC_KMAX_BANDS 16
+
+/* One band's coefficients, in registers; loaded when a thread's row pair
+ * enters another band (once per tile in practice), never per pixel. */
+struct pc_yuvc {
     int cy[3], cb[3], cr[3], yoff;
 };
+PC_DEV int pc_band_of(const pc_kparams &p, int y)
+{
+    const int b = (int)__umulhi((unsigned)y, p.band_mul);
+    return b < p.n_bands - 1 ? b : p.n_bands - 1;
+}
+PC_DEV void pc_yuvc_load(const pc_kparams &p, int b, pc_yuvc &c)
+{
+    const int *q = p.bands + PC_KBAND * b;
+    PC_UNROLL
+    for (int i = 0; i < 3; i++) {
+        c.cy[i] = q[i];
+        c.cb[i] = q[3 + i];
+        c.cr[i] = q[6 + i];
+    }
+    c.yoff = q[9];
+}
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }
 /* CLAMP8 = max(min(v, 255), 0): one DPX instruction (VIMNMX.RELU) on

@@ -6,6 +6,7 @@
 #include "cuda_emu.h"
 
 #include "cuda_algos.cuh"
+#include "cuda_colour.cuh"
 #include "cuda_emu_api.h"
 
 #include <stdio.h>
@@ -112,16 +113,57 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.p0 = (int)dst->pitch[0];
     kp.p1 = (int)dst->pitch[1];
     kp.p2 = (int)dst->pitch[2];
-    for (int i = 0; i < 3; i++) {
-        kp.cy[i] = yc.y[i];
-        kp.cb[i] = yc.cb[i];
-        kp.cr[i] = yc.cr[i];
+    /* the conversion matrices as the device holds them (debayer_cuda.cu,
+     * set_bands) */
+    const pc_yuv_coeffs *bl = dst->bands ? dst->bands : &yc;
+    int nb = dst->bands ? dst->n_bands : 1;
+    if (nb > PC_KMAX_BANDS || (dst->bands && (dst->band_rows < 2 || (dst->band_rows & 1)))) {
+        free(base);
+        snprintf(err, errlen, "pc_emu_debayer: %d bands of %d rows", nb, dst->band_rows);
+        return PC_EINVAL;
     }
-    kp.yoff = yc.y_offset;
+    int bands[PC_KMAX_BANDS * PC_KBAND];
+    for (int i = 0; i < nb; i++) {
+        for (int k = 0; k < 3; k++) {
+            bands[PC_KBAND * i + k] = bl[i].y[k];
+            bands[PC_KBAND * i + 3 + k] = bl[i].cb[k];
+            bands[PC_KBAND * i + 6 + k] = bl[i].cr[k];
+        }
+        bands[PC_KBAND * i + 9] = bl[i].y_offset;
+    }
+    kp.bands = bands;
+    kp.n_bands = nb;
+    kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     int rc = emu_algos[algo].run(variant, dst->fmt, th, kp, W, H);
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
+extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
+                             uint8_t *dst, size_t dst_pitch, char *err, size_t errlen)
+{
+    /* the device table layout: 3 x PC_CLUT_STRIDE */
+    std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
+    for (int c = 0; c < 3; c++)
+        memcpy(lut.data() + c * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits);
+    pc_cparams p;
+    memset(&p, 0, sizeof p);
+    p.src = src;
+    p.lut = lut.data();
+    p.dst = dst;
+    p.dst_pitch = (long long)dst_pitch;
+    p.W = W;
+    p.rows = rows;
+    p.packing = (int)f->packing;
+    p.bits = f->bits;
+    p.cfa = (int)f->cfa;
+    dim3 grid((W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
+    if (pc_emu::launch(grid, dim3(PC_CNT), 0, [&]() { pc_colour_kernel(p); })) {
+        snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }
     return 0;

@@ -3,6 +3,7 @@
 #ifndef PANOCAP_CUDA_EMU_API_H
 #define PANOCAP_CUDA_EMU_API_H
 
+#include "colour.h"
 #include "debayer.h"
 
 #ifdef __cplusplus
@@ -16,6 +17,9 @@ int pc_emu_supports(pc_algo_id algo);
 /* Runs the CUDA kernel of algo/variant with tile height th on the CPU. */
 int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);
+/* Runs the CUDA colour pass (cuda_colour.cuh) over one slab on the CPU. */
+int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
+                  uint8_t *dst, size_t dst_pitch, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

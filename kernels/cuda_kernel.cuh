@@ -120,15 +120,16 @@ PC_DEV void pc_for_pairs(int th, F f)
     }
 }
 
-/* --- the Y'CbCr conversion (spec §8) --------------------------------------
- * Y' needs no clamp: with the §8 coefficient sums Y' lies in 16..235
- * (limited) or 0..255 (full) for any 8-bit R, G, B, so CLAMP8 is the
- * identity; the numerator is < 2^24 and Y' is its byte 2, which one PRMT
- * extracts and packs with its neighbour. Chroma numerators lie in
- * [0, 2^26] (§8), so only the upper clamp can bite (full range). */
-PC_DEV int pc_ynum(const pc_kparams &p, int r, int g, int b)
+/* --- the Y'CbCr conversion (spec §8, docs/colour.md §3) --------------------
+ * With a camera's colour matrix folded in, Y' and the chroma numerators
+ * can leave their ranges, so both are clamped (one VIMNMX.RELU each on
+ * sm_90): the Y' numerator to [0, 2^24 - 1], whose byte 2 (one PRMT
+ * extracts and packs it with its neighbour) is then CLAMP8 of Y'; the
+ * chroma value to [0, 255]. With the plain §8 matrices the clamps never
+ * bite, so the bytes are today's. */
+PC_DEV int pc_ynum(const pc_yuvc &c, int r, int g, int b)
 {
-    return p.cy[0] * r + p.cy[1] * g + p.cy[2] * b + p.yoff;
+    return __vimin_s32_relu(c.cy[0] * r + c.cy[1] * g + c.cy[2] * b + c.yoff, 0xFFFFFF);
 }
 #define PC_COFF ((128 << 18) + (1 << 17))
 
@@ -153,15 +154,15 @@ struct pc_quad {
         A::own(pl, off + PC_SR + 1, b[3], g[3], r[3]);   /* B  (1,1) */
     }
     /* Y' of pixels i and i+1 (a normalised row), packed in image order. */
-    PC_DEV unsigned ypair(const pc_kparams &p, int i, unsigned ysel) const
+    PC_DEV unsigned ypair(const pc_yuvc &p, int i, unsigned ysel) const
     {
         return __byte_perm(pc_ynum(p, r[i], g[i], b[i]), pc_ynum(p, r[i + 1], g[i + 1], b[i + 1]), ysel);
     }
-    PC_DEV unsigned cbcr(const pc_kparams &p) const
+    PC_DEV unsigned cbcr(const pc_yuvc &p) const
     {
         const int sr = r[0] + r[1] + r[2] + r[3], sg = g[0] + g[1] + g[2] + g[3], sb = b[0] + b[1] + b[2] + b[3];
-        const int cb = min((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
-        const int cr = min((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
+        const int cb = __vimin_s32_relu((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
+        const int cr = __vimin_s32_relu((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
         return (unsigned)cb | ((unsigned)cr << 8);
     }
     PC_DEV void rgb(uint8_t *top, uint8_t *bot, int ox) const
@@ -218,9 +219,18 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
     /* byte offsets of blocks A and B from the pair's left column */
     const int ea = xa - xl, eb = xbk - xl;
+    int band = -1;
+    pc_yuvc yc;
     for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
+        if (FMT != PC_FMT_RGB24) {
+            const int b = pc_band_of(p, yb);
+            if (b != band) {
+                band = b;
+                pc_yuvc_load(p, b, yc);
+            }
+        }
         const int off = off0 + i * 8 * PC_SR;
         pc_quad<A> qa, qb;
         pc_pair<A>::compute(pl, off, qa, qb);
@@ -232,9 +242,9 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
                 qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
             continue;
         }
-        const unsigned ta = qa.ypair(p, 0, ysel), tb = qb.ypair(p, 0, ysel);
-        const unsigned ba = qa.ypair(p, 2, ysel), bb = qb.ypair(p, 2, ysel);
-        const unsigned ca = qa.cbcr(p), cbb = qb.cbcr(p);
+        const unsigned ta = qa.ypair(yc, 0, ysel), tb = qb.ypair(yc, 0, ysel);
+        const unsigned ba = qa.ypair(yc, 2, ysel), bb = qb.ypair(yc, 2, ysel);
+        const unsigned ca = qa.cbcr(yc), cbb = qb.cbcr(yc);
         if (both) {
             pc_store_u32(yt, __byte_perm(ta, tb, wsel));
             pc_store_u32(ybot, __byte_perm(ba, bb, wsel));
@@ -270,8 +280,8 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
  * thread then writes Cb and the B-row thread Cr, each warp's bytes
  * interleaving into whole sectors of the CbCr row. */
 template <class A, int FMT, int ROW>
-PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *xch, int xb, int yb,
-                             bool ok, int off, unsigned ysel)
+PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const pc_yuvc &yc, int *xch, int xb,
+                             int yb, bool ok, int off, unsigned ysel)
 {
     int ra, ga, ba, rb, gb, bb; /* a = normalised column 0, b = column 1 */
     if (ROW == 0) {
@@ -293,15 +303,15 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, int *
     }
     if (ok)
         pc_store_u16(p.d0 + yrow * p.p0 + xb,
-                     __byte_perm(pc_ynum(p, ra, ga, ba), pc_ynum(p, rb, gb, bb), ysel));
+                     __byte_perm(pc_ynum(yc, ra, ga, ba), pc_ynum(yc, rb, gb, bb), ysel));
     const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
-    const int cbp = p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb;
-    const int crp = p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb;
+    const int cbp = yc.cb[0] * sr + yc.cb[1] * sg + yc.cb[2] * sb;
+    const int crp = yc.cr[0] * sr + yc.cr[1] * sg + yc.cr[2] * sb;
     const int t = threadIdx.x;
     xch[t] = ROW == 0 ? crp : cbp; /* hand the partner what it finishes */
     __syncthreads();
     const int other = xch[t ^ 32];
-    const int v = min(((ROW == 0 ? cbp : crp) + other + PC_COFF) >> 18, 255);
+    const int v = __vimin_s32_relu(((ROW == 0 ? cbp : crp) + other + PC_COFF) >> 18, 255);
     if (!ok)
         return;
     const int crow = yb >> 1;
@@ -320,15 +330,26 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
     const int bc = ((w >> 1) << 5) + (t & 31);
     const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
     const unsigned ysel = p.ox ? 0x0026 : 0x0062;
+    int band = -1;
+    pc_yuvc yc;
     for (int rp = 0; rp < (p.th >> 1); rp++) {
         const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
         const bool ok = xb < p.W && yb < p.H;
         const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
         int *x = xch + (rp & 1) * PC_NT;
+        if (FMT != PC_FMT_RGB24) {
+            /* rows past the image (ok false) still take part in the
+             * chroma exchange: any band will do */
+            const int b = pc_band_of(p, yb < p.H ? yb : 0);
+            if (b != band) {
+                band = b;
+                pc_yuvc_load(p, b, yc);
+            }
+        }
         if (w & 1)
-            pc_final_2px_row<A, FMT, 1>(pl, p, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, 1>(pl, p, yc, x, xb, yb, ok, off, ysel);
         else
-            pc_final_2px_row<A, FMT, 0>(pl, p, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, 0>(pl, p, yc, x, xb, yb, ok, off, ysel);
     }
 }
 

@@ -121,6 +121,12 @@ typedef struct pc_bayer {
     pc_cfa cfa;
 } pc_bayer;
 
+/* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */
+typedef struct pc_yuv_coeffs {
+    int32_t y[3], cb[3], cr[3];
+    int32_t y_offset; /* (16<<16)+(1<<15) limited, (1<<15) full */
+} pc_yuv_coeffs;
+
 /* A destination picture. For RGB24 plane[0] holds 3*W bytes per row; for
  * NV12 plane[0] = Y, plane[1] = CbCr; for I420 plane[0..2] = Y, Cb, Cr. */
 typedef struct pc_picture {
@@ -130,6 +136,13 @@ typedef struct pc_picture {
     uint8_t *plane[3];
     size_t pitch[3];
     int width, height;
+    /* Optional per-camera conversion matrices (the colour matrix folded
+     * in, docs/colour.md §3): rows [b*band_rows, (b+1)*band_rows) use
+     * bands[b], rows past the last band the last one. NULL (default): the
+     * §8 coefficients of (matrix, range) everywhere. band_rows is even, so
+     * every 2x2 chroma block lies in one band. Not used for RGB24. */
+    const pc_yuv_coeffs *bands;
+    int band_rows, n_bands;
 } pc_picture;
 
 /* Plane geometry, the one place that knows how big each plane of a format
@@ -182,11 +195,6 @@ int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
 int pc_mosaic_from_rgb(const uint8_t *rgb, size_t pitch, int w, int h, pc_cfa cfa,
                        uint8_t *raw, size_t raw_pitch, char *err, size_t errlen);
 
-/* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */
-typedef struct pc_yuv_coeffs {
-    int32_t y[3], cb[3], cr[3];
-    int32_t y_offset; /* (16<<16)+(1<<15) limited, (1<<15) full */
-} pc_yuv_coeffs;
 void pc_yuv_coeffs_get(pc_matrix m, pc_range r, pc_yuv_coeffs *out);
 
 /* --- Multi-threaded CPU backend (same results as the reference). ------- */

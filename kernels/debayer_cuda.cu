@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_colour.cuh"
 #include "cuda_common.cuh"
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
@@ -70,6 +71,16 @@ struct pc_gpu {
     cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
     unsigned long long stamp;
     uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    /* Conversion matrices the kernels read (pc_kparams.bands): the device
+     * copy and the host copy of what was last enqueued into it. */
+    int *d_bands;
+    /* Colour stage: per-camera tables (PC_GPU_MAX_CAMERAS x 3 x
+     * PC_CLUT_STRIDE) and a raw staging buffer per slot (2 bytes per
+     * sample, the widest format), allocated at the first use. */
+    uint8_t *d_luts;
+    uint8_t *raw_stage[PC_GPU_MAX_SLOTS];
+    int bands_host[PC_KMAX_BANDS * PC_KBAND];
+    int bands_n;
     int num_sms;
     /* current configuration (var: pc_variant 2PX/4PX, or AUTO for an
      * algorithm with its own implementation; fmt: pc_pixfmt) */
@@ -202,6 +213,13 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     }
     if (g->scratch)
         cudaFree(g->scratch);
+    if (g->d_bands)
+        cudaFree(g->d_bands);
+    if (g->d_luts)
+        cudaFree(g->d_luts);
+    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++)
+        if (g->raw_stage[i])
+            cudaFree(g->raw_stage[i]);
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -272,6 +290,8 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
         CK(g, cudaEventCreate(&g->ev_t1[i]));
     }
     CK(g, cudaMalloc((void **)&g->scratch, scratch_bytes(width, height)));
+    CK(g, cudaMalloc((void **)&g->d_bands, sizeof g->bands_host));
+    CK(g, cudaMemsetAsync(g->d_bands, 0, sizeof g->bands_host, g->cs));
     CK(g, cudaStreamSynchronize(g->cs));
     return 0;
 }
@@ -333,6 +353,31 @@ extern "C" void *pc_gpu_cu_context(pc_gpu *g)
     if (((getctx_fn)fn)(&ctx) != CUDA_SUCCESS)
         return NULL;
     return (void *)ctx;
+}
+
+/* Enqueues (on the compute stream, so frames already queued keep the
+ * matrices they were queued with) the conversion matrices of the next
+ * frames, when they differ from what the device holds. The copy of a few
+ * hundred bytes from pageable memory is staged by the driver at once. */
+static int set_bands(pc_gpu *g, const pc_yuv_coeffs *b, int n, char *err, size_t errlen)
+{
+    int v[PC_KMAX_BANDS * PC_KBAND];
+    for (int i = 0; i < n; i++) {
+        int *q = v + PC_KBAND * i;
+        for (int k = 0; k < 3; k++) {
+            q[k] = b[i].y[k];
+            q[3 + k] = b[i].cb[k];
+            q[6 + k] = b[i].cr[k];
+        }
+        q[9] = b[i].y_offset;
+    }
+    size_t bytes = sizeof(int) * PC_KBAND * (size_t)n;
+    if (n == g->bands_n && memcmp(v, g->bands_host, bytes) == 0)
+        return 0;
+    CK(g, cudaMemcpyAsync(g->d_bands, v, bytes, cudaMemcpyHostToDevice, g->cs));
+    memcpy(g->bands_host, v, bytes);
+    g->bands_n = n;
+    return 0;
 }
 
 /* Sets the output planes of kp from a picture. */
@@ -570,6 +615,9 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     CK(g, cudaSetDevice(g->device));
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(matrix, range, &yc);
+    int rcb = set_bands(g, &yc, 1, err, errlen);
+    if (rcb)
+        return rcb;
     pc_kparams b;
     memset(&b, 0, sizeof b);
     b.src_pitch = (int)g->in_pitch;
@@ -577,12 +625,9 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     b.H = g->H;
     b.ox = (cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR);
     b.oy = (cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR);
-    for (int i = 0; i < 3; i++) {
-        b.cy[i] = yc.y[i];
-        b.cb[i] = yc.cb[i];
-        b.cr[i] = yc.cr[i];
-    }
-    b.yoff = yc.y_offset;
+    b.bands = g->d_bands;
+    b.band_mul = 0;
+    b.n_bands = 1;
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
@@ -705,6 +750,117 @@ extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, cha
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
+static int ensure_luts(pc_gpu *g, char *err, size_t errlen)
+{
+    if (g->d_luts)
+        return 0;
+    size_t bytes = (size_t)PC_GPU_MAX_CAMERAS * 3 * PC_CLUT_STRIDE;
+    CK(g, cudaMalloc((void **)&g->d_luts, bytes));
+    CK(g, cudaMemsetAsync(g->d_luts, 0, bytes, g->up));
+    return 0;
+}
+
+extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tables *t, char *err, size_t errlen)
+{
+    if (!g || !t || cam < 0 || cam >= PC_GPU_MAX_CAMERAS || (t->bits != 8 && t->bits != 10 && t->bits != 12)) {
+        pc_set_err(err, errlen, "pc_gpu_set_colour_tables: camera %d (0..%d) or tables (%d bits) invalid", cam,
+                   PC_GPU_MAX_CAMERAS - 1, t ? t->bits : 0);
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    if (ensure_luts(g, err, errlen))
+        return PC_EDEVICE;
+    /* pageable source: the driver stages these few KB at once */
+    for (int c = 0; c < 3; c++)
+        CK(g, cudaMemcpyAsync(g->d_luts + ((size_t)cam * 3 + c) * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits,
+                              cudaMemcpyHostToDevice, g->up));
+    return 0;
+}
+
+static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, const pc_rawfmt *f, int cam, int rows,
+                         cudaStream_t s, char *err, size_t errlen)
+{
+    pc_cparams p;
+    memset(&p, 0, sizeof p);
+    p.src = src;
+    p.lut = g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE;
+    p.dst = g->in[slot] + (size_t)row0 * g->in_pitch;
+    p.dst_pitch = (long long)g->in_pitch;
+    p.W = g->W;
+    p.rows = rows;
+    p.packing = (int)f->packing;
+    p.bits = f->bits;
+    p.cfa = (int)f->cfa;
+    dim3 grid((g->W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
+    pc_colour_kernel<<<grid, PC_CNT, 0, s>>>(p);
+    CK(g, cudaGetLastError());
+    return 0;
+}
+
+static int check_rawfmt(const pc_rawfmt *f)
+{
+    return f && (unsigned)f->packing <= PC_PACK_GVSP && (unsigned)f->cfa <= PC_CFA_BGGR &&
+           (f->packing == PC_PACK_8 ? f->bits == 8 : (f->bits == 10 || f->bits == 12));
+}
+
+extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f,
+                                       int cam, int rows, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_upload_raw_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!host || !check_rawfmt(f) || cam < 0 || cam >= PC_GPU_MAX_CAMERAS || row0 < 0 || rows < 2 ||
+        row0 + rows > g->H || ((row0 | rows) & 1)) {
+        pc_set_err(err, errlen, "pc_gpu_upload_raw_async: rows %d..%d of a %dx%d frame, camera %d: invalid", row0,
+                   row0 + rows - 1, g->W, g->H, cam);
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    if (ensure_luts(g, err, errlen))
+        return PC_EDEVICE;
+    if (!g->raw_stage[slot])
+        CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
+    if (g->consumed[slot])
+        CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
+    /* the camera's stream lands at the same rows' offset of the staging
+     * buffer: slabs of one frame never overlap there */
+    uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
+    CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
+    if (colour_launch(g, slot, row0, stage, f, cam, rows, g->up, err, errlen) ||
+        fill_margins(g, slot, row0, rows, g->up, err, errlen))
+        return PC_EDEVICE;
+    g->uploaded[slot] = 1;
+    return 0;
+}
+
+extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen)
+{
+    if (!g || !check_rawfmt(f)) {
+        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format");
+        return PC_EINVAL;
+    }
+    CK(g, cudaSetDevice(g->device));
+    if (ensure_luts(g, err, errlen))
+        return PC_EDEVICE;
+    if (!g->raw_stage[0])
+        CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
+    CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
+    cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
+    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+        return PC_EDEVICE;
+    CK(g, cudaEventRecord(a, g->cs));
+    for (int i = 0; i < 20; i++)
+        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+            return PC_EDEVICE;
+    CK(g, cudaEventRecord(b, g->cs));
+    CK(g, cudaEventSynchronize(b));
+    float ms;
+    CK(g, cudaEventElapsedTime(&ms, a, b));
+    g->timed[0] = 0;
+    *us = ms * 1000.0 / 20;
+    return 0;
+}
+
 extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen)
 {
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
@@ -768,6 +924,26 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         kp.th = th;
         kp.src = g->in[slot];
         set_dst(&kp, dst);
+    }
+    if (!own && fmt != PC_FMT_RGB24) {
+        /* per-camera matrices (the colour matrix folded in), or the plain
+         * §8 one */
+        if (dst->bands) {
+            if (dst->n_bands < 1 || dst->n_bands > PC_KMAX_BANDS || dst->band_rows < 2 || (dst->band_rows & 1)) {
+                pc_set_err(err, errlen, "pc_gpu_debayer(%s): %d colour bands of %d rows (1..%d bands of an even "
+                           "number of rows)", algo_name(g->algo), dst->n_bands, dst->band_rows, PC_KMAX_BANDS);
+                return PC_EINVAL;
+            }
+            rc = set_bands(g, dst->bands, dst->n_bands, err, errlen);
+            kp.n_bands = dst->n_bands;
+            kp.band_mul = dst->n_bands > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
+        } else {
+            pc_yuv_coeffs yc;
+            pc_yuv_coeffs_get(g->matrix, g->range, &yc);
+            rc = set_bands(g, &yc, 1, err, errlen);
+        }
+        if (rc)
+            return rc;
     }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the

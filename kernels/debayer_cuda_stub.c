@@ -66,3 +66,16 @@ int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, siz
 }
 int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_margin_time_us"); }
 void pc_gpu_set_options(pc_gpu *g, unsigned options) {}
+int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tables *t, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_set_colour_tables");
+}
+int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f, int cam,
+                            int rows, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_upload_raw_async");
+}
+int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_colour_time_us");
+}

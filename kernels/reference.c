@@ -98,6 +98,11 @@ static int check_picture(const pc_picture *pic, int width, int height, int min_s
                    (int)pic->fmt);
         return PC_EINVAL;
     }
+    if (pic->bands && (pic->n_bands < 1 || pic->band_rows < 2 || (pic->band_rows & 1))) {
+        pc_set_err(err, errlen, "destination picture: %d colour bands of %d rows (need at least one band of an even "
+                   "number of rows)", pic->n_bands, pic->band_rows);
+        return PC_EINVAL;
+    }
     for (int p = 0; p < np; p++)
         pc_picture_plane_size(pic->fmt, width, height, p, NULL, NULL, &row[p]);
     if (pic->fmt != PC_FMT_RGB24) {
@@ -266,6 +271,10 @@ int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, c
     for (int y = 0; y < dst->height; y += 2) {
         dstrows o;
         dstrows_for(dst, y, &o);
+        if (dst->bands) {
+            int b = y / dst->band_rows;
+            yc = dst->bands[b < dst->n_bands ? b : dst->n_bands - 1];
+        }
         const uint8_t *s0 = rgb + (size_t)y * rgb_pitch, *s1 = s0 + rgb_pitch;
         for (int x0 = 0; x0 < dst->width; x0 += 2) {
             int v[2][2][3];
@@ -714,6 +723,10 @@ void pc_job_pass(const pc_job *jb, int pass, int y0, int y1)
         rowtab_fill(jb, y, &t);
         if (KFINAL(K)) {
             dstrows_for(&jb->dst, y, &o.d);
+            if (jb->dst.bands) {
+                int b = y / jb->dst.band_rows;
+                o.yc = jb->dst.bands[b < jb->dst.n_bands ? b : jb->dst.n_bands - 1];
+            }
         } else {
             for (int j = 0; j < 2; j++)
                 for (int n = 0; n < 3; n++)

@@ -214,12 +214,53 @@ static void test_bad_config(void)
     expect_error(&cfg, "unsupported pixel format", "camera 1 (127.0.0.2)", "pixel format 'BayerRG16'");
     base_config(&cfg);
     cfg.n_cameras = 2;
+    cfg.cam[0].pixel_format = cfg.cam[1].pixel_format = "BayerRG12p";
+    expect_error(&cfg, "a format the camera does not offer", "pixel format BayerRG12p is not offered",
+                 "it offers: BayerBG8, BayerGB8, BayerGR8, BayerRG8");
+    base_config(&cfg);
+    cfg.n_cameras = 2;
     cfg.cam[0].width = cfg.cam[1].width = 2100;
     expect_error(&cfg, "region wider than the sensor", "camera 0 (127.0.0.1)", "larger than the sensor");
     base_config(&cfg);
     cfg.n_cameras = 2;
     cfg.cam[1].packet_size = 100;
     expect_error(&cfg, "packet size out of range", "camera 1 (127.0.0.2)", "packet size 100");
+}
+
+/* Every Bayer format the simulator offers (it lists them; all 8-bit): one
+ * camera streams in it and the sets carry that format and phase; and
+ * pixel_format "auto" chooses the one of the configured phase. */
+static void test_formats(void)
+{
+    static const char *const fmts[] = {"BayerRG8", "BayerGR8", "BayerGB8", "BayerBG8", "auto"};
+    for (int i = 0; i < 5; i++) {
+        pc_capture_config cfg;
+        base_config(&cfg);
+        cfg.n_cameras = i == 4 ? 2 : 1;
+        cfg.cam[0].pixel_format = cfg.cam[1].pixel_format = fmts[i];
+        if (i == 4) /* auto: the deepest of GRBG's phase the simulator offers (8-bit only) */
+            cfg.cam[0].cfa = cfg.cam[1].cfa = PC_CFA_GRBG;
+        pc_cfa want = i == 4 ? PC_CFA_GRBG : (pc_cfa)i;
+        char err[512] = "";
+        pc_capture *c = NULL;
+        int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+        if (rc == 0)
+            rc = pc_capture_start(c, err, sizeof err);
+        int got = 0, ok = 0;
+        for (int k = 0; rc == 0 && k < 40 && got < 3; k++) {
+            pc_frameset *set = NULL;
+            if (pc_capture_next(c, 250, &set) != 0)
+                continue;
+            got++;
+            ok += set->fmt.bits == 8 && set->fmt.packing == PC_PACK_8 && set->fmt.cfa == want && set->cfa == want &&
+                  set->slab_bytes == (size_t)W * H;
+            pc_capture_release(c, set);
+        }
+        if (c)
+            pc_capture_close(c);
+        TAP_CHECK(rc == 0 && got == 3 && ok == 3, "simulator streams in %s: %d sets, %d with that format%s%s",
+                  fmts[i], got, ok, rc ? ": " : "", rc ? err : "");
+    }
 }
 
 static int cam_lost(pc_capture *c)
@@ -657,6 +698,7 @@ int main(int argc, char **argv)
 
     test_list();
     test_bad_config();
+    test_formats();
     test_main();
     test_udp_path();
     test_nft_loss();

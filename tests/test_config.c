@@ -79,6 +79,53 @@ static void check_error(const char *what, const char *name, const char *text, in
         dump(&d);
 }
 
+/* Colour keys (docs/colour.md): each bad value names file, line and key. */
+static void test_colour_errors(void)
+{
+    check_error("unknown pixel format", "cfmt.conf",
+                "cameras = (\n  { serial = \"A\"; },\n  { serial = \"B\"; pixel_format = \"BayerRG14\"; }\n);\n", 3,
+                "cameras[1].pixel_format", "unknown pixel format \"BayerRG14\"", "12Packed");
+    check_error("12-bit fake camera", "cfake.conf",
+                "capture = { source = \"fake\"; };\ncameras = (\n  { serial = \"A\"; pixel_format = \"BayerRG12\"; }\n);\n", 3,
+                "cameras[0].pixel_format", "fake cameras send 8-bit Bayer only", NULL);
+    check_error("black level above white", "cblack.conf",
+                "cameras = (\n  { serial = \"A\";\n    pixel_format = \"BayerRG12p\"; black_level = 5000.0; }\n);\n", 2,
+                "cameras[0].black_level", "below the white level", NULL);
+    check_error("matrix with NaN", "cnan.conf",
+                "cameras = (\n  { serial = \"A\"; ccm = \"1,0,0, 0,nan,0, 0,0,1\"; }\n);\n", 2, "cameras[0].ccm",
+                "row 2, column 2", NULL);
+    check_error("absurd matrix", "cbig.conf",
+                "cameras = (\n  { serial = \"A\"; ccm = \"1,0,0, 0,1,0, 0,0,1e9\"; }\n);\n", 2, "cameras[0].ccm",
+                "within +-8", NULL);
+    check_error("matrix of 8 numbers", "c8.conf", "cameras = (\n  { serial = \"A\"; ccm = \"1,0,0,0,1,0,0,0\"; }\n);\n",
+                2, "cameras[0].ccm", "8 numbers, 9 needed", NULL);
+    check_error("bad gains", "cwb.conf", "capture = {\n  wb_gains = \"1.5, green\";\n};\ncameras = ( { serial = \"A\"; } );\n",
+                4, "cameras[0].wb_gains", "not a number", NULL);
+    char lut[300];
+    snprintf(lut, sizeof lut, "%s/short.lut", tmpdir);
+    FILE *f = fopen(lut, "w");
+    for (int i = 0; i < 256; i++)
+        fprintf(f, "%d\n", i);
+    fclose(f);
+    char text[600];
+    snprintf(text, sizeof text,
+             "cameras = (\n  { serial = \"A\"; pixel_format = \"BayerRG10p\"; transfer = \"%s\"; }\n);\n", lut);
+    check_error("LUT file of the wrong length", "clut.conf", text, 2, "cameras[0].transfer", "short.lut:256:",
+                "exactly 1024");
+    pc_settings s;
+    pc_diag d;
+    int e = load_text("cok.conf",
+                      "capture = { source = \"gige\"; };\ncameras = (\n  { address = \"10.0.0.1\"; pixel_format = "
+                      "\"BayerRG12p\";\n    black_level = 64.0; wb_gains = \"auto\"; ccm = \"1.5,-0.3,-0.2, -0.2,1.4,-0.2, "
+                      "-0.1,-0.4,1.5\"; transfer = \"2.2\"; }\n);\n",
+                      &s, &d);
+    const pc_diag_item *w = find_item(&d, "cok.conf:3:", "165 MB/s", "gigabit");
+    TAP_CHECK(e == 0 && w && w->severity == PC_DIAG_WARNING && strcmp(w->key, "cameras[0].pixel_format") == 0,
+              "12-bit 2040x1080 at 50 fps over GigE: accepted, with a link warning naming file:line:key");
+    if (e || !w)
+        dump(&d);
+}
+
 static void test_defaults(void)
 {
     pc_settings s;
@@ -422,6 +469,7 @@ int main(int argc, char **argv)
     if (PANOCAP_HAVE_LIBCONFIG) {
         test_example(example);
         test_errors();
+        test_colour_errors();
         test_accepts();
     } else {
         pc_settings s;

@@ -198,7 +198,7 @@ int main(void)
     snprintf(other, sizeof other, "%s/other", dir);
     mkdir(snapdir, 0755);
     mkdir(other, 0755);
-    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir};
+    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL};
     pc_logger quiet = {.max_level = PC_LOG_ERR};
     pc_control *ctl = NULL;
     int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);

@@ -10,6 +10,9 @@
  * RGB24 are spot-checked; sizes below 8 and other bad arguments must fail
  * cleanly; three slots in flight at once must not disturb each other.
  * Outputs are poisoned before every run. Skips where there is no device.
+ * Colour stage (docs/colour.md): five cameras of every raw format through
+ * pc_gpu_upload_raw_async with their own tables, and per-camera matrices
+ * in the final pass, against the C rows and the reference.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "colour.h"
+#include "colour_test_util.h"
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "debayer_test_util.h"
@@ -243,6 +248,79 @@ static void test_in_flight(int w, int h)
     pc_gpu_close(g);
 }
 
+/* Colour on: 5 cameras x every raw format; GPU == C colour rows + reference
+ * with per-camera matrices. */
+static void test_colour(int w, int sh)
+{
+    const int ncam = 5, h = sh * ncam;
+    static const char *const fmts[] = {"BayerGB8", "BayerGB10", "BayerGB12", "BayerGB10p", "BayerGB12p",
+                                       "BayerGB10Packed", "BayerGB12Packed"};
+    pc_gpu *g = NULL;
+    if (pc_gpu_open(&g, 0, w, h, 2, err, sizeof err)) {
+        TAP_CHECK(0, "colour: pc_gpu_open %dx%d: %s", w, h, err);
+        return;
+    }
+    uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
+    uint16_t *codes = malloc((size_t)w * sh * 2);
+    tu_synth(rgb, w, h, 3);
+    static pc_colour_tables tabs[5];
+    pc_yuv_coeffs bands[5];
+    for (unsigned fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
+        pc_rawfmt f;
+        pc_rawfmt_parse(fmts[fi], &f, err, sizeof err);
+        size_t sb = pc_rawfmt_frame_bytes(&f, w, sh);
+        uint8_t *packed = NULL;
+        pc_gpu_host_alloc(sb * ncam + 16, (void **)&packed, err, sizeof err);
+        int rc = packed ? 0 : -1;
+        for (int c = 0; c < ncam && !rc; c++) {
+            double cast[3] = {0.5 + 0.1 * c, 1, 0.9 - 0.1 * c};
+            tc_cast_frame(rgb + (size_t)3 * w * sh * c, w, sh, f.cfa, f.bits, cast, 4.0 * c, codes);
+            tc_pack(&f, codes, (size_t)w * sh, packed + sb * c);
+            pc_colour_cfg cfg;
+            pc_colour_cfg_init(&cfg);
+            cfg.black_level = 4.0 * c;
+            cfg.wb[0] = 1 / cast[0];
+            cfg.wb[2] = 1 / cast[2];
+            cfg.transfer = (pc_transfer)(c % 3);
+            cfg.ccm[1] = -0.1 * c;
+            cfg.ccm[0] = 1 + 0.1 * c;
+            rc = pc_colour_tables_build(&cfg, f.bits, &tabs[c], err, sizeof err) ||
+                 pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, cfg.ccm, &bands[c], err, sizeof err) ||
+                 pc_gpu_set_colour_tables(g, c, &tabs[c], err, sizeof err);
+            pc_colour_slab(&f, &tabs[c], packed + sb * c, 0, w, sh, bay + (size_t)w * sh * c, (size_t)w);
+        }
+        for (int c = 0; c < ncam && !rc; c++)
+            rc = pc_gpu_upload_raw_async(g, 0, c * sh, packed + sb * c, &f, c, sh, err, sizeof err);
+        pc_bayer src = {bay, (size_t)w, w, h, f.cfa};
+        pc_picture ref, host, dev;
+        tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev, err, sizeof err);
+        ref.bands = dev.bands = bands;
+        ref.band_rows = dev.band_rows = sh;
+        ref.n_bands = dev.n_bands = ncam;
+        for (int algo = 0; algo < PC_ALGO_COUNT && !rc; algo++) {
+            if (pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err)) {
+                TAP_CHECK(0, "reference: %s", err);
+                continue;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "colour on, 5 cameras of %s", fmts[fi]);
+            run_one(g, 0, (pc_algo_id)algo, PC_VARIANT_AUTO, f.cfa, 0, &dev, &host, &ref, what);
+        }
+        if (rc)
+            TAP_CHECK(0, "colour %s: %s", fmts[fi], err);
+        tu_pic_free(&ref);
+        tu_pic_free(&host);
+        pc_gpu_picture_free(g, &dev);
+        pc_gpu_host_free(packed);
+    }
+    free(rgb);
+    free(bay);
+    free(codes);
+    pc_gpu_close(g);
+}
+
 int main(void)
 {
     int ndev = pc_gpu_device_count();
@@ -362,6 +440,8 @@ int main(void)
         pc_gpu_close(g);
     }
     test_in_flight(2040, 5400);
+    test_colour(262, 24);
+    test_colour(2040, 1080);
     free(photo[0]);
     free(photo[1]);
     return tap_done();

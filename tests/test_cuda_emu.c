@@ -8,13 +8,154 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "colour.h"
+#include "colour_test_util.h"
 #include "cuda_emu_api.h"
 #include "debayer.h"
 #include "debayer_test_util.h"
 #include "tap.h"
 
+/* Colour settings on (docs/colour.md): five "cameras" stacked, each a
+ * 12-bit packed slab with its own black level, gains, transfer and colour
+ * matrix; the slabs go through their tables to 8-bit Bayer, then the C
+ * reference, the CPU backend and the emulated kernels demosaic with one
+ * conversion matrix per camera (bands of 10 rows, so tiles straddle
+ * cameras): all three must agree byte for byte. */
+static void colour_bands(void)
+{
+    const int w = 134, sh = 10, ncam = 5, h = sh * ncam;
+    char err[512];
+    uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
+    uint16_t *codes = malloc((size_t)w * sh * 2);
+    tu_synth(rgb, w, h, 99);
+    pc_yuv_coeffs bands[5];
+    static pc_colour_tables tabs[5];
+    pc_raw_slab slabs[5];
+    uint8_t *packs[5];
+    static const double ccms[5][9] = {
+        {1, 0, 0, 0, 1, 0, 0, 0, 1},
+        {1.6, -0.4, -0.2, -0.3, 1.5, -0.2, -0.1, -0.5, 1.6},
+        {0, 0, 1, 0, 1, 0, 1, 0, 0},
+        {2.5, -1, -0.5, -0.8, 2.6, -0.8, -0.5, -1, 2.5},
+        {0.9, 0.1, 0, 0, 1, 0, 0, 0.2, 0.8},
+    };
+    for (int c = 0; c < ncam; c++) {
+        pc_rawfmt f = {12, c & 1 ? PC_PACK_GVSP : PC_PACK_PFNC, PC_CFA_GBRG};
+        double cast[3] = {0.5 + 0.1 * c, 1.0, 0.9 - 0.1 * c};
+        tc_cast_frame(rgb + (size_t)3 * w * sh * c, w, sh, f.cfa, 12, cast, 64.0 * c, codes);
+        uint8_t *packed = malloc(pc_rawfmt_frame_bytes(&f, w, sh));
+        tc_pack(&f, codes, (size_t)w * sh, packed);
+        pc_colour_cfg cfg;
+        pc_colour_cfg_init(&cfg);
+        cfg.black_level = 64.0 * c;
+        cfg.wb[0] = 1 / cast[0];
+        cfg.wb[2] = 1 / cast[2];
+        cfg.transfer = (pc_transfer)(c % 3);
+        memcpy(cfg.ccm, ccms[c], sizeof cfg.ccm);
+        pc_colour_tables *tp = &tabs[c];
+        int rc = pc_colour_tables_build(&cfg, 12, tp, err, sizeof err);
+        rc = rc ? rc : pc_yuv_coeffs_ccm(PC_MATRIX_BT709, c & 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED, cfg.ccm,
+                                         &bands[c], err, sizeof err);
+        TAP_CHECK(rc == 0, "camera %d tables and matrix: %s", c, rc ? err : "ok");
+        pc_colour_slab(&f, tp, packed, 0, w, sh, bay + (size_t)w * sh * c, (size_t)w);
+        packs[c] = packed;
+        slabs[c] = (pc_raw_slab){packed, 0, f, tp};
+    }
+    pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GBRG};
+    pc_cpu *cpu = NULL;
+    pc_cpu_open(&cpu, 3, w, h, err, sizeof err);
+    for (int algo = 0; algo < PC_ALGO_COUNT; algo++)
+        for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++) {
+            pc_picture ref, cp, out;
+            tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
+            tu_pic_alloc(&cp, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 1);
+            tu_pic_alloc(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+            pc_picture *all[3] = {&ref, &cp, &out};
+            for (int i = 0; i < 3; i++) {
+                all[i]->bands = bands;
+                all[i]->band_rows = sh;
+                all[i]->n_bands = ncam;
+            }
+            int rc = pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err);
+            tu_pic_fill(&cp, 0xA7);
+            rc = rc ? rc : pc_cpu_debayer(cpu, (pc_algo_id)algo, &src, &cp, err, sizeof err);
+            int md = 0;
+            long ncpu = rc ? -1 : tu_compare(&ref, &cp, &md);
+            /* the CPU backend's own colour stage from the raw slabs */
+            tu_pic_fill(&cp, 0xA7);
+            int rc3 = pc_cpu_debayer_raw(cpu, (pc_algo_id)algo, slabs, ncam, sh, &cp, err, sizeof err);
+            long nraw = rc3 ? -1 : tu_compare(&ref, &cp, &md);
+            TAP_CHECK(nraw == 0, "CPU backend colour stage from the raw slabs, %s %s: %ld samples differ%s%s",
+                      pc_algo_get(algo)->name, pc_pixfmt_name(fmt), nraw, rc3 ? ": " : "", rc3 ? err : "");
+            for (int var = PC_VARIANT_2PX; var <= PC_VARIANT_4PX; var++) {
+                int th = var == PC_VARIANT_2PX ? 12 : 64;
+                tu_pic_fill(&out, 0xA7);
+                int rc2 = rc ? rc : pc_emu_debayer((pc_algo_id)algo, (pc_variant)var, th, &src, &out, err, sizeof err);
+                long nd = rc2 ? -1 : tu_compare(&ref, &out, &md);
+                TAP_CHECK(ncpu == 0 && nd == 0,
+                          "colour on, 5 cameras x 12-bit packed, per-camera matrices: %s %s %s th=%d: CPU backend %ld, "
+                          "emulated kernels %ld samples differ from the reference%s%s",
+                          pc_algo_get(algo)->name, pc_variant_name(var), pc_pixfmt_name(fmt), th, ncpu, nd,
+                          rc2 ? ": " : "", rc2 ? err : "");
+            }
+            tu_pic_free(&ref);
+            tu_pic_free(&cp);
+            tu_pic_free(&out);
+        }
+    pc_cpu_close(cpu);
+    for (int c = 0; c < ncam; c++)
+        free(packs[c]);
+    free(rgb);
+    free(bay);
+    free(codes);
+}
+
+/* The colour pass kernel against the C row function: every format and
+ * phase, a width that is not a multiple of the kernel's 4 pixels nor of
+ * 10p's group, extreme codes. */
+static void colour_pass(void)
+{
+    static const pc_packing packs[] = {PC_PACK_8, PC_PACK_LE16, PC_PACK_PFNC, PC_PACK_GVSP};
+    char err[256];
+    uint32_t seed = 5;
+    const int w = 522, h = 6;
+    for (int pi = 0; pi < 4; pi++)
+        for (int bits = 8; bits <= 12; bits += 2) {
+            if ((bits == 8) != (packs[pi] == PC_PACK_8))
+                continue;
+            for (int cfa = 0; cfa < 4; cfa++) {
+                pc_rawfmt f = {bits, packs[pi], (pc_cfa)cfa};
+                int maxc = (1 << bits) - 1;
+                uint16_t *codes = malloc((size_t)w * h * 2);
+                for (int i = 0; i < w * h; i++)
+                    codes[i] = (uint16_t)(i % 11 == 0 ? (uint32_t)maxc : i % 13 == 0 ? 0u : tu_rng(&seed) & (uint32_t)maxc);
+                uint8_t *raw = malloc(pc_rawfmt_frame_bytes(&f, w, h) + 8);
+                tc_pack(&f, codes, (size_t)w * h, raw);
+                static pc_colour_tables t;
+                t.bits = bits;
+                for (int c = 0; c < 3; c++)
+                    for (int v = 0; v <= maxc; v++)
+                        t.lut[c][v] = (uint8_t)(tu_rng(&seed) >> 7);
+                size_t pitch = w + 6;
+                uint8_t *a = calloc(pitch * h, 1), *b = calloc(pitch * h, 1);
+                pc_colour_slab(&f, &t, raw, 0, w, h, a, pitch);
+                int rc = pc_emu_colour(&f, &t, raw, w, h, b, pitch, err, sizeof err);
+                char name[32];
+                pc_rawfmt_name(&f, name, sizeof name);
+                TAP_CHECK(rc == 0 && memcmp(a, b, pitch * h) == 0, "colour pass kernel %s width %d: same bytes as the C rows%s%s",
+                          name, w, rc ? ": " : "", rc ? err : "");
+                free(codes);
+                free(raw);
+                free(a);
+                free(b);
+            }
+        }
+}
+
 int main(void)
 {
+    colour_pass();
+    colour_bands();
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};
     static const int ths[] = {4, 12, 64};
     char err[512];

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "colour.h"
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "panocap_config.h"
@@ -38,6 +39,7 @@
 typedef struct opts {
     const char *backend, *algo, *variant, *format;
     int width, height, iters, threads, device;
+    const char *colour; /* --colour FORMAT: time with the colour stage on */
 } opts;
 
 static void usage(FILE *f)
@@ -47,7 +49,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
-            "                     [--threads N (cpu)] [--device N (cuda)]\n"
+            "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
+            "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
+            "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
             names);
 }
@@ -100,6 +104,31 @@ static void row(const opts *o, const pc_algo_desc *d, const char *var, int rows,
     printf("%-17s %-7s %6d %5d %10.2f %10.2f %8.1f %9.2f %7.2f %10.0f %8.0fx\n", d->name, var, d->passes, rows,
            med / scale, p99 / scale, bytes / (med * 1e3), floor_us, floor_us > 0 ? med / floor_us : 0.0,
            d->gtx680_us, d->gtx680_us / med);
+}
+
+/* --colour: five cameras' tables (black level, gains, sRGB) and colour
+ * matrices, one band of h/5 rows each (the stacked panorama). */
+#define BENCH_CAMS 5
+static int colour_setup(const opts *o, const pc_rawfmt *f, pc_colour_tables *t, pc_yuv_coeffs *bands)
+{
+    char err[256];
+    for (int c = 0; c < BENCH_CAMS; c++) {
+        pc_colour_cfg cfg;
+        pc_colour_cfg_init(&cfg);
+        cfg.black_level = f->bits == 8 ? 4 : 64;
+        cfg.wb[0] = 1.6 + 0.05 * c;
+        cfg.wb[2] = 1.3;
+        cfg.transfer = PC_TRANSFER_SRGB;
+        static const double ccm[9] = {1.5, -0.3, -0.2, -0.2, 1.4, -0.2, -0.1, -0.4, 1.5};
+        memcpy(cfg.ccm, ccm, sizeof ccm);
+        if (pc_colour_tables_build(&cfg, f->bits, &t[c], err, sizeof err) ||
+            pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, cfg.ccm, &bands[c], err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: --colour: %s\n", err);
+            return 1;
+        }
+    }
+    (void)o;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -328,6 +357,33 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     double mus = 0;
     if (pc_gpu_margin_time_us(g, &mus, err, sizeof err) == 0)
         INFO(o, "input margin refresh (done per slab at upload, not in the times below): %.2f us per frame\n", mus);
+    static pc_colour_tables ctab[BENCH_CAMS];
+    pc_yuv_coeffs cbands[BENCH_CAMS];
+    if (o->colour) {
+        pc_rawfmt cf;
+        pc_rawfmt_parse(o->colour, &cf, err, sizeof err);
+        if (colour_setup(o, &cf, ctab, cbands))
+            return 1;
+        for (int c = 0; c < BENCH_CAMS; c++)
+            if (pc_gpu_set_colour_tables(g, c, &ctab[c], err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+        double cus = 0;
+        if (pc_gpu_colour_time_us(g, &cf, &cus, err, sizeof err)) {
+            fprintf(stderr, "panocap-bench: %s\n", err);
+            return 1;
+        }
+        INFO(o, "colour pass %s (unpack + per-colour tables, at upload, not in the times below): %.2f us per frame "
+                "(%.2f MB in)\n", o->colour, cus, pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
+        INFO(o, "final pass with %d per-camera colour matrices (bands of %d rows) in the times below\n", BENCH_CAMS,
+             h / BENCH_CAMS & ~1);
+        for (int k = 0; k < 4; k++) {
+            dst[k].bands = cbands;
+            dst[k].n_bands = BENCH_CAMS;
+            dst[k].band_rows = h / BENCH_CAMS & ~1;
+        }
+    }
 #if PANOCAP_HAVE_NPP
     double npp_cfa = 0, npp_all = 0;
     if (time_npp(g, w, h, o->iters, &npp_cfa, &npp_all) == 0)
@@ -485,6 +541,44 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     int threads = pc_backend_host_threads(be);
     INFO(o, "CPU backend: %d threads, frame %dx%d, NV12 out; times in ms per frame; paper = Table II "
             "(single thread, no SIMD)\n", threads, w, h);
+    /* --colour: the raw frames in that format (5 camera slabs with their
+     * own tables and matrices), through the backend's colour stage */
+    static pc_colour_tables ctab[BENCH_CAMS];
+    pc_yuv_coeffs cbands[BENCH_CAMS];
+    pc_rawfmt cf;
+    uint8_t *craw[4] = {NULL, NULL, NULL, NULL};
+    size_t sb = 0;
+    int sh = h / BENCH_CAMS;
+    if (o->colour) {
+        pc_rawfmt_parse(o->colour, &cf, err, sizeof err);
+        if ((sh & 1) || sh * BENCH_CAMS != h) {
+            fprintf(stderr, "panocap-bench: --colour needs a height of 5 even slabs\n");
+            return 2;
+        }
+        if (colour_setup(o, &cf, ctab, cbands))
+            return 1;
+        for (int c = 0; c < BENCH_CAMS; c++)
+            if (pc_backend_set_colour_tables(be, c, &ctab[c], err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+        sb = pc_rawfmt_frame_bytes(&cf, w, sh);
+        for (int k = 0; k < 4; k++) {
+            craw[k] = malloc(sb * BENCH_CAMS);
+            unsigned x = 0x9E3779B9u * (k + 7);
+            for (size_t i = 0; i < sb * BENCH_CAMS; i++) {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                craw[k][i] = (uint8_t)(x >> 9);
+            }
+        }
+        dst.bands = cbands;
+        dst.n_bands = BENCH_CAMS;
+        dst.band_rows = sh;
+        INFO(o, "colour stage on: %s, %d cameras with their own tables and colour matrices (upload_raw per camera slab)\n",
+             o->colour, BENCH_CAMS);
+    }
     if (tsv(o))
         header(o, "ms");
     else
@@ -502,8 +596,15 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         }
         for (int i = -2; i < o->iters; i++) {
             double t0 = now_us();
-            if (pc_backend_upload(be, 0, 0, raw[(i + 4) & 3], (size_t)w, h, err, sizeof err) ||
-                pc_backend_debayer(be, 0, &dst, err, sizeof err) || pc_backend_wait(be, 0, err, sizeof err)) {
+            int up = 0;
+            if (o->colour) {
+                for (int c = 0; c < BENCH_CAMS && !up; c++)
+                    up = pc_backend_upload_raw(be, 0, c * sh, craw[(i + 4) & 3] + sb * c, 0, &cf, c, sh, err,
+                                               sizeof err);
+            } else {
+                up = pc_backend_upload(be, 0, 0, raw[(i + 4) & 3], (size_t)w, h, err, sizeof err);
+            }
+            if (up || pc_backend_debayer(be, 0, &dst, err, sizeof err) || pc_backend_wait(be, 0, err, sizeof err)) {
                 fprintf(stderr, "panocap-bench: %s\n", err);
                 return 1;
             }
@@ -524,8 +625,10 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         }
     }
     free(us);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         free(raw[k]);
+        free(craw[k]);
+    }
     pc_backend_picture_free(be, &dst);
     pc_backend_close(be);
     return 0;
@@ -536,7 +639,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -567,6 +670,8 @@ int main(int argc, char **argv)
             o.threads = atoi(v);
         else if (!strcmp(a, "--device"))
             o.device = atoi(v);
+        else if (!strcmp(a, "--colour"))
+            o.colour = v;
         else {
             fprintf(stderr, "panocap-bench: unknown option %s\n", a);
             usage(stderr);
@@ -574,6 +679,11 @@ int main(int argc, char **argv)
         }
     }
     char err[256];
+    pc_rawfmt cf;
+    if (o.colour && pc_rawfmt_parse(o.colour, &cf, err, sizeof err)) {
+        fprintf(stderr, "panocap-bench: --colour: %s\n", err);
+        return 2;
+    }
     if (pc_check_size(o.width, o.height, err, sizeof err) || (o.width & 1) || (o.height & 1)) {
         fprintf(stderr, "panocap-bench: %s\n", err[0] ? err : "width and height must be even");
         return 2;
