@@ -447,8 +447,10 @@ static void test_bad_config(void)
     pc_capture_config cfg;
     base_config(&cfg, NULL);
     cfg.n_cameras = 2;
-    cfg.cam[1].pixel_format = "BayerRG12";
-    expect_error(&cfg, "unsupported pixel format", "camera 1", "pixel format 'BayerRG12'");
+    cfg.cam[1].pixel_format = "BayerRG16";
+    expect_error(&cfg, "unsupported pixel format", "camera 1", "pixel format 'BayerRG16'");
+    cfg.cam[1].pixel_format = "BayerRG12"; /* supported, but not next to 8-bit camera 0 */
+    expect_error(&cfg, "mixed pixel formats", "camera 1", "BayerRG12 differs from camera 0's");
     base_config(&cfg, NULL);
     cfg.n_cameras = 2;
     cfg.cam[0].pixel_format = "Mono8";
