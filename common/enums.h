@@ -23,4 +23,17 @@ typedef enum pc_codec {
     PC_CODEC_H264 = 1, /* h264_nvenc: frames up to 4096x4096 */
 } pc_codec;
 
+/* How the panorama is laid out for the encoder (daemon/pipeline*.c). */
+typedef enum pc_layout {
+    PC_LAYOUT_AUTO = 0,    /* stacked when the encoder takes it, else bands (logged why) */
+    PC_LAYOUT_STACKED = 1, /* one picture: the camera slabs one above the other */
+    PC_LAYOUT_GRID = 2,    /* one picture: the cameras tiled C x R */
+    PC_LAYOUT_BANDS = 3,   /* K pictures of whole camera slabs, one encoder each */
+} pc_layout;
+
+/* Where the bands' streams go. */
+typedef enum pc_band_outputs {
+    PC_BAND_OUTPUTS_SEPARATE = 0, /* one output per band: %b in the URL = band number */
+} pc_band_outputs;
+
 #endif

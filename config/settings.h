@@ -63,6 +63,7 @@ const char *pc_source_name(pc_source v);   /* "gige", "fake", "file" */
 const char *pc_trigger_name(pc_trigger v); /* "free-run", "software", "hardware" */
 const char *pc_backend_name(pc_backend v); /* "auto", "cuda", "cpu" */
 const char *pc_codec_name(pc_codec v);     /* "hevc", "h264" */
+const char *pc_layout_name(pc_layout v);   /* "auto", "stacked", "grid", "bands" */
 
 /* One camera. Also used as the per-camera defaults in capture.camera. */
 typedef struct pc_camera_settings {
@@ -134,6 +135,13 @@ typedef struct pc_encode_settings {
     int gop;                   /* frames between IDRs */
     char preset[PC_NAME_LEN];  /* "" = the encoder's low-latency default */
     int threads;               /* software encoder threads, 0 = auto */
+    char options[PC_OPTS_LEN]; /* encoder options "key=value:key=value" ("" = none) */
+    int layout;                /* pc_layout */
+    int bands;                 /* layout bands: number of bands, 0 = auto */
+    int band_outputs;          /* pc_band_outputs */
+    int preview_scale;         /* 0 = no preview; 2..16: a picture 1/N the size */
+    int64_t preview_bitrate;   /* bits per second */
+    char preview_url[PC_URL_LEN]; /* the preview's output ("" = none) */
     char cpus[PC_NAME_LEN];    /* CPU list for the encoder threads ("4-11"), "" = any */
     int line;
 } pc_encode_settings;
@@ -302,4 +310,21 @@ const char *pc_settings_key_name(int i, char *buf, size_t len);
 #ifdef __cplusplus
 }
 #endif
+/* encode.layout resolved (config/settings_layout.c): the pictures the
+ * encoder(s) get. */
+typedef struct pc_layout_plan {
+    pc_layout layout;   /* PC_LAYOUT_STACKED or PC_LAYOUT_BANDS (never AUTO) */
+    int bands;          /* pictures (1 for stacked) */
+    int width, height;  /* of each picture */
+    char why[320];      /* for the log: what was chosen and why */
+} pc_layout_plan;
+
+/* Resolves e->layout/bands for ncam cameras of width x slab_h pixels.
+ * nvenc: 1 when NVENC will encode, 0 a software encoder, -1 unknown (a
+ * forced encoder name decides). cores: CPU cores (software encoders). Bad
+ * combinations (bands not dividing the cameras, a picture over the
+ * encoder's limit, grid) are errors naming the limit and what would fit. */
+int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab_h, int nvenc, int cores,
+                      pc_layout_plan *out, char *err, size_t n);
+
 #endif

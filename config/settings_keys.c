@@ -34,11 +34,14 @@ LOCAL_ENUM(source, 0, "gige", "fake", "file")
 LOCAL_ENUM(trigger, 0, "free-run", "software", "hardware")
 LOCAL_ENUM(backend, 0, "auto", "cuda", "cpu")
 LOCAL_ENUM(codec, 0, "hevc", "h264")
+LOCAL_ENUM(layout, 0, "auto", "stacked", "grid", "bands")
+LOCAL_ENUM(band_outputs, 0, "separate")
 
 const char *pc_source_name(pc_source v) { return source_name((int)v); }
 const char *pc_trigger_name(pc_trigger v) { return trigger_name((int)v); }
 const char *pc_backend_name(pc_backend v) { return backend_name((int)v); }
 const char *pc_codec_name(pc_codec v) { return codec_name((int)v); }
+const char *pc_layout_name(pc_layout v) { return layout_name((int)v); }
 
 /* Names owned by the kernels library: parsed with its helpers. */
 static int cfa_count(void) { return 4; }
@@ -205,6 +208,21 @@ static const pc_key encode_keys[] = {
      "encoder preset (p1..p7 for NVENC, ultrafast... for x264); \"\" = low-latency default"},
     {"threads", PC_KT_INT, ENC(threads), 1, 256, PC_KF_ZERO_AUTO, NULL, 0, "0", "threads",
      "software encoder threads; 0 = automatic"},
+    {"options", PC_KT_STRING, ENC(options), 0, 0, 0, NULL, 0, "", NULL,
+     "encoder options \"key=value:key=value\" set last (e.g. \"x264-params=qp=0\" for lossless tests)"},
+    {"layout", PC_KT_ENUM, ENC(layout), 0, 0, 0, &layout_enum, 0, "auto", NULL,
+     "picture(s) given to the encoder: stacked, bands (one encoder per band of whole cameras), "
+     "grid, or auto (stacked when the encoder takes it, else bands)"},
+    {"bands", PC_KT_INT, ENC(bands), 1, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "bands",
+     "layout bands: number of bands, a divisor of the camera count; 0 = automatic"},
+    {"band_outputs", PC_KT_ENUM, ENC(band_outputs), 0, 0, 0, &band_outputs_enum, 0, "separate", NULL,
+     "layout bands: separate = one output per band, %b in each output URL is the band number"},
+    {"preview_scale", PC_KT_INT, ENC(preview_scale), 2, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "x",
+     "preview rendition: the panorama scaled down N times (box filter), own encoder and output; 0 = none"},
+    {"preview_bitrate", PC_KT_INT64, ENC(preview_bitrate), 100000, 100000000, PC_KF_SI, NULL, 0, "2000000",
+     "bit/s", "preview rendition: constant bitrate (\"2M\")"},
+    {"preview_url", PC_KT_STRING, ENC(preview_url), 0, 0, 0, NULL, 0, "", NULL,
+     "preview rendition: its output (file, udp://, srt://, .m3u8); needed with preview_scale"},
     {"cpus", PC_KT_STRING, ENC(cpus), 0, 0, 0, NULL, 0, "", NULL,
      "CPUs the encoder and output threads run on, a list like \"4-11\" or \"4,6,8-9\" (online CPUs "
      "only); \"\" = any"},

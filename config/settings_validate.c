@@ -259,6 +259,25 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
     const char *enc = s->encode.encoder;
     if (!enc[0])
         ERR(s->encode.line, "encode.encoder", "empty; use \"auto\" or an FFmpeg encoder name");
+    /* The layout: bands not dividing the cameras, a picture over the
+     * encoder's limit, grid. The picture an encoder gets is a band's. */
+    pc_layout_plan lp;
+    char lerr[512];
+    if (W > 0 && H > 0 && n > 0 && n <= PC_MAX_CAMERAS) {
+        if (pc_layout_resolve(&s->encode, n, W, H / n, -1, 1, &lp, lerr, sizeof lerr))
+            ERR(s->encode.line, s->encode.bands && !strstr(lerr, "encode.layout") ? "encode.bands" : "encode.layout",
+                "%s", lerr);
+        else
+            H = lp.height;
+    }
+    if (s->encode.preview_scale && !s->encode.preview_url[0])
+        ERR(s->encode.line, "encode.preview_url", "encode.preview_scale = %d needs the preview's output URL",
+            s->encode.preview_scale);
+    int PH = pc_settings_panorama_height(s);
+    if (s->encode.preview_scale && W > 0 && PH > 0 &&
+        (W / s->encode.preview_scale < 16 || PH / s->encode.preview_scale < 16))
+        ERR(s->encode.line, "encode.preview_scale", "%d: the %dx%d panorama would be smaller than 16 pixels",
+            s->encode.preview_scale, W, PH);
     if (s->encode.codec == PC_CODEC_H264 && (W > 4096 || H > 4096)) {
         if (ends_with(enc, "_nvenc"))
             ERR(s->encode.line, "encode.codec",

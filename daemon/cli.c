@@ -6,6 +6,7 @@
 #include "debayer.h"
 #include "edit_distance.h"
 #include "panocap_config.h"
+#include "roff.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ static const opt opts[] = {
      "auto (CUDA where a GPU exists, else CPU), cuda, cpu"},
     {"output", 'o', "URL", K_OUTPUT, NULL, 0, "Output",
      "output; repeatable, replaces the configured outputs: file (.ts .mkv .mp4 .m3u8), udp://host:port, "
-     "srt://host:port, tcp://, rtp://, or null (encode, write nothing)"},
+     "srt://host:port, tcp://, rtp://, or null alone (demosaic only: no encoder, nothing written)"},
     {"encoder", 'e', "NAME", K_SET, "encode.encoder", 0, "Output",
      "auto (NVENC, else the fallback list), or an FFmpeg encoder: hevc_nvenc, libx264, libx265..."},
     {"codec", 0, "C", K_SET, "encode.codec", 0, "Output", "hevc (default) or h264"},
@@ -437,6 +438,44 @@ void pc_cli_usage(FILE *f)
             names, pc_cli_default_config_path());
 }
 
+/* The options as the OPTIONS section of panocap(8), in the table's
+ * groups (roff: .SS per group, .TP per option). */
+void pc_cli_write_man(FILE *f)
+{
+    const char *group = NULL;
+    for (int i = 0; i < NOPTS; i++) {
+        const opt *o = &opts[i];
+        if (!group || strcmp(group, o->group) != 0) {
+            group = o->group;
+            fprintf(f, ".SS %s\n", group);
+        }
+        fputs(".TP\n", f);
+        if (o->shortc)
+            fprintf(f, "\\fB\\-%c\\fR, ", o->shortc);
+        fputs("\\fB\\-\\-", f);
+        pc_roff_text(f, o->name);
+        fputs("\\fR", f);
+        if (o->arg) {
+            fputs(" \\fI", f);
+            pc_roff_text(f, o->arg);
+            fputs("\\fR", f);
+        }
+        fputs("\n", f);
+        pc_roff_text(f, o->help);
+        fputs("\n", f);
+    }
+}
+
+int pc_cli_option_info(int i, int *shortc, const char **arg, const char **key)
+{
+    if (i < 0 || i >= NOPTS)
+        return -1;
+    *shortc = opts[i].shortc;
+    *arg = opts[i].arg;
+    *key = opts[i].kind == K_SET ? opts[i].key : NULL;
+    return 0;
+}
+
 void pc_cli_version(FILE *f)
 {
     fprintf(f, "panocap %s\nfeatures: cuda %s, aravis %s, ffmpeg %s, libconfig %s, png %s\n", PANOCAP_VERSION,
@@ -461,6 +500,8 @@ void pc_cli_list_algos(FILE *f)
         snprintf(var, sizeof var, "%s%s%s", (d->variants & PC_VARIANT_2PX) ? "2px" : "",
                  (d->variants & PC_VARIANT_2PX) && (d->variants & PC_VARIANT_4PX) ? "," : "",
                  (d->variants & PC_VARIANT_4PX) ? "4px" : "");
+        if (!var[0]) /* own code (algo_impl.h): only auto */
+            snprintf(var, sizeof var, "auto");
         fprintf(f, "%-18s %6d %6d %5dB %-8s %10.0f  %s: %s%s\n", d->name, d->passes, d->radius_total,
                 d->temp_bytes_per_pixel, var, d->gtx680_us, d->title, d->description,
                 (int)d->id == def_algo ? " (default)" : "");

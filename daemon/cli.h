@@ -80,6 +80,12 @@ void pc_cli_usage(FILE *f);
 void pc_cli_version(FILE *f);
 void pc_cli_list_algos(FILE *f);
 
+/* The option table as roff (the OPTIONS of panocap(8)), and option i's
+ * short letter (0: none), argument name (NULL: none) and the settings key
+ * it sets (NULL: none), for shell completion; -1 past the end.
+ * Used by tools/panocap-man. */
+void pc_cli_write_man(FILE *f);
+int pc_cli_option_info(int i, int *shortc, const char **arg, const char **key);
 /* Long option names of the table, for tests and completion. */
 int pc_cli_option_count(void);
 const char *pc_cli_option_name(int i);

@@ -170,8 +170,32 @@ static int open_debayer(pipeline *p)
             if (pc_gpu_picture_alloc(p->gpu, p->fmt, s->debayer.matrix, s->debayer.range, &p->pic[i], p->err,
                                      sizeof p->err))
                 return -1;
-        pc_log(&p->d->logger, PC_LOG_INFO, "GPU: %s, %d frame sets in flight", pc_gpu_device_name(p->gpu),
-               p->nslots);
+        /* A software encoder gets pinned host copies of the slots, by
+         * reference: the stage thread queues the download right after the
+         * final pass (pinned: at PCIe speed, ~1 ms for 2040x5400 NV12,
+         * where pageable memory took 3-5 ms on the encoder thread). */
+        for (int i = 0; i < p->nslots && p->host_ref; i++) {
+            pc_picture *q = &p->host_pic[i];
+            size_t bytes = pc_picture_layout(q, p->fmt, s->debayer.matrix, s->debayer.range, p->width,
+                                             p->height, 64, NULL);
+            void *mem;
+            if (pc_gpu_host_alloc(bytes, &mem, p->err, sizeof p->err))
+                return -1;
+            pc_picture_layout(q, p->fmt, s->debayer.matrix, s->debayer.range, p->width, p->height, 64, mem);
+        }
+        for (int i = 0; i < p->nslots && p->preview_gpu; i++) {
+            int k = s->encode.preview_scale;
+            pc_picture *q = &p->prev_pic[i];
+            size_t bytes = pc_picture_layout(q, PC_FMT_NV12, s->debayer.matrix, s->debayer.range,
+                                             (p->width / k) & ~1, (p->height / k) & ~1, 64, NULL);
+            void *mem;
+            if (pc_gpu_host_alloc(bytes, &mem, p->err, sizeof p->err))
+                return -1;
+            pc_picture_layout(q, PC_FMT_NV12, s->debayer.matrix, s->debayer.range, (p->width / k) & ~1,
+                              (p->height / k) & ~1, 64, mem);
+        }
+        pc_log(&p->d->logger, PC_LOG_INFO, "GPU: %s, %d frame sets in flight%s", pc_gpu_device_name(p->gpu),
+               p->nslots, p->host_ref ? ", downloaded to pinned memory for the encoder" : "");
     } else
 #endif
     {
@@ -206,6 +230,11 @@ static int open_debayer(pipeline *p)
                 q->pitch[2] = pitch / 2;
             }
         }
+        /* Every algorithm's scratch now (mlri: 28 bytes per pixel), so a
+         * live switch allocates nothing on the stage thread. */
+        for (int a = 0; a < pc_algo_count(); a++)
+            if (pc_cpu_prepare(p->cpu, (pc_algo_id)a, p->err, sizeof p->err))
+                return -1;
         pc_log(&p->d->logger, PC_LOG_INFO, "CPU backend: %d threads, %d frame sets in flight",
                pc_cpu_threads(p->cpu), p->nslots);
     }
@@ -241,10 +270,14 @@ static void teardown(pipeline *p)
         pc_capture_stop(p->cap);
     if (p->stage_started)
         pthread_join(p->stage_thr, NULL);
-    else if (p->enc_started) /* nobody else will end the encoder's stream */
-        pl_put(p, &p->ready, (job){.slot = -1});
-    if (p->enc_started)
-        pthread_join(p->enc_thr, NULL);
+    else if (p->enc_started) /* nobody else will end the encoders' streams */
+        pl_dispatch(p, (job){.slot = -1});
+    for (int b = 0; b < p->nthreads; b++)
+        if (p->band[b].started) {
+            pthread_join(p->band[b].thr, NULL);
+            p->band[b].started = 0;
+        }
+    p->enc_started = 0;
     /* A snapshot being written must not be cut off by the exit (and it
      * answers its client through the control socket). */
     for (int i = 0; i < 3000 && atomic_load(&p->snapshots_active) > 0; i++) {
@@ -255,9 +288,7 @@ static void teardown(pipeline *p)
         pc_control_stop(p->ctl);
     pc_http_stop(p->http);
     p->http = NULL;
-#if PANOCAP_HAVE_FFMPEG
-    pc_encoder_close(p->enc); /* writes trailers, ends playlists */
-#endif
+    pl_bands_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
     if (p->raw && pc_raw_writer_close(p->raw, p->err, sizeof p->err))
@@ -266,8 +297,11 @@ static void teardown(pipeline *p)
         pc_capture_close(p->cap);
 #if PANOCAP_HAVE_CUDA
     if (p->gpu) {
-        for (int i = 0; i < p->nslots; i++)
+        for (int i = 0; i < p->nslots; i++) {
             pc_gpu_picture_free(p->gpu, &p->pic[i]);
+            pc_gpu_host_free(p->host_pic[i].plane[0]);
+            pc_gpu_host_free(p->prev_pic[i].plane[0]);
+        }
         pc_gpu_close(p->gpu);
     }
 #endif
@@ -298,8 +332,9 @@ int pc_run_pipeline(pc_daemon *d)
     pthread_cond_init(&p->q_cond, NULL);
     pthread_mutex_init(&p->t_lock, NULL);
     pthread_mutex_init(&p->snap_lock, NULL);
+    pthread_mutex_init(&p->reopen_lock, NULL);
     pthread_mutex_init(&p->metrics_lock, NULL);
-    p->free_slots.cap = p->ready.cap = MAX_SLOTS + 2;
+    p->free_slots.cap = MAX_SLOTS + 2;
     int rc = PC_EXIT_RUNTIME;
     const char *step = "";
 
@@ -349,6 +384,8 @@ int pc_run_pipeline(pc_daemon *d)
     pc_cpulist_restore(&own);
     if (opened)
         goto fail;
+    if (p->have_encoder)
+        pc_stats_set_layout(p->stats, pc_layout_name(p->plan.layout), p->nbands);
     step = "debayer";
     if (open_debayer(p))
         goto fail;
@@ -388,10 +425,23 @@ int pc_run_pipeline(pc_daemon *d)
     pc_cpulist_restore(&own);
     if (opened)
         goto fail;
+    p->enc_started = 1;
     pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err);
-    if (pthread_create(&p->enc_thr, NULL, pl_encoder_main, p) == 0)
-        p->enc_started = 1;
+    for (int b = 0; b < p->nthreads; b++) {
+        if (pthread_create(&p->band[b].thr, NULL, pl_encoder_main, &p->band[b]) == 0)
+            p->band[b].started = 1;
+        else
+            p->enc_started = 0;
+    }
     pc_cpulist_restore(&own);
+    if (!p->enc_started) { /* end the threads that did start */
+        pl_dispatch(p, (job){.slot = -1});
+        for (int b = 0; b < p->nthreads; b++)
+            if (p->band[b].started) {
+                pthread_join(p->band[b].thr, NULL);
+                p->band[b].started = 0;
+            }
+    }
     /* Cameras, GPU and outputs are up: READY=1 now, before the stage thread
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
@@ -424,8 +474,6 @@ int pc_run_pipeline(pc_daemon *d)
             pl_reload(p);
         if (atomic_load(&p->enc_done) || atomic_load(&p->failed))
             break;
-        if (atomic_load(&p->stage_done) && atomic_load(&p->enc_done))
-            break;
         int64_t now = pc_now_ns();
         if (deadline && now >= deadline) {
             pc_log(&d->logger, PC_LOG_NOTICE, "--duration reached: stopping");
@@ -445,10 +493,12 @@ int pc_run_pipeline(pc_daemon *d)
         pthread_join(p->stage_thr, NULL);
         p->stage_started = 0;
     }
-    if (p->enc_started) {
-        pthread_join(p->enc_thr, NULL);
-        p->enc_started = 0;
-    }
+    for (int b = 0; b < p->nthreads; b++)
+        if (p->band[b].started) {
+            pthread_join(p->band[b].thr, NULL);
+            p->band[b].started = 0;
+        }
+    p->enc_started = 0;
     if (d->stderr_tty && interval > 0)
         fputc('\n', stderr);
     rc = atomic_load(&p->failed) ? PC_EXIT_RUNTIME : PC_EXIT_OK;
@@ -458,6 +508,8 @@ int pc_run_pipeline(pc_daemon *d)
         char sum[4096];
         pc_stats_snapshot_get(p->stats, &snap);
         pc_stats_format_summary(&snap, sum, sizeof sum);
+        size_t l = strlen(sum);
+        pl_bands_summary(p, sum + l, sizeof sum - l);
         pc_log(&d->logger, PC_LOG_NOTICE, "stopped after %" PRIu64 " frame sets (summary on stdout)",
                (uint64_t)atomic_load(&p->frames_done));
         fprintf(stdout, "%s", sum);
@@ -474,6 +526,7 @@ out:
     pthread_cond_destroy(&p->q_cond);
     pthread_mutex_destroy(&p->t_lock);
     pthread_mutex_destroy(&p->snap_lock);
+    pthread_mutex_destroy(&p->reopen_lock);
     pthread_mutex_destroy(&p->metrics_lock);
     free(p);
     return rc;

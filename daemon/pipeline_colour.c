@@ -254,7 +254,7 @@ int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot)
                 return -1;
         if (pc_gpu_debayer(p->gpu, slot, pic, p->err, sizeof p->err))
             return -1;
-        return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
+        return pl_gpu_finish(p, slot); /* the encoders' download, the preview */
     }
 #endif
     pc_raw_slab slabs[PC_CAPTURE_MAX_CAMERAS];

@@ -87,7 +87,7 @@ static int ctl_idr(void *user, char *err, size_t errlen)
     pipeline *p = user;
 #if PANOCAP_HAVE_FFMPEG
     if (p->have_encoder) {
-        pc_encoder_request_idr(p->enc);
+        pl_request_idr(p);
         return 0;
     }
 #endif

@@ -35,6 +35,8 @@
 
 #define MAX_SLOTS 8
 #define TIMES_RING 128
+#define PL_MAX_BANDS 16
+#define BAND_LAT_RING 16384 /* per-band encode latencies kept for the summary */
 
 typedef struct job {
     int slot;        /* picture slot, -1 = end of stream */
@@ -51,14 +53,44 @@ typedef struct fifo {
 
 typedef struct pending_times {
     int used;
-    int outputs_left;
+    int outputs_left; /* outputs x bands still to write this frame set */
+    int packets_left; /* bands whose packet has not come out */
     pc_frame_times t;
     int64_t pts_ns;
 } pending_times;
 
 typedef struct pl_colour pl_colour; /* pipeline_colour.c */
 
-typedef struct pipeline {
+typedef struct pipeline pipeline;
+
+/* One band of the layout (the whole panorama when stacked): rows
+ * [row0, row0+rows) of every picture slot, its own encoder, queue and
+ * thread (pipeline_encoder.c). */
+typedef struct pl_band {
+    pipeline *p;
+    int index, row0, rows;
+    int preview;           /* the preview rendition: the whole picture scaled down */
+#if PANOCAP_HAVE_FFMPEG
+    pc_encoder *enc;
+#endif
+    fifo ready;            /* jobs from the stage thread */
+    pthread_t thr;
+    int started;
+    char err[512];
+    /* encode latency (submit -> packet out), written by this band's thread */
+    float lat_ms[BAND_LAT_RING];
+    uint64_t nlat;
+    uint64_t frames;
+} pl_band;
+
+/* A picture slot handed to encoders by reference: freed when the last
+ * band's encoder lets go of it (pl_slot_release). */
+typedef struct pl_slot_token {
+    pipeline *p;
+    int slot;
+} pl_slot_token;
+
+struct pipeline {
     pc_daemon *d;
     pc_settings *s;
     char err[512];
@@ -77,10 +109,21 @@ typedef struct pipeline {
     pc_cpu *cpu;
     uint8_t *host_pano;   /* CPU backend: stacked panorama */
     size_t host_pano_pitch;
-#if PANOCAP_HAVE_FFMPEG
-    pc_encoder *enc;
-#endif
+    /* layout: 1 band (stacked) or K bands of whole cameras */
+    pc_layout_plan plan;
+    int nbands;
+    int nthreads;          /* encoder threads: the bands, then the preview's */
+    pl_band band[PL_MAX_BANDS + 1];
     int have_encoder;
+    /* Encoders take host pictures by reference (no copy): the CPU
+     * backend's slots, or pinned host copies of the GPU slots that the
+     * stage thread downloads right after the final pass. */
+    int host_ref;
+    pc_picture host_pic[MAX_SLOTS]; /* CUDA + host encoder: pinned */
+    int preview_gpu;                /* the preview scaled on the GPU into prev_pic */
+    pc_picture prev_pic[MAX_SLOTS]; /* pinned, the preview's size */
+    atomic_int slot_refs[MAX_SLOTS];
+    pl_slot_token slot_tok[MAX_SLOTS];
     int width, height, slab_h, ncam;
     pc_cfa cfa;
     double fps;
@@ -105,20 +148,21 @@ typedef struct pipeline {
     /* queues between stage and encoder threads */
     pthread_mutex_t q_lock;
     pthread_cond_t q_cond;
-    fifo free_slots, ready;
+    fifo free_slots;
 
     /* per-frame times, keyed by pts (encoder + output threads) */
     pthread_mutex_t t_lock;
     pending_times times[TIMES_RING];
 
     /* threads and state */
-    pthread_t stage_thr, enc_thr;
-    int stage_started, enc_started;
+    pthread_t stage_thr;
+    int stage_started, enc_started; /* enc_started: band threads started */
     atomic_int stop;        /* 1: stop taking frame sets */
-    atomic_int stage_done, enc_done;
+    atomic_int stage_done, enc_done; /* enc_done: band threads finished */
     atomic_int failed;      /* a stage failed: exit 1 */
     atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
-    atomic_int reopen_outputs;   /* reload changed the outputs: encoder thread reopens */
+    atomic_int reopen_outputs;   /* reload changed the outputs: bit b = band b's thread reopens */
+    pthread_mutex_t reopen_lock; /* one band reopens at a time (p->err, p->fmt) */
     atomic_uint_fast64_t sets_taken, frames_done;
     uint64_t sets_dropped_seen;
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
@@ -129,7 +173,7 @@ typedef struct pipeline {
      * next one built by a reload or a control command */
     pl_colour *col, *col_next;
     pthread_mutex_t col_lock;
-} pipeline;
+};
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
 
@@ -140,13 +184,26 @@ void pl_wake_all(pipeline *p);
 void pl_fail(pipeline *p, const char *what);
 
 /* pipeline_stage.c */
+#if PANOCAP_HAVE_CUDA
+/* After the final pass into slot: the download for host encoders and the
+ * preview's scaling, queued on the GPU; then waits for the slot. */
+int pl_gpu_finish(pipeline *p, int slot);
+#endif
 int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant);
 void *pl_stage_main(void *arg);
 
 /* pipeline_encoder.c */
 int pl_open_encoder_or_null(pipeline *p);
-void *pl_encoder_main(void *arg);
+void *pl_encoder_main(void *arg); /* arg: pl_band */
+void pl_times_put(pipeline *p, const job *j);
 void pl_times_flush(pipeline *p);
+/* stage thread: queue job j (slot >= 0, or -1 = end) to every band */
+void pl_dispatch(pipeline *p, job j);
+void pl_slot_release(void *token);
+void pl_bands_close(pipeline *p);
+void pl_bands_summary(pipeline *p, char *buf, size_t n);
+void pl_request_idr(pipeline *p);
+int pl_set_bitrate(pipeline *p, int64_t bitrate, char *err, size_t n);
 
 /* pipeline_colour.c */
 int pl_colour_open(pipeline *p);           /* after capture and backend */

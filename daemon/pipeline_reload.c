@@ -54,7 +54,7 @@ void pl_reload(pipeline *p)
     if (live & PC_LIVE_BITRATE) {
 #if PANOCAP_HAVE_FFMPEG
         char err[256];
-        if (p->have_encoder && pc_encoder_set_bitrate(p->enc, next->encode.bitrate, err, sizeof err)) {
+        if (p->have_encoder && pl_set_bitrate(p, next->encode.bitrate, err, sizeof err)) {
             pc_log(&d->logger, PC_LOG_WARNING, "reload: bitrate: %s", err);
             next->encode.bitrate = d->settings.encode.bitrate;
         }
@@ -64,7 +64,7 @@ void pl_reload(pipeline *p)
     if (live & PC_LIVE_LOG_LEVEL)
         d->logger.max_level = d->settings.daemon.log_level;
     if (live & PC_LIVE_OUTPUTS)
-        atomic_store(&p->reopen_outputs, 1);
+        atomic_store(&p->reopen_outputs, (1 << p->nbands) - 1);
     if (live & PC_LIVE_COLOUR) {
         char err[512];
         if (pl_colour_request(p, &d->settings, err, sizeof err))

@@ -126,6 +126,21 @@ int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant)
     return 0;
 }
 
+#if PANOCAP_HAVE_CUDA
+int pl_gpu_finish(pipeline *p, int slot)
+{
+    /* software encoders: the download to the slot's pinned picture, queued
+     * right after the final pass (the encoder threads only encode) */
+    if (p->host_ref &&
+        pc_gpu_download_async(p->gpu, slot, &p->pic[slot], &p->host_pic[slot], p->err, sizeof p->err))
+        return -1;
+    if (p->preview_gpu && pc_gpu_downscale_async(p->gpu, slot, &p->pic[slot], &p->prev_pic[slot],
+                                                 p->s->encode.preview_scale, p->err, sizeof p->err))
+        return -1;
+    return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
+}
+#endif
+
 static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
 {
     if (pl_colour_active(p))
@@ -145,7 +160,7 @@ static int debayer_set(pipeline *p, const pc_frameset *set, int slot)
         }
         if (pc_gpu_debayer(p->gpu, slot, &p->pic[slot], p->err, sizeof p->err))
             return -1;
-        return pc_gpu_slot_wait(p->gpu, slot, p->err, sizeof p->err) ? -1 : 0;
+        return pl_gpu_finish(p, slot);
     }
 #endif
     const uint8_t *raw = set->stacked;
@@ -233,9 +248,9 @@ void *pl_stage_main(void *arg)
             break;
         }
         atomic_fetch_add(&p->sets_taken, 1);
-        pl_put(p, &p->ready, j);
+        pl_dispatch(p, j);
     }
-    pl_put(p, &p->ready, (job){.slot = -1});
+    pl_dispatch(p, (job){.slot = -1});
     atomic_store(&p->stage_done, 1);
     return NULL;
 }

@@ -31,6 +31,8 @@ struct pc_stats {
     double budget_ms;
     int64_t budget_ns, window_ns;
     char algo[32], variant[16];
+    char layout[16];
+    int bands;
     int outputs;
     char output_name[PC_MAX_OUTPUTS][128];
     uint64_t frames_in, encoded, dropped, substituted, substituted_slabs, over_budget, bytes_total;
@@ -107,6 +109,14 @@ void pc_stats_close(pc_stats *s)
     free(s->scratch);
     free(s->vals);
     free(s);
+}
+
+void pc_stats_set_layout(pc_stats *s, const char *layout, int bands)
+{
+    pthread_mutex_lock(&s->mu);
+    snprintf(s->layout, sizeof s->layout, "%s", layout ? layout : "");
+    s->bands = bands;
+    pthread_mutex_unlock(&s->mu);
 }
 
 void pc_stats_set_algo(pc_stats *s, const char *algo, const char *variant)
@@ -287,6 +297,8 @@ void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *o)
     o->window_s = (double)s->window_ns * 1e-9;
     snprintf(o->algo, sizeof o->algo, "%s", s->algo);
     snprintf(o->variant, sizeof o->variant, "%s", s->variant);
+    snprintf(o->layout, sizeof o->layout, "%s", s->layout);
+    o->bands = s->bands;
     o->outputs = s->outputs;
     for (int i = 0; i < s->outputs; i++) {
         memcpy(o->output_name[i], s->output_name[i], sizeof o->output_name[i]);
@@ -409,6 +421,10 @@ int pc_stats_format_line(const pc_stats_snapshot *s, char *buf, size_t len)
        s->fps, (unsigned long long)s->frames_in, (unsigned long long)s->encoded, (unsigned long long)s->dropped,
        (unsigned long long)s->substituted, (unsigned long long)s->over_budget, q, d, e, wt, t,
        s->bitrate_bps * 1e-6);
+    if (s->layout[0] && s->bands > 1)
+        wr(&w, " | %s x%d", s->layout, s->bands);
+    else if (s->layout[0])
+        wr(&w, " | %s", s->layout);
     return w.over ? -1 : (int)w.off;
 }
 
@@ -518,6 +534,11 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         esc(s->algo, l1, sizeof l1);
         esc(s->variant, l2, sizeof l2);
         wr(&w, "panocap_algo_info{algo=\"%s\",variant=\"%s\"} 1\n", l1, l2);
+    }
+    if (s->layout[0]) {
+        family(&w, "panocap_layout_info", "gauge", "Encoder layout (stacked, bands) and its number of bands.");
+        esc(s->layout, l1, sizeof l1);
+        wr(&w, "panocap_layout_info{layout=\"%s\",bands=\"%d\"} 1\n", l1, s->bands);
     }
 
     static const double qs[] = {0.5, 0.99};

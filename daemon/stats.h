@@ -66,6 +66,8 @@ void pc_stats_close(pc_stats *s);
 
 /* Labels shown in the status line and metrics; callable any time. */
 void pc_stats_set_algo(pc_stats *s, const char *algo, const char *variant);
+/* The encoder layout, for the status line and the metrics. */
+void pc_stats_set_layout(pc_stats *s, const char *layout, int bands);
 void pc_stats_set_outputs(pc_stats *s, int outputs, const char *const *names);
 
 /* --- recording (any thread) ------------------------------------------ */
@@ -101,6 +103,8 @@ typedef struct pc_stats_snapshot {
     uint64_t bytes_total;
     double budget_ms;
     char algo[32], variant[16];
+    char layout[16];              /* "stacked", "bands"; "" = not set */
+    int bands;
     int outputs;
     char output_name[PC_MAX_OUTPUTS][128];
     uint64_t output_written[PC_MAX_OUTPUTS], output_dropped[PC_MAX_OUTPUTS],

@@ -130,6 +130,7 @@ typedef struct pc_encode_config {
     pc_output_fault_cb on_output_fault; /* optional */
     void *cb_user;
     const pc_logger *log;     /* NULL: stderr */
+    const char *label;        /* NULL, or e.g. "band 2": names this encoder in its log lines */
 } pc_encode_config;
 
 /* Fills defaults: 50 fps, HEVC, 20 Mbit/s, BT.709 limited, auto encoder. */
@@ -155,6 +156,18 @@ int pc_encoder_frame(pc_encoder *e, pc_picture *pic, int *on_device, char *err, 
  * not above the previous one is bumped and counted). force_idr: make this
  * frame an IDR keyframe. Packets go to the outputs' queues. */
 int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, size_t n);
+
+/* Encodes a picture the caller owns, without copying it: host memory in
+ * the format and size of pc_encoder_frame's pictures (any pitches; the
+ * planes stay untouched until released). The encoder's frame references
+ * the planes until the encoder is done with them, then calls
+ * release(opaque) once -- from the thread calling submit/flush/close,
+ * also when the submit fails. Only for host-frame encoders
+ * (pc_encoder_zero_copy() == 0: PC_EINVAL otherwise, release called). Used
+ * for pinned picture slots (GPU download) and the CPU backend's slots, and
+ * for bands: a band is a pointer offset into the stacked picture. */
+int pc_encoder_submit_picture(pc_encoder *e, const pc_picture *pic, void (*release)(void *),
+                              void *opaque, int64_t pts_ns, int force_idr, char *err, size_t n);
 
 /* Drains the encoder (remaining packets to the outputs). After this only
  * pc_encoder_close/stats/name are valid. */

@@ -41,6 +41,7 @@ struct pc_encoder {
     int ring_next;
     AVFrame *cur;  /* the frame handed out by pc_encoder_frame */
     AVFrame *hwf;  /* CUDA frame handed out */
+    AVFrame *ext;  /* caller's picture (pc_encoder_submit_picture) */
     AVPacket *pkt;
     int live_bitrate;
 
@@ -459,6 +460,7 @@ static void free_encoder(pc_encoder *e)
     for (int i = 0; i < RING; i++)
         av_frame_free(&e->ring[i]);
     av_frame_free(&e->hwf);
+    av_frame_free(&e->ext);
     if (e->flushed)
         avcodec_free_context(&e->avctx);
     else
@@ -503,6 +505,7 @@ int pc_encoder_open(pc_encoder **out, const pc_encode_config *cfg, char *err, si
     e->cfg.preset = e->preset;
     e->cfg.encoder_options = e->encoder_options;
     e->cfg.encoder = NULL;
+    e->cfg.label = NULL; /* the caller's string: used during open only */
     for (int i = 0; i < PC_ENCODE_MAX_FALLBACKS; i++)
         e->cfg.fallbacks[i] = NULL;
     for (int i = 0; i < PC_ENCODE_MAX_OUTPUTS; i++)
@@ -600,17 +603,18 @@ int pc_encoder_open(pc_encoder **out, const pc_encode_config *cfg, char *err, si
             else if (!strcmp(e->name, "libsvtav1"))
                 snprintf(desc, sizeof desc, " (preset %s, low delay)", e->preset ? e->preset : "12");
             pc_log(e->log, PC_LOG_WARNING,
-                   "encode: NVENC (%s) not available: %s; using %s%s instead%s%s",
-                   nv, nv_why, e->name, desc, others[0] ? ", after " : "", others);
+                   "encode%s%s: NVENC (%s) not available: %s; using %s%s instead%s%s", cfg->label ? " " : "",
+                   cfg->label ? cfg->label : "", nv, nv_why, e->name, desc, others[0] ? ", after " : "", others);
         }
     }
-    pc_log(e->log, PC_LOG_INFO, "encode: %s (%s) %dx%d @ %d/%d fps, CBR %.2f Mbit/s, gop %d, %s",
-           e->name, e->codec_name, cfg->width, cfg->height, cfg->fps_num, cfg->fps_den,
+    pc_log(e->log, PC_LOG_INFO, "encode%s%s: %s (%s) %dx%d @ %d/%d fps, CBR %.2f Mbit/s, gop %d, %s",
+           cfg->label ? " " : "", cfg->label ? cfg->label : "", e->name, e->codec_name, cfg->width, cfg->height, cfg->fps_num, cfg->fps_den,
            cfg->bitrate / 1e6, e->avctx->gop_size,
            e->zero_copy ? "zero-copy CUDA frames" : av_get_pix_fmt_name(e->sw_fmt));
 
     e->pkt = av_packet_alloc();
-    if (!e->pkt) {
+    e->ext = av_frame_alloc();
+    if (!e->pkt || !e->ext) {
         snprintf(err, n, "out of memory");
         free_encoder(e);
         return PC_ENOMEM;
@@ -864,8 +868,8 @@ int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, s
     e->fifo_count++;
 
     int r = avcodec_send_frame(e->avctx, f);
-    if (e->zero_copy)
-        av_frame_unref(e->hwf); /* the encoder holds its own reference */
+    if (f == e->hwf || f == e->ext)
+        av_frame_unref(f); /* the encoder holds its own reference */
     e->cur = NULL;
     pthread_mutex_lock(&e->st_lock);
     e->st.frames_in++;
@@ -878,6 +882,86 @@ int pc_encoder_submit(pc_encoder *e, int64_t pts_ns, int force_idr, char *err, s
         return PC_EIO;
     }
     return drain(e, err, n);
+}
+
+typedef struct ext_release {
+    void (*fn)(void *);
+    void *opaque;
+} ext_release;
+
+static void ext_free(void *opaque, uint8_t *data)
+{
+    (void)data;
+    ext_release *r = opaque;
+    if (r) {
+        r->fn(r->opaque);
+        free(r);
+    }
+}
+
+static void ext_keep(void *opaque, uint8_t *data)
+{
+    (void)opaque;
+    (void)data;
+}
+
+int pc_encoder_submit_picture(pc_encoder *e, const pc_picture *pic, void (*release)(void *),
+                              void *opaque, int64_t pts_ns, int force_idr, char *err, size_t n)
+{
+    char tmp[8];
+    if (!err || !n) {
+        err = tmp;
+        n = sizeof tmp;
+    }
+    ext_release *rel = release ? malloc(sizeof *rel) : NULL;
+    if (release && !rel) {
+        release(opaque);
+        snprintf(err, n, "pc_encoder_submit_picture: out of memory");
+        return PC_ENOMEM;
+    }
+    if (rel)
+        *rel = (ext_release){release, opaque};
+    const char *bad = !e || !pic ? "NULL argument"
+                    : e->flushed ? "the encoder was flushed"
+                    : e->zero_copy ? "the encoder takes CUDA frames (use pc_encoder_frame)"
+                    : pic->width != e->cfg.width || pic->height != e->cfg.height ? "picture size differs"
+                    : (pic->fmt == PC_FMT_NV12) != (e->sw_fmt == AV_PIX_FMT_NV12) ||
+                              (pic->fmt != PC_FMT_NV12 && pic->fmt != PC_FMT_I420)
+                          ? "picture format differs" : NULL;
+    if (bad) {
+        if (e && pic)
+            snprintf(err, n, "pc_encoder_submit_picture: %s (%s %dx%d given, %s %dx%d expected)", bad,
+                     pc_pixfmt_name(pic->fmt), pic->width, pic->height, av_get_pix_fmt_name(e->sw_fmt),
+                     e->cfg.width, e->cfg.height);
+        else
+            snprintf(err, n, "pc_encoder_submit_picture: %s", bad);
+        ext_free(rel, NULL);
+        return PC_EINVAL;
+    }
+    AVFrame *f = e->ext;
+    av_frame_unref(f);
+    f->format = e->sw_fmt;
+    f->width = pic->width;
+    f->height = pic->height;
+    int planes = pic->fmt == PC_FMT_I420 ? 3 : 2;
+    for (int i = 0; i < planes; i++) {
+        size_t rows = i ? (size_t)(pic->height + 1) / 2 : (size_t)pic->height;
+        /* the first plane's buffer carries the release; the others only
+         * describe their memory */
+        f->buf[i] = av_buffer_create(pic->plane[i], pic->pitch[i] * rows, i ? ext_keep : ext_free,
+                                     i ? NULL : rel, 0);
+        if (!f->buf[i]) {
+            if (!i)
+                ext_free(rel, NULL);
+            av_frame_unref(f);
+            snprintf(err, n, "pc_encoder_submit_picture: out of memory");
+            return PC_ENOMEM;
+        }
+        f->data[i] = pic->plane[i];
+        f->linesize[i] = (int)pic->pitch[i];
+    }
+    e->cur = f;
+    return pc_encoder_submit(e, pts_ns, force_idr, err, n);
 }
 
 int pc_encoder_flush(pc_encoder *e, char *err, size_t n)

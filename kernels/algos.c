@@ -2,6 +2,7 @@
  * name <-> enum helpers. Everything that lists or selects an algorithm
  * reads this table: the CLI, panocap-quality, panocap-bench, the tests. */
 #include "debayer.h"
+#include "mlri.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +37,14 @@ static const pc_algo_desc algo_table[PC_ALGO_COUNT] = {
     {PC_ALGO_WD_MODIFIED, "wd-modified", "weighted directions, modified",
      "weighted-directions green plus the edge-directed constant-hue final pass",
      2, {3, 1, 0}, 4, 2, BOTH, 3094, NULL},
+    /* Float guided filters over 7x7 and 11x11 windows (docs/mlri.md), its
+     * own code (mlri_reference.c, cuda_mlri.cu). Its three steps
+     * (directional estimates, green, red/blue) count as the passes, with
+     * their halos; radius_total is the reach of the whole method;
+     * temporaries are the CUDA backend's 11 float planes. */
+    {PC_ALGO_MLRI, "mlri", "minimised-Laplacian residual interpolation (Kiku et al.)",
+     "green from directional guided filters on Laplacians plus residuals, then red/blue guided by green",
+     3, {9, 8, 10}, 27, 44, 0, 0, &pc_mlri_impl},
 };
 
 int pc_algo_count(void) { return PC_ALGO_COUNT; }

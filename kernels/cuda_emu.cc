@@ -8,6 +8,7 @@
 #include "cuda_algos.cuh"
 #include "cuda_colour.cuh"
 #include "cuda_emu_api.h"
+#include "cuda_mlri.cuh"
 
 #include <stdio.h>
 
@@ -16,6 +17,8 @@ static void kernel_of(int fmt, const pc_kparams &kp)
 {
     if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
     else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
+    else if (fmt == PC_FMT_NV12 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_NV12 + PC_KFMT_COL>(kp);
+    else if (fmt == PC_FMT_I420 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_I420 + PC_KFMT_COL>(kp);
     else pc_debayer_kernel<A, VAR, PC_FMT_RGB24>(kp);
 }
 
@@ -52,6 +55,7 @@ static constexpr emu_algo emu_algos[] = {
     {PC_ALGO_HOMOGENEOUS_EDGE, run<pc_alg_hed>},
     {PC_ALGO_WD_ORIGINAL, run<pc_alg_wdorig>},
     {PC_ALGO_WD_MODIFIED, run<pc_alg_wdmod>},
+    {PC_ALGO_MLRI, nullptr}, /* own kernels: pc_emu_mlri */
 };
 static_assert(sizeof emu_algos / sizeof emu_algos[0] == PC_ALGO_COUNT,
               "emu_algos needs one entry per pc_algo_id (debayer.h)");
@@ -96,6 +100,15 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         for (int x = -PC_HX; x < W + mr; x++)
             buf[y * pitch + x] = src->data[y * src->pitch + pc_fold(x, W)];
     }
+    /* The device's contract (debayer_cuda.cu, check_pic): the kernels store
+     * 2 and 4 bytes at once, so planes and pitches are multiples of 4. */
+    for (int i = 0; i < pc_pixfmt_planes(dst->fmt); i++)
+        if (((uintptr_t)dst->plane[i] & 3) || (dst->pitch[i] & 3)) {
+            free(base);
+            snprintf(err, errlen, "pc_emu_debayer: destination plane %d: pointer %p / pitch %zu not multiples of 4 "
+                     "(the kernels store 2 and 4 bytes at once)", i, (void *)dst->plane[i], dst->pitch[i]);
+            return PC_EINVAL;
+        }
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
     pc_kparams kp;
@@ -134,7 +147,10 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.bands = bands;
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
-    int rc = emu_algos[algo].run(variant, dst->fmt, th, kp, W, H);
+    memcpy(kp.m0, bands, sizeof kp.m0);
+    /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
+    const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
+    int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
@@ -143,8 +159,53 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     return 0;
 }
 
+/* MLRI: the same launch sequence as the device (pc_mlri_sequence), each
+ * kernel run through the emulator; temporaries poisoned with NaN so a
+ * read of anything a kernel did not write shows. */
+extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    const int W = src->width, H = src->height;
+    size_t wh = (size_t)W * H;
+    std::vector<float> tmp((size_t)PC_MLRI_GPU_PLANES * wh, NAN);
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
+    pc_mlri_kp k;
+    memset(&k, 0, sizeof k);
+    k.src = src->data;
+    k.sp = (int)src->pitch;
+    k.W = W;
+    k.H = H;
+    k.ox = src->cfa == PC_CFA_GRBG || src->cfa == PC_CFA_BGGR;
+    k.oy = src->cfa == PC_CFA_GBRG || src->cfa == PC_CFA_BGGR;
+    k.wh = wh;
+    k.ab = tmp.data();
+    k.uv = k.ab + 4 * wh;
+    k.g = k.ab + 8 * wh;
+    k.t = k.ab + 9 * wh;
+    if (pc_mlri_set_dst(k, dst, yc)) {
+        snprintf(err, errlen, "pc_emu_mlri: %d colour bands (at most %d)", dst->n_bands, PC_KMAX_BANDS);
+        return PC_EINVAL;
+    }
+    auto L = [](int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp) {
+        return pc_emu::launch(grid, block, smem, [&]() {
+            switch (kind) {
+            case PC_MLRI_K_DIR: pc_mlri_dir_body(kp); break;
+            case PC_MLRI_K_GREEN: pc_mlri_green_body(kp); break;
+            case PC_MLRI_K_ABRB: pc_mlri_abrb_body(kp); break;
+            case PC_MLRI_K_TENTRB: pc_mlri_tentrb_body(kp); break;
+            default: pc_mlri_final_body(kp); break;
+            }
+        });
+    };
+    if (pc_mlri_sequence(L, k)) {
+        snprintf(err, errlen, "pc_emu_mlri: threads of a block disagree on barriers");
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
 extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
-                             uint8_t *dst, size_t dst_pitch, char *err, size_t errlen)
+                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
 {
     /* the device table layout: 3 x PC_CLUT_STRIDE */
     std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
@@ -161,8 +222,11 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.packing = (int)f->packing;
     p.bits = f->bits;
     p.cfa = (int)f->cfa;
-    dim3 grid((W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
-    if (pc_emu::launch(grid, dim3(PC_CNT), 0, [&]() { pc_colour_kernel(p); })) {
+    p.ml = ml;
+    p.mr = mr;
+    /* a few persistent CTAs, so that each walks several row pairs */
+    dim3 grid(rows / 2 < 2 ? 1 : 2);
+    if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
         snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }

@@ -1,7 +1,7 @@
 /* debayer.h - the public C API of panocap's demosaicing library.
  *
  * One header for the algorithm table, the plain C reference (the definition
- * of correctness, see ../shared/reference/algorithms.md) and the
+ * of correctness, see docs/algorithms.md) and the
  * multi-threaded CPU backend built on it. The CUDA backend has its own
  * header, debayer_cuda.h, so that host code which never touches the GPU
  * needs no CUDA headers.
@@ -69,6 +69,7 @@ typedef enum pc_algo_id {
     PC_ALGO_HOMOGENEOUS_EDGE,
     PC_ALGO_WD_ORIGINAL,
     PC_ALGO_WD_MODIFIED,
+    PC_ALGO_MLRI, /* residual interpolation (not in the paper; docs/mlri.md) */
     PC_ALGO_COUNT
 } pc_algo_id;
 
@@ -168,6 +169,13 @@ size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_ra
 /* Copies the visible part of every plane of src into dst (host memory,
  * same format and size, any pitches). */
 void pc_picture_copy(const pc_picture *dst, const pc_picture *src);
+
+/* dst = src scaled down `scale` times (box filter: each sample the rounded
+ * mean of a scale x scale block, chroma of the chroma plane likewise), host
+ * memory, NV12 or I420 each (formats may differ); dst's size must be
+ * (src->width / scale) & ~1 x (src->height / scale) & ~1. For the preview
+ * rendition. Returns 0 or PC_EINVAL. */
+int pc_picture_downscale(const pc_picture *dst, const pc_picture *src, int scale);
 
 /* Checks a frame size against the spec; message names the rule broken. */
 int pc_check_size(int width, int height, char *err, size_t errlen);

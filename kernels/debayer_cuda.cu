@@ -107,6 +107,7 @@ static constexpr pc_cuda_algo pc_cuda_algos[] = {
     {PC_ALGO_HOMOGENEOUS_EDGE, &pc_kset_hed, nullptr},
     {PC_ALGO_WD_ORIGINAL, &pc_kset_wdorig, nullptr},
     {PC_ALGO_WD_MODIFIED, &pc_kset_wdmod, nullptr},
+    {PC_ALGO_MLRI, nullptr, &pc_cuda_mlri},
 };
 static_assert(sizeof pc_cuda_algos / sizeof pc_cuda_algos[0] == PC_ALGO_COUNT,
               "pc_cuda_algos needs one entry per pc_algo_id (debayer.h)");
@@ -460,7 +461,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
-    pc_picture sp = scratch_pic(g, (pc_pixfmt)fmt);
+    pc_picture sp = scratch_pic(g, (pc_pixfmt)PC_KFMT_BASE(fmt));
     set_dst(&kp, &sp);
     void *args[] = {&kp};
     CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
@@ -628,6 +629,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     b.bands = g->d_bands;
     b.band_mul = 0;
     b.n_bands = 1;
+    memcpy(b.m0, g->bands_host, sizeof b.m0);
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
@@ -777,8 +779,10 @@ extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tabl
     return 0;
 }
 
+/* margins: also fill the rows' left/right margins (what fill_margins does,
+ * in the same pass). */
 static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, const pc_rawfmt *f, int cam, int rows,
-                         cudaStream_t s, char *err, size_t errlen)
+                         int margins, cudaStream_t s, char *err, size_t errlen)
 {
     pc_cparams p;
     memset(&p, 0, sizeof p);
@@ -791,8 +795,17 @@ static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, cons
     p.packing = (int)f->packing;
     p.bits = f->bits;
     p.cfa = (int)f->cfa;
-    dim3 grid((g->W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
-    pc_colour_kernel<<<grid, PC_CNT, 0, s>>>(p);
+    p.ml = margins ? PC_HX : 0;
+    p.mr = margins ? g->margin_r : 0;
+    /* persistent CTAs: one wave (as many as fit at once), each walking
+     * row pairs */
+    const size_t smem = pc_colour_smem(p.bits, g->W);
+    if (smem > 48 * 1024)
+        CK(g, cudaFuncSetAttribute(pc_colour_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int per_sm = 0;
+    CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pc_colour_kernel, PC_CNT, smem));
+    int ctas = (rows + 1) / 2, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
+    pc_colour_kernel<<<ctas < cap ? ctas : cap, PC_CNT, smem, s>>>(p);
     CK(g, cudaGetLastError());
     return 0;
 }
@@ -826,8 +839,7 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
      * buffer: slabs of one frame never overlap there */
     uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
     CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
-    if (colour_launch(g, slot, row0, stage, f, cam, rows, g->up, err, errlen) ||
-        fill_margins(g, slot, row0, rows, g->up, err, errlen))
+    if (colour_launch(g, slot, row0, stage, f, cam, rows, 1, g->up, err, errlen))
         return PC_EDEVICE;
     g->uploaded[slot] = 1;
     return 0;
@@ -846,11 +858,11 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, 
         CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
     CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
-    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
         return PC_EDEVICE;
     CK(g, cudaEventRecord(a, g->cs));
     for (int i = 0; i < 20; i++)
-        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
             return PC_EDEVICE;
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
@@ -917,14 +929,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     const pc_cuda_custom *own = pc_cuda_algos[g->algo].custom;
     pc_graph *x = NULL;
     pc_kparams kp = g->base;
-    if (!own) {
-        int th = g->th_forced ? g->th_forced : g->th;
-        if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
-            return rc;
-        kp.th = th;
-        kp.src = g->in[slot];
-        set_dst(&kp, dst);
-    }
+    int kfmt = fmt; /* the kernel's format: + PC_KFMT_COL when a band's matrix needs it */
     if (!own && fmt != PC_FMT_RGB24) {
         /* per-camera matrices (the colour matrix folded in), or the plain
          * §8 one */
@@ -944,6 +949,17 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         }
         if (rc)
             return rc;
+        memcpy(kp.m0, g->bands_host, sizeof kp.m0);
+        if (!pc_bands_plain(g->bands_host, g->bands_n))
+            kfmt += PC_KFMT_COL;
+    }
+    if (!own) {
+        int th = g->th_forced ? g->th_forced : g->th;
+        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+            return rc;
+        kp.th = th;
+        kp.src = g->in[slot];
+        set_dst(&kp, dst);
     }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
@@ -1013,6 +1029,77 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
         CK(g, cudaMemcpy2DAsync(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], w, h,
                                 cudaMemcpyDefault, g->cs));
     }
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
+    return 0;
+}
+
+/* Box filter, k x k samples per output sample, rounded as
+ * pc_picture_downscale (kernels/picture.c) rounds: bit-identical. */
+__global__ void pc_down_y_kernel(const uint8_t *s, size_t sp, uint8_t *d, size_t dp, int dw, int dh, int k)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= dw || y >= dh)
+        return;
+    unsigned sum = 0, n = (unsigned)(k * k);
+    for (int j = 0; j < k; j++) {
+        const uint8_t *r = s + (size_t)(y * k + j) * sp + (size_t)x * k;
+        for (int i = 0; i < k; i++)
+            sum += r[i];
+    }
+    d[(size_t)y * dp + x] = (uint8_t)((sum + n / 2) / n);
+}
+
+__global__ void pc_down_uv_kernel(const uint8_t *s, size_t sp, uint8_t *d, size_t dp, int cw, int ch, int k)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= cw || y >= ch)
+        return;
+    unsigned n = (unsigned)(k * k);
+    for (int c = 0; c < 2; c++) {
+        unsigned sum = 0;
+        for (int j = 0; j < k; j++) {
+            const uint8_t *r = s + (size_t)(y * k + j) * sp + 2 * (size_t)x * k + c;
+            for (int i = 0; i < k; i++)
+                sum += r[2 * i];
+        }
+        d[(size_t)y * dp + 2 * x + c] = (uint8_t)((sum + n / 2) / n);
+    }
+}
+
+extern "C" int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *dst, int scale,
+                                      char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_downscale_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!dev || !dst || dev->fmt != PC_FMT_NV12 || dst->fmt != PC_FMT_NV12 || scale < 1 ||
+        dst->width != ((dev->width / scale) & ~1) || dst->height != ((dev->height / scale) & ~1) || dst->width < 2 ||
+        dst->height < 2) {
+        pc_set_err(err, errlen, "pc_gpu_downscale_async: NV12 pictures of %dx%d and of that size / %d (even) wanted "
+                   "(frame %dx%d)", dev ? dev->width : 0, dev ? dev->height : 0, scale, g->W, g->H);
+        return PC_EINVAL;
+    }
+    /* staged in the scratch picture (3*W*H bytes; used by tuning only,
+     * which runs on this stream too: stream order keeps them apart) */
+    int dw = dst->width, dh = dst->height;
+    size_t sp = ((size_t)dw + 255) & ~(size_t)255;
+    if (sp * (size_t)dh * 3 / 2 > scratch_bytes(g->W, g->H)) {
+        pc_set_err(err, errlen, "pc_gpu_downscale_async: %dx%d does not fit the staging picture (frame %dx%d)", dw, dh,
+                   g->W, g->H);
+        return PC_EINVAL;
+    }
+    uint8_t *sy = g->scratch, *suv = g->scratch + sp * (size_t)dh;
+    dim3 blk(32, 8);
+    pc_down_y_kernel<<<dim3((dw + 31) / 32, (dh + 7) / 8), blk, 0, g->cs>>>(dev->plane[0], dev->pitch[0], sy, sp, dw,
+                                                                           dh, scale);
+    CK(g, cudaGetLastError());
+    pc_down_uv_kernel<<<dim3((dw / 2 + 31) / 32, (dh / 2 + 7) / 8), blk, 0, g->cs>>>(dev->plane[1], dev->pitch[1], suv,
+                                                                                   sp, dw / 2, dh / 2, scale);
+    CK(g, cudaGetLastError());
+    CK(g, cudaMemcpy2DAsync(dst->plane[0], dst->pitch[0], sy, sp, (size_t)dw, (size_t)dh, cudaMemcpyDefault, g->cs));
+    CK(g, cudaMemcpy2DAsync(dst->plane[1], dst->pitch[1], suv, sp, (size_t)dw, (size_t)dh / 2, cudaMemcpyDefault,
+                            g->cs));
     CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
     g->last_ev[slot] = g->ev_done[slot];
     return 0;

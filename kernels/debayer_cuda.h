@@ -136,6 +136,14 @@ int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t
 int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host,
                           char *err, size_t errlen);
 
+/* Enqueues, on the compute stream after the slot's debayer, the device
+ * NV12 picture dev scaled down `scale` times by a box filter
+ * (bit-identical to pc_picture_downscale) into dst (NV12, host or device
+ * memory, (width/scale)&~1 x (height/scale)&~1), staged on the device. For
+ * the preview rendition. */
+int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *dst, int scale,
+                           char *err, size_t errlen);
+
 /* Waits until everything enqueued for `slot` (debayer, download) is done. */
 int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen);
 /* Waits for all work of this pc_gpu. */

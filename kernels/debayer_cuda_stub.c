@@ -60,6 +60,11 @@ int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range ra
 void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic) {}
 int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t errlen) { NOTSUP("pc_gpu_host_alloc"); }
 void pc_gpu_host_free(void *p) {}
+int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *dst, int scale, char *err,
+                           size_t errlen)
+{
+    NOTSUP("pc_gpu_downscale_async");
+}
 int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen)
 {
     NOTSUP("pc_gpu_input_written");

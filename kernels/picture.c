@@ -74,3 +74,43 @@ void pc_picture_copy(const pc_picture *dst, const pc_picture *src)
             memcpy(dst->plane[i] + (size_t)y * dst->pitch[i], src->plane[i] + (size_t)y * src->pitch[i], rb);
     }
 }
+
+/* chroma sample c (0 = Cb, 1 = Cr) at (x, y) of an NV12 or I420 picture */
+static inline uint8_t *chroma_at(const pc_picture *p, int c, int x, int y)
+{
+    if (p->fmt == PC_FMT_NV12)
+        return p->plane[1] + (size_t)y * p->pitch[1] + 2 * (size_t)x + c;
+    return p->plane[1 + c] + (size_t)y * p->pitch[1 + c] + (size_t)x;
+}
+
+int pc_picture_downscale(const pc_picture *dst, const pc_picture *src, int scale)
+{
+    int ok_fmt = (src->fmt == PC_FMT_NV12 || src->fmt == PC_FMT_I420) &&
+                 (dst->fmt == PC_FMT_NV12 || dst->fmt == PC_FMT_I420);
+    if (!ok_fmt || scale < 1 || dst->width != ((src->width / scale) & ~1) ||
+        dst->height != ((src->height / scale) & ~1) || dst->width < 2 || dst->height < 2)
+        return PC_EINVAL;
+    unsigned n = (unsigned)(scale * scale), half = n / 2;
+    for (int y = 0; y < dst->height; y++) {
+        uint8_t *o = dst->plane[0] + (size_t)y * dst->pitch[0];
+        for (int x = 0; x < dst->width; x++) {
+            unsigned sum = 0;
+            for (int j = 0; j < scale; j++) {
+                const uint8_t *r = src->plane[0] + (size_t)(y * scale + j) * src->pitch[0] + (size_t)x * scale;
+                for (int i = 0; i < scale; i++)
+                    sum += r[i];
+            }
+            o[x] = (uint8_t)((sum + half) / n);
+        }
+    }
+    for (int y = 0; y < dst->height / 2; y++)
+        for (int x = 0; x < dst->width / 2; x++)
+            for (int c = 0; c < 2; c++) {
+                unsigned sum = 0;
+                for (int j = 0; j < scale; j++)
+                    for (int i = 0; i < scale; i++)
+                        sum += *chroma_at(src, c, x * scale + i, y * scale + j);
+                *chroma_at(dst, c, x, y) = (uint8_t)((sum + half) / n);
+            }
+    return 0;
+}

@@ -1,7 +1,7 @@
 /* reference.c - the plain C demosaicing reference: the definition of
  * correctness for every other implementation (CPU backend, CUDA kernels).
  *
- * It implements the seven algorithms of ../shared/reference/algorithms.md
+ * It implements the seven algorithms of docs/algorithms.md
  * exactly: integer arithmetic only, reflect-101 on every read of every
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
  * the final pass (RGB24, NV12, I420).
@@ -241,6 +241,13 @@ static void dstrows_for(const pc_picture *p, int y, dstrows *o)
         o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1];
     if (p->fmt == PC_FMT_I420)
         o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2];
+}
+
+void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3])
+{
+    dstrows o;
+    dstrows_for(dst, y, &o);
+    store_block(dst->fmt, yc, &o, x0, v);
 }
 
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, char *err, size_t errlen)
@@ -636,8 +643,10 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
 typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt);
 
 /* An AVX2 clone chosen at load time on x86-64 (GNU ifunc); elsewhere the
- * generic vectors map to whatever the target has. */
-#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES)
+ * generic vectors map to whatever the target has. Not under
+ * ThreadSanitizer: the ifunc resolver runs during relocation, before the
+ * TSan runtime is set up, and its instrumented code crashes there. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define PC_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PC_CLONES
@@ -764,6 +773,7 @@ static const ref_algo ref_algos[] = {
     [PC_ALGO_HOMOGENEOUS_EDGE] = {4, 3, {K_HED1, K_HED2, K_EDF}},
     [PC_ALGO_WD_ORIGINAL] = {3, 3, {K_WD1, K_WDO2, K_WDO3}},
     [PC_ALGO_WD_MODIFIED] = {1, 2, {K_WD1, K_EDF}},
+    [PC_ALGO_MLRI] = REF_OWN, /* mlri_reference.c */
 };
 _Static_assert(sizeof ref_algos / sizeof ref_algos[0] == PC_ALGO_COUNT,
                "ref_algos needs one entry per pc_algo_id (debayer.h)");

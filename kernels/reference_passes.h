@@ -61,4 +61,8 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src,
  * Pass p may only start once pass p-1 is complete on every row. */
 void pc_job_pass(const pc_job *job, int pass, int y0, int y1);
 
+/* Stores one even-aligned 2x2 block of final 8-bit RGB (v[j][i] is pixel
+ * (x0+i, y+j)) in dst's format, through the §8 conversion for YUV. */
+void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3]);
+
 #endif

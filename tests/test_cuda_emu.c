@@ -69,7 +69,7 @@ static void colour_bands(void)
             pc_picture ref, cp, out;
             tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
             tu_pic_alloc(&cp, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 1);
-            tu_pic_alloc(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+            tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
             pc_picture *all[3] = {&ref, &cp, &out};
             for (int i = 0; i < 3; i++) {
                 all[i]->bands = bands;
@@ -89,8 +89,14 @@ static void colour_bands(void)
                       pc_algo_get(algo)->name, pc_pixfmt_name(fmt), nraw, rc3 ? ": " : "", rc3 ? err : "");
             for (int var = PC_VARIANT_2PX; var <= PC_VARIANT_4PX; var++) {
                 int th = var == PC_VARIANT_2PX ? 12 : 64;
+                int fused = pc_emu_supports((pc_algo_id)algo);
+                if (!fused && var != PC_VARIANT_2PX)
+                    continue; /* own code: one kernel sequence, no variants */
                 tu_pic_fill(&out, 0xA7);
-                int rc2 = rc ? rc : pc_emu_debayer((pc_algo_id)algo, (pc_variant)var, th, &src, &out, err, sizeof err);
+                int rc2 = rc ? rc
+                          : fused ? pc_emu_debayer((pc_algo_id)algo, (pc_variant)var, th, &src, &out, err, sizeof err)
+                          : algo == PC_ALGO_MLRI ? pc_emu_mlri(&src, &out, err, sizeof err)
+                                                 : PC_ENOTSUP;
                 long nd = rc2 ? -1 : tu_compare(&ref, &out, &md);
                 TAP_CHECK(ncpu == 0 && nd == 0,
                           "colour on, 5 cameras x 12-bit packed, per-camera matrices: %s %s %s th=%d: CPU backend %ld, "
@@ -136,13 +142,21 @@ static void colour_pass(void)
                 for (int c = 0; c < 3; c++)
                     for (int v = 0; v <= maxc; v++)
                         t.lut[c][v] = (uint8_t)(tu_rng(&seed) >> 7);
-                size_t pitch = w + 6;
+                /* with the device's margins: 16 bytes left, 22 right of
+                 * each row, the reflect-101 mirror of the row */
+                const int ml = 16, mr = 22;
+                size_t pitch = ml + w + mr;
                 uint8_t *a = calloc(pitch * h, 1), *b = calloc(pitch * h, 1);
-                pc_colour_slab(&f, &t, raw, 0, w, h, a, pitch);
-                int rc = pc_emu_colour(&f, &t, raw, w, h, b, pitch, err, sizeof err);
+                pc_colour_slab(&f, &t, raw, 0, w, h, a + ml, pitch);
+                for (int y = 0; y < h; y++)
+                    for (int j = 0; j < ml + mr; j++) {
+                        int x = j < ml ? j - ml : w + (j - ml);
+                        a[y * pitch + ml + x] = a[y * pitch + ml + (x < 0 ? -x : 2 * (w - 1) - x)];
+                    }
+                int rc = pc_emu_colour(&f, &t, raw, w, h, b + ml, pitch, ml, mr, err, sizeof err);
                 char name[32];
                 pc_rawfmt_name(&f, name, sizeof name);
-                TAP_CHECK(rc == 0 && memcmp(a, b, pitch * h) == 0, "colour pass kernel %s width %d: same bytes as the C rows%s%s",
+                TAP_CHECK(rc == 0 && memcmp(a, b, pitch * h) == 0, "colour pass kernel %s width %d: same bytes as the C rows, margins mirrored%s%s",
                           name, w, rc ? ": " : "", rc ? err : "");
                 free(codes);
                 free(raw);
@@ -152,8 +166,108 @@ static void colour_pass(void)
         }
 }
 
+/* Samples in the whole picture (all planes). */
+static long pic_samples(const pc_picture *p)
+{
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(p->fmt, p->width, p->height, bw, rows);
+    long n = 0;
+    for (int i = 0; i < np; i++)
+        n += (long)bw[i] * rows[i];
+    return n;
+}
+
+/* MLRI's kernels (cuda_mlri.cuh) against its float reference, under the
+ * rule the GPU keeps (docs/mlri.md): every output sample within 1 code
+ * value, at least 99.99 % identical. The emulation follows the reference
+ * operation for operation, so it is expected (and reported) to be exact.
+ * Sizes: the smallest the spec allows, one not a multiple of the 8-row
+ * tile, one wider than a 128-px tile with a partial last tile, a tall
+ * narrow one, one with interior tiles; noise and a synthetic photograph; all four CFA phases; NV12
+ * always, RGB24 and I420 on two of them. */
+static void mlri_checks(void)
+{
+    /* 400x40 has tiles far enough from every edge to take the kernels'
+     * interior (unmirrored) instances, next to border tiles. */
+    static const int sizes[][2] = {{8, 8}, {10, 14}, {134, 22}, {16, 42}, {262, 12}, {400, 40}};
+    char err[512];
+    long total_diff = 0, total = 0;
+    for (int si = 0; si < 6; si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
+        for (int kind = 0; kind < 2; kind++)
+            for (int cfa = 0; cfa < 4; cfa++) {
+                if (kind == 0)
+                    tu_noise(bay, (size_t)w * h, 3000u + si * 10 + cfa);
+                else {
+                    tu_synth(rgb, w, h, 11u + si);
+                    tu_mosaic(rgb, w, h, bay, w, h, (pc_cfa)cfa);
+                }
+                pc_bayer src = {bay, (size_t)w, w, h, (pc_cfa)cfa};
+                for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt++) {
+                    if (fmt != PC_FMT_NV12 && (kind != 0 || (si != 1 && si != 2)))
+                        continue;
+                    pc_matrix mat = cfa & 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
+                    pc_range range = cfa & 2 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
+                    pc_picture ref, out;
+                    tu_pic_alloc(&ref, (pc_pixfmt)fmt, mat, range, w, h, 3);
+                    tu_pic_alloc(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
+                    tu_pic_fill(&out, 0xA7);
+                    int rr = pc_ref_debayer(PC_ALGO_MLRI, &src, &ref, err, sizeof err);
+                    int rc = rr ? rr : pc_emu_mlri(&src, &out, err, sizeof err);
+                    int md = 0;
+                    long nd = rc ? -1 : tu_compare(&ref, &out, &md);
+                    long n = pic_samples(&ref);
+                    TAP_CHECK(rc == 0 && md <= 1 && nd * 10000 <= n,
+                              "emulated mlri %s %s %dx%d %s: %ld of %ld samples differ (max %d)%s%s",
+                              pc_cfa_name((pc_cfa)cfa), pc_pixfmt_name((pc_pixfmt)fmt), w, h,
+                              kind ? "synthetic photo" : "noise", nd, n, md, rc ? ": " : "", rc ? err : "");
+                    total_diff += nd > 0 ? nd : 0;
+                    total += n;
+                    tu_pic_free(&ref);
+                    tu_pic_free(&out);
+                }
+            }
+        free(rgb);
+        free(bay);
+    }
+    /* per-camera matrices (colour bands, docs/colour.md) in the final pass */
+    {
+        int w = 134, h = 22;
+        uint8_t *bay = malloc((size_t)w * h);
+        tu_noise(bay, (size_t)w * h, 4711u);
+        pc_yuv_coeffs bands[3];
+        pc_yuv_coeffs_get(PC_MATRIX_BT601, PC_RANGE_FULL, &bands[0]);
+        pc_yuv_coeffs_get(PC_MATRIX_BT709, PC_RANGE_LIMITED, &bands[1]);
+        pc_yuv_coeffs_get(PC_MATRIX_BT601, PC_RANGE_LIMITED, &bands[2]);
+        for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++) {
+            pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GRBG};
+            pc_picture ref, out;
+            tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
+            tu_pic_alloc(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+            ref.bands = out.bands = bands;
+            ref.n_bands = out.n_bands = 3;
+            ref.band_rows = out.band_rows = 8;
+            tu_pic_fill(&out, 0xA7);
+            int rc = pc_ref_debayer(PC_ALGO_MLRI, &src, &ref, err, sizeof err);
+            if (!rc)
+                rc = pc_emu_mlri(&src, &out, err, sizeof err);
+            int md = 0;
+            long nd = rc ? -1 : tu_compare(&ref, &out, &md);
+            TAP_CHECK(rc == 0 && nd == 0, "emulated mlri %s %dx%d with 3 colour bands of 8 rows: %ld samples differ%s%s",
+                      pc_pixfmt_name((pc_pixfmt)fmt), w, h, nd, rc ? ": " : "", rc ? err : "");
+            tu_pic_free(&ref);
+            tu_pic_free(&out);
+        }
+        free(bay);
+    }
+    tap_diag("mlri emulation: %ld of %ld samples differ from the reference in all", total_diff, total);
+}
+
 int main(void)
 {
+    mlri_checks();
     colour_pass();
     colour_bands();
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};
@@ -191,7 +305,7 @@ int main(void)
                         pc_matrix mat = (algo & 2) ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
                         pc_picture ref, out;
                         tu_pic_alloc(&ref, (pc_pixfmt)fmt, mat, range, w, h, 3);
-                        tu_pic_alloc(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
+                        tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
                         if (pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err)) {
                             TAP_CHECK(0, "reference %s: %s", pc_algo_get(algo)->name, err);
                             continue;

@@ -14,6 +14,7 @@
  *     answers the status line, `metrics` Prometheus text with per-camera
  *     counters, `algo hq-linear` switches (logged), `snapshot DIR/s.png`
  *     writes a 2040x5400 PNG. Exit 0 at the end of --duration.
+ *  3. A live switch to mlri and back under load (test_mlri_switch).
  * argv[1]: the panocap executable. */
 #include "daemon_testutil.h"
 
@@ -323,6 +324,84 @@ static void test_sighup_control(void)
     unlink(raw);
 }
 
+/* Frame set index in "algorithm switched: FROM -> TO (from frame set N" of
+ * the log; -1 if absent. */
+static long long switch_set(const char *log, const char *from, const char *to)
+{
+    char key[160];
+    snprintf(key, sizeof key, "algorithm switched: %s -> %s (from frame set ", from, to);
+    char *s = dt_slurp(log);
+    const char *p = s ? strstr(s, key) : NULL;
+    long long n = p ? strtoll(p + strlen(key), NULL, 10) : -1;
+    free(s);
+    return n;
+}
+
+/* 3. A live switch to MLRI and back over the control socket while frames
+ * flow (2 small fake cameras at 25 fps, CPU backend: MLRI is slower than
+ * real time there, so the switch happens under load): both switches are
+ * acknowledged and logged at increasing frame sets, the status line names
+ * mlri in between, frames keep being encoded after each switch, the daemon
+ * exits 0 and every frame it wrote decodes. */
+static void test_mlri_switch(void)
+{
+    char out[300], sock[300];
+    snprintf(out, sizeof out, "%s/mlri.ts", dir);
+    snprintf(sock, sizeof sock, "%s/mlri.sock", dir);
+    char *args[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=256", "-s",
+                    "capture.height=128", "--fps", "25", "--algo", "edge", "--backend", "cpu", "--control", sock,
+                    "--output", out, "--duration", "14", "--stats-interval", "0.5", NULL};
+    dt_child ch;
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "mlri", args, NULL) == 0, "mlri switch: panocap (2 fake cameras, edge) started"))
+        return;
+    char ans[8192];
+    long n0 = -1;
+    double end = dt_now() + 30;
+    while (dt_now() < end && !dt_exited(&ch) && n0 < 5) {
+        n0 = dt_control(sock, "status", ans, sizeof ans, 3) == 0 ? dt_status_encoded(ans) : -1;
+        if (n0 < 5)
+            dt_sleep(0.2);
+    }
+    int st = dt_control(sock, "algo mlri", ans, sizeof ans, 3);
+    TAP_CHECK(st == 0 && !strncmp(ans, "OK algo mlri", 12), "control `algo mlri` after %ld frames: %.*s", n0,
+              (int)strcspn(ans, "\n"), ans);
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: edge -> mlri", 10, &ch),
+              "log: algorithm switched: edge -> mlri");
+    /* frames encoded with mlri, shown in the status line */
+    long n1 = -1;
+    int shown = 0;
+    end = dt_now() + 20;
+    while (dt_now() < end && !dt_exited(&ch) && !(shown && n1 >= n0 + 3)) {
+        if (dt_control(sock, "status", ans, sizeof ans, 3) == 0) {
+            shown = strstr(ans, "mlri/cpu |") != NULL;
+            n1 = dt_status_encoded(ans);
+        }
+        dt_sleep(0.2);
+    }
+    TAP_CHECK(shown && n1 >= n0 + 3, "status names mlri and frames go on (%ld -> %ld encoded): %.*s", n0, n1,
+              (int)strcspn(ans, "\n"), ans);
+    st = dt_control(sock, "algo edge", ans, sizeof ans, 3);
+    TAP_CHECK(st == 0 && !strncmp(ans, "OK algo edge", 12), "control `algo edge` (back): %.*s",
+              (int)strcspn(ans, "\n"), ans);
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: mlri -> edge", 10, &ch),
+              "log: algorithm switched: mlri -> edge");
+    long long s1 = switch_set(ch.err, "edge", "mlri"), s2 = switch_set(ch.err, "mlri", "edge");
+    TAP_CHECK(s1 >= 0 && s2 > s1, "the switches are at frame sets %lld then %lld (mlri in between)", s1, s2);
+    int rc = dt_wait(&ch, 40);
+    TAP_CHECK(rc == 0, "exit %d at the end of --duration", rc);
+    if (rc != 0)
+        dt_diag_file("panocap stderr", ch.err, 3000);
+    char *sum = dt_slurp(ch.out);
+    long enc = -1;
+    dt_parse_summary(sum, NULL, &enc, NULL);
+    free(sum);
+    dt_decoded d;
+    rc = dt_decode(out, NULL, NULL, &d);
+    TAP_CHECK(rc == 0 && d.errors == 0 && d.frames == enc && d.frames > n1 && d.width == 256 && d.height == 256,
+              "every frame written decodes: %d frames (%ld encoded), %d errors, %dx%d", d.frames, enc, d.errors,
+              d.width, d.height);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -335,7 +414,10 @@ int main(int argc, char **argv)
     test_sigterm();
     double t1 = dt_now();
     test_sighup_control();
-    tap_diag("timings: SIGTERM part %.1f s, SIGHUP + control part %.1f s", t1 - t0, dt_now() - t1);
+    double t2 = dt_now();
+    test_mlri_switch();
+    tap_diag("timings: SIGTERM part %.1f s, SIGHUP + control part %.1f s, mlri switch %.1f s", t1 - t0, t2 - t1,
+             dt_now() - t2);
     dt_rmtree(dir);
     return tap_done();
 }

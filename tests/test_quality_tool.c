@@ -2,7 +2,7 @@
  * argv[1]; no shell) on generated images: TSV header and rows, the crop
  * notice, the border note, means over several images, ref == cpu backend,
  * a missing and a foreign file (error naming it, others still measured,
- * exit status 1), usage errors (exit status 2), --list-algos.
+ * exit status 1), usage errors (exit status 64), --list-algos.
  */
 #include "debayer.h"
 #include "image.h"
@@ -204,16 +204,16 @@ int main(int argc, char **argv)
     /* usage errors */
     const char *a6[] = {"--algo", "nope", tmp("photo.ppm"), NULL};
     rc = run(a6);
-    TAP_CHECK(rc == 2 && strstr(errb, "unknown algorithm 'nope'"), "unknown algorithm: exit 2, message: %.60s", errb);
+    TAP_CHECK(rc == 64 && strstr(errb, "unknown algorithm 'nope'"), "unknown algorithm: exit 64, message: %.60s", errb);
     const char *a7[] = {"--pattern", "RGBG", tmp("photo.ppm"), NULL};
     rc = run(a7);
-    TAP_CHECK(rc == 2 && strstr(errb, "unknown pattern"), "unknown pattern: exit 2");
+    TAP_CHECK(rc == 64 && strstr(errb, "unknown pattern"), "unknown pattern: exit 64");
     const char *a8[] = {"--format", "csv", tmp("photo.ppm"), NULL};
     rc = run(a8);
-    TAP_CHECK(rc == 2 && strstr(errb, "unknown format"), "unknown format: exit 2");
+    TAP_CHECK(rc == 64 && strstr(errb, "unknown format"), "unknown format: exit 64");
     const char *a9[] = {NULL};
     rc = run(a9);
-    TAP_CHECK(rc == 2 && strstr(errb, "no image"), "no image: exit 2");
+    TAP_CHECK(rc == 64 && strstr(errb, "no image"), "no image: exit 64");
 
     const char *a10[] = {"--list-algos", NULL};
     rc = run(a10);

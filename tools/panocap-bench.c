@@ -2,7 +2,7 @@
  *
  *   panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]
  *                 [--width 2040 --height 5400] [--iters N] [--format table|tsv]
- *                 [--threads N] [--device N]
+ *                 [--threads N] [--device N] [--colour FORMAT] [--help] [--version]
  *
  * CUDA: per algorithm and variant, the median and p99 GPU time per frame
  * (CUDA events around each graph replay, after a warm-up, rotating 4
@@ -17,6 +17,8 @@
  *
  * TSV (stdout): algo variant passes median_us p99_us floor_us ratio; the
  * other figures go to stderr as '#' lines.
+ *
+ * Exit status: 0, 1 on a failure (no device, ...), 64 on a usage error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "panocap_config.h"
+#include "tool_cli.h"
 
 #if PANOCAP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -50,6 +53,7 @@ static void usage(FILE *f)
             "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
+            "                     [--help] [--version]\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
             "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
@@ -374,8 +378,9 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
-        INFO(o, "colour pass %s (unpack + per-colour tables, at upload, not in the times below): %.2f us per frame "
-                "(%.2f MB in)\n", o->colour, cus, pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
+        INFO(o, "colour pass %s (unpack + per-colour tables + margins, at upload, replacing the margin refresh; "
+                "not in the times below): %.2f us per frame (%.2f MB in)\n", o->colour, cus,
+             pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
         INFO(o, "final pass with %d per-camera colour matrices (bands of %d rows) in the times below\n", BENCH_CAMS,
              h / BENCH_CAMS & ~1);
         for (int k = 0; k < 4; k++) {
@@ -403,6 +408,8 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     for (int a = 0; a < nalgo; a++)
         for (int vi = 0; vi < nvar; vi++) {
             pc_variant var = (pc_variant)vars[vi];
+            if (algos[a]->variants == 0 && vi > 0)
+                continue; /* own code (e.g. mlri): no final-pass variants to compare */
             if (pc_gpu_set_algo(g, algos[a]->id, var, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED,
                                 err, sizeof err)) {
                 fprintf(stderr, "panocap-bench: %s\n", err);
@@ -553,7 +560,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         pc_rawfmt_parse(o->colour, &cf, err, sizeof err);
         if ((sh & 1) || sh * BENCH_CAMS != h) {
             fprintf(stderr, "panocap-bench: --colour needs a height of 5 even slabs\n");
-            return 2;
+            return PC_TOOL_EX_USAGE;
         }
         if (colour_setup(o, &cf, ctab, cbands))
             return 1;
@@ -579,6 +586,15 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
         INFO(o, "colour stage on: %s, %d cameras with their own tables and colour matrices (upload_raw per camera slab)\n",
              o->colour, BENCH_CAMS);
     }
+    /* Without --colour the frame is uploaded as the 5 camera slabs (stacked
+     * by a copy, as the daemon's slabs are) rather than read in place: the
+     * honest baseline of --colour, whose slab mapping replaces that copy */
+    const int slabs = !o->colour && !(sh & 1) && sh * BENCH_CAMS == h;
+    if (slabs)
+        INFO(o, "input: %d camera slabs of %d rows uploaded per frame (stacked by a copy, as --colour's slabs are "
+                "mapped)\n", BENCH_CAMS, sh);
+    else if (!o->colour)
+        INFO(o, "input: the whole frame read in place (no stacking copy)\n");
     if (tsv(o))
         header(o, "ms");
     else
@@ -601,6 +617,12 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
                 for (int c = 0; c < BENCH_CAMS && !up; c++)
                     up = pc_backend_upload_raw(be, 0, c * sh, craw[(i + 4) & 3] + sb * c, 0, &cf, c, sh, err,
                                                sizeof err);
+            } else if (slabs) {
+                /* the baseline of --colour: the same 5 camera slabs, 8-bit,
+                 * stacked by upload (the copy the colour stage replaces) */
+                for (int c = 0; c < BENCH_CAMS && !up; c++)
+                    up = pc_backend_upload(be, 0, c * sh, raw[(i + 4) & 3] + (size_t)c * sh * w, (size_t)w, sh, err,
+                                           sizeof err);
             } else {
                 up = pc_backend_upload(be, 0, 0, raw[(i + 4) & 3], (size_t)w, h, err, sizeof err);
             }
@@ -637,62 +659,66 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
 /* A capture benchmark (frames from Aravis fake cameras through the capture
  * module) can be added as bench_capture() next to these two. */
 
+static const pc_tool tool = {"panocap-bench", usage};
+
+/* Options into *o; returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, opts *o)
+{
+    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR };
+    static const struct option lo[] = {
+        {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
+        {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
+        {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
+        {"iters", required_argument, NULL, O_ITERS},     {"threads", required_argument, NULL, O_THREADS},
+        {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
+        PC_TOOL_STD_OPTIONS,
+        {NULL, 0, NULL, 0}};
+    int ch, rc;
+    long long n;
+    while ((ch = pc_tool_getopt(&tool, argc, argv, "h", lo)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case O_BACKEND: o->backend = optarg; break;
+        case O_ALGO: o->algo = optarg; break;
+        case O_VARIANT: o->variant = optarg; break;
+        case O_FORMAT: o->format = optarg; break;
+        case O_WIDTH: rc = pc_tool_int(&tool, "--width", optarg, 2, 1 << 16, &n), o->width = (int)n; break;
+        case O_HEIGHT: rc = pc_tool_int(&tool, "--height", optarg, 2, 1 << 16, &n), o->height = (int)n; break;
+        case O_ITERS: rc = pc_tool_int(&tool, "--iters", optarg, 5, 1000000, &n), o->iters = (int)n; break;
+        case O_THREADS: rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n), o->threads = (int)n; break;
+        case O_DEVICE: rc = pc_tool_int(&tool, "--device", optarg, 0, 1024, &n), o->device = (int)n; break;
+        case O_COLOUR: o->colour = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: return pc_tool_std_option(&tool, ch, argv);
+        }
+        if (rc)
+            return rc;
+    }
+    if ((rc = pc_tool_no_operands(&tool, argc, argv)))
+        return rc;
+    char err[256] = "";
+    pc_rawfmt cf;
+    if (o->colour && pc_rawfmt_parse(o->colour, &cf, err, sizeof err))
+        return pc_tool_usage_error(&tool, "--colour: %s", err);
+    if (o->colour && (o->height % (2 * BENCH_CAMS)))
+        return pc_tool_usage_error(&tool, "--colour needs a height of %d even slabs (--height %d)", BENCH_CAMS,
+                                   o->height);
+    err[0] = '\0';
+    if (pc_check_size(o->width, o->height, err, sizeof err) || (o->width & 1) || (o->height & 1))
+        return pc_tool_usage_error(&tool, "--width/--height: %s", err[0] ? err : "width and height must be even");
+    if (strcmp(o->format, "table") && strcmp(o->format, "tsv"))
+        return pc_tool_usage_error(&tool, "--format: unknown format '%s' (known: table, tsv)", o->format);
+    if (strcmp(o->backend, "cuda") && strcmp(o->backend, "cpu"))
+        return pc_tool_usage_error(&tool, "--backend: unknown backend '%s' (known: cuda, cpu)", o->backend);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!v) {
-            fprintf(stderr, "panocap-bench: %s needs a value\n", a);
-            usage(stderr);
-            return 2;
-        }
-        i++;
-        if (!strcmp(a, "--backend"))
-            o.backend = v;
-        else if (!strcmp(a, "--algo"))
-            o.algo = v;
-        else if (!strcmp(a, "--variant"))
-            o.variant = v;
-        else if (!strcmp(a, "--format"))
-            o.format = v;
-        else if (!strcmp(a, "--width"))
-            o.width = atoi(v);
-        else if (!strcmp(a, "--height"))
-            o.height = atoi(v);
-        else if (!strcmp(a, "--iters"))
-            o.iters = atoi(v);
-        else if (!strcmp(a, "--threads"))
-            o.threads = atoi(v);
-        else if (!strcmp(a, "--device"))
-            o.device = atoi(v);
-        else if (!strcmp(a, "--colour"))
-            o.colour = v;
-        else {
-            fprintf(stderr, "panocap-bench: unknown option %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
-    char err[256];
-    pc_rawfmt cf;
-    if (o.colour && pc_rawfmt_parse(o.colour, &cf, err, sizeof err)) {
-        fprintf(stderr, "panocap-bench: --colour: %s\n", err);
-        return 2;
-    }
-    if (pc_check_size(o.width, o.height, err, sizeof err) || (o.width & 1) || (o.height & 1)) {
-        fprintf(stderr, "panocap-bench: %s\n", err[0] ? err : "width and height must be even");
-        return 2;
-    }
-    if (o.iters < 5 || (strcmp(o.format, "table") && strcmp(o.format, "tsv")) ||
-        (strcmp(o.backend, "cuda") && strcmp(o.backend, "cpu"))) {
-        usage(stderr);
-        return 2;
-    }
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
     const pc_algo_desc *algos[PC_ALGO_COUNT];
     int nalgo = 0;
     if (!strcmp(o.algo, "all")) {
@@ -701,9 +727,9 @@ int main(int argc, char **argv)
     } else {
         const pc_algo_desc *d = pc_algo_find(o.algo);
         if (!d) {
-            fprintf(stderr, "panocap-bench: unknown algorithm '%s'\n", o.algo);
-            usage(stderr);
-            return 2;
+            char names[256];
+            pc_algo_names(names, sizeof names);
+            return pc_tool_usage_error(&tool, "--algo: unknown algorithm '%s' (known: all, %s)", o.algo, names);
         }
         algos[nalgo++] = d;
     }
@@ -713,10 +739,9 @@ int main(int argc, char **argv)
         vars[nvar++] = PC_VARIANT_4PX;
     } else {
         int v = pc_variant_from_name(o.variant);
-        if (v < 0) {
-            fprintf(stderr, "panocap-bench: unknown variant '%s'\n", o.variant);
-            return 2;
-        }
+        if (v < 0)
+            return pc_tool_usage_error(&tool, "--variant: unknown variant '%s' (known: 2px, 4px, auto, all)",
+                                       o.variant);
         vars[nvar++] = v;
     }
     if (!strcmp(o.backend, "cpu"))

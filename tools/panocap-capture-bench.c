@@ -18,7 +18,9 @@
  *   panocap-capture-bench [--source fake|sim|file|all] [--seconds S]
  *       [--fps F] [--cameras N] [--width W] [--height H] [--packet-size B]
  *       [--image FILE] [--file RAW] [--record RAW] [--dma] [--markdown]
- *       [--make-raw RAW [--sets N]] [--verbose]
+ *       [--make-raw RAW [--sets N]] [--verbose] [--help] [--version]
+ *
+ * Exit status: 0, 1 on a failure, 64 on a usage error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +34,7 @@
 
 #include "capture.h"
 #include "clock.h"
+#include "tool_cli.h"
 #include "panocap_config.h"
 #if PANOCAP_HAVE_ARAVIS
 #include "simulator.h"
@@ -513,48 +516,70 @@ static int make_raw(const opts *o)
     return 0;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    printf("usage: panocap-capture-bench [--source fake|sim|file|all] [--seconds S] [--fps F]\n"
-           "         [--cameras N] [--width W] [--height H] [--packet-size B] [--image FILE]\n"
-           "         [--file RAW] [--record RAW] [--dma] [--markdown] [--verbose]\n"
-           "         [--make-raw RAW [--sets N]]  (write N synthetic sets first)\n");
+    fprintf(f, "usage: panocap-capture-bench [--source fake|sim|file|all] [--seconds S] [--fps F]\n"
+               "         [--cameras N] [--width W] [--height H] [--packet-size B] [--image FILE]\n"
+               "         [--file RAW] [--record RAW] [--dma] [--markdown] [--verbose]\n"
+               "         [--make-raw RAW [--sets N]]  (write N synthetic sets first)\n"
+               "         [--help] [--version]\n");
+}
+
+static const pc_tool tool = {"panocap-capture-bench", usage};
+
+/* Options into *o; returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {
+        {"source", 1, 0, 's'}, {"seconds", 1, 0, 't'}, {"fps", 1, 0, 'f'}, {"cameras", 1, 0, 'n'},
+        {"width", 1, 0, 'w'}, {"height", 1, 0, 'h'}, {"packet-size", 1, 0, 'p'}, {"image", 1, 0, 'i'},
+        {"file", 1, 0, 'r'}, {"record", 1, 0, 'R'}, {"dma", 0, 0, 'd'}, {"markdown", 0, 0, 'm'},
+        {"verbose", 0, 0, 'v'}, {"make-raw", 1, 0, 'M'}, {"sets", 1, 0, 'S'}, PC_TOOL_STD_OPTIONS,
+        {0, 0, 0, 0}};
+    int ch, rc;
+    long long n;
+    while ((ch = pc_tool_getopt(&tool, argc, argv, "", lo)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case 's':
+            if (strcmp(optarg, "fake") && strcmp(optarg, "sim") && strcmp(optarg, "file") && strcmp(optarg, "all"))
+                return pc_tool_usage_error(&tool, "--source: unknown source '%s' (known: fake, sim, file, all)",
+                                           optarg);
+            o->source = optarg;
+            break;
+        case 't': rc = pc_tool_double(&tool, "--seconds", optarg, 0.01, 86400, &o->seconds); break;
+        case 'f': rc = pc_tool_double(&tool, "--fps", optarg, 0.1, 1000, &o->fps); break;
+        case 'n':
+            rc = pc_tool_int(&tool, "--cameras", optarg, 1, PC_CAPTURE_MAX_CAMERAS, &n), o->cameras = (int)n;
+            break;
+        case 'w': rc = pc_tool_int(&tool, "--width", optarg, 2, 16384, &n), o->width = (int)n; break;
+        case 'h': rc = pc_tool_int(&tool, "--height", optarg, 2, 16384, &n), o->height = (int)n; break;
+        case 'p': rc = pc_tool_int(&tool, "--packet-size", optarg, 0, 16384, &n), o->packet_size = (int)n; break;
+        case 'i': o->image = optarg; break;
+        case 'r': o->file = optarg; break;
+        case 'R': o->record = optarg; break;
+        case 'd': o->dma = 1; break;
+        case 'm': o->markdown = 1; break;
+        case 'v': verbose = 1; break;
+        case 'M': o->make_raw = optarg; break;
+        case 'S': rc = pc_tool_int(&tool, "--sets", optarg, 1, 1000000, &n), o->make_sets = (int)n; break;
+        default: return pc_tool_std_option(&tool, ch, argv);
+        }
+        if (rc)
+            return rc;
+    }
+    if ((rc = pc_tool_no_operands(&tool, argc, argv)))
+        return rc;
+    return -1;
 }
 
 int main(int argc, char **argv)
 {
     opts o = {.source = "all", .seconds = 10, .fps = 50, .cameras = 5, .width = 2040,
               .height = 1080, .packet_size = 8000, .make_sets = 50};
-    static const struct option lo[] = {
-        {"source", 1, 0, 's'}, {"seconds", 1, 0, 't'}, {"fps", 1, 0, 'f'}, {"cameras", 1, 0, 'n'},
-        {"width", 1, 0, 'w'}, {"height", 1, 0, 'h'}, {"packet-size", 1, 0, 'p'}, {"image", 1, 0, 'i'},
-        {"file", 1, 0, 'r'}, {"record", 1, 0, 'R'}, {"dma", 0, 0, 'd'}, {"markdown", 0, 0, 'm'},
-        {"verbose", 0, 0, 'v'}, {"make-raw", 1, 0, 'M'}, {"sets", 1, 0, 'S'}, {"help", 0, 0, 'H'}, {0, 0, 0, 0}};
-    int ch;
-    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (ch) {
-        case 's': o.source = optarg; break;
-        case 't': o.seconds = atof(optarg); break;
-        case 'f': o.fps = atof(optarg); break;
-        case 'n': o.cameras = atoi(optarg); break;
-        case 'w': o.width = atoi(optarg); break;
-        case 'h': o.height = atoi(optarg); break;
-        case 'p': o.packet_size = atoi(optarg); break;
-        case 'i': o.image = optarg; break;
-        case 'r': o.file = optarg; break;
-        case 'R': o.record = optarg; break;
-        case 'd': o.dma = 1; break;
-        case 'm': o.markdown = 1; break;
-        case 'v': verbose = 1; break;
-        case 'M': o.make_raw = optarg; break;
-        case 'S': o.make_sets = atoi(optarg); break;
-        default: usage(); return ch == 'H' ? 0 : 2;
-        }
-    }
-    if (o.cameras < 1 || o.cameras > PC_CAPTURE_MAX_CAMERAS || o.seconds <= 0) {
-        usage();
-        return 2;
-    }
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
     if (o.make_raw && make_raw(&o) != 0)
         return 1;
     int all = strcmp(o.source, "all") == 0;

@@ -11,10 +11,11 @@
  *                   [--format table|tsv] [--backend ref|cpu] IMAGE...
  *
  * Exit status: 0 if every image was measured, 1 if any image failed (the
- * others are still measured), 2 on a usage error.
+ * others are still measured), 64 on a usage error.
  */
 #include "debayer.h"
 #include "image.h"
+#include "tool_cli.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -55,7 +56,8 @@ static void usage(FILE *f)
             "  --backend ref|cpu      C reference (default) or multi-threaded CPU backend\n"
             "  --threads N            CPU backend threads (default: one per CPU)\n"
             "  --list-algos           list the algorithms and exit\n"
-            "  --help                 this text\n",
+            "  --help                 this text\n"
+            "  --version              the version\n",
             pc_image_have_png() ? "" : " (not built in)", BORDER, names);
 }
 
@@ -170,20 +172,26 @@ int main(int argc, char **argv)
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"list-algos", no_argument, NULL, OPT_LIST},
-        {"help", no_argument, NULL, 'h'},
+        PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    int c;
-    while ((c = getopt_long(argc, argv, "a:p:f:h", opts, NULL)) != -1) {
+    static const pc_tool tool = {"panocap-quality", usage};
+    int c, rc;
+    long long n;
+    while ((c = pc_tool_getopt(&tool, argc, argv, "a:p:f:h", opts)) != -1) {
         switch (c) {
         case 'a': algo = optarg; break;
         case 'p': pattern = optarg; break;
         case 'f': format = optarg; break;
         case OPT_BACKEND: backend = optarg; break;
-        case OPT_THREADS: threads = atoi(optarg); break;
+        case OPT_THREADS:
+            if ((rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n)))
+                return rc;
+            threads = (int)n;
+            break;
         case OPT_LIST: list_algos(); return 0;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return pc_tool_std_option(&tool, c, argv);
         }
     }
 
@@ -196,40 +204,31 @@ int main(int argc, char **argv)
         if (!d) {
             char names[256];
             pc_algo_names(names, sizeof names);
-            fprintf(stderr, "panocap-quality: unknown algorithm '%s' (known: all, %s)\n", algo, names);
-            return 2;
+            return pc_tool_usage_error(&tool, "--algo: unknown algorithm '%s' (known: all, %s)", algo, names);
         }
         algos[nalgos++] = d->id;
     }
     int cfa = pc_cfa_from_name(pattern);
-    if (cfa < 0) {
-        fprintf(stderr, "panocap-quality: unknown pattern '%s' (known: RGGB, GRBG, GBRG, BGGR)\n", pattern);
-        return 2;
-    }
+    if (cfa < 0)
+        return pc_tool_usage_error(&tool, "--pattern: unknown pattern '%s' (known: RGGB, GRBG, GBRG, BGGR)",
+                                   pattern);
     int tsv;
     if (strcmp(format, "tsv") == 0)
         tsv = 1;
     else if (strcmp(format, "table") == 0)
         tsv = 0;
-    else {
-        fprintf(stderr, "panocap-quality: unknown format '%s' (known: table, tsv)\n", format);
-        return 2;
-    }
+    else
+        return pc_tool_usage_error(&tool, "--format: unknown format '%s' (known: table, tsv)", format);
     int use_cpu;
     if (strcmp(backend, "cpu") == 0)
         use_cpu = 1;
     else if (strcmp(backend, "ref") == 0)
         use_cpu = 0;
-    else {
-        fprintf(stderr, "panocap-quality: unknown backend '%s' (known: ref, cpu)\n", backend);
-        return 2;
-    }
+    else
+        return pc_tool_usage_error(&tool, "--backend: unknown backend '%s' (known: ref, cpu)", backend);
     int nimg = argc - optind;
-    if (nimg <= 0) {
-        fprintf(stderr, "panocap-quality: no image given\n");
-        usage(stderr);
-        return 2;
-    }
+    if (nimg <= 0)
+        return pc_tool_usage_error(&tool, "no image given");
 
     psnr3 *res = calloc((size_t)nimg * PC_ALGO_COUNT, sizeof *res);
     int *ok = calloc((size_t)nimg, sizeof *ok);

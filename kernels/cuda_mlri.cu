@@ -1,0 +1,135 @@
+/* cuda_mlri.cu - device instantiation and host code of the MLRI kernels
+ * (cuda_mlri.cuh): pc_cuda_mlri, MLRI's own CUDA implementation for
+ * debayer_cuda.cu (cuda_launch.h): float temporaries allocated once when
+ * the algorithm is first selected (the daemon selects every algorithm at
+ * start, so a live switch allocates nothing), 6 launches per frame.
+ * Built into its own static library with -fmad=false (kernels/meson.build):
+ * no multiply-add is contracted, so the float results follow the C
+ * reference operation for operation. */
+#include "cuda_mlri.cuh"
+#include "cuda_launch.h"
+#include "debayer.h"
+#include "errmsg.h"
+
+#include <new>
+#include <stdio.h>
+#include <string.h>
+
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_dir(pc_mlri_kp k) { pc_mlri_dir_body(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_green(pc_mlri_kp k) { pc_mlri_green_body(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_abrb(pc_mlri_kp k) { pc_mlri_abrb_body(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_tentrb(pc_mlri_kp k) { pc_mlri_tentrb_body(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_final(pc_mlri_kp k) { pc_mlri_final_body(k); }
+
+struct pc_mlri_gpu {
+    int W, H;
+    float *buf;
+    size_t bytes;
+};
+
+static int mlri_open(void **state, int width, int height, void *stream, char *err, size_t errlen)
+{
+    (void)stream;
+    *state = NULL;
+    pc_mlri_gpu *m = new (std::nothrow) pc_mlri_gpu();
+    if (!m) {
+        pc_set_err(err, errlen, "mlri %dx%d: out of host memory", width, height);
+        return PC_ENOMEM;
+    }
+    m->W = width;
+    m->H = height;
+    m->bytes = (size_t)PC_MLRI_GPU_PLANES * width * height * sizeof(float);
+    /* DIR keeps its staged products and a/b tiles in 80 KB of shared
+     * memory: above the 48 KB default, so opt in once (sm_70+). */
+    cudaError_t e = cudaFuncSetAttribute(pc_mlri_k_dir, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)pc_mlri_dir_smem());
+    if (e != cudaSuccess) {
+        pc_set_err(err, errlen, "cudaFuncSetAttribute(mlri dir kernel, %zu bytes of shared memory) failed: %s",
+                   pc_mlri_dir_smem(), cudaGetErrorString(e));
+        delete m;
+        return PC_EDEVICE;
+    }
+    e = cudaMalloc((void **)&m->buf, m->bytes);
+    if (e != cudaSuccess) {
+        pc_set_err(err, errlen, "cudaMalloc(%zu bytes of mlri temporaries, frame %dx%d) failed: %s", m->bytes,
+                   width, height, cudaGetErrorString(e));
+        delete m;
+        return PC_EDEVICE;
+    }
+    *state = m;
+    return 0;
+}
+
+static void mlri_close(void *state)
+{
+    pc_mlri_gpu *m = (pc_mlri_gpu *)state;
+    if (!m)
+        return;
+    cudaFree(m->buf);
+    delete m;
+}
+
+namespace {
+struct dev_launcher {
+    cudaStream_t s;
+    int operator()(int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp)
+    {
+        switch (kind) {
+        case PC_MLRI_K_DIR: pc_mlri_k_dir<<<grid, block, smem, s>>>(kp); break;
+        case PC_MLRI_K_GREEN: pc_mlri_k_green<<<grid, block, smem, s>>>(kp); break;
+        case PC_MLRI_K_ABRB: pc_mlri_k_abrb<<<grid, block, smem, s>>>(kp); break;
+        case PC_MLRI_K_TENTRB: pc_mlri_k_tentrb<<<grid, block, smem, s>>>(kp); break;
+        default: pc_mlri_k_final<<<grid, block, smem, s>>>(kp); break;
+        }
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            failed = kind;
+            error = e;
+            return -1;
+        }
+        return 0;
+    }
+    int failed = -1;
+    cudaError_t error = cudaSuccess;
+};
+} // namespace
+
+static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char *err, size_t errlen)
+{
+    pc_mlri_gpu *m = (pc_mlri_gpu *)state;
+    if (!m || f->W != m->W || f->H != m->H) {
+        pc_set_err(err, errlen, "mlri: temporaries for %dx%d cannot take a %dx%d frame", m ? m->W : 0, m ? m->H : 0,
+                   f->W, f->H);
+        return PC_EINVAL;
+    }
+    const pc_picture *d = f->dst;
+    pc_mlri_kp k;
+    memset(&k, 0, sizeof k);
+    k.src = f->src;
+    k.sp = (int)f->src_pitch;
+    k.W = f->W;
+    k.H = f->H;
+    k.ox = f->cfa == PC_CFA_GRBG || f->cfa == PC_CFA_BGGR;
+    k.oy = f->cfa == PC_CFA_GBRG || f->cfa == PC_CFA_BGGR;
+    k.wh = (size_t)f->W * f->H;
+    k.ab = m->buf;
+    k.uv = m->buf + 4 * k.wh;
+    k.g = m->buf + 8 * k.wh;
+    k.t = m->buf + 9 * k.wh;
+    if (pc_mlri_set_dst(k, d, f->yc)) {
+        pc_set_err(err, errlen, "mlri: %d colour bands of %d rows (1..%d bands of an even number of rows)", d->n_bands,
+                   d->band_rows, PC_KMAX_BANDS);
+        return PC_EINVAL;
+    }
+    dev_launcher L;
+    L.s = (cudaStream_t)stream;
+    if (pc_mlri_sequence(L, k)) {
+        static const char *const names[] = {"dir", "green", "ab-rb", "tent-rb", "final"};
+        pc_set_err(err, errlen, "mlri kernel %s launch failed: %s (frame %dx%d)",
+                   L.failed >= 0 && L.failed < 5 ? names[L.failed] : "?", cudaGetErrorString(L.error), f->W, f->H);
+        return PC_EDEVICE;
+    }
+    return 0;
+}
+
+const pc_cuda_custom pc_cuda_mlri = {mlri_open, mlri_close, mlri_enqueue};
