@@ -891,8 +891,10 @@ static int open_target(pc_out *o, char *err, size_t n)
                 av_dict_set_int(&popts, "latency", (int64_t)o->srt_latency_ms * 1000, 0);
             av_dict_set(&popts, "transtype", "live", 0);
             /* Live mode closes without lingering: what is still in flight
-             * (up to the latency window) is discarded and the viewer gets a
-             * torn last frame. On a clean stop, wait up to 2 s for it. */
+             * is discarded. On a clean stop, wait up to 2 s until the
+             * viewer has acknowledged every packet sent. (What its SRT still
+             * holds back for the latency, or it has not read yet, is lost
+             * when the link closes: live mode has no end of stream.) */
             av_dict_set_int(&popts, "linger", 2, 0);
         }
     }

@@ -168,9 +168,11 @@ typedef struct dec_result {
  * when ic != NULL), comparing each with the pattern; frame index from the
  * pts relative to the first one, which is pattern frame first_index (-1:
  * found by searching frames 0..999 for the best match, for a stream joined
- * in the middle). fps: nominal rate for spacing. */
-static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p, AVRational fps,
-                               int first_index, dec_result *r)
+ * in the middle). fps: nominal rate for spacing. Stops after the frame of
+ * index last_index (-1: reads to the end). */
+static inline int decode_check_until(const char *url, AVFormatContext *ic, pattern *p,
+                                     AVRational fps, int first_index, int last_index,
+                                     dec_result *r)
 {
     memset(r, 0, sizeof *r);
     r->psnr_min = 1e9;
@@ -264,6 +266,10 @@ static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p,
             r->keyframes += f->key_frame ? 1 : 0;
             r->frames++;
             av_frame_unref(f);
+            if (last_index >= 0 && n < DEC_MAX && r->index[n] >= last_index) {
+                eof = 1;
+                break;
+            }
         }
     }
     r->psnr_avg = r->frames ? sum / (r->frames < DEC_MAX ? r->frames : DEC_MAX) : 0;
@@ -273,6 +279,12 @@ static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p,
     if (own)
         avformat_close_input(&ic);
     return 0;
+}
+
+static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p, AVRational fps,
+                               int first_index, dec_result *r)
+{
+    return decode_check_until(url, ic, p, fps, first_index, -1, r);
 }
 
 /* --- a pc_logger sink that keeps the lines ------------------------------ */

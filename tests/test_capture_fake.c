@@ -1,7 +1,9 @@
 /* test_capture_fake.c - capture from Aravis's in-process fake cameras (real
  * Aravis code, no network): 5 cameras BayerRG8 2040x1080, every set
- * complete, each camera's picture in its own band (checked by content),
- * no frame repeated or lost (the burned-in counter), slab order honoured,
+ * complete but for periods a camera made no frame for (flagged, its last
+ * frame repeated), each camera's picture in its own band (checked by
+ * content), no frame repeated or lost uncounted (the burned-in counter),
+ * slab order honoured,
  * a slow consumer loses whole sets at one counted place with flat memory,
  * a recording replays byte for byte, and bad configurations are refused
  * with messages that name the camera and the setting. */
@@ -49,6 +51,93 @@ static void base_config(pc_capture_config *cfg, const char *image)
     }
 }
 
+/* What one camera's slabs show over the delivered sets. A fake camera whose
+ * thread is descheduled past a frame period (a loaded CI machine) makes no
+ * frame for that period: Aravis sleeps to the next one, and a software
+ * trigger that comes while it is busy is missed. That is the camera's
+ * doing; what the capture guarantees, and what is checked, is:
+ *   - a flagged (substituted) slab repeats the camera's previous slab (a
+ *     newer one only across dropped sets), or is mid-grey before its first
+ *     frame; an unflagged slab is a newer frame: never repeated, never back;
+ *   - no frame lost uncounted: a frame the camera made that is in no
+ *     delivered set was counted late or went with a dropped set;
+ *   - a slab is substituted only for a slot its camera made no frame for
+ *     (or whose frame came late, counted): with every camera on time, every
+ *     set is complete and every counter advances by one per set. */
+typedef struct cam_track {
+    int64_t last_cnt;            /* counter of the previous slab; -1: none/grey */
+    int64_t first_real, last_real; /* counters of the first and last unflagged slabs */
+    uint64_t first_index, last_index; /* their sets' indexes */
+    int have_real;
+    int64_t unseen;              /* frames between unflagged slabs that no slab showed */
+    int subst, grey, subst_between, subst_pending; /* flagged slabs; between unflagged ones */
+    int bad;                     /* flagged slab not a repeat, unflagged not newer, late grey */
+} cam_track;
+
+static void track_init(cam_track *t, int n)
+{
+    memset(t, 0, sizeof *t * (size_t)n);
+    for (int i = 0; i < n; i++)
+        t[i].last_cnt = -1;
+}
+
+/* Slab k of set s (step: index advance since the previous delivered set). */
+static void track_slab(cam_track *t, const pc_frameset *s, int k, int64_t cnt, int64_t step)
+{
+    if (s->substituted & (1u << k)) {
+        t->subst++;
+        t->subst_pending++;
+        if (s->grey & (1u << k)) {
+            t->grey++;
+            t->bad += t->have_real; /* grey only before the camera's first frame */
+            return;
+        }
+        if (cnt < 0 || (t->last_cnt >= 0 && (step == 1 ? cnt != t->last_cnt : cnt < t->last_cnt)))
+            t->bad++;
+        t->last_cnt = cnt;
+        return;
+    }
+    if (cnt < 0 || (t->have_real && cnt <= t->last_real)) {
+        t->bad++;
+        return;
+    }
+    if (t->have_real) {
+        t->unseen += cnt - t->last_real - 1;
+        t->subst_between += t->subst_pending;
+    } else {
+        t->first_real = cnt;
+        t->first_index = s->index;
+        t->have_real = 1;
+    }
+    t->subst_pending = 0;
+    t->last_real = cnt;
+    t->last_index = s->index;
+    t->last_cnt = cnt;
+}
+
+/* The guarantees above for camera k (late: its frames_late; dropped: sets
+ * dropped between delivered ones); 1 when they hold. */
+static int track_ok(const cam_track *t, uint64_t late, int64_t dropped)
+{
+    if (!t->have_real || t->bad)
+        return 0;
+    int64_t slots = (int64_t)(t->last_index - t->first_index) + 1;
+    int64_t made = t->last_real - t->first_real + 1; /* frames the camera made meanwhile */
+    return t->unseen <= (int64_t)late + dropped && t->subst_between <= slots - made + (int64_t)late;
+}
+
+static void track_diag(const char *what, const cam_track *t, int n, const pc_camera_stats *st)
+{
+    for (int k = 0; k < n; k++)
+        if (t[k].subst || t[k].unseen || t[k].bad || (st && st[k].frames_late))
+            tap_diag("%s: camera %d: %d slabs substituted (%d grey, %d between frames), %lld "
+                     "frames not shown, %llu late, %d faults; it made %lld frames for %lld slots",
+                     what, k, t[k].subst, t[k].grey, t[k].subst_between, (long long)t[k].unseen,
+                     (unsigned long long)(st ? st[k].frames_late : 0), t[k].bad,
+                     (long long)(t[k].last_real - t[k].first_real + 1),
+                     (long long)(t[k].last_index - t[k].first_index + 1));
+}
+
 static void test_main_run(const char *image)
 {
     pc_capture_config cfg;
@@ -66,13 +155,13 @@ static void test_main_run(const char *image)
     uint8_t *recorded = malloc((size_t)RECORD * N * W * H);
     pc_frameset kept[RECORD];
 
-    int sets = 0, incomplete = 0, wrong_content = 0, counter_bad = 0, order_bad = 0;
-    int64_t last_count[N], last_pts = 0, jumps = 0;
+    int sets = 0, incomplete = 0, wrong_content = 0, order_bad = 0;
+    int64_t last_pts = 0, jumps = 0;
+    cam_track trk[N];
+    track_init(trk, N);
     uint64_t first_index = 0;
     uint64_t last_index = 0;
     int64_t t0 = pc_now_ns(), lat_max = 0;
-    for (int i = 0; i < N; i++)
-        last_count[i] = -1;
     while (sets < 120 && pc_now_ns() - t0 < 20000000000LL) {
         pc_frameset *s;
         rc = pc_capture_next(c, 1000, &s);
@@ -97,12 +186,9 @@ static void test_main_run(const char *image)
         for (int k = 0; k < N; k++) {
             if (s->camera[k] != k)
                 order_bad++;
-            if (!tu_slab_matches(s->slab[k], s->pitch[k], want[k], W, H))
+            if (!(s->grey & (1u << k)) && !tu_slab_matches(s->slab[k], s->pitch[k], want[k], W, H))
                 wrong_content++;
-            int64_t cnt = pc_fake_counter_read(s->slab[k], s->pitch[k], W, H);
-            if (cnt < 0 || (last_count[k] >= 0 && cnt != last_count[k] + step))
-                counter_bad++;
-            last_count[k] = cnt;
+            track_slab(&trk[k], s, k, pc_fake_counter_read(s->slab[k], s->pitch[k], W, H), step);
         }
         if (sets < RECORD) {
             pc_frameset_stack(s, recorded + (size_t)sets * N * W * H, W);
@@ -111,31 +197,46 @@ static void test_main_run(const char *image)
         sets++;
         pc_capture_release(c, s);
     }
+    /* stats first, then the set counts: sets emitted in between only
+     * raise the bound below */
+    pc_camera_stats st[N];
+    pc_set_stats ss;
+    pc_capture_stats(c, st, N);
+    pc_capture_set_stats(c, &ss);
     TAP_CHECK(sets >= 120, "received %d frame sets (want >= 120)", sets);
-    TAP_CHECK(incomplete == 0, "every set complete (%d had a substituted slab)", incomplete);
+    int tracks_ok = 1;
+    for (int k = 0; k < N; k++)
+        tracks_ok &= track_ok(&trk[k], st[k].frames_late, jumps);
+    track_diag("main run", trk, N, st);
+    TAP_CHECK(tracks_ok, "every set complete but for slots a camera made no frame for (a fake "
+              "camera's thread descheduled past its period), those flagged and repeating the "
+              "camera's previous frame; counters: no frame repeated, none lost uncounted (%d "
+              "sets had a substituted slab)", incomplete);
     TAP_CHECK(wrong_content == 0, "each camera's picture in its own 1080-row band, by content "
               "(%d slabs differ)", wrong_content);
-    TAP_CHECK(counter_bad == 0, "frame counters advance by exactly one per set index on every "
-              "camera: no frame repeated or lost (%d breaks)", counter_bad);
     tap_diag("%lld sets dropped between delivered ones, first index %llu", (long long)jumps,
              (unsigned long long)first_index);
     TAP_CHECK(order_bad == 0, "indexes consecutive, pts increasing, slab s from camera s (%d faults)",
               order_bad);
     tap_diag("first-to-last slab spread at most %.2f ms", lat_max / 1e6);
 
-    pc_camera_stats st[N];
-    pc_set_stats ss;
-    pc_capture_stats(c, st, N);
-    pc_capture_set_stats(c, &ss);
+    /* every slab of a set emitted is a frame put in (completed) or a
+     * substitute, both counted; the substitutes counted are those seen plus
+     * at most one per set not delivered (queued or dropped) */
     int stats_ok = 1;
+    uint64_t unseen_sets = ss.sets_emitted - (uint64_t)sets;
     for (int i = 0; i < N; i++)
         stats_ok &= st[i].state == PC_CAM_STREAMING && st[i].path == PC_PATH_IN_PROCESS &&
-                    st[i].frames_completed >= 120 && st[i].frames_substituted == 0 &&
+                    st[i].frames_completed + st[i].frames_substituted >= 120 &&
+                    st[i].frames_substituted >= (uint64_t)trk[i].subst &&
+                    st[i].frames_substituted <= (uint64_t)trk[i].subst + unseen_sets &&
                     strcmp(st[i].serial, st[i].name) == 0;
-    TAP_CHECK(stats_ok, "stats: streaming in-process, >= 120 frames completed, none substituted "
-              "(cam0 %s serial %s: %llu received, %llu completed, %llu late)", st[0].name,
-              st[0].serial, (unsigned long long)st[0].frames_received,
-              (unsigned long long)st[0].frames_completed, (unsigned long long)st[0].frames_late);
+    TAP_CHECK(stats_ok, "stats: streaming in-process, >= 120 slabs completed or substituted, the "
+              "substituted ones counted (cam0 %s serial %s: %llu received, %llu completed, %llu "
+              "substituted (%d seen), %llu late)", st[0].name, st[0].serial,
+              (unsigned long long)st[0].frames_received, (unsigned long long)st[0].frames_completed,
+              (unsigned long long)st[0].frames_substituted, trk[0].subst,
+              (unsigned long long)st[0].frames_late);
     /* This consumer keeps up; a drop can only come from it being descheduled
      * for more than pool_sets periods on a busy machine, and every drop must
      * then be counted and visible as an index gap (or still be queued). */
@@ -238,7 +339,7 @@ static void test_slow_consumer(void)
         return;
     pc_capture_start(c, err, sizeof err);
     long rss1 = 0, rss2 = 0;
-    uint64_t gaps = 0, last = 0;
+    uint64_t gaps = 0, last = 0, first = 0;
     int got = 0;
     int64_t t0 = pc_now_ns();
     while (pc_now_ns() - t0 < 3000000000LL) {
@@ -247,6 +348,8 @@ static void test_slow_consumer(void)
             break;
         if (got > 0)
             gaps += s->index - last - 1;
+        else
+            first = s->index;
         last = s->index;
         got++;
         struct timespec ts = {0, 55000000}; /* 55 ms per set: ~18 fps for 50 fps cameras */
@@ -261,9 +364,18 @@ static void test_slow_consumer(void)
     pc_capture_close(c);
     TAP_CHECK(ss.sets_dropped > 40, "slow consumer: %llu of %llu sets dropped and counted",
               (unsigned long long)ss.sets_dropped, (unsigned long long)ss.sets_emitted);
-    TAP_CHECK(gaps + 2 >= ss.sets_dropped && gaps <= ss.sets_dropped,
-              "index gaps seen by the consumer (%llu) account for the drops (%llu)",
-              (unsigned long long)gaps, (unsigned long long)ss.sets_dropped);
+    /* every gap is a counted drop, and every counted drop is a gap, one
+     * before the first set seen, or one of the sets emitted after the last
+     * one seen (the stats are read after it; how many depends on how long
+     * a loaded machine takes to get there) */
+    uint64_t after = ss.sets_emitted - 1 - last;
+    TAP_CHECK(got > 0 && gaps + first <= ss.sets_dropped && ss.sets_dropped <= gaps + first + after &&
+                  ss.sets_delivered == (uint64_t)got &&
+                  ss.sets_emitted - ss.sets_delivered - ss.sets_dropped <= 2,
+              "index gaps seen by the consumer (%llu, +%llu before the first) account for the "
+              "drops (%llu; %llu sets emitted after the last one seen)", (unsigned long long)gaps,
+              (unsigned long long)first, (unsigned long long)ss.sets_dropped,
+              (unsigned long long)after);
     TAP_CHECK(rss1 > 0 && labs(rss2 - rss1) < 4096, "memory flat while dropping: RSS %ld kB -> %ld kB",
               rss1, rss2);
 }
@@ -287,30 +399,37 @@ static void test_software_trigger(void)
         rc = pc_capture_start(c, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "software-triggered fake cameras: %s", rc ? err : "ok"))
         return;
-    int sets = 0, complete = 0, order = 0;
-    int64_t last[3] = {-1, -1, -1}, t0 = pc_now_ns();
+    int sets = 0, complete = 0;
+    int64_t t0 = pc_now_ns(), jumps = 0;
     uint64_t li = 0;
-    while (sets < 25 && pc_now_ns() - t0 < 5000000000LL) {
+    cam_track trk[3];
+    track_init(trk, 3);
+    while (sets < 25 && pc_now_ns() - t0 < 20000000000LL) {
         pc_frameset *s;
         if (pc_capture_next(c, 1000, &s) != 0)
             continue;
         complete += s->substituted == 0;
         int64_t step = sets ? (int64_t)(s->index - li) : 1;
+        jumps += step - 1;
         li = s->index;
-        for (int k = 0; k < 3; k++) {
-            int64_t cnt = pc_fake_counter_read(s->slab[k], s->pitch[k], 640, 480);
-            if (last[k] >= 0 && cnt != last[k] + step)
-                order++;
-            last[k] = cnt;
-        }
+        for (int k = 0; k < 3; k++)
+            track_slab(&trk[k], s, k, pc_fake_counter_read(s->slab[k], s->pitch[k], 640, 480), step);
         sets++;
         pc_capture_release(c, s);
     }
     double secs = (pc_now_ns() - t0) / 1e9;
+    pc_camera_stats st[3];
+    pc_capture_stats(c, st, 3);
     pc_capture_close(c);
-    TAP_CHECK(sets == 25 && complete == 25 && order == 0 && secs > 0.8,
-              "software trigger at 25 fps: %d sets in %.2f s, %d complete, %d counter faults", sets,
-              secs, complete, order);
+    int ok = 1;
+    for (int k = 0; k < 3; k++)
+        ok &= track_ok(&trk[k], st[k].frames_late, jumps);
+    track_diag("software trigger", trk, 3, st);
+    /* a missed trigger (the camera's thread descheduled) is a slot with no
+     * frame: substituted, flagged; anything else is a fault */
+    TAP_CHECK(sets == 25 && ok && secs > 0.8,
+              "software trigger at 25 fps: %d sets in %.2f s, %d complete, the others only for "
+              "triggers a camera missed", sets, secs, complete);
 }
 
 static void expect_error(pc_capture_config *cfg, const char *what, const char *m1, const char *m2)
@@ -328,8 +447,10 @@ static void test_bad_config(void)
     pc_capture_config cfg;
     base_config(&cfg, NULL);
     cfg.n_cameras = 2;
-    cfg.cam[1].pixel_format = "BayerRG12";
-    expect_error(&cfg, "unsupported pixel format", "camera 1", "pixel format 'BayerRG12'");
+    cfg.cam[1].pixel_format = "BayerRG16";
+    expect_error(&cfg, "unsupported pixel format", "camera 1", "pixel format 'BayerRG16'");
+    cfg.cam[1].pixel_format = "BayerRG12"; /* supported, but not next to 8-bit camera 0 */
+    expect_error(&cfg, "mixed pixel formats", "camera 1", "BayerRG12 differs from camera 0's");
     base_config(&cfg, NULL);
     cfg.n_cameras = 2;
     cfg.cam[0].pixel_format = "Mono8";
