@@ -63,7 +63,12 @@ void pl_reload(pipeline *p)
     pc_settings_apply_live(&d->settings, next);
     if (live & PC_LIVE_LOG_LEVEL)
         d->logger.max_level = d->settings.daemon.log_level;
-    if (live & PC_LIVE_OUTPUTS)
+    if ((live & PC_LIVE_OUTPUTS) && p->mux)
+        /* the bands share their outputs (one stream each): they cannot be
+         * re-opened one band at a time */
+        pc_log(&d->logger, PC_LOG_WARNING, "reload: outputs not changed: with encode.band_outputs \"streams\" "
+               "the %d bands share them; restart panocap to apply the new outputs", p->nbands);
+    else if (live & PC_LIVE_OUTPUTS)
         atomic_store(&p->reopen_outputs, (1 << p->nbands) - 1);
     if (live & PC_LIVE_COLOUR) {
         char err[512];
