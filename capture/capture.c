@@ -1191,13 +1191,15 @@ int pc_capture_start(pc_capture *c, char *err, size_t errlen)
         PC_ERR(err, errlen, "capture: start called twice or without open");
         return PC_EINVAL;
     }
+    /* set before the supervisor starts: it reads both (a race before) */
+    c->started = 1;
+    c->start_ns = pc_now_ns();
     if (pthread_create(&c->sup_thread, NULL, supervisor, c) != 0) {
+        c->started = 0;
         PC_ERR(err, errlen, "capture: cannot start the supervisor thread");
         return PC_ENOMEM;
     }
     c->sup_started = 1;
-    c->started = 1;
-    c->start_ns = pc_now_ns();
     int rc = c->ops->start(c, err, errlen);
     if (rc) {
         pc_capture_stop(c);

@@ -207,6 +207,10 @@ int pc_sim_start(pc_sim *s, int i, char *err, size_t errlen)
                "exist); refusing to start camera simulators");
         return PC_ENOTSUP;
     }
+    /* the fill callback's state, reset before the simulator's thread starts
+     * (it reads them from its first frame on) */
+    sc->last_ts = 0;
+    sc->named = 0;
     sc->gv = arv_gv_fake_camera_new_full(sc->address, sc->serial, NULL);
     if (!sc->gv || !arv_gv_fake_camera_is_running(sc->gv)) {
         PC_ERR(err, errlen, "simulator %s (%s): cannot listen there (is the address on lo?)",
@@ -216,8 +220,6 @@ int pc_sim_start(pc_sim *s, int i, char *err, size_t errlen)
         sc->gv = NULL;
         return PC_EDEVICE;
     }
-    sc->last_ts = 0;
-    sc->named = 0;
     arv_fake_camera_set_fill_pattern(arv_gv_fake_camera_get_fake_camera(sc->gv), sim_fill, sc);
     g_object_set(sc->gv, "gvsp-lost-ratio", sc->loss / 1000.0, NULL);
     return 0;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "tsan.h"
 
 #define BACKOFF_MIN_NS 250000000LL
 /* 2 s: a try at an absent camera costs a few GVCP packets, and a camera
@@ -92,6 +93,7 @@ static void fake_fill(ArvBuffer *buffer, void *data, guint32 exposure_us, guint3
     arv_cam *ac = data;
     int64_t t0 = thread_cpu_ns();
     pc_slot *slot = (pc_slot *)arv_buffer_get_user_data(buffer);
+    PC_TSAN_TAKEOVER(slot); /* requeued by the worker through Aravis's input queue */
     int w = arv_buffer_get_image_width(buffer), h = arv_buffer_get_image_height(buffer);
     pc_capture *c = ac->c;
     /* Aravis stamps a fake frame with the time its thread got round to it;
@@ -108,6 +110,21 @@ static void fake_fill(ArvBuffer *buffer, void *data, guint32 exposure_us, guint3
         pc_fakepic_fill(ac->pic, slot->data, (size_t)w, w, h, ac->fill_counter);
     ac->fill_counter++;
     __atomic_add_fetch(&ac->fill_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+    PC_TSAN_HANDOFF(slot); /* to the worker, through Aravis's output queue */
+}
+
+/* ThreadSanitizer builds only: Aravis's GigE stream thread writes packets
+ * into our frame buffers with its own code and hands them over through
+ * GLib queues that TSan cannot see, and it calls no code of ours between
+ * the last write and the hand-off (BUFFER_DONE comes after the push), so
+ * its writes are left out for its whole life (common/tsan.h). Fake streams
+ * fill through fake_fill, which annotates the hand-off instead. */
+static void tsan_gige_stream_cb(void *user, ArvStreamCallbackType type, ArvBuffer *b)
+{
+    if (type == ARV_STREAM_CALLBACK_TYPE_INIT)
+        PC_TSAN_IGNORE_WRITES_BEGIN();
+    else if (type == ARV_STREAM_CALLBACK_TYPE_EXIT)
+        PC_TSAN_IGNORE_WRITES_END();
 }
 
 static void on_control_lost(ArvGvDevice *dev, gpointer data)
@@ -531,7 +548,8 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
     pc_cam *cam = &c->cam[ac->idx];
     const pc_camera_config *k = &cam->cfg;
     GError *e = NULL;
-    ArvStream *s = arv_camera_create_stream(ac->camera, NULL, NULL, &e);
+    ArvStream *s = arv_camera_create_stream(ac->camera, PC_TSAN && !ac->fake ? tsan_gige_stream_cb : NULL,
+                                            NULL, &e);
     if (!s) {
         set_err_g(err, errlen, &e, "camera %d (%s): cannot create the stream", ac->idx, cam->name);
         return PC_EDEVICE;
@@ -567,6 +585,7 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
             cam->slots[p].state = SLOT_SOURCE;
             if (!ac->fake)
                 pc_cap_mark_slot(c, &cam->slots[p]);
+            PC_TSAN_HANDOFF(&cam->slots[p]);
             arv_stream_push_buffer(s, g_object_ref(ac->bufs[p]));
         }
     pthread_mutex_unlock(&c->lock);
@@ -718,6 +737,7 @@ static void *cam_worker(void *arg)
         ArvBuffer *b = arv_stream_timeout_pop_buffer(ac->stream, 100000);
         now = pc_now_ns();
         if (b) {
+            PC_TSAN_TAKEOVER(arv_buffer_get_user_data(b)); /* from Aravis's stream thread */
             deliver(ac, b);
             ac->last_frame_ns = now;
         }
@@ -945,6 +965,7 @@ static void arv_requeue(pc_capture *c, pc_slot *s)
         s->state = SLOT_SOURCE;
         if (!ac->fake)
             pc_cap_mark_slot(c, s); /* lost packets leave marks: repairable */
+        PC_TSAN_HANDOFF(s);
         arv_stream_push_buffer(ac->stream, g_object_ref(ac->bufs[s->index]));
     } else {
         s->state = SLOT_FREE;

@@ -96,6 +96,15 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         for (int x = -PC_HX; x < W + mr; x++)
             buf[y * pitch + x] = src->data[y * src->pitch + pc_fold(x, W)];
     }
+    /* The device's contract (debayer_cuda.cu, check_pic): the kernels store
+     * 2 and 4 bytes at once, so planes and pitches are multiples of 4. */
+    for (int i = 0; i < pc_pixfmt_planes(dst->fmt); i++)
+        if (((uintptr_t)dst->plane[i] & 3) || (dst->pitch[i] & 3)) {
+            free(base);
+            snprintf(err, errlen, "pc_emu_debayer: destination plane %d: pointer %p / pitch %zu not multiples of 4 "
+                     "(the kernels store 2 and 4 bytes at once)", i, (void *)dst->plane[i], dst->pitch[i]);
+            return PC_EINVAL;
+        }
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
     pc_kparams kp;

@@ -636,8 +636,10 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
 typedef void (*interior_fn)(const rowtab *t, const outrows *o, int xa, int xv, int xe, int w, int fmt);
 
 /* An AVX2 clone chosen at load time on x86-64 (GNU ifunc); elsewhere the
- * generic vectors map to whatever the target has. */
-#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES)
+ * generic vectors map to whatever the target has. Not under
+ * ThreadSanitizer: the ifunc resolver runs during relocation, before the
+ * TSan runtime is set up, and its instrumented code crashes there. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(PC_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define PC_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PC_CLONES

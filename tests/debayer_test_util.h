@@ -132,6 +132,27 @@ static inline int tu_pic_alloc(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_ran
     return 0;
 }
 
+/* Host picture laid out as the CUDA kernels require of a destination (and
+ * as pc_gpu_debayer checks): every pitch a multiple of 4 (they store 2 and
+ * 4 bytes at once), at least row bytes + pad, so pitch != row bytes still
+ * catches pitch bugs. For the kernels' CPU emulation. */
+static inline int tu_pic_alloc_dev(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_range r, int w, int h, size_t pad)
+{
+    if (tu_pic_alloc(p, fmt, m, r, w, h, 0))
+        return -1;
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(fmt, w, h, bw, rows);
+    for (int i = 0; i < np; i++) {
+        free(p->plane[i]);
+        p->pitch[i] = (bw[i] + pad + 3) & ~(size_t)3;
+        p->plane[i] = (uint8_t *)malloc(p->pitch[i] * rows[i]);
+        if (!p->plane[i])
+            return -1;
+    }
+    return 0;
+}
+
 static inline void tu_pic_free(pc_picture *p)
 {
     for (int i = 0; i < 3; i++) {

@@ -197,7 +197,14 @@ static inline int decode_check(const char *url, AVFormatContext *ic, pattern *p,
     const AVCodec *dec = avcodec_find_decoder(st->codecpar->codec_id);
     AVCodecContext *dc = avcodec_alloc_context3(dec);
     avcodec_parameters_to_context(dc, st->codecpar);
+#if defined(__SANITIZE_THREAD__)
+    /* one thread under ThreadSanitizer: FFmpeg's frame threads hand decoded
+     * frames over through atomics in its own (uninstrumented) code, so
+     * every read of them would be a race to TSan */
+    dc->thread_count = 1;
+#else
     dc->thread_count = 2;
+#endif
     if (avcodec_open2(dc, dec, NULL) < 0) {
         avcodec_free_context(&dc);
         if (own)

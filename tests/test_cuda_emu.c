@@ -69,7 +69,7 @@ static void colour_bands(void)
             pc_picture ref, cp, out;
             tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
             tu_pic_alloc(&cp, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 1);
-            tu_pic_alloc(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+            tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
             pc_picture *all[3] = {&ref, &cp, &out};
             for (int i = 0; i < 3; i++) {
                 all[i]->bands = bands;
@@ -191,7 +191,7 @@ int main(void)
                         pc_matrix mat = (algo & 2) ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
                         pc_picture ref, out;
                         tu_pic_alloc(&ref, (pc_pixfmt)fmt, mat, range, w, h, 3);
-                        tu_pic_alloc(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
+                        tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
                         if (pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err)) {
                             TAP_CHECK(0, "reference %s: %s", pc_algo_get(algo)->name, err);
                             continue;

@@ -334,8 +334,14 @@ static void srt_output(void)
     cfg.outputs[0].srt_passphrase = "panocap-test-passphrase";
     /* SRT live mode drops packets later than its latency (120 ms default);
      * on a loaded 2-core CI machine that corrupted a frame once. 500 ms on
-     * both ends: the checks below stay exact. */
-    cfg.outputs[0].srt_latency_ms = 500;
+     * both ends (2 s under ThreadSanitizer, whose receiver is several times
+     * slower): the checks below stay exact. */
+#if defined(__SANITIZE_THREAD__)
+    enum { SRT_LATENCY_MS = 2000 };
+#else
+    enum { SRT_LATENCY_MS = 500 };
+#endif
+    cfg.outputs[0].srt_latency_ms = SRT_LATENCY_MS;
     cfg.n_outputs = 1;
     pc_encoder *e;
     int r = pc_encoder_open(&e, &cfg, err, sizeof err);
@@ -345,8 +351,8 @@ static void srt_output(void)
     pattern_init(&p, 320, 240);
     pattern_init(&pr2, 320, 240);
     srt_reader s = {.p = &pr2};
-    snprintf(s.url, sizeof s.url, "srt://127.0.0.1:%d?mode=caller&passphrase=%s&latency=500000", port,
-             "panocap-test-passphrase");
+    snprintf(s.url, sizeof s.url, "srt://127.0.0.1:%d?mode=caller&passphrase=%s&latency=%d", port,
+             "panocap-test-passphrase", SRT_LATENCY_MS * 1000);
     pthread_t th;
     pthread_create(&th, NULL, srt_thread, &s);
     const int N = 150; /* 3 s at 50 fps, paced */
