@@ -83,30 +83,53 @@ struct pc_kparams {
     const int *bands;
     unsigned band_mul;
     int n_bands;
+    /* Band 0 again, by value: the kernels without per-camera colour
+     * (PC_KFMT_COL not set) read their one matrix from here, i.e. straight
+     * from the constant bank as instruction operands (no registers, no
+     * loads), exactly as before the colour stage. */
+    int m0[10];
 };
 #define PC_KBAND 10
 #define PC_KMAX_BANDS 16
 
-/* One band's coefficients, in registers; loaded when a thread's row pair
- * enters another band (once per tile in practice), never per pixel. */
-struct pc_yuvc {
-    int cy[3], cb[3], cr[3], yoff;
-};
+/* Kernel output formats (the FMT template argument): the pc_pixfmt values,
+ * and NV12/I420 + PC_KFMT_COL for the kernels that select a matrix per row
+ * band and clamp Y'/chroma. The host picks the +COL kernel only when some
+ * band's matrix needs it (pc_bands_plain() == 0): with one matrix whose Y'
+ * and chroma cannot leave their ranges (every plain spec §8 matrix, and a
+ * colour matrix folded in that keeps them) the clamps are identities and
+ * the plain kernel writes the same bytes at the pre-colour cost. */
+#define PC_KFMT_COL 2
+#define PC_KFMT_COUNT 5
+#define PC_KFMT_BASE(f) ((f) > PC_FMT_I420 ? (f) - PC_KFMT_COL : (f))
+
+/* 1 when n == 1 and for every 8-bit R, G, B the Y' numerator lies in
+ * [0, 2^24) and the chroma numerators (sums of 4 pixels, + PC_COFF) are
+ * >= 0, so the plain kernel's unclamped Y' and upper-clamped chroma equal
+ * the clamped ones. */
+static PC_HD int pc_bands_plain(const int *b, int n)
+{
+    if (n != 1)
+        return 0;
+    long long ylo = b[9], yhi = b[9], cblo = (128 << 18) + (1 << 17), crlo = cblo;
+    for (int i = 0; i < 3; i++) {
+        if (b[i] < 0)
+            ylo += 255LL * b[i];
+        else
+            yhi += 255LL * b[i];
+        if (b[3 + i] < 0)
+            cblo += 1020LL * b[3 + i];
+        if (b[6 + i] < 0)
+            crlo += 1020LL * b[6 + i];
+    }
+    return ylo >= 0 && yhi < (1 << 24) && cblo >= 0 && crlo >= 0;
+}
+
+/* The band (index into pc_kparams.bands) of image row y. */
 PC_DEV int pc_band_of(const pc_kparams &p, int y)
 {
     const int b = (int)__umulhi((unsigned)y, p.band_mul);
     return b < p.n_bands - 1 ? b : p.n_bands - 1;
-}
-PC_DEV void pc_yuvc_load(const pc_kparams &p, int b, pc_yuvc &c)
-{
-    const int *q = p.bands + PC_KBAND * b;
-    PC_UNROLL
-    for (int i = 0; i < 3; i++) {
-        c.cy[i] = q[i];
-        c.cb[i] = q[3 + i];
-        c.cr[i] = q[6 + i];
-    }
-    c.yoff = q[9];
 }
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }

@@ -16,6 +16,8 @@ static void kernel_of(int fmt, const pc_kparams &kp)
 {
     if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
     else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
+    else if (fmt == PC_FMT_NV12 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_NV12 + PC_KFMT_COL>(kp);
+    else if (fmt == PC_FMT_I420 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_I420 + PC_KFMT_COL>(kp);
     else pc_debayer_kernel<A, VAR, PC_FMT_RGB24>(kp);
 }
 
@@ -143,7 +145,10 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.bands = bands;
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
-    int rc = emu_algos[algo].run(variant, dst->fmt, th, kp, W, H);
+    memcpy(kp.m0, bands, sizeof kp.m0);
+    /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
+    const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
+    int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
     free(base);
     if (rc) {
         snprintf(err, errlen, "pc_emu_debayer: threads of a block disagree on barriers (algorithm %d)", (int)algo);
@@ -153,7 +158,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
 }
 
 extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
-                             uint8_t *dst, size_t dst_pitch, char *err, size_t errlen)
+                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
 {
     /* the device table layout: 3 x PC_CLUT_STRIDE */
     std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
@@ -170,8 +175,11 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.packing = (int)f->packing;
     p.bits = f->bits;
     p.cfa = (int)f->cfa;
-    dim3 grid((W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
-    if (pc_emu::launch(grid, dim3(PC_CNT), 0, [&]() { pc_colour_kernel(p); })) {
+    p.ml = ml;
+    p.mr = mr;
+    /* a few persistent CTAs, so that each walks several row pairs */
+    dim3 grid(rows / 2 < 2 ? 1 : 2);
+    if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
         snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }

@@ -10,7 +10,7 @@
  * kernel code against the C reference without a GPU.
  *
  * Only what the kernels use is provided: threadIdx/blockIdx/blockDim/
- * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4, and the
+ * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4/uint2, and the
  * intrinsics __byte_perm, __umulhi, __fdividef, __int_as_float,
  * __float_as_int. No warp shuffles: the kernels exchange through shared
  * memory instead.
@@ -35,6 +35,10 @@ struct dim3 {
 struct uint4 {
     unsigned x, y, z, w;
 };
+struct uint2 {
+    unsigned x, y;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 
 /* swapcontext "returns twice" only into contexts this file saved itself,
  * with every register restored; the locals of launch() are safe. */

@@ -17,9 +17,11 @@ int pc_emu_supports(pc_algo_id algo);
 /* Runs the CUDA kernel of algo/variant with tile height th on the CPU. */
 int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                    const pc_picture *dst, char *err, size_t errlen);
-/* Runs the CUDA colour pass (cuda_colour.cuh) over one slab on the CPU. */
+/* Runs the CUDA colour pass (cuda_colour.cuh) over one slab on the CPU;
+ * with ml/mr > 0 it also fills that many bytes left of each row's dst and
+ * right of its W pixels with the reflect-101 mirror (the device margins). */
 int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
-                  uint8_t *dst, size_t dst_pitch, char *err, size_t errlen);
+                  uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -121,15 +121,36 @@ PC_DEV void pc_for_pairs(int th, F f)
 }
 
 /* --- the Y'CbCr conversion (spec §8, docs/colour.md §3) --------------------
- * With a camera's colour matrix folded in, Y' and the chroma numerators
- * can leave their ranges, so both are clamped (one VIMNMX.RELU each on
- * sm_90): the Y' numerator to [0, 2^24 - 1], whose byte 2 (one PRMT
- * extracts and packs it with its neighbour) is then CLAMP8 of Y'; the
- * chroma value to [0, 255]. With the plain §8 matrices the clamps never
- * bite, so the bytes are today's. */
-PC_DEV int pc_ynum(const pc_yuvc &c, int r, int g, int b)
+ * m: PC_KBAND coefficients {cy[3], cb[3], cr[3], yoff}. Why two versions:
+ * - COL false (no per-camera colour, or one matrix that keeps Y'/chroma in
+ *   range, pc_bands_plain): m is pc_kparams.m0, so every coefficient is a
+ *   constant-bank operand of its IMAD (no registers, no loads, no band
+ *   bookkeeping in the loop), and no clamps: with such a matrix Y' lies in
+ *   0..255 for any 8-bit R, G, B, the numerator is < 2^24 and Y' is its
+ *   byte 2, which one PRMT extracts and packs with its neighbour; the
+ *   chroma numerators are >= 0, so only the upper clamp can bite (full
+ *   range). This is the pre-colour code, at the pre-colour cost.
+ * - COL true (per-camera matrices folded in): m points at the row band's
+ *   matrix in device memory (pc_kparams.bands), read where it is used:
+ *   the address is warp-uniform (one L1 broadcast per coefficient) and
+ *   nothing stays live across the row loop, so the kernel keeps the plain
+ *   one's register count (held in registers for the loop, the coefficients
+ *   took 4px hq-linear from 47 to 63 registers: the version that did so
+ *   for every frame ran 21.79 -> 25.22 us on an H100). Y' and chroma can
+ *   leave their ranges, so both are clamped (one VIMNMX.RELU each on
+ *   sm_90): the Y' numerator to [0, 2^24 - 1], whose byte 2 is then
+ *   CLAMP8 of Y'; chroma to [0, 255].
+ * Where the COL false conditions hold both write the same bytes. */
+template <bool COL>
+PC_DEV int pc_ynum(const int *m, int r, int g, int b)
 {
-    return __vimin_s32_relu(c.cy[0] * r + c.cy[1] * g + c.cy[2] * b + c.yoff, 0xFFFFFF);
+    const int v = m[0] * r + m[1] * g + m[2] * b + m[9];
+    return COL ? __vimin_s32_relu(v, 0xFFFFFF) : v;
+}
+template <bool COL>
+PC_DEV int pc_cval(int num) /* num includes PC_COFF */
+{
+    return COL ? __vimin_s32_relu(num >> 18, 255) : min(num >> 18, 255);
 }
 #define PC_COFF ((128 << 18) + (1 << 17))
 
@@ -154,15 +175,17 @@ struct pc_quad {
         A::own(pl, off + PC_SR + 1, b[3], g[3], r[3]);   /* B  (1,1) */
     }
     /* Y' of pixels i and i+1 (a normalised row), packed in image order. */
-    PC_DEV unsigned ypair(const pc_yuvc &p, int i, unsigned ysel) const
+    template <bool COL>
+    PC_DEV unsigned ypair(const int *m, int i, unsigned ysel) const
     {
-        return __byte_perm(pc_ynum(p, r[i], g[i], b[i]), pc_ynum(p, r[i + 1], g[i + 1], b[i + 1]), ysel);
+        return __byte_perm(pc_ynum<COL>(m, r[i], g[i], b[i]), pc_ynum<COL>(m, r[i + 1], g[i + 1], b[i + 1]), ysel);
     }
-    PC_DEV unsigned cbcr(const pc_yuvc &p) const
+    template <bool COL>
+    PC_DEV unsigned cbcr(const int *m) const
     {
         const int sr = r[0] + r[1] + r[2] + r[3], sg = g[0] + g[1] + g[2] + g[3], sb = b[0] + b[1] + b[2] + b[3];
-        const int cb = __vimin_s32_relu((p.cb[0] * sr + p.cb[1] * sg + p.cb[2] * sb + PC_COFF) >> 18, 255);
-        const int cr = __vimin_s32_relu((p.cr[0] * sr + p.cr[1] * sg + p.cr[2] * sb + PC_COFF) >> 18, 255);
+        const int cb = pc_cval<COL>(m[3] * sr + m[4] * sg + m[5] * sb + PC_COFF);
+        const int cr = pc_cval<COL>(m[6] * sr + m[7] * sg + m[8] * sb + PC_COFF);
         return (unsigned)cb | ((unsigned)cr << 8);
     }
     PC_DEV void rgb(uint8_t *top, uint8_t *bot, int ox) const
@@ -189,7 +212,7 @@ struct pc_pair {
     }
 };
 
-template <class A, int FMT>
+template <class A, int FMT, bool COL>
 PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, int ty0)
 {
     const int t = threadIdx.x, bc = 2 * (t & 31);
@@ -219,18 +242,9 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
     /* byte offsets of blocks A and B from the pair's left column */
     const int ea = xa - xl, eb = xbk - xl;
-    int band = -1;
-    pc_yuvc yc;
     for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
-        if (FMT != PC_FMT_RGB24) {
-            const int b = pc_band_of(p, yb);
-            if (b != band) {
-                band = b;
-                pc_yuvc_load(p, b, yc);
-            }
-        }
         const int off = off0 + i * 8 * PC_SR;
         pc_quad<A> qa, qb;
         pc_pair<A>::compute(pl, off, qa, qb);
@@ -242,9 +256,13 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
                 qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
             continue;
         }
-        const unsigned ta = qa.ypair(yc, 0, ysel), tb = qb.ypair(yc, 0, ysel);
-        const unsigned ba = qa.ypair(yc, 2, ysel), bb = qb.ypair(yc, 2, ysel);
-        const unsigned ca = qa.cbcr(yc), cbb = qb.cbcr(yc);
+        /* COL: the row pair's band matrix is read where it is used (a
+         * warp-uniform address: L1 broadcasts), so it holds no registers
+         * across the loop */
+        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb) : p.m0;
+        const unsigned ta = qa.template ypair<COL>(m, 0, ysel), tb = qb.template ypair<COL>(m, 0, ysel);
+        const unsigned ba = qa.template ypair<COL>(m, 2, ysel), bb = qb.template ypair<COL>(m, 2, ysel);
+        const unsigned ca = qa.template cbcr<COL>(m), cbb = qb.template cbcr<COL>(m);
         if (both) {
             pc_store_u32(yt, __byte_perm(ta, tb, wsel));
             pc_store_u32(ybot, __byte_perm(ba, bb, wsel));
@@ -279,8 +297,8 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
  * shared memory (double-buffered, one barrier per row pair); the R-row
  * thread then writes Cb and the B-row thread Cr, each warp's bytes
  * interleaving into whole sectors of the CbCr row. */
-template <class A, int FMT, int ROW>
-PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const pc_yuvc &yc, int *xch, int xb,
+template <class A, int FMT, bool COL, int ROW>
+PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const int *m, int *xch, int xb,
                              int yb, bool ok, int off, unsigned ysel)
 {
     int ra, ga, ba, rb, gb, bb; /* a = normalised column 0, b = column 1 */
@@ -303,15 +321,15 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
     }
     if (ok)
         pc_store_u16(p.d0 + yrow * p.p0 + xb,
-                     __byte_perm(pc_ynum(yc, ra, ga, ba), pc_ynum(yc, rb, gb, bb), ysel));
+                     __byte_perm(pc_ynum<COL>(m, ra, ga, ba), pc_ynum<COL>(m, rb, gb, bb), ysel));
     const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
-    const int cbp = yc.cb[0] * sr + yc.cb[1] * sg + yc.cb[2] * sb;
-    const int crp = yc.cr[0] * sr + yc.cr[1] * sg + yc.cr[2] * sb;
+    const int cbp = m[3] * sr + m[4] * sg + m[5] * sb;
+    const int crp = m[6] * sr + m[7] * sg + m[8] * sb;
     const int t = threadIdx.x;
     xch[t] = ROW == 0 ? crp : cbp; /* hand the partner what it finishes */
     __syncthreads();
     const int other = xch[t ^ 32];
-    const int v = __vimin_s32_relu(((ROW == 0 ? cbp : crp) + other + PC_COFF) >> 18, 255);
+    const int v = pc_cval<COL>((ROW == 0 ? cbp : crp) + other + PC_COFF);
     if (!ok)
         return;
     const int crow = yb >> 1;
@@ -323,33 +341,26 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)v;
 }
 
-template <class A, int FMT>
+template <class A, int FMT, bool COL>
 PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch, int tx0, int ty0)
 {
     const int t = threadIdx.x, w = t >> 5;
     const int bc = ((w >> 1) << 5) + (t & 31);
     const int xb = p.ox ? tx0 + PC_TW - 2 - 2 * bc : tx0 + 2 * bc;
     const unsigned ysel = p.ox ? 0x0026 : 0x0062;
-    int band = -1;
-    pc_yuvc yc;
     for (int rp = 0; rp < (p.th >> 1); rp++) {
         const int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
         const bool ok = xb < p.W && yb < p.H;
         const int off = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
         int *x = xch + (rp & 1) * PC_NT;
-        if (FMT != PC_FMT_RGB24) {
-            /* rows past the image (ok false) still take part in the
-             * chroma exchange: any band will do */
-            const int b = pc_band_of(p, yb < p.H ? yb : 0);
-            if (b != band) {
-                band = b;
-                pc_yuvc_load(p, b, yc);
-            }
-        }
+        /* COL: the band's matrix read where it is used (as in
+         * pc_final_4px); rows past the image (ok false) still take part in
+         * the chroma exchange: any band will do */
+        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
         if (w & 1)
-            pc_final_2px_row<A, FMT, 1>(pl, p, yc, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, COL, 1>(pl, p, m, x, xb, yb, ok, off, ysel);
         else
-            pc_final_2px_row<A, FMT, 0>(pl, p, yc, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, COL, 0>(pl, p, m, x, xb, yb, ok, off, ysel);
     }
 }
 
@@ -404,9 +415,9 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
         pl.raw = cur;
         A::passes(pl, p.th);
         if (VAR == PC_VARIANT_4PX)
-            pc_final_4px<A, FMT>(pl, p, tx0, ty0);
+            pc_final_4px<A, PC_KFMT_BASE(FMT), (FMT > PC_FMT_I420)>(pl, p, tx0, ty0);
         else
-            pc_final_2px<A, FMT>(pl, p, xch, tx0, ty0);
+            pc_final_2px<A, PC_KFMT_BASE(FMT), (FMT > PC_FMT_I420)>(pl, p, xch, tx0, ty0);
         if (next >= ntiles)
             break;
         __syncthreads(); /* everyone is done with this tile's planes */

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "cuda_common.cuh" /* PC_KFMT_* */
 #include "debayer.h"
 
 /* The kernels' template arguments are the public enums themselves. */
@@ -26,7 +27,9 @@ static_assert(PC_FMT_RGB24 == 0 && PC_FMT_NV12 == 1 && PC_FMT_I420 == 2, "pc_ker
 static_assert(PC_VARIANT_2PX == 1 && PC_VARIANT_4PX == 2, "pc_kernel_set.fn is indexed by pc_variant");
 
 struct pc_kernel_set {
-    const void *fn[3][3]; /* [pc_variant: AUTO (none), 2PX, 4PX][pc_pixfmt: RGB24, NV12, I420] */
+    /* [pc_variant: AUTO (none), 2PX, 4PX][kernel format: pc_pixfmt RGB24,
+     * NV12, I420, then NV12 and I420 + PC_KFMT_COL (cuda_common.cuh)] */
+    const void *fn[3][PC_KFMT_COUNT];
     size_t (*smem)(int var, int th);
     int rp; /* raw halo rows (for reporting) */
 };
@@ -70,9 +73,11 @@ struct pc_cuda_algo {
 #define PC_KSET_ROW(A, V)                                                                        \
     {(const void *)pc_debayer_kernel<A, V, PC_FMT_RGB24>,                                        \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12>,                                         \
-     (const void *)pc_debayer_kernel<A, V, PC_FMT_I420>}
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_I420>,                                         \
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12 + PC_KFMT_COL>,                           \
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_I420 + PC_KFMT_COL>}
 #define PC_KSET(A)                                                                               \
-    {{{NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX), PC_KSET_ROW(A, PC_VARIANT_4PX)},       \
+    {{{NULL, NULL, NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX), PC_KSET_ROW(A, PC_VARIANT_4PX)},       \
      pc_smem_of<A>, A::RP}
 
 template <class A>

@@ -460,7 +460,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     pc_kparams kp = g->base;
     kp.th = th;
     kp.src = g->in[0];
-    pc_picture sp = scratch_pic(g, (pc_pixfmt)fmt);
+    pc_picture sp = scratch_pic(g, (pc_pixfmt)PC_KFMT_BASE(fmt));
     set_dst(&kp, &sp);
     void *args[] = {&kp};
     CK(g, cudaStreamBeginCapture(g->cs, cudaStreamCaptureModeThreadLocal));
@@ -628,6 +628,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     b.bands = g->d_bands;
     b.band_mul = 0;
     b.n_bands = 1;
+    memcpy(b.m0, g->bands_host, sizeof b.m0);
     /* Tuning runs with the new parameters; keep the old ones until it worked. */
     pc_kparams old = g->base;
     g->base = b;
@@ -777,8 +778,10 @@ extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tabl
     return 0;
 }
 
+/* margins: also fill the rows' left/right margins (what fill_margins does,
+ * in the same pass). */
 static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, const pc_rawfmt *f, int cam, int rows,
-                         cudaStream_t s, char *err, size_t errlen)
+                         int margins, cudaStream_t s, char *err, size_t errlen)
 {
     pc_cparams p;
     memset(&p, 0, sizeof p);
@@ -791,8 +794,17 @@ static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, cons
     p.packing = (int)f->packing;
     p.bits = f->bits;
     p.cfa = (int)f->cfa;
-    dim3 grid((g->W + PC_CNT * PC_CPX - 1) / (PC_CNT * PC_CPX), rows);
-    pc_colour_kernel<<<grid, PC_CNT, 0, s>>>(p);
+    p.ml = margins ? PC_HX : 0;
+    p.mr = margins ? g->margin_r : 0;
+    /* persistent CTAs: one wave (as many as fit at once), each walking
+     * row pairs */
+    const size_t smem = pc_colour_smem(p.bits, g->W);
+    if (smem > 48 * 1024)
+        CK(g, cudaFuncSetAttribute(pc_colour_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int per_sm = 0;
+    CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pc_colour_kernel, PC_CNT, smem));
+    int ctas = (rows + 1) / 2, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
+    pc_colour_kernel<<<ctas < cap ? ctas : cap, PC_CNT, smem, s>>>(p);
     CK(g, cudaGetLastError());
     return 0;
 }
@@ -826,8 +838,7 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
      * buffer: slabs of one frame never overlap there */
     uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
     CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
-    if (colour_launch(g, slot, row0, stage, f, cam, rows, g->up, err, errlen) ||
-        fill_margins(g, slot, row0, rows, g->up, err, errlen))
+    if (colour_launch(g, slot, row0, stage, f, cam, rows, 1, g->up, err, errlen))
         return PC_EDEVICE;
     g->uploaded[slot] = 1;
     return 0;
@@ -846,11 +857,11 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, 
         CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
     CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
-    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
         return PC_EDEVICE;
     CK(g, cudaEventRecord(a, g->cs));
     for (int i = 0; i < 20; i++)
-        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, g->cs, err, errlen))
+        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
             return PC_EDEVICE;
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
@@ -917,14 +928,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     const pc_cuda_custom *own = pc_cuda_algos[g->algo].custom;
     pc_graph *x = NULL;
     pc_kparams kp = g->base;
-    if (!own) {
-        int th = g->th_forced ? g->th_forced : g->th;
-        if ((rc = get_graph(g, g->algo, g->var, g->fmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
-            return rc;
-        kp.th = th;
-        kp.src = g->in[slot];
-        set_dst(&kp, dst);
-    }
+    int kfmt = fmt; /* the kernel's format: + PC_KFMT_COL when a band's matrix needs it */
     if (!own && fmt != PC_FMT_RGB24) {
         /* per-camera matrices (the colour matrix folded in), or the plain
          * §8 one */
@@ -944,6 +948,17 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         }
         if (rc)
             return rc;
+        memcpy(kp.m0, g->bands_host, sizeof kp.m0);
+        if (!pc_bands_plain(g->bands_host, g->bands_n))
+            kfmt += PC_KFMT_COL;
+    }
+    if (!own) {
+        int th = g->th_forced ? g->th_forced : g->th;
+        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
+            return rc;
+        kp.th = th;
+        kp.src = g->in[slot];
+        set_dst(&kp, dst);
     }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the

@@ -136,13 +136,21 @@ static void colour_pass(void)
                 for (int c = 0; c < 3; c++)
                     for (int v = 0; v <= maxc; v++)
                         t.lut[c][v] = (uint8_t)(tu_rng(&seed) >> 7);
-                size_t pitch = w + 6;
+                /* with the device's margins: 16 bytes left, 22 right of
+                 * each row, the reflect-101 mirror of the row */
+                const int ml = 16, mr = 22;
+                size_t pitch = ml + w + mr;
                 uint8_t *a = calloc(pitch * h, 1), *b = calloc(pitch * h, 1);
-                pc_colour_slab(&f, &t, raw, 0, w, h, a, pitch);
-                int rc = pc_emu_colour(&f, &t, raw, w, h, b, pitch, err, sizeof err);
+                pc_colour_slab(&f, &t, raw, 0, w, h, a + ml, pitch);
+                for (int y = 0; y < h; y++)
+                    for (int j = 0; j < ml + mr; j++) {
+                        int x = j < ml ? j - ml : w + (j - ml);
+                        a[y * pitch + ml + x] = a[y * pitch + ml + (x < 0 ? -x : 2 * (w - 1) - x)];
+                    }
+                int rc = pc_emu_colour(&f, &t, raw, w, h, b + ml, pitch, ml, mr, err, sizeof err);
                 char name[32];
                 pc_rawfmt_name(&f, name, sizeof name);
-                TAP_CHECK(rc == 0 && memcmp(a, b, pitch * h) == 0, "colour pass kernel %s width %d: same bytes as the C rows%s%s",
+                TAP_CHECK(rc == 0 && memcmp(a, b, pitch * h) == 0, "colour pass kernel %s width %d: same bytes as the C rows, margins mirrored%s%s",
                           name, w, rc ? ": " : "", rc ? err : "");
                 free(codes);
                 free(raw);
