@@ -34,6 +34,7 @@ typedef enum pc_layout {
 /* Where the bands' streams go. */
 typedef enum pc_band_outputs {
     PC_BAND_OUTPUTS_SEPARATE = 0, /* one output per band: %b in the URL = band number */
+    PC_BAND_OUTPUTS_STREAMS = 1,  /* each output has K video streams, one per band (default) */
 } pc_band_outputs;
 
 #endif

@@ -35,7 +35,7 @@ LOCAL_ENUM(trigger, 0, "free-run", "software", "hardware")
 LOCAL_ENUM(backend, 0, "auto", "cuda", "cpu")
 LOCAL_ENUM(codec, 0, "hevc", "h264")
 LOCAL_ENUM(layout, 0, "auto", "stacked", "grid", "bands")
-LOCAL_ENUM(band_outputs, 0, "separate")
+LOCAL_ENUM(band_outputs, 0, "separate", "streams")
 
 const char *pc_source_name(pc_source v) { return source_name((int)v); }
 const char *pc_trigger_name(pc_trigger v) { return trigger_name((int)v); }
@@ -215,8 +215,9 @@ static const pc_key encode_keys[] = {
      "grid, or auto (stacked when the encoder takes it, else bands)"},
     {"bands", PC_KT_INT, ENC(bands), 1, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "bands",
      "layout bands: number of bands, a divisor of the camera count; 0 = automatic"},
-    {"band_outputs", PC_KT_ENUM, ENC(band_outputs), 0, 0, 0, &band_outputs_enum, 0, "separate", NULL,
-     "layout bands: separate = one output per band, %b in each output URL is the band number"},
+    {"band_outputs", PC_KT_ENUM, ENC(band_outputs), 0, 0, 0, &band_outputs_enum, 0, "streams", NULL,
+     "layout bands: streams = each output has one video stream per band (same PTS); separate = one output "
+     "per band, %b in each output URL is the band number"},
     {"preview_scale", PC_KT_INT, ENC(preview_scale), 2, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "x",
      "preview rendition: the panorama scaled down N times (box filter), own encoder and output; 0 = none"},
     {"preview_bitrate", PC_KT_INT64, ENC(preview_bitrate), 100000, 100000000, PC_KF_SI, NULL, 0, "2000000",

@@ -325,6 +325,8 @@ void pl_bands_close(pipeline *p)
         pc_encoder_close(p->band[b].enc); /* writes trailers, ends playlists */
         p->band[b].enc = NULL;
     }
+    pc_mux_close(p->mux); /* the bands' shared outputs, once every band's encoder has drained */
+    p->mux = NULL;
 }
 
 /* Control thread: every band's encoder (the preview keeps its own GOP). */
@@ -407,6 +409,18 @@ static int band_url(const char *url, int band, int nbands, char *out, size_t n, 
     return 0;
 }
 
+/* An output's settings as the encoder takes them, with its URL. */
+static void output_config(pc_output_config *o, const pc_output_settings *so, const char *url)
+{
+    o->url = url;
+    o->format = so->format[0] ? so->format : NULL;
+    o->segment_seconds = so->segment_s;
+    o->options = so->options[0] ? so->options : NULL;
+    o->max_bytes = so->max_bytes;
+    o->max_age_s = so->max_age_s;
+    o->min_free = so->min_free;
+}
+
 /* err prefixed with "band b: " when there are several bands. */
 static void band_prefix(pipeline *p, pl_band *b, char *err, size_t errlen)
 {
@@ -459,17 +473,13 @@ static int open_encoder(pipeline *p, pl_band *b, const pc_settings *s, pc_encode
     }
     pc_backend_encoder_device(p->be, &ec.cuda_ctx, &ec.cuda_stream); /* NULL: none */
     ec.n_outputs = 0;
-    for (int i = 0; i < s->output_count && i < PC_ENCODE_MAX_OUTPUTS; i++) {
+    ec.mux = p->mux;
+    ec.mux_stream = b->index;
+    for (int i = 0; i < s->output_count && i < PC_ENCODE_MAX_OUTPUTS && !p->mux; i++) {
         pc_output_config *o = &ec.outputs[ec.n_outputs++];
         if (band_url(s->outputs[i].url, b->index, p->nbands, urls[i], sizeof urls[i], err, errlen))
             return -1;
-        o->url = urls[i];
-        o->format = s->outputs[i].format[0] ? s->outputs[i].format : NULL;
-        o->segment_seconds = s->outputs[i].segment_s;
-        o->options = s->outputs[i].options[0] ? s->outputs[i].options : NULL;
-        o->max_bytes = s->outputs[i].max_bytes;
-        o->max_age_s = s->outputs[i].max_age_s;
-        o->min_free = s->outputs[i].min_free;
+        output_config(o, &s->outputs[i], urls[i]);
     }
     ec.on_packet = on_packet;
     ec.on_written = on_written;
@@ -493,7 +503,8 @@ static int open_encoder(pipeline *p, pl_band *b, const pc_settings *s, pc_encode
     *out = e;
     pc_log(&p->d->logger, PC_LOG_INFO, "encoder%s%s: %s (%s%s), %dx%d, %d output%s", label[0] ? " " : "", label,
            pc_encoder_name(e), pc_encoder_codec(e), pc_encoder_zero_copy(e) ? ", zero copy from CUDA" : "",
-           ec.width, ec.height, ec.n_outputs, ec.n_outputs == 1 ? "" : "s");
+           ec.width, ec.height, p->mux ? s->output_count : ec.n_outputs,
+           (p->mux ? s->output_count : ec.n_outputs) == 1 ? "" : "s");
     return 0;
 }
 
@@ -593,6 +604,31 @@ static int open_preview(pipeline *p)
     return 0;
 }
 
+/* encode.band_outputs "streams": every configured output gets one video
+ * stream per band, fed by the bands' encoders (pc_mux); it opens when the
+ * last band's encoder does. */
+static int open_band_mux(pipeline *p)
+{
+    const pc_settings *s = p->s;
+    pc_output_config oc[PC_ENCODE_MAX_OUTPUTS];
+    int n = 0;
+    memset(oc, 0, sizeof oc);
+    for (int i = 0; i < s->output_count && i < PC_ENCODE_MAX_OUTPUTS; i++) {
+        if (strstr(s->outputs[i].url, "%b")) {
+            snprintf(p->err, sizeof p->err, "output %s: %%b (one output per band) needs encode.band_outputs = "
+                     "\"separate\"; with \"streams\" (the default) each output holds the %d bands as %d video "
+                     "streams", s->outputs[i].url, p->nbands, p->nbands);
+            return -1;
+        }
+        output_config(&oc[n++], &s->outputs[i], s->outputs[i].url);
+    }
+    if (pc_mux_create(&p->mux, p->nbands, oc, n, p->err, sizeof p->err))
+        return -1;
+    pc_log(&p->d->logger, PC_LOG_INFO, "encode: %d output%s with %d video streams each, one per band "
+           "(encode.band_outputs \"streams\")", n, n == 1 ? "" : "s", p->nbands);
+    return 0;
+}
+
 /* Resolves the layout and opens one encoder per band (set-up); logs the
  * choice, the NVENC sessions in use and which band fell back to what. */
 static int open_encoders(pipeline *p)
@@ -606,6 +642,8 @@ static int open_encoders(pipeline *p)
         return -1;
     }
     p->nbands = p->plan.bands;
+    if (p->nbands > 1 && p->s->encode.band_outputs == PC_BAND_OUTPUTS_STREAMS && open_band_mux(p))
+        return -1;
     pc_log(&p->d->logger, PC_LOG_INFO, "encode.layout %s: %s", pc_layout_name(p->plan.layout), p->plan.why);
     int nvenc = 0;
     char fell[512] = "";

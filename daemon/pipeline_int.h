@@ -182,6 +182,9 @@ struct pipeline {
     int nbands;
     int nthreads;          /* encoder threads: the bands, then the preview's */
     pl_band band[PL_MAX_BANDS + 1];
+    /* encode.band_outputs "streams": the outputs the bands' encoders share
+     * (one video stream per band); closed after them. NULL otherwise. */
+    struct pc_mux *mux;
     int have_encoder;
     /* Encoders take host pictures by reference (no copy): the CPU
      * backend's slots, or pinned host copies of the GPU slots that the

@@ -63,7 +63,12 @@ void pl_reload(pipeline *p)
     pthread_mutex_unlock(&p->settings_lock);
     if (live & PC_LIVE_LOG_LEVEL) /* every thread reads it */
         __atomic_store_n(&d->logger.max_level, d->settings.daemon.log_level, __ATOMIC_RELAXED);
-    if (live & PC_LIVE_OUTPUTS) {
+    if ((live & PC_LIVE_OUTPUTS) && p->mux)
+        /* the bands share their outputs (one stream each): they cannot be
+         * re-opened one band at a time */
+        pc_log(&d->logger, PC_LOG_WARNING, "reload: outputs not changed: with encode.band_outputs \"streams\" "
+               "the %d bands share them; restart panocap to apply the new outputs", p->nbands);
+    else if (live & PC_LIVE_OUTPUTS) {
         /* Each band's thread reopens between frames, from its own copy
          * (d->settings is the main thread's); a request not yet taken is
          * replaced by this newer one. */

@@ -131,7 +131,25 @@ typedef struct pc_encode_config {
     void *cb_user;
     const pc_logger *log;     /* NULL: stderr */
     const char *label;        /* NULL, or e.g. "band 2": names this encoder in its log lines */
+    /* Shared outputs (pc_mux_create): when set, outputs/n_outputs above
+     * are ignored and this encoder's packets go to video stream
+     * mux_stream of the mux's outputs. */
+    struct pc_mux *mux;
+    int mux_stream;
 } pc_encode_config;
+
+/* Outputs shared by several encoders, one video stream each (the bands of
+ * the panorama muxed as K streams of every output: TS, MKV, MP4, HLS, UDP,
+ * SRT). The outputs open when the last of the nstreams encoders opens
+ * with cfg.mux (their codec parameters go into the header); every stream
+ * shares the outputs' queue, thread, failure counting and retention. The
+ * outputs' strings must stay valid until then. */
+#define PC_MUX_MAX_STREAMS 16
+typedef struct pc_mux pc_mux;
+int pc_mux_create(pc_mux **m, int nstreams, const pc_output_config *outputs, int n_outputs,
+                  char *err, size_t n);
+/* After every encoder attached to it is closed: drains, writes trailers. */
+void pc_mux_close(pc_mux *m);
 
 /* Fills defaults: 50 fps, HEVC, 20 Mbit/s, BT.709 limited, auto encoder. */
 void pc_encode_config_default(pc_encode_config *cfg);

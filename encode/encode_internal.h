@@ -52,9 +52,26 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
  * thread. */
 int pc_out_open(pc_out **o, int index, const pc_output_config *oc,
                 const pc_out_env *env, char *err, size_t n);
+/* The same with nstreams video streams, one per encoder: env[i] is stream
+ * i's (its par, enc and cb_user; the rest is taken from env[0]). */
+#define PC_OUT_MAX_STREAMS PC_MUX_MAX_STREAMS
+int pc_out_open_streams(pc_out **o, int index, const pc_output_config *oc,
+                        const pc_out_env *env, int nstreams, char *err, size_t n);
 /* Queues a reference to pkt (timestamps in env->enc_tb). Never blocks:
  * drops and counts when the output is down or its queue is full. */
 void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns);
+void pc_out_push_stream(pc_out *o, int stream, const AVPacket *pkt, int64_t pts_ns);
+/* Stream `stream`'s encoder is going: no more IDR requests to it. */
+void pc_out_detach(pc_out *o, int stream);
+
+/* --- outputs shared by several encoders (mux.c) ------------------------- */
+/* Called by pc_encoder_open with cfg->mux: records stream `stream`'s env;
+ * the last stream to attach opens the outputs (its error is returned). */
+int pc_mux_attach(pc_mux *m, int stream, const pc_out_env *env, char *err, size_t n);
+void pc_mux_detach(pc_mux *m, int stream);
+void pc_mux_push(pc_mux *m, int stream, const AVPacket *pkt, int64_t pts_ns);
+/* The outputs' figures (0 before they open). */
+int pc_mux_stats(pc_mux *m, pc_output_stats *st);
 /* Drains, writes the trailer, joins the thread (aborting IO after
  * timeout_ms), frees. */
 void pc_out_close(pc_out *o, int timeout_ms);

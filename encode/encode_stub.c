@@ -67,3 +67,9 @@ int pc_encoder_check_name(const char *what, const char *name, const char *preset
 {
     NOTSUP();
 }
+int pc_mux_create(pc_mux **m, int nstreams, const pc_output_config *outputs, int n_outputs, char *err, size_t n)
+{
+    *m = NULL;
+    NOTSUP();
+}
+void pc_mux_close(pc_mux *m) {}

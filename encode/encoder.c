@@ -63,6 +63,8 @@ struct pc_encoder {
 
     pc_out *outs[PC_ENCODE_MAX_OUTPUTS];
     int n_outs;
+    pc_mux *mux;     /* shared outputs (cfg.mux) once attached, else NULL */
+    int mux_stream;
 };
 
 void pc_encode_config_default(pc_encode_config *cfg)
@@ -457,6 +459,8 @@ static void free_encoder(pc_encoder *e)
 {
     for (int i = 0; i < e->n_outs; i++)
         pc_out_close(e->outs[i], 5000);
+    if (e->mux)
+        pc_mux_detach(e->mux, e->mux_stream); /* the mux's owner closes it */
     for (int i = 0; i < RING; i++)
         av_frame_free(&e->ring[i]);
     av_frame_free(&e->hwf);
@@ -682,7 +686,17 @@ int pc_encoder_open(pc_encoder **out, const pc_encode_config *cfg, char *err, si
         .on_fault = cfg->on_output_fault,
         .cb_user = cfg->cb_user,
     };
-    for (int i = 0; i < cfg->n_outputs; i++) {
+    if (cfg->mux) {
+        r = pc_mux_attach(cfg->mux, cfg->mux_stream, &env, err, n);
+        if (r) {
+            avcodec_parameters_free(&par);
+            free_encoder(e);
+            return r;
+        }
+        e->mux = cfg->mux;
+        e->mux_stream = cfg->mux_stream;
+    }
+    for (int i = 0; i < cfg->n_outputs && !cfg->mux; i++) {
         r = pc_out_open(&e->outs[i], i, &cfg->outputs[i], &env, err, n);
         if (r) {
             avcodec_parameters_free(&par);
@@ -693,7 +707,7 @@ int pc_encoder_open(pc_encoder **out, const pc_encode_config *cfg, char *err, si
     }
     avcodec_parameters_free(&par);
     e->st.bitrate = cfg->bitrate;
-    e->st.n_outputs = cfg->n_outputs;
+    e->st.n_outputs = cfg->mux ? 0 : cfg->n_outputs;
     *out = e;
     return 0;
 }
@@ -801,6 +815,8 @@ static int drain(pc_encoder *e, char *err, size_t n)
         }
         for (int i = 0; i < e->n_outs; i++)
             pc_out_push(e->outs[i], p, pts_ns);
+        if (e->mux)
+            pc_mux_push(e->mux, e->mux_stream, p, pts_ns);
         av_packet_unref(p);
     }
     if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
@@ -1045,6 +1061,8 @@ void pc_encoder_stats_get(pc_encoder *e, pc_encoder_stats *st)
     st->n_outputs = e->n_outs;
     for (int i = 0; i < e->n_outs; i++)
         pc_out_stats(e->outs[i], &st->outputs[i]);
+    if (e->mux)
+        st->n_outputs = pc_mux_stats(e->mux, st->outputs);
 }
 
 int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n)

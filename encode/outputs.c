@@ -58,6 +58,7 @@ enum out_kind { K_NULL, K_FILE, K_NET, K_HLS };
 typedef struct slot {
     AVPacket *pkt;
     int64_t pts_ns;
+    int stream;            /* which video stream of the output */
 } slot;
 
 struct pc_out {
@@ -71,20 +72,25 @@ struct pc_out {
     char *srt_mode, *srt_passphrase;
     char *options;         /* "key=value,..." from the config, or NULL */
 
-    AVCodecParameters *par;
+    /* One video stream per encoder feeding this output (the bands muxed
+     * as streams), else one. enc[s] is cleared under lock when stream s's
+     * encoder goes (pc_out_detach). */
+    int nstreams;
+    AVCodecParameters *par[PC_OUT_MAX_STREAMS];
     AVRational enc_tb, fps;
     const pc_logger *log;
     void (*request_idr)(void *enc);
-    void *enc;
+    void *enc[PC_OUT_MAX_STREAMS];
     pc_written_cb on_written;
     pc_output_fault_cb on_fault;
-    void *cb_user;
+    void *cb_user[PC_OUT_MAX_STREAMS];
     char encoder_name[32];
 
     /* owned by the output thread (or by pc_out_open before it starts) */
     AVFormatContext *oc;
-    AVBSFContext *bsf;
+    AVBSFContext *bsf[PC_OUT_MAX_STREAMS];
     AVPacket *wpkt;
+    int need_key[PC_OUT_MAX_STREAMS]; /* after a segment cut: skip to this stream's next keyframe */
     char cur_path[4096];
     int64_t seg_start_pts; /* enc_tb units; INT64_MIN = not started */
     int seg_idr_asked;
@@ -99,7 +105,7 @@ struct pc_out {
     pthread_cond_t cond;
     slot *ring;
     int cap, head, count;
-    int drop_until_key;    /* set after a drop: skip to the next keyframe */
+    int drop_until_key[PC_OUT_MAX_STREAMS]; /* set after a drop: skip to the stream's next keyframe */
     int stop;              /* drain and finish */
     atomic_int abort_io;   /* interrupt blocking IO now */
     int64_t last_idr_ask_ns;
@@ -846,15 +852,17 @@ static int open_target(pc_out *o, char *err, size_t n)
     }
     o->oc->interrupt_callback.callback = interrupt_cb;
     o->oc->interrupt_callback.opaque = o;
-    AVStream *st = avformat_new_stream(o->oc, NULL);
-    if (!st || avcodec_parameters_copy(st->codecpar, o->par) < 0) {
-        snprintf(err, n, "output %d '%s': cannot add the video stream", o->index, o->cur_path);
-        close_target(o, 0);
-        return PC_ENOMEM;
+    for (int i = 0; i < o->nstreams; i++) {
+        AVStream *st = avformat_new_stream(o->oc, NULL);
+        if (!st || avcodec_parameters_copy(st->codecpar, o->par[i]) < 0) {
+            snprintf(err, n, "output %d '%s': cannot add video stream %d", o->index, o->cur_path, i);
+            close_target(o, 0);
+            return PC_ENOMEM;
+        }
+        st->time_base = o->enc_tb;
+        st->avg_frame_rate = o->fps;
+        st->r_frame_rate = o->fps;
     }
-    st->time_base = o->enc_tb;
-    st->avg_frame_rate = o->fps;
-    st->r_frame_rate = o->fps;
 
     if (!strcmp(o->fmt, "mpegts")) {
         /* each packet goes out whole at once: playable up to the last
@@ -950,21 +958,24 @@ static int open_target(pc_out *o, char *err, size_t n)
 
 static int write_one(pc_out *o, AVPacket *pkt)
 {
-    AVStream *st = o->oc->streams[0];
-    pkt->stream_index = 0;
+    AVStream *st = o->oc->streams[pkt->stream_index];
     av_packet_rescale_ts(pkt, o->enc_tb, st->time_base);
-    return av_write_frame(o->oc, pkt);
+    /* several streams: the muxer interleaves them by DTS */
+    return o->nstreams > 1 ? av_interleaved_write_frame(o->oc, pkt) : av_write_frame(o->oc, pkt);
 }
 
 /* Writes one packet (through dump_extra for MPEG-TS based outputs). */
-static int write_packet(pc_out *o, AVPacket *pkt)
+static int write_packet(pc_out *o, AVPacket *pkt, int stream)
 {
-    if (!o->bsf)
+    pkt->stream_index = stream;
+    AVBSFContext *bsf = o->bsf[stream];
+    if (!bsf)
         return write_one(o, pkt);
-    int r = av_bsf_send_packet(o->bsf, pkt); /* takes the reference */
+    int r = av_bsf_send_packet(bsf, pkt); /* takes the reference */
     if (r < 0)
         return r;
-    while ((r = av_bsf_receive_packet(o->bsf, o->wpkt)) == 0) {
+    while ((r = av_bsf_receive_packet(bsf, o->wpkt)) == 0) {
+        o->wpkt->stream_index = stream;
         r = write_one(o, o->wpkt);
         av_packet_unref(o->wpkt);
         if (r < 0)
@@ -985,7 +996,20 @@ static void report_faults(pc_out *o)
     o->told_failures = o->failures;
     pthread_mutex_unlock(&o->lock);
     if (d || f)
-        o->on_fault(o->cb_user, o->index, (int)d, (int)f);
+        o->on_fault(o->cb_user[0], o->index, (int)d, (int)f);
+}
+
+/* Asks every stream's encoder for an IDR (under lock: an encoder that
+ * went is NULL there; request_idr only sets a flag). */
+static void request_idr_all(pc_out *o)
+{
+    if (!o->request_idr)
+        return;
+    pthread_mutex_lock(&o->lock);
+    for (int i = 0; i < o->nstreams; i++)
+        if (o->enc[i])
+            o->request_idr(o->enc[i]);
+    pthread_mutex_unlock(&o->lock);
 }
 
 static void ask_idr(pc_out *o, int64_t now)
@@ -994,7 +1018,7 @@ static void ask_idr(pc_out *o, int64_t now)
      * turn every frame into a keyframe */
     if (o->request_idr && now - o->last_idr_ask_ns > 1000000000LL) {
         o->last_idr_ask_ns = now;
-        o->request_idr(o->enc);
+        request_idr_all(o);
     }
 }
 
@@ -1006,7 +1030,8 @@ static void drop_queue_locked(pc_out *o)
         o->count--;
         o->dropped++;
     }
-    o->drop_until_key = 1;
+    for (int i = 0; i < o->nstreams; i++)
+        o->drop_until_key[i] = 1;
 }
 
 /* Waits up to ms or until stop; returns 1 if stopping. */
@@ -1099,7 +1124,8 @@ static void *out_thread(void *arg)
             if (was_failed)
                 o->reconnects++;
             o->state = PC_OUT_OK;
-            o->drop_until_key = 1; /* start at a keyframe */
+            for (int i = 0; i < o->nstreams; i++)
+                o->drop_until_key[i] = 1; /* start at a keyframe */
             pthread_mutex_unlock(&o->lock);
             pc_log(o->log, was_failed ? PC_LOG_DEBUG : PC_LOG_INFO,
                    "encode: output %d '%s' %s", o->index, o->cur_path,
@@ -1126,8 +1152,7 @@ static void *out_thread(void *arg)
             if (pkt->pts - o->seg_start_pts >= period) {
                 if (!(pkt->flags & AV_PKT_FLAG_KEY) && !o->seg_idr_asked) {
                     o->seg_idr_asked = 1;
-                    if (o->request_idr)
-                        o->request_idr(o->enc);
+                    request_idr_all(o);
                 } else if (pkt->flags & AV_PKT_FLAG_KEY) {
                     close_target(o, 1);
                     int r = open_target(o, err, sizeof err);
@@ -1154,12 +1179,29 @@ static void *out_thread(void *arg)
                            o->cur_path);
                     o->seg_start_pts = pkt->pts;
                     retention(o, 0);
+                    /* the other streams start the new file at their own
+                     * next keyframe (asked for above) */
+                    for (int i = 0; i < o->nstreams; i++)
+                        o->need_key[i] = i != s.stream;
                 }
             }
         }
+        if (o->need_key[s.stream]) {
+            if (!(pkt->flags & AV_PKT_FLAG_KEY)) {
+                av_packet_unref(pkt);
+                pthread_mutex_lock(&o->lock);
+                o->head = (o->head + 1) % o->cap;
+                o->count--;
+                o->dropped++;
+                pthread_mutex_unlock(&o->lock);
+                report_faults(o);
+                continue;
+            }
+            o->need_key[s.stream] = 0;
+        }
 
         int size = pkt->size;
-        int r = write_packet(o, pkt); /* pkt is unreferenced by the BSF or below */
+        int r = write_packet(o, pkt, s.stream); /* pkt is unreferenced by the BSF or below */
         av_packet_unref(pkt);
         int64_t now = pc_now_ns();
         pthread_mutex_lock(&o->lock);
@@ -1190,7 +1232,7 @@ static void *out_thread(void *arg)
                    o->cur_path);
         }
         if (o->on_written)
-            o->on_written(o->cb_user, o->index, s.pts_ns, now);
+            o->on_written(o->cb_user[s.stream], o->index, s.pts_ns, now);
     }
     close_target(o, !atomic_load(&o->abort_io));
     pthread_mutex_lock(&o->lock);
@@ -1213,9 +1255,11 @@ static void free_out(pc_out *o)
             av_packet_free(&o->ring[i].pkt);
         free(o->ring);
     }
-    av_bsf_free(&o->bsf);
+    for (int i = 0; i < PC_OUT_MAX_STREAMS; i++) {
+        av_bsf_free(&o->bsf[i]);
+        avcodec_parameters_free(&o->par[i]);
+    }
     av_packet_free(&o->wpkt);
-    avcodec_parameters_free(&o->par);
     pthread_mutex_destroy(&o->lock);
     pthread_cond_destroy(&o->cond);
     free(o->url);
@@ -1230,8 +1274,20 @@ static void free_out(pc_out *o)
 int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_out_env *env,
                 char *err, size_t n)
 {
+    return pc_out_open_streams(out, index, oc, env, 1, err, n);
+}
+
+int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, const pc_out_env *env,
+                        int nstreams, char *err, size_t n)
+{
     *out = NULL;
-    int r = pc_out_check(index, oc, env->par->codec_id, err, n);
+    if (nstreams < 1 || nstreams > PC_OUT_MAX_STREAMS) {
+        snprintf(err, n, "output %d: %d video streams, at most %d", index, nstreams, PC_OUT_MAX_STREAMS);
+        return PC_EINVAL;
+    }
+    int r = 0;
+    for (int i = 0; i < nstreams && !r; i++)
+        r = pc_out_check(index, oc, env[i].par->codec_id, err, n);
     if (r)
         return r;
     pc_out *o = calloc(1, sizeof *o);
@@ -1269,19 +1325,24 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
     o->fps = env->fps;
     o->log = env->log;
     o->request_idr = env->request_idr;
-    o->enc = env->enc;
     o->on_written = env->on_written;
     o->on_fault = env->on_fault;
-    o->cb_user = env->cb_user;
+    o->nstreams = nstreams;
+    for (int i = 0; i < nstreams; i++) {
+        o->enc[i] = env[i].enc;
+        o->cb_user[i] = env[i].cb_user;
+    }
     snprintf(o->encoder_name, sizeof o->encoder_name, "%s", env->encoder_name);
     o->seg_start_pts = INT64_MIN;
     o->last_idr_ask_ns = INT64_MIN / 2;
-    o->par = avcodec_parameters_alloc();
+    int par_ok = 1;
+    for (int i = 0; i < nstreams; i++)
+        par_ok &= (o->par[i] = avcodec_parameters_alloc()) && avcodec_parameters_copy(o->par[i], env[i].par) >= 0;
     o->wpkt = av_packet_alloc();
-    o->cap = oc->queue_packets > 0 ? oc->queue_packets : 256;
+    /* the queue holds as many frame sets as one stream's would */
+    o->cap = (oc->queue_packets > 0 ? oc->queue_packets : 256) * nstreams;
     o->ring = calloc((size_t)o->cap, sizeof *o->ring);
-    if (!o->url || !o->proto || !o->par || !o->wpkt || !o->ring ||
-        avcodec_parameters_copy(o->par, env->par) < 0) {
+    if (!o->url || !o->proto || !par_ok || !o->wpkt || !o->ring) {
         snprintf(err, n, "output %d: out of memory", index);
         free_out(o);
         return PC_ENOMEM;
@@ -1297,18 +1358,18 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
         *out = o;
         return 0;
     }
-    if (!strcmp(o->fmt, "mpegts") || o->kind == K_HLS) {
+    for (int i = 0; i < nstreams && (!strcmp(o->fmt, "mpegts") || o->kind == K_HLS); i++) {
         const AVBitStreamFilter *f = av_bsf_get_by_name("dump_extra");
-        if (!f || av_bsf_alloc(f, &o->bsf) < 0) {
+        if (!f || av_bsf_alloc(f, &o->bsf[i]) < 0) {
             snprintf(err, n, "output %d '%s': the dump_extra bitstream filter is missing",
                      index, o->url);
             free_out(o);
             return PC_ENOTSUP;
         }
-        avcodec_parameters_copy(o->bsf->par_in, o->par);
-        o->bsf->time_base_in = o->enc_tb;
-        av_opt_set(o->bsf->priv_data, "freq", "keyframe", 0);
-        if (av_bsf_init(o->bsf) < 0) {
+        avcodec_parameters_copy(o->bsf[i]->par_in, o->par[i]);
+        o->bsf[i]->time_base_in = o->enc_tb;
+        av_opt_set(o->bsf[i]->priv_data, "freq", "keyframe", 0);
+        if (av_bsf_init(o->bsf[i]) < 0) {
             snprintf(err, n, "output %d '%s': dump_extra init failed", index, o->url);
             free_out(o);
             return PC_EIO;
@@ -1323,8 +1384,8 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
             return r;
         }
         o->state = PC_OUT_OK;
-        o->drop_until_key = 0;
-        pc_log(o->log, PC_LOG_INFO, "encode: output %d '%s' open (%s)", index, o->cur_path, o->fmt);
+        pc_log(o->log, PC_LOG_INFO, "encode: output %d '%s' open (%s%s)", index, o->cur_path, o->fmt,
+               nstreams > 1 ? ", one video stream per band" : "");
     } else {
         o->state = PC_OUT_CONNECTING;
     }
@@ -1338,7 +1399,16 @@ int pc_out_open(pc_out **out, int index, const pc_output_config *oc, const pc_ou
     return 0;
 }
 
-void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
+void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns) { pc_out_push_stream(o, 0, pkt, pts_ns); }
+
+void pc_out_detach(pc_out *o, int stream)
+{
+    pthread_mutex_lock(&o->lock);
+    o->enc[stream] = NULL;
+    pthread_mutex_unlock(&o->lock);
+}
+
+void pc_out_push_stream(pc_out *o, int stream, const AVPacket *pkt, int64_t pts_ns)
 {
     int key = !!(pkt->flags & AV_PKT_FLAG_KEY);
     if (o->kind == K_NULL) {
@@ -1350,7 +1420,7 @@ void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
         o->last_pts_ns = pts_ns;
         pthread_mutex_unlock(&o->lock);
         if (o->on_written)
-            o->on_written(o->cb_user, o->index, pts_ns, now);
+            o->on_written(o->cb_user[stream], o->index, pts_ns, now);
         return;
     }
     int ask = 0;
@@ -1359,23 +1429,24 @@ void pc_out_push(pc_out *o, const AVPacket *pkt, int64_t pts_ns)
     dropped0 = o->dropped;
     if (o->state != PC_OUT_OK || o->stop) {
         o->dropped++;
-        o->drop_until_key = 1;
-    } else if (o->drop_until_key && !key) {
+        o->drop_until_key[stream] = 1;
+    } else if (o->drop_until_key[stream] && !key) {
         o->dropped++;
         ask = 1;
     } else if (o->count == o->cap) {
         o->dropped++;
-        o->drop_until_key = 1;
+        o->drop_until_key[stream] = 1;
         ask = 1;
     } else {
         int tail = (o->head + o->count) % o->cap;
         if (av_packet_ref(o->ring[tail].pkt, pkt) < 0) {
             o->dropped++;
-            o->drop_until_key = 1;
+            o->drop_until_key[stream] = 1;
         } else {
             o->ring[tail].pts_ns = pts_ns;
+            o->ring[tail].stream = stream;
             o->count++;
-            o->drop_until_key = 0;
+            o->drop_until_key[stream] = 0;
             pthread_cond_signal(&o->cond);
         }
     }

@@ -485,14 +485,16 @@ typedef struct dt_decoded {
     int64_t first_pts, last_pts;
     AVRational tb;
     char codec[32];
+    int video_streams;   /* how many video streams the file has */
 } dt_decoded;
 
 /* Called for each decoded frame (index from 0, in output order); a
  * non-zero return stops the decoding. */
 typedef int (*dt_frame_cb)(void *user, int index, const AVFrame *f);
 
-/* Decodes every video frame of path with libavformat + libavcodec. */
-static inline int dt_decode(const char *path, dt_frame_cb cb, void *user, dt_decoded *r)
+/* Decodes every frame of video stream `video` (0 = the first video
+ * stream, -1 = the best one) of path with libavformat + libavcodec. */
+static inline int dt_decode_stream(const char *path, int video, dt_frame_cb cb, void *user, dt_decoded *r)
 {
     memset(r, 0, sizeof *r);
     r->pts_increasing = 1;
@@ -504,7 +506,10 @@ static inline int dt_decode(const char *path, dt_frame_cb cb, void *user, dt_dec
         avformat_close_input(&ic);
         return -2;
     }
-    int si = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    int si = video < 0 ? av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0) : -1;
+    for (unsigned i = 0; i < ic->nb_streams; i++)
+        if (ic->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && r->video_streams++ == video)
+            si = (int)i;
     if (si < 0) {
         avformat_close_input(&ic);
         return -3;
@@ -557,6 +562,12 @@ static inline int dt_decode(const char *path, dt_frame_cb cb, void *user, dt_dec
     avcodec_free_context(&dc);
     avformat_close_input(&ic);
     return 0;
+}
+
+/* Decodes every video frame of path's best video stream. */
+static inline int dt_decode(const char *path, dt_frame_cb cb, void *user, dt_decoded *r)
+{
+    return dt_decode_stream(path, -1, cb, user, r);
 }
 
 /* --- picture comparison ---------------------------------------------------- */

@@ -1,6 +1,9 @@
 /* test_daemon_layout.c - encode.layout end to end (CPU backend, libx264
  * lossless: qp=0, 4:2:0): the real executable with 5 fake cameras,
  *   bands:   --output DIR/b%b.ts -s encode.layout=bands -s encode.bands=5
+ *            -s encode.band_outputs=separate
+ *   streams: --output DIR/m.ts --output DIR/m.mkv -s encode.layout=bands
+ *            -s encode.bands=5 (each file: 5 video streams, one per band)
  *   stacked: --output DIR/s.ts   -s encode.layout=stacked
  * each with --record-raw. Every band's stream decodes with 2040x1080 and
  * FRAMES frames, the bands share one PTS sequence, and band b's frame i is
@@ -11,8 +14,9 @@
  * (-s encode.preview_scale=4, 2 Mbit/s, not lossless): it decodes at
  * 510x1350 with FRAMES frames, and its Y plane is the reference scaled down
  * by a 4x4 box filter (pc_picture_downscale) with a PSNR above
- * PREVIEW_PSNR_MIN_DB. Bad input: 3 bands of 5 cameras and band outputs
- * without %b are refused with the reason. argv[1]: the panocap executable. */
+ * PREVIEW_PSNR_MIN_DB. Bad input: 3 bands of 5 cameras, separate band
+ * outputs without %b and %b with the bands muxed as streams are refused
+ * with the reason. argv[1]: the panocap executable. */
 #include "daemon_testutil.h"
 
 #include "capture.h"
@@ -151,6 +155,58 @@ static int on_preview(void *user, int i, const AVFrame *f)
     return 0;
 }
 
+/* The NBANDS band streams (stream streams[b] of paths[b]; -1: the file's
+ * only one) of a run that recorded raw: each decodes with FRAMES frames of
+ * W x SLAB_H, they share one PTS sequence, and losslessly equal their rows
+ * of the stacked reference. */
+static void check_bands(const char *what, const char *raw, char paths[NBANDS][320], const int streams[NBANDS],
+                        int run_rc)
+{
+    char err[512];
+    ref_set ref;
+    int rc = load_refs(raw, &ref, err, sizeof err);
+    TAP_CHECK(rc == 0 && ref.n == FRAMES, "%s: reference of the %d recorded sets (%s)", what, ref.n, rc ? err : "ok");
+    band_check bc[NBANDS];
+    int frames_ok = 1, pts_same = 1, exact = 1;
+    for (int b = 0; b < NBANDS; b++) {
+        bc[b] = (band_check){.ref = &ref, .row0 = b * SLAB_H, .rows = SLAB_H};
+        dt_decoded d;
+        int r = rc ? -1 : dt_decode_stream(paths[b], streams[b], on_frame, &bc[b], &d);
+        int ok = r == 0 && d.frames == FRAMES && d.errors == 0 && d.width == W && d.height == SLAB_H && d.sizes_ok &&
+                 d.pts_increasing && !bc[b].bad_fmt && (streams[b] < 0 || d.video_streams == NBANDS);
+        frames_ok &= ok;
+        if (!ok)
+            tap_diag("band %d (%s stream %d): decode %d, %d frames %dx%d, %d errors, %d not yuv420p, %d video streams",
+                     b, paths[b], streams[b], r, d.frames, d.width, d.height, d.errors, bc[b].bad_fmt,
+                     d.video_streams);
+        for (int i = 0; i < FRAMES && b > 0; i++)
+            if (bc[b].pts[i] != bc[0].pts[i]) {
+                if (pts_same)
+                    tap_diag("band %d frame %d: pts %lld, band 0 %lld", b, i, (long long)bc[b].pts[i],
+                             (long long)bc[0].pts[i]);
+                pts_same = 0;
+            }
+        if (bc[b].mismatched_frames) {
+            exact = 0;
+            tap_diag("band %d: %d frames differ from the reference (first %d), %ld samples", b,
+                     bc[b].mismatched_frames, bc[b].first_bad_frame, bc[b].bad_samples);
+        }
+    }
+    TAP_CHECK(frames_ok, "%s: all %d band streams decode: %d frames of %dx%d each, pts increasing%s", what, NBANDS,
+              FRAMES, W, SLAB_H, streams[0] < 0 ? "" : ", the file has 5 video streams");
+    TAP_CHECK(frames_ok && pts_same, "%s: the bands share one PTS sequence (%lld .. %lld)", what,
+              (long long)bc[0].pts[0], (long long)bc[0].pts[FRAMES - 1]);
+    int control = 1;
+    for (int b = 0; b < NBANDS; b++)
+        control &= bc[b].other_rows_diff > SLAB_H / 2;
+    TAP_CHECK(control, "%s: negative control: each band's frame 0 against the next band's rows differs (%ld of %d "
+              "rows for band 0)", what, bc[0].other_rows_diff, SLAB_H);
+    TAP_CHECK(frames_ok && run_rc == 0 && exact,
+              "%s lossless: band b of frame i = rows b*1080.. of the stacked reference of raw set i, sample for "
+              "sample (Y, Cb, Cr), all bands and frames", what);
+    free_refs(&ref);
+}
+
 static int run(const char *exe, const char *dir, const char *name, char **extra, int nextra, dt_child *ch)
 {
     char *args[40];
@@ -179,62 +235,49 @@ int main(int argc, char **argv)
     char out[300], raw[300], err[512];
     dt_child ch;
 
-    /* --- bands ---------------------------------------------------------- */
+    /* --- bands, one output per band ---------------------------------------- */
     snprintf(out, sizeof out, "%s/b%%b.ts", dir);
     snprintf(raw, sizeof raw, "%s/bands.pcraw", dir);
-    char *bx[] = {"--output", out, "--record-raw", raw, "-s", "encode.layout=bands", "-s", "encode.bands=5"};
-    int rc = run(argv[1], dir, "bands", bx, 8, &ch);
+    char *bx[] = {"--output", out, "--record-raw", raw, "-s", "encode.layout=bands", "-s", "encode.bands=5",
+                  "-s", "encode.band_outputs=separate"};
+    int rc = run(argv[1], dir, "bands", bx, 10, &ch);
     char *sum = dt_slurp(ch.out);
-    TAP_CHECK(rc == 0, "panocap ... --output DIR/b%%b.ts -s encode.layout=bands -s encode.bands=5 exited %d", rc);
+    TAP_CHECK(rc == 0, "panocap ... --output DIR/b%%b.ts -s encode.layout=bands -s encode.bands=5 "
+              "-s encode.band_outputs=separate exited %d", rc);
     if (rc)
         dt_diag_file("panocap stderr", ch.err, 4000);
     TAP_CHECK(sum && strstr(sum, "layout: bands, 5 bands of 2040x1080") && strstr(sum, "band 4  rows  4320-5399"),
               "summary names the layout and has one line per band");
     TAP_CHECK(dt_contains(ch.err, "encode band 3: libx264"), "log: each band's encoder named");
-    ref_set ref;
-    rc = load_refs(raw, &ref, err, sizeof err);
-    TAP_CHECK(rc == 0 && ref.n == FRAMES, "reference of the %d recorded sets (%s)", ref.n, rc ? err : "ok");
-    band_check bc[NBANDS];
-    int frames_ok = 1, pts_same = 1, exact = 1;
+    char paths[NBANDS][320];
+    int streams[NBANDS];
     for (int b = 0; b < NBANDS; b++) {
-        char path[320];
-        snprintf(path, sizeof path, "%s/b%d.ts", dir, b);
-        bc[b] = (band_check){.ref = &ref, .row0 = b * SLAB_H, .rows = SLAB_H};
-        dt_decoded d;
-        int r = dt_decode(path, on_frame, &bc[b], &d);
-        int ok = r == 0 && d.frames == FRAMES && d.errors == 0 && d.width == W && d.height == SLAB_H && d.sizes_ok &&
-                 d.pts_increasing && !bc[b].bad_fmt;
-        frames_ok &= ok;
-        if (!ok)
-            tap_diag("band %d (%s): decode %d, %d frames %dx%d, %d errors, %d not yuv420p", b, path, r, d.frames,
-                     d.width, d.height, d.errors, bc[b].bad_fmt);
-        for (int i = 0; i < FRAMES && b > 0; i++)
-            if (bc[b].pts[i] != bc[0].pts[i]) {
-                if (pts_same)
-                    tap_diag("band %d frame %d: pts %lld, band 0 %lld", b, i, (long long)bc[b].pts[i],
-                             (long long)bc[0].pts[i]);
-                pts_same = 0;
-            }
-        if (bc[b].mismatched_frames) {
-            exact = 0;
-            tap_diag("band %d: %d frames differ from the reference (first %d), %ld samples", b,
-                     bc[b].mismatched_frames, bc[b].first_bad_frame, bc[b].bad_samples);
-        }
+        snprintf(paths[b], sizeof paths[b], "%s/b%d.ts", dir, b);
+        streams[b] = -1;
     }
-    TAP_CHECK(frames_ok, "all %d band streams decode: %d frames of %dx%d each, pts increasing", NBANDS, FRAMES, W,
-              SLAB_H);
-    TAP_CHECK(frames_ok && pts_same, "the bands share one PTS sequence (%lld .. %lld)", (long long)bc[0].pts[0],
-              (long long)bc[0].pts[FRAMES - 1]);
-    int control = 1;
-    for (int b = 0; b < NBANDS; b++)
-        control &= bc[b].other_rows_diff > SLAB_H / 2;
-    TAP_CHECK(control, "negative control: each band's frame 0 against the next band's rows differs (%ld of %d rows "
-              "for band 0)", bc[0].other_rows_diff, SLAB_H);
-    TAP_CHECK(frames_ok && rc == 0 && exact,
-              "lossless: band b of frame i = rows b*1080.. of the stacked reference of raw set i, sample for "
-              "sample (Y, Cb, Cr), all bands and frames");
-    free_refs(&ref);
+    check_bands("separate outputs", raw, paths, streams, rc);
     free(sum);
+
+    /* --- bands muxed as 5 video streams of each output (the default) ------- */
+    char ts[320], mkv[320];
+    snprintf(ts, sizeof ts, "%s/m.ts", dir);
+    snprintf(mkv, sizeof mkv, "%s/m.mkv", dir);
+    snprintf(raw, sizeof raw, "%s/streams.pcraw", dir);
+    char *mx[] = {"--output", ts, "--output", mkv, "--record-raw", raw, "-s", "encode.layout=bands", "-s",
+                  "encode.bands=5"};
+    rc = run(argv[1], dir, "streams", mx, 10, &ch);
+    TAP_CHECK(rc == 0, "panocap ... --output DIR/m.ts --output DIR/m.mkv -s encode.layout=bands -s encode.bands=5 "
+              "exited %d", rc);
+    if (rc)
+        dt_diag_file("panocap stderr", ch.err, 4000);
+    TAP_CHECK(dt_contains(ch.err, "with 5 video streams each, one per band"), "log: the outputs hold one stream per band");
+    for (int f = 0; f < 2; f++) {
+        for (int b = 0; b < NBANDS; b++) {
+            snprintf(paths[b], sizeof paths[b], "%s", f ? mkv : ts);
+            streams[b] = b;
+        }
+        check_bands(f ? "one .mkv, 5 streams" : "one .ts, 5 streams", raw, paths, streams, rc);
+    }
 
     /* --- stacked, the same way: the reassembled bands' reference ---------- */
     snprintf(out, sizeof out, "%s/s.ts", dir);
@@ -246,6 +289,7 @@ int main(int argc, char **argv)
                   "-s", pv_url};
     rc = run(argv[1], dir, "stacked", sx, 10, &ch);
     TAP_CHECK(rc == 0, "panocap ... -s encode.layout=stacked -s encode.preview_scale=4 exited %d", rc);
+    ref_set ref;
     rc = load_refs(raw, &ref, err, sizeof err);
     band_check sc = {.ref = &ref, .row0 = 0, .rows = H};
     dt_decoded d;
@@ -271,10 +315,18 @@ int main(int argc, char **argv)
     TAP_CHECK(rc != 0 && dt_contains(ch.err, "encode.bands = 3 does not divide the 5 cameras") &&
                   dt_contains(ch.err, "possible: 1, 5"),
               "3 bands of 5 cameras: refused (exit %d) with the reason and the possible counts", rc);
-    char *nob[] = {"--output", out, "-s", "encode.layout=bands", "-s", "encode.bands=5"};
-    rc = run(argv[1], dir, "nob", nob, 6, &ch);
-    TAP_CHECK(rc != 0 && dt_contains(ch.err, "needs %b"), "5 bands into one output URL without %%b: refused (exit %d)",
-              rc);
+    char *nob[] = {"--output", out, "-s", "encode.layout=bands", "-s", "encode.bands=5", "-s",
+                   "encode.band_outputs=separate"};
+    rc = run(argv[1], dir, "nob", nob, 8, &ch);
+    TAP_CHECK(rc != 0 && dt_contains(ch.err, "needs %b"),
+              "5 separate band outputs into one output URL without %%b: refused (exit %d)", rc);
+    if (rc == 0)
+        dt_diag_file("panocap stderr", ch.err, 2000);
+    snprintf(out, sizeof out, "%s/b%%b.ts", dir);
+    char *wb[] = {"--output", out, "-s", "encode.layout=bands", "-s", "encode.bands=5"};
+    rc = run(argv[1], dir, "wb", wb, 6, &ch);
+    TAP_CHECK(rc != 0 && dt_contains(ch.err, "needs encode.band_outputs = \"separate\""),
+              "%%b in an output URL with the bands muxed as streams (the default): refused (exit %d)", rc);
     if (rc == 0)
         dt_diag_file("panocap stderr", ch.err, 2000);
 
