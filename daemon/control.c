@@ -55,6 +55,7 @@ typedef struct client {
     int dead;                  /* drop at the end of this round */
     int waiting;               /* an asynchronous command is running */
     int64_t wait_ms;
+    int discard;               /* dropping the rest of an over-long line */
 } client;
 
 typedef struct done_msg {
@@ -445,6 +446,16 @@ static int handle_line(pc_control *c, client *k, char *line)
  * answer waiting (unsent bytes or an asynchronous command). */
 static void process_lines(pc_control *c, client *k)
 {
+    if (k->discard) { /* the tail of an over-long line, up to its newline */
+        char *end = memchr(k->in, '\n', k->inlen);
+        if (!end) {
+            k->inlen = 0;
+            return;
+        }
+        k->inlen -= (size_t)(end + 1 - k->in);
+        memmove(k->in, end + 1, k->inlen);
+        k->discard = 0;
+    }
     char *start = k->in, *nl;
     while (!k->dead && !k->waiting && !k->plen &&
            (nl = memchr(start, '\n', k->inlen - (size_t)(start - k->in)))) {
@@ -463,8 +474,14 @@ static void process_lines(pc_control *c, client *k)
     memmove(k->in, start, rest);
     k->inlen = rest;
     if (k->inlen == sizeof k->in && !k->waiting && !k->plen) {
-        say_and_forget(k->fd, "ERR line too long\n");
-        k->dead = 1;
+        /* Answer, then drop the line's rest as it comes and keep serving
+         * the client. (Closing at once lost the answer: a Unix socket
+         * closed with unread input resets its peer, whose read of the
+         * ERR line then fails.) */
+        static const char msg[] = "ERR line too long\n";
+        k->inlen = 0;
+        k->discard = 1;
+        client_send(k, msg, sizeof msg - 1);
     }
 }
 

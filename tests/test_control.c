@@ -411,7 +411,9 @@ int main(void)
     lp[sizeof lp - 1] = '\0';
     rc = pc_control_start(&ctl, lp, &ops, &quiet, err, sizeof err);
     TAP_CHECK(rc < 0 && strstr(err, "longer than"), "too long a path: %s", err);
-    rc = pc_control_start(&ctl, "/nonexistent-dir/control.sock", &ops, &quiet, err, sizeof err);
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/no-such-folder/control.sock", dir);
+    rc = pc_control_start(&ctl, missing, &ops, &quiet, err, sizeof err);
     TAP_CHECK(rc < 0 && strstr(err, "bind") && strstr(err, "No such file"), "missing directory: %s", err);
 
     char rm[300];

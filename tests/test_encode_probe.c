@@ -100,16 +100,21 @@ static void bad_input(void)
 
     cfg = base(320, 240);
     cfg.encoder = "libx264";
-    cfg.outputs[0].url = "/nonexistent-dir/panocap/rec.ts";
+    /* Outputs are checked before anything opens (pc_output_check, the same
+     * check --check-config runs), so a path no file can be made at is a
+     * configuration error naming it. Missing folders of a recording are
+     * created (as root anything can be), so the path is one whose folder
+     * can never exist: /dev/null is a file. */
+    cfg.outputs[0].url = "/dev/null/panocap/rec.ts";
     cfg.n_outputs = 1;
     r = open_err(&cfg, err, sizeof err);
-    TAP_CHECK(r == PC_EIO && strstr(err, "/nonexistent-dir/panocap/rec.ts") &&
-                  strstr(err, "cannot open for writing"),
+    TAP_CHECK(r == PC_EINVAL && strstr(err, "/dev/null/panocap/rec.ts") && strstr(err, "is not a folder"),
               "unwritable path: %s", err);
 
     cfg.outputs[0].url = "/proc/panocap.ts";
     r = open_err(&cfg, err, sizeof err);
-    TAP_CHECK(r == PC_EIO && strstr(err, "/proc/panocap.ts"), "unwritable path in /proc: %s", err);
+    TAP_CHECK(r == PC_EINVAL && strstr(err, "/proc/panocap.ts") && strstr(err, "not a place for files"),
+              "unwritable path in /proc: %s", err);
 
     cfg.outputs[0].url = "gopherx://127.0.0.1:5000";
     r = open_err(&cfg, err, sizeof err);
