@@ -12,7 +12,8 @@
  *  2. disk full, then space again: the recording says so once, other
  *     outputs go on, no empty -rN file is left per retry, and it resumes by
  *     itself soon after space returns (the delay is printed).
- *  3. retention: segments of 1 s with max_bytes = 1M: the oldest closed
+ *  3. retention: segments of 1 s with max_bytes = 1M, min_free = 16M (of a
+ *     16 MiB tmpfs) and max_age = 60 s, each in turn: the oldest closed
  *     segments are deleted, each logged, the open one never.
  * The test re-executes itself under `unshare -rmn` (a private mount
  * namespace for the small tmpfs, a private network namespace with only lo)
@@ -224,25 +225,53 @@ static void test_resume(void)
     umount2(full, MNT_DETACH);
 }
 
-static void test_retention(void)
+/* One retention rule: 1 s segments on a 16 MiB tmpfs with `rule` set; every
+ * deletion is logged with the rule's name, the open segment is never
+ * deleted, and what is kept obeys the rule (checked by `kept_ok`). */
+typedef int (*kept_check)(long long total, long long biggest, int present, time_t oldest, time_t now);
+
+static int kept_max_bytes(long long total, long long biggest, int present, time_t oldest, time_t now)
 {
-    char conf[300], seg[300];
+    (void)present, (void)oldest, (void)now;
+    return total <= 1000000 + 2 * biggest; /* plus the open one and the one closed last */
+}
+static int kept_min_free(long long total, long long biggest, int present, time_t oldest, time_t now)
+{
+    (void)present, (void)oldest, (void)now;
+    return total <= 16 * 1048576LL - 16000000 + 2 * biggest; /* 16 MB stay free, but for those two */
+}
+static int kept_max_age(long long total, long long biggest, int present, time_t oldest, time_t now)
+{
+    (void)total, (void)biggest, (void)present;
+    return now - oldest <= 60 + 3; /* closed segments older than 60 s are gone (a check every second) */
+}
+
+static void test_retention(const char *rule, const char *name, const char *how, kept_check kept_ok,
+                           const char *what)
+{
+    char conf[300], seg[300], out[200];
     snprintf(conf, sizeof conf, "%s/ret.conf", dir);
     snprintf(seg, sizeof seg, "%s/seg", dir);
-    if (!TAP_CHECK(mount_tmpfs(seg, "size=16m") == 0, "a tmpfs for segments"))
+    if (!TAP_CHECK(mount_tmpfs(seg, "size=16m") == 0, "a tmpfs for segments (%s)", name))
         return;
-    write_conf(conf, "{ url = \"seg/pano.ts\"; segment = 1; max_bytes = \"1M\"; }", NULL);
-    char *args[] = {(char *)exe, "--config", conf, "--frames", "900", NULL};
+    snprintf(out, sizeof out, "{ url = \"seg/pano.ts\"; segment = 1; %s; }", rule);
+    write_conf(conf, out, NULL);
+    char *args[] = {(char *)exe, "--config", conf, strchr(how, 's') ? "--duration" : "--frames",
+                    (char *)how + (strchr(how, 's') ? 1 : 0), NULL};
     dt_child ch;
-    if (!TAP_CHECK(dt_spawn(&ch, dir, "ret", args, NULL) == 0, "panocap, 1 s segments, max_bytes 1M"))
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "ret", args, NULL) == 0, "panocap, 1 s segments, %s", rule))
         return;
-    int rc = dt_wait(&ch, 180);
+    int rc = dt_wait(&ch, 240);
+    char tag[64];
+    snprintf(tag, sizeof tag, "retention (%s): deleted", name);
     int opened = 1 + count_lines(ch.err, "output 0: new segment", NULL, NULL);
-    int deleted = count_lines(ch.err, "retention (max_bytes): deleted", NULL, NULL);
+    int deleted = count_lines(ch.err, tag, NULL, NULL);
     DIR *dd = opendir(seg);
     int present = 0;
     long long total = 0, biggest = 0;
+    time_t now = time(NULL), oldest = now;
     struct dirent *de;
+    struct stat sb;
     while (dd && (de = readdir(dd))) {
         if (de->d_name[0] == '.')
             continue;
@@ -253,13 +282,16 @@ static void test_retention(void)
         total += s;
         if (s > biggest)
             biggest = s;
+        if (stat(p, &sb) == 0 && sb.st_mtime < oldest)
+            oldest = sb.st_mtime;
     }
     if (dd)
         closedir(dd);
     TAP_CHECK(rc == 0 && deleted > 0 && opened == present + deleted,
-              "retention: %d segments written, %d deleted (each logged), %d kept", opened, deleted, present);
-    TAP_CHECK(total <= 1000000 + 2 * biggest, "kept segments take %lld bytes (max_bytes 1000000, plus the "
-              "open one and the one closed last)", total);
+              "retention (%s): %d segments written, %d deleted (each logged), %d kept", name, opened, deleted,
+              present);
+    TAP_CHECK(kept_ok(total, biggest, present, oldest, now), "retention (%s): kept %d segments, %lld bytes, the "
+              "oldest written %ld s before the end (%s)", name, present, total, (long)(now - oldest), what);
     umount2(seg, MNT_DETACH);
 }
 
@@ -289,7 +321,11 @@ int main(int argc, char **argv)
     double t1 = dt_now();
     test_resume();
     double t2 = dt_now();
-    test_retention();
+    test_retention("max_bytes = \"1M\"", "max_bytes", "900", kept_max_bytes,
+                   "max_bytes 1000000, plus the open one and the one closed last");
+    test_retention("min_free = \"16M\"", "min_free", "600", kept_min_free,
+                   "16 MB of the 16 MiB tmpfs stay free, but for the open one and the one closed last");
+    test_retention("max_age = 60", "max_age", "s75", kept_max_age, "none older than 60 s, checked each second");
     tap_diag("timings: counted %.1f s, resume %.1f s, retention %.1f s", t1 - t0, t2 - t1, dt_now() - t2);
     dt_rmtree(dir);
     return tap_done();
