@@ -7,18 +7,6 @@
 
 #include "encode.h"
 
-void pc_encode_config_default(pc_encode_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->fps_num = 50;
-    cfg->fps_den = 1;
-    cfg->codec = PC_CODEC_HEVC;
-    cfg->bitrate = 20000000;
-    cfg->frame_threads = -1;
-    cfg->matrix = PC_MATRIX_BT709;
-    cfg->range = PC_RANGE_LIMITED;
-}
-
 #define NOTSUP()                                                                                        \
     do {                                                                                                \
         if (err && n)                                                                                   \

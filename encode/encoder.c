@@ -67,18 +67,6 @@ struct pc_encoder {
     int mux_stream;
 };
 
-void pc_encode_config_default(pc_encode_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->fps_num = 50;
-    cfg->fps_den = 1;
-    cfg->codec = PC_CODEC_HEVC;
-    cfg->bitrate = 20000000;
-    cfg->frame_threads = -1;
-    cfg->matrix = PC_MATRIX_BT709;
-    cfg->range = PC_RANGE_LIMITED;
-}
-
 static int is_nvenc(const char *name) { return strstr(name, "_nvenc") != NULL; }
 
 static const char *nvenc_name(pc_codec c) { return c == PC_CODEC_H264 ? "h264_nvenc" : "hevc_nvenc"; }

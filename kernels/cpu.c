@@ -197,18 +197,25 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
     return PC_OK;
 }
 
-void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg)
+/* Wakes the pool for one round: fn(arg, band, n) on every thread, or the
+ * pending demosaic job's bands when fn is NULL. The caller runs band 0. */
+static void wake_pool(pc_cpu *cpu, pc_band_fn fn, void *arg)
 {
-    if (cpu->nthreads == 1) {
-        fn(arg, 0, 1);
-        return;
-    }
     pthread_mutex_lock(&cpu->mu);
     cpu->task = fn;
     cpu->task_arg = arg;
     cpu->gen++;
     pthread_cond_broadcast(&cpu->cv);
     pthread_mutex_unlock(&cpu->mu);
+}
+
+void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg)
+{
+    if (cpu->nthreads == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    wake_pool(cpu, fn, arg);
     fn(arg, 0, cpu->nthreads);
     pthread_barrier_wait(&cpu->bar); /* every band returned */
 }
@@ -290,11 +297,7 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
     }
     cpu->job = job;
     if (cpu->nthreads > 1) {
-        pthread_mutex_lock(&cpu->mu);
-        cpu->task = NULL;
-        cpu->gen++;
-        pthread_cond_broadcast(&cpu->cv);
-        pthread_mutex_unlock(&cpu->mu);
+        wake_pool(cpu, NULL, NULL);
         run_band(cpu, 0); /* returns after the last barrier: all bands done */
     } else {
         for (int p = 0; p < job.npasses; p++)
@@ -389,11 +392,7 @@ int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, i
     cpu->pre_n = n;
     cpu->pre_h = slab_h;
     if (cpu->nthreads > 1) {
-        pthread_mutex_lock(&cpu->mu);
-        cpu->task = NULL;
-        cpu->gen++;
-        pthread_cond_broadcast(&cpu->cv);
-        pthread_mutex_unlock(&cpu->mu);
+        wake_pool(cpu, NULL, NULL);
     }
     run_band(cpu, 0); /* returns after the last barrier: all bands done */
     cpu->pre_n = 0;

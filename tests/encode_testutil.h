@@ -14,6 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/pixdesc.h>
@@ -331,6 +335,32 @@ static inline const char *test_tmpdir(char *buf, size_t n, const char *name)
 }
 
 static inline int encoder_built(const char *name) { return avcodec_find_encoder_by_name(name) != NULL; }
+
+/* 1 when this FFmpeg has the output protocol (e.g. "srt"). */
+static inline int protocol_built(const char *name)
+{
+    void *opaque = NULL;
+    const char *pr;
+    int have = 0;
+    while ((pr = avio_enum_protocols(&opaque, 1)))
+        have |= !strcmp(pr, name);
+    return have;
+}
+
+/* A UDP port on 127.0.0.1 that was free a moment ago (bound, read, closed). */
+static inline int free_udp_port(void)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t l = sizeof a;
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
 
 /* Encodes frames [t0, t0+count) of the pattern at fps with pts in ns. */
 static inline int encode_frames(pc_encoder *e, pattern *p, int t0, int count, AVRational fps,

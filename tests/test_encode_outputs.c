@@ -343,12 +343,7 @@ static void *srt_thread(void *arg)
 
 static void srt_output(void)
 {
-    void *opaque = NULL;
-    const char *pr;
-    int have = 0;
-    while ((pr = avio_enum_protocols(&opaque, 1)))
-        have |= !strcmp(pr, "srt");
-    if (!have) {
+    if (!protocol_built("srt")) {
         tap_skip("this FFmpeg has no SRT");
         return;
     }

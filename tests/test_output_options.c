@@ -213,23 +213,11 @@ static void srt_run(int port, const char *caller_args, int tries, srt_reader *s,
 
 static void srt_passphrase(void)
 {
-    void *opaque = NULL;
-    const char *pr;
-    int have = 0;
-    while ((pr = avio_enum_protocols(&opaque, 1)))
-        have |= !strcmp(pr, "srt");
-    if (!have) {
+    if (!protocol_built("srt")) {
         tap_skip("this FFmpeg has no SRT");
         return;
     }
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t l = sizeof a;
-    bind(fd, (struct sockaddr *)&a, sizeof a);
-    getsockname(fd, (struct sockaddr *)&a, &l);
-    int port = ntohs(a.sin_port);
-    close(fd); /* a free UDP port for SRT */
+    int port = free_udp_port(); /* for SRT */
     pattern prd;
     pattern_init(&prd, 320, 240);
     srt_reader s;
@@ -248,24 +236,12 @@ static void srt_passphrase(void)
 
 static void srt_retries_quiet(void)
 {
-    void *opaque = NULL;
-    const char *pr;
-    int have = 0;
-    while ((pr = avio_enum_protocols(&opaque, 1)))
-        have |= !strcmp(pr, "srt");
-    if (!have) {
+    if (!protocol_built("srt")) {
         tap_skip("this FFmpeg has no SRT");
         return;
     }
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t l = sizeof a;
-    bind(fd, (struct sockaddr *)&a, sizeof a);
-    getsockname(fd, (struct sockaddr *)&a, &l);
-    close(fd); /* nobody answers on this port */
     char url[128], err[512];
-    snprintf(url, sizeof url, "srt://127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(url, sizeof url, "srt://127.0.0.1:%d", free_udp_port()); /* nobody answers there */
     int level = av_log_get_level();
     av_log_set_level(AV_LOG_WARNING);
     static log_keep k = {.lock = PTHREAD_MUTEX_INITIALIZER};
