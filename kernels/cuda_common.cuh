@@ -75,6 +75,7 @@ struct pc_kparams {
     int th;     /* tile height (rows); multiple of 4 */
     uint8_t *d0, *d1, *d2; /* output planes (Y/CbCr, Y/Cb/Cr, or RGB) */
     int p0, p1, p2;
+    pc_grid grid; /* a grid picture's tiles (pc_grid_offsets); zeros: stacked */
     /* Conversion matrices (spec §8 with each camera's colour matrix folded
      * in, docs/colour.md §3): n_bands entries of PC_KBAND ints {cy[3],
      * cb[3], cr[3], yoff} in device memory; image row y uses band

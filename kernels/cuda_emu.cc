@@ -126,6 +126,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.p0 = (int)dst->pitch[0];
     kp.p1 = (int)dst->pitch[1];
     kp.p2 = (int)dst->pitch[2];
+    kp.grid = pc_grid_of(dst);
     /* the conversion matrices as the device holds them (debayer_cuda.cu,
      * set_bands) */
     const pc_yuv_coeffs *bl = dst->bands ? dst->bands : &yc;

@@ -248,12 +248,15 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
         const int off = off0 + i * 8 * PC_SR;
         pc_quad<A> qa, qb;
         pc_pair<A>::compute(pl, off, qa, qb);
-        uint8_t *ybot = yt + ydown;
+        /* a grid picture: the row pair's camera tile (0 when stacked) */
+        int go[3];
+        pc_grid_offsets(p.grid, FMT, yb, p.p0, p.p1, p.p2, go);
+        uint8_t *yo = yt + go[0], *ybot = yo + ydown, *c1o = c1 + go[1], *c2o = c2 + go[2];
         if (FMT == PC_FMT_RGB24) {
             if (va)
-                qa.rgb(yt + 3 * ea, ybot + 3 * ea, p.ox);
+                qa.rgb(yo + 3 * ea, ybot + 3 * ea, p.ox);
             if (vb)
-                qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
+                qb.rgb(yo + 3 * eb, ybot + 3 * eb, p.ox);
             continue;
         }
         /* COL: the row pair's band matrix is read where it is used (a
@@ -264,26 +267,26 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
         const unsigned ba = qa.template ypair<COL>(m, 2, ysel), bb = qb.template ypair<COL>(m, 2, ysel);
         const unsigned ca = qa.template cbcr<COL>(m), cbb = qb.template cbcr<COL>(m);
         if (both) {
-            pc_store_u32(yt, __byte_perm(ta, tb, wsel));
+            pc_store_u32(yo, __byte_perm(ta, tb, wsel));
             pc_store_u32(ybot, __byte_perm(ba, bb, wsel));
             if (FMT == PC_FMT_NV12) {
-                pc_store_u32(c1, __byte_perm(ca, cbb, wsel));
+                pc_store_u32(c1o, __byte_perm(ca, cbb, wsel));
             } else {
-                pc_store_u16(c1, __byte_perm(ca, cbb, p.ox ? 0x0004 : 0x0040));
-                pc_store_u16(c2, __byte_perm(ca, cbb, p.ox ? 0x0015 : 0x0051));
+                pc_store_u16(c1o, __byte_perm(ca, cbb, p.ox ? 0x0004 : 0x0040));
+                pc_store_u16(c2o, __byte_perm(ca, cbb, p.ox ? 0x0015 : 0x0051));
             }
             continue;
         }
         /* right image edge: one block of the pair */
         const int e = va ? ea : eb;
         const unsigned ty_ = va ? ta : tb, by_ = va ? ba : bb, cc = va ? ca : cbb;
-        pc_store_u16(yt + e, ty_);
+        pc_store_u16(yo + e, ty_);
         pc_store_u16(ybot + e, by_);
         if (FMT == PC_FMT_NV12) {
-            pc_store_u16(c1 + e, cc);
+            pc_store_u16(c1o + e, cc);
         } else {
-            c1[e >> 1] = (uint8_t)cc;
-            c2[e >> 1] = (uint8_t)(cc >> 8);
+            c1o[e >> 1] = (uint8_t)cc;
+            c2o[e >> 1] = (uint8_t)(cc >> 8);
         }
     }
 }
@@ -310,9 +313,11 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         A::own(pl, off + PC_SR + 1, bb, gb, rb);
     }
     const int yrow = yb + (p.oy ? 1 - ROW : ROW);
+    int go[3]; /* a grid picture: the row pair's camera tile (0 when stacked) */
+    pc_grid_offsets(p.grid, FMT, yb, p.p0, p.p1, p.p2, go);
     if (FMT == PC_FMT_RGB24) {
         if (ok) {
-            uint8_t *d = p.d0 + yrow * p.p0 + 3 * xb;
+            uint8_t *d = p.d0 + yrow * p.p0 + go[0] + 3 * xb;
             int lr = p.ox;
             d[3 * lr] = ra; d[3 * lr + 1] = ga; d[3 * lr + 2] = ba;
             d[3 - 3 * lr] = rb; d[4 - 3 * lr] = gb; d[5 - 3 * lr] = bb;
@@ -320,7 +325,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         return;
     }
     if (ok)
-        pc_store_u16(p.d0 + yrow * p.p0 + xb,
+        pc_store_u16(p.d0 + yrow * p.p0 + go[0] + xb,
                      __byte_perm(pc_ynum<COL>(m, ra, ga, ba), pc_ynum<COL>(m, rb, gb, bb), ysel));
     const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
     const int cbp = m[3] * sr + m[4] * sg + m[5] * sb;
@@ -334,11 +339,11 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         return;
     const int crow = yb >> 1;
     if (FMT == PC_FMT_NV12)
-        p.d1[crow * p.p1 + xb + ROW] = (uint8_t)v;
+        p.d1[crow * p.p1 + go[1] + xb + ROW] = (uint8_t)v;
     else if (ROW == 0)
-        p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)v;
+        p.d1[crow * p.p1 + go[1] + (xb >> 1)] = (uint8_t)v;
     else
-        p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)v;
+        p.d2[crow * p.p2 + go[2] + (xb >> 1)] = (uint8_t)v;
 }
 
 template <class A, int FMT, bool COL>

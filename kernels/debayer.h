@@ -144,7 +144,60 @@ typedef struct pc_picture {
      * every 2x2 chroma block lies in one band. Not used for RGB24. */
     const pc_yuv_coeffs *bands;
     int band_rows, n_bands;
+    /* Grid layout (encode.layout "grid"): grid_cols > 1 makes this a
+     * picture of camera tiles, grid_cols across, each tile_rows rows high
+     * and width / grid_cols wide. Source row y (camera t = y / tile_rows)
+     * lands in tile column t % grid_cols, tile row t / grid_cols, at the
+     * same row within the tile. width, height and the pitches are the
+     * grid picture's own; the source it is demosaiced from is
+     * (width / grid_cols) x (height * grid_cols) (pc_picture_source_size).
+     * 0 (default): the stacked picture, rows as the source's. */
+    int grid_cols, tile_rows;
 } pc_picture;
+
+/* Where the demosaic's final pass stores source row y of a grid picture:
+ * byte offsets off[0..2], per plane, from the stacked address (plane +
+ * y * pitch + x bytes; chroma row y / 2). All 0 for a stacked picture.
+ * One definition for the C reference, the CPU backend and the CUDA
+ * kernels (and their emulation). tile_mul/col_mul: floor(2^32 / n) + 1,
+ * so that floor(y / n) = high word of y * mul (exact for y < 2^16). */
+typedef struct pc_grid {
+    unsigned tile_mul; /* 0: not a grid */
+    unsigned col_mul;
+    int tile_rows, cols, tile_w;
+} pc_grid;
+
+#ifdef __CUDACC__
+#define PC_GRID_HD __host__ __device__ static inline
+#else
+#define PC_GRID_HD static inline
+#endif
+
+PC_GRID_HD pc_grid pc_grid_of(const pc_picture *p)
+{
+    pc_grid g = {0u, 0u, 0, 1, 0};
+    if (p->grid_cols > 1 && p->tile_rows >= 2) {
+        g.tile_mul = (unsigned)((1ull << 32) / (unsigned)p->tile_rows + 1);
+        g.col_mul = (unsigned)((1ull << 32) / (unsigned)p->grid_cols + 1);
+        g.tile_rows = p->tile_rows;
+        g.cols = p->grid_cols;
+        g.tile_w = p->width / p->grid_cols;
+    }
+    return g;
+}
+
+/* fmt: a pc_pixfmt; p0..p2 the plane pitches; y even for the chroma. */
+/* g by value: the kernels read it straight from their parameters. */
+PC_GRID_HD void pc_grid_offsets(pc_grid g, int fmt, int y, int p0, int p1, int p2, int off[3])
+{
+    const unsigned t = (unsigned)(((unsigned long long)(unsigned)y * g.tile_mul) >> 32);
+    const unsigned r = (unsigned)(((unsigned long long)t * g.col_mul) >> 32);
+    const int drow = ((int)r - (int)t) * g.tile_rows; /* even: tile_rows is */
+    const int dx = ((int)t - (int)r * g.cols) * g.tile_w;
+    off[0] = drow * p0 + (fmt == PC_FMT_RGB24 ? 3 * dx : dx);
+    off[1] = (drow / 2) * p1 + (fmt == PC_FMT_NV12 ? dx : dx / 2);
+    off[2] = (drow / 2) * p2 + dx / 2;
+}
 
 /* Plane geometry, the one place that knows how big each plane of a format
  * is (everything that allocates, copies or checks pictures asks here).
@@ -165,6 +218,18 @@ int pc_picture_plane_size(pc_pixfmt fmt, int width, int height, int plane,
  * Returns the buffer size in bytes, 0 when fmt is unknown. */
 size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
                          int width, int height, size_t align, uint8_t *buf);
+
+/* The size of the source a picture is demosaiced from: its own for a
+ * stacked picture, (width / grid_cols) x (height * grid_cols) for a grid. */
+void pc_picture_source_size(const pc_picture *pic, int *width, int *height);
+
+/* Makes the stacked picture pic (a source-sized layout, any pitches) the
+ * grid of `cols` tile columns of tile_rows-row cameras over the same
+ * memory: width x cols, height / cols, each pitch x cols (grid row r is
+ * stacked rows r*cols .. r*cols+cols-1, so every byte stays inside the
+ * allocation). Returns 0, or PC_EINVAL when the rows are not whole
+ * cameras, or the cameras not whole grid rows (the picture unchanged). */
+int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows);
 
 /* Copies the visible part of every plane of src into dst (host memory,
  * same format and size, any pitches). */
