@@ -24,9 +24,12 @@ static int nvenc_limit(const pc_encode_settings *e) { return e->codec == PC_CODE
 static int is_nvenc_name(const char *n) { return strstr(n, "_nvenc") != NULL; }
 
 /* The smallest divisor k of ncam with whole-camera bands of at most
- * max_rows rows and max_pixels pixels; 0 when even one camera is too big. */
+ * max_rows rows (and width) and max_pixels pixels; 0 when even one camera
+ * is too big. */
 static int bands_fitting(int ncam, int width, int slab_h, int max_rows, long long max_pixels)
 {
+    if (width > max_rows)
+        return 0;
     for (int k = 1; k <= ncam; k++)
         if (ncam % k == 0 && (ncam / k) * slab_h <= max_rows &&
             (long long)width * (ncam / k) * slab_h <= max_pixels)
