@@ -76,7 +76,7 @@ struct pc_mlri_kp {
      * docs/colour.md); one band of the plain ones when the picture has none */
     pc_yuv_coeffs bands[PC_KMAX_BANDS];
     int n_bands, band_rows;
-    pc_grid grid; /* a grid picture's tiles (pc_grid_offsets); zeros: stacked */
+    int grid; /* a grid picture's tiles (pc_grid_pack, pc_grid_offset); 0: stacked */
 };
 
 /* reflect-101. IN = 1: the caller's block reads nothing outside the frame
@@ -533,8 +533,9 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
             v[b][a][1] = pc_mlri_u8(k.g[(size_t)yy * k.W + x]);
             v[b][a][2] = pc_mlri_u8(pc_mlri_final_c(k, k.t + k.wh, k.ox ^ 1, k.oy ^ 1, x, yy));
         }
-    int go[3]; /* a grid picture: the block's camera tile (0 when stacked) */
-    pc_grid_offsets(k.grid, k.fmt, y, k.p0, k.p1, k.p2, go);
+    /* a grid picture: the block's camera tile (0 when stacked) */
+    const int go[3] = {pc_grid_offset(k.grid, k.W, k.fmt, 0, y, k.p0), pc_grid_offset(k.grid, k.W, k.fmt, 1, y, k.p1),
+                       pc_grid_offset(k.grid, k.W, k.fmt, 2, y, k.p2)};
     if (k.fmt == PC_FMT_RGB24) {
         for (int b = 0; b < 2; b++)
             for (int a = 0; a < 2; a++)
@@ -582,7 +583,7 @@ PC_HD int pc_mlri_set_dst(pc_mlri_kp &k, const pc_picture *d, const pc_yuv_coeff
     k.p0 = (int)d->pitch[0];
     k.p1 = (int)d->pitch[1];
     k.p2 = (int)d->pitch[2];
-    k.grid = pc_grid_of(d);
+    k.grid = pc_grid_pack(d);
     if (d->bands && d->fmt != PC_FMT_RGB24) {
         if (d->n_bands < 1 || d->n_bands > PC_KMAX_BANDS || d->band_rows < 2)
             return -1;

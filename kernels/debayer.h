@@ -156,47 +156,36 @@ typedef struct pc_picture {
 } pc_picture;
 
 /* Where the demosaic's final pass stores source row y of a grid picture:
- * byte offsets off[0..2], per plane, from the stacked address (plane +
- * y * pitch + x bytes; chroma row y / 2). All 0 for a stacked picture.
- * One definition for the C reference, the CPU backend and the CUDA
- * kernels (and their emulation). tile_mul/col_mul: floor(2^32 / n) + 1,
- * so that floor(y / n) = high word of y * mul (exact for y < 2^16). */
-typedef struct pc_grid {
-    unsigned tile_mul; /* 0: not a grid */
-    unsigned col_mul;
-    int tile_rows, cols, tile_w;
-} pc_grid;
-
+ * one definition for the C reference, the CPU backend and the CUDA
+ * kernels (and their emulation). The kernels get the grid packed in one
+ * int (pc_grid_pack: tile_rows << 8 | grid_cols, 0 = stacked) so that
+ * their parameters keep their size and layout. */
 #ifdef __CUDACC__
 #define PC_GRID_HD __host__ __device__ static inline
 #else
 #define PC_GRID_HD static inline
 #endif
 
-PC_GRID_HD pc_grid pc_grid_of(const pc_picture *p)
+PC_GRID_HD int pc_grid_pack(const pc_picture *p)
 {
-    pc_grid g = {0u, 0u, 0, 1, 0};
-    if (p->grid_cols > 1 && p->tile_rows >= 2) {
-        g.tile_mul = (unsigned)((1ull << 32) / (unsigned)p->tile_rows + 1);
-        g.col_mul = (unsigned)((1ull << 32) / (unsigned)p->grid_cols + 1);
-        g.tile_rows = p->tile_rows;
-        g.cols = p->grid_cols;
-        g.tile_w = p->width / p->grid_cols;
-    }
-    return g;
+    return p->grid_cols > 1 && p->tile_rows >= 2 ? p->tile_rows << 8 | p->grid_cols : 0;
 }
 
-/* fmt: a pc_pixfmt; p0..p2 the plane pitches; y even for the chroma. */
-/* g by value: the kernels read it straight from their parameters. */
-PC_GRID_HD void pc_grid_offsets(pc_grid g, int fmt, int y, int p0, int p1, int p2, int off[3])
+/* The byte offset, from the stacked address (plane + y * pitch + x bytes;
+ * chroma row y / 2), of source row y's samples in plane `plane` (0, 1, 2)
+ * of pitch `pitch`, fmt a pc_pixfmt, tile_w the source's width. 0 for a
+ * stacked picture (grid 0). y even for the chroma planes. */
+PC_GRID_HD int pc_grid_offset(int grid, int tile_w, int fmt, int plane, int y, int pitch)
 {
-    const unsigned t = (unsigned)(((unsigned long long)(unsigned)y * g.tile_mul) >> 32);
-    const unsigned r = (unsigned)(((unsigned long long)t * g.col_mul) >> 32);
-    const int drow = ((int)r - (int)t) * g.tile_rows; /* even: tile_rows is */
-    const int dx = ((int)t - (int)r * g.cols) * g.tile_w;
-    off[0] = drow * p0 + (fmt == PC_FMT_RGB24 ? 3 * dx : dx);
-    off[1] = (drow / 2) * p1 + (fmt == PC_FMT_NV12 ? dx : dx / 2);
-    off[2] = (drow / 2) * p2 + dx / 2;
+    if (!grid)
+        return 0;
+    const int T = grid >> 8, C = grid & 255;
+    const int t = y / T, r = t / C;          /* camera; its tile row */
+    const int drow = (r - t) * T;            /* even: T is */
+    const int dx = (t - r * C) * tile_w;     /* its tile column's first pixel */
+    if (plane == 0)
+        return drow * pitch + (fmt == PC_FMT_RGB24 ? 3 * dx : dx);
+    return (drow / 2) * pitch + (fmt == PC_FMT_NV12 ? dx : dx / 2);
 }
 
 /* Plane geometry, the one place that knows how big each plane of a format

@@ -402,7 +402,7 @@ static void set_dst(pc_kparams *kp, const pc_picture *d)
     kp->p0 = (int)d->pitch[0];
     kp->p1 = (int)d->pitch[1];
     kp->p2 = (int)d->pitch[2];
-    kp->grid = pc_grid_of(d);
+    kp->grid = pc_grid_pack(d);
 }
 
 /* A picture of the scratch buffer in format fmt (pitches multiples of 64,
@@ -971,6 +971,8 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         if (!pc_bands_plain(g->bands_host, g->bands_n))
             kfmt += PC_KFMT_COL;
     }
+    if (!own && dst->grid_cols > 1)
+        kfmt += PC_KFMT_GRID; /* the kernel with the grid's stores */
     if (!own) {
         int th = g->th_forced ? g->th_forced : g->th;
         if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))

@@ -242,14 +242,13 @@ PC_INLINE void store_block(int fmt, const pc_yuv_coeffs *yc, const dstrows *o, i
 }
 
 /* Rows y, y+1 (y even) of source-row numbering: a grid picture's land in
- * their camera's tile (pc_grid_offsets). */
+ * their camera's tile (pc_grid_offset). */
 static void dstrows_for(const pc_picture *p, int y, dstrows *o)
 {
     int off[3] = {0, 0, 0};
-    if (p->grid_cols > 1) {
-        pc_grid g = pc_grid_of(p);
-        pc_grid_offsets(g, p->fmt, y, (int)p->pitch[0], (int)p->pitch[1], (int)p->pitch[2], off);
-    }
+    if (p->grid_cols > 1)
+        for (int i = 0; i < 3; i++)
+            off[i] = pc_grid_offset(pc_grid_pack(p), p->width / p->grid_cols, p->fmt, i, y, (int)p->pitch[i]);
     o->d[0] = p->plane[0] + (size_t)y * p->pitch[0] + off[0];
     o->d[1] = o->d[0] + p->pitch[0];
     o->c0 = o->c1 = NULL;
