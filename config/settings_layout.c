@@ -7,6 +7,8 @@
  * (NVENC or not, cores): used by the configuration check and the daemon. */
 #include "settings.h"
 
+#include "debayer.h" /* PC_GRID_TILE_ALIGN */
+
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +58,8 @@ static int grid_fitting(int ncam, int width, int slab_h, int limit)
 {
     int best = 0;
     double best_r = 0;
+    if (width % PC_GRID_TILE_ALIGN)
+        return 0; /* tiles would start off the kernels' store alignment */
     for (int c = 2; c <= ncam; c++) {
         if (ncam % c)
             continue;
@@ -183,6 +187,12 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
 
     if (e->layout == PC_LAYOUT_GRID || e->grid[0]) {
         int c = 0, r = 0;
+        if (width % PC_GRID_TILE_ALIGN) {
+            snprintf(err, n, "encode.layout \"grid\": the cameras are %d pixels wide; a grid's tiles need a "
+                     "multiple of %d (the final pass stores 2 and 4 bytes at once); use \"bands\" (divisors of %d: "
+                     "%s) or \"stacked\"", width, PC_GRID_TILE_ALIGN, ncam, divs);
+            return -1;
+        }
         if (e->grid[0]) {
             if (parse_grid(e->grid, &c, &r)) {
                 snprintf(err, n, "encode.grid = \"%s\": write it as columns x rows, e.g. \"%.*s\" (the grids of "

@@ -19,6 +19,7 @@
 #define PANOCAP_CUDA_EMU_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -152,6 +153,17 @@ static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
         r |= (unsigned)((v >> (8 * sel)) & 0xFF) << (8 * i);
     }
     return r;
+}
+/* A store of n bytes at d: the device faults on a misaligned one
+ * (cudaErrorMisalignedAddress, and the context is lost), so the emulation
+ * stops there too, naming it, instead of storing it silently as x86 would. */
+static inline void pc_emu_check_align(const void *d, unsigned n)
+{
+    if ((uintptr_t)d & (n - 1)) {
+        fprintf(stderr, "cuda_emu: misaligned %u-byte store at %p: the device would fault here "
+                "(cudaErrorMisalignedAddress)\n", n, d);
+        abort();
+    }
 }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
 static inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }

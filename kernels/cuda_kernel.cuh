@@ -154,7 +154,13 @@ PC_DEV int pc_cval(int num) /* num includes PC_COFF */
 }
 #define PC_COFF ((128 << 18) + (1 << 17))
 
-PC_DEV void pc_store_u16(uint8_t *d, unsigned v) { *(uint16_t *)d = (uint16_t)v; }
+PC_DEV void pc_store_u16(uint8_t *d, unsigned v)
+{
+#ifndef __CUDACC__
+    pc_emu_check_align(d, 2);
+#endif
+    *(uint16_t *)d = (uint16_t)v;
+}
 
 /* --- final pass, 4-pixel variant --------------------------------------------
  * A thread computes whole 2x2 blocks: the four sites share most of their
@@ -198,7 +204,13 @@ struct pc_quad {
     }
 };
 
-PC_DEV void pc_store_u32(uint8_t *d, unsigned v) { *(uint32_t *)d = v; }
+PC_DEV void pc_store_u32(uint8_t *d, unsigned v)
+{
+#ifndef __CUDACC__
+    pc_emu_check_align(d, 4);
+#endif
+    *(uint32_t *)d = v;
+}
 
 /* The two blocks of a 4px step, A at off and B at off + 2. By default
  * each block is computed on its own; an algorithm may specialise this to

@@ -217,8 +217,15 @@ void pc_picture_source_size(const pc_picture *pic, int *width, int *height);
  * memory: width x cols, height / cols, each pitch x cols (grid row r is
  * stacked rows r*cols .. r*cols+cols-1, so every byte stays inside the
  * allocation). Returns 0, or PC_EINVAL when the rows are not whole
- * cameras, or the cameras not whole grid rows (the picture unchanged). */
+ * cameras, the cameras not whole grid rows, or the camera width not a
+ * multiple of PC_GRID_TILE_ALIGN (the picture unchanged). */
 int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows);
+
+/* A grid's tiles start at column c * camera width; the kernels store 2 and
+ * 4 bytes at once (Y', NV12 CbCr and I420's half-width chroma), so every
+ * tile must start on a 4-byte boundary of every plane: camera widths are
+ * multiples of 4 (2040 is). */
+#define PC_GRID_TILE_ALIGN 4
 
 /* Copies the visible part of every plane of src into dst (host memory,
  * same format and size, any pitches). */

@@ -909,9 +909,11 @@ static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *
         pc_picture_source_size(p, &sw, &sh); /* a grid picture's source: the frame */
     if (!p || p->fmt != fmt || sw != g->W || sh != g->H ||
         (p->grid_cols > 1 && (p->tile_rows < 2 || (p->tile_rows & 1) || g->H % p->tile_rows ||
-                              (g->H / p->tile_rows) % p->grid_cols || p->width % p->grid_cols))) {
-        pc_set_err(err, errlen, "%s picture: must be %s %dx%d or a grid of its whole cameras (got %s %dx%d, %d tile "
-                   "columns of %d rows)", what, pc_pixfmt_name(fmt), g->W, g->H, p ? pc_pixfmt_name(p->fmt) : "none",
+                              (g->H / p->tile_rows) % p->grid_cols || p->width % p->grid_cols ||
+                              g->W % PC_GRID_TILE_ALIGN))) {
+        pc_set_err(err, errlen, "%s picture: must be %s %dx%d or a grid of its whole cameras, each a multiple of %d "
+                   "pixels wide (got %s %dx%d, %d tile columns of %d rows)", what, pc_pixfmt_name(fmt), g->W, g->H,
+                   PC_GRID_TILE_ALIGN, p ? pc_pixfmt_name(p->fmt) : "none",
                    p ? p->width : 0, p ? p->height : 0, p ? p->grid_cols : 0, p ? p->tile_rows : 0);
         return PC_EINVAL;
     }

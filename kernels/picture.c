@@ -73,7 +73,7 @@ void pc_picture_source_size(const pc_picture *pic, int *width, int *height)
 int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows)
 {
     if (cols < 2 || tile_rows < 2 || (tile_rows & 1) || pic->grid_cols > 1 || pic->height % tile_rows ||
-        (pic->height / tile_rows) % cols)
+        (pic->height / tile_rows) % cols || pic->width % PC_GRID_TILE_ALIGN)
         return PC_EINVAL;
     pic->width *= cols;
     pic->height /= cols;

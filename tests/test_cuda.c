@@ -553,8 +553,8 @@ int main(void)
     test_in_flight(2040, 5400);
     test_colour(262, 24);
     test_colour(2040, 1080);
-    test_grid(262, 26, 6, 3, 1);
-    test_grid(262, 26, 6, 2, 1);
+    test_grid(264, 26, 6, 3, 1);
+    test_grid(264, 26, 6, 2, 1);
     test_grid(2040, 1080, 16, 4, 0);
     free(photo[0]);
     free(photo[1]);

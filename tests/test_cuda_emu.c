@@ -24,7 +24,8 @@
  * cameras): all three must agree byte for byte. */
 static void colour_bands(void)
 {
-    const int w = 134, sh = 10, ncam = 5, h = sh * ncam;
+    /* 136: a multiple of 4, as a grid's cameras must be (PC_GRID_TILE_ALIGN) */
+    const int w = 136, sh = 10, ncam = 5, h = sh * ncam;
     char err[512];
     uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
     uint16_t *codes = malloc((size_t)w * sh * 2);
@@ -139,7 +140,7 @@ static void colour_bands(void)
  * backend's colour stage into a grid. */
 static void grid_tiles(void)
 {
-    const int w = 134, sh = 10, ncam = 6, h = sh * ncam;
+    const int w = 136, sh = 10, ncam = 6, h = sh * ncam;
     char err[512];
     uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
     tu_synth(rgb, w, h, 31);
@@ -197,6 +198,16 @@ static void grid_tiles(void)
     TAP_CHECK(pc_picture_as_grid(&g, 4, sh) == PC_EINVAL && pc_picture_as_grid(&g, 2, 7) == PC_EINVAL &&
               pc_picture_as_grid(&g, 1, sh) == PC_EINVAL && g.width == w && g.grid_cols == 0,
               "pc_picture_as_grid refuses 6 cameras in 4 columns, 7-row cameras and one column, picture unchanged");
+    {
+        /* 134-pixel cameras: tile 1 would start at byte 134 of each row, where
+         * the kernels' 4-byte stores fault on the device */
+        pc_picture n;
+        tu_pic_alloc(&n, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 134, h, 0);
+        TAP_CHECK(pc_picture_as_grid(&n, 2, sh) == PC_EINVAL && n.grid_cols == 0,
+                  "pc_picture_as_grid refuses cameras 134 pixels wide (tiles off the %d-byte store alignment)",
+                  PC_GRID_TILE_ALIGN);
+        tu_pic_free(&n);
+    }
     g.grid_cols = 4; /* a grid that does not tile the frame */
     g.tile_rows = sh;
     g.width = 4 * w;

@@ -99,6 +99,15 @@ int main(void)
     snprintf(e.grid, sizeof e.grid, "four");
     r = pc_layout_resolve(&e, 16, W, SLAB, 0, 16, &lp, err, sizeof err);
     TAP_CHECK(r != 0 && strstr(err, "columns x rows"), "encode.grid \"four\": refused, how to write it (%s)", err);
+    e = enc("hevc_nvenc", PC_CODEC_HEVC, PC_LAYOUT_GRID, 0);
+    r = pc_layout_resolve(&e, 6, 262, 26, 1, 16, &lp, err, sizeof err);
+    TAP_CHECK(r != 0 && strstr(err, "262 pixels wide") && strstr(err, "multiple of 4") && strstr(err, "bands"),
+              "grid of cameras 262 pixels wide: refused (tiles off the kernels' store alignment), bands named (%s)",
+              err);
+    e = enc("hevc_nvenc", PC_CODEC_HEVC, PC_LAYOUT_AUTO, 0);
+    r = pc_layout_resolve(&e, 16, 2042, SLAB, 1, 16, &lp, err, sizeof err);
+    TAP_CHECK(r == 0 && lp.layout == PC_LAYOUT_BANDS, "16 cameras 2042 wide, auto, NVENC HEVC: no grid, bands (%s)",
+              r ? err : lp.why);
     e = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_BANDS, 0);
     snprintf(e.grid, sizeof e.grid, "4x4");
     r = pc_layout_resolve(&e, 16, W, SLAB, 0, 16, &lp, err, sizeof err);
