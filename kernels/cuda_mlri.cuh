@@ -3,39 +3,56 @@
  * docs/mlri.md). Compiled by nvcc (cuda_mlri.cu) and, after cuda_emu.h, as
  * host C++ for the emulation test (cuda_emu.cc), like cuda_kernel.cuh.
  *
- * Five kernels, six launches per frame (the reference's 24 row stages,
+ * Three kernels, three launches per frame (the reference's 24 row stages,
  * fused):
- *   1. DIR(d)    d = h, v: per CFA class, the guided filter's slope and
- *                intercept (kept in shared memory), their window means and
- *                the own/other estimates -> u_d, v_d
- *   2. GREEN     colour differences, weights, full green -> g
- *   3. AB_RB     red and blue guided filters (11x11) -> 4 planes
- *   4. TENT_RB   tentative red and blue -> tR, tB
- *   5. FINAL     residual interpolation, rounding, RGB24/NV12/I420
+ *   1. DIR    grid z = direction (h, v) in one launch: per CFA class the
+ *             green guided filter's slope and intercept, their 7x7 window
+ *             means and the own/other estimates -> u_d, v_d (4 planes)
+ *   2. GREEN  colour differences, weights, full green -> g (1 plane)
+ *   3. RB     red and blue guided filters (11x11), their window means, the
+ *             tentative red and blue, residual interpolation, rounding and
+ *             RGB24/NV12/I420 out (no plane: the tentative values live in
+ *             a 4-row ring in shared memory)
  *
- * Why this shape is fast:
- *  - Every box sum is separable and taken from shared memory: a CTA stages
- *    the per-site products (I*p, I*I, guide, target) of its tile plus halo
- *    once, then for each output row sums columns (each thread one column)
- *    and rows (each thread one output pixel). A 7x7 class-restricted box
- *    costs 4 + 4 adds per quantity instead of 16 loads, and the staged
- *    products are computed once per site instead of once per window.
- *  - Rows of 128 pixels per CTA, one thread per column: every global load
- *    and store of a float plane is a whole 512-byte coalesced row (160
- *    threads, so the halo columns need no second step).
- *  - The colour differences of both directions are never written to global
- *    memory: GREEN recomputes them for its tile + 4 halo in shared memory
- *    from u, v (the difference needs one neighbour; the weights read it 40
- *    times per pixel).
- *  - The last pass writes the destination format directly (no RGB plane).
+ * Why this shape is fast (the cost model: an H100 issues ~2,500 thread
+ * instructions per pixel of a 2040x5400 frame in 1 ms, and moves a float
+ * plane there and back in ~30 us):
+ *  - Column walkers. DIR and RB are "one thread per column, walking down
+ *    a tall tile" (PC_MLRI_DTH / PC_MLRI_BTH rows): every box sum is
+ *    separable, and its vertical half is a running sum in registers (add
+ *    the row entering the window, subtract the row leaving it, read back
+ *    from a per-column ring in shared memory that only its own thread
+ *    touches). A window of any height then costs 2 adds per row instead of
+ *    2r+1, and the halo of 2r rows is paid once per tile, not per 8 rows
+ *    (the previous kernels recomputed every window from scratch on 8-row
+ *    tiles: 2.5x the rows, 7-11 adds per sum). Only the horizontal half
+ *    reads neighbours, from one shared row buffer per step.
+ *  - Two rows per step, so the parity of every row in the unrolled step is
+ *    a compile-time constant (tiles start on even rows): the CFA class
+ *    bookkeeping (which sums belong to which class) costs nothing.
+ *  - The green sums are exact integers (the guide and target are sums of
+ *    8-bit samples: 2 I p, 4 I^2, 2 guide, target fit in 24 bits over a
+ *    7x7 class window), so the running sums cannot drift and the slopes
+ *    and intercepts see the reference's window sums exactly.
+ *  - 16-byte vector loads and stores of shared memory (4 sums per site in
+ *    one int4/float4): a quarter of the shared-memory instructions.
+ *  - Slopes and intercepts never reach device memory (they would be 8
+ *    float planes per direction and 4 for red/blue); nor do the tentative
+ *    red and blue (RB finishes each row pair as soon as its 3x3
+ *    neighbourhood exists). Device temporaries: 5 float planes (u, v per
+ *    direction and green) instead of 11.
+ *  - Divisions: the guided filter's 5 divisions per class become one
+ *    reciprocal of the site count (a compile-time constant away from the
+ *    frame border) and one fast division (__fdividef).
+ *  - Tiles away from the frame border run an instance without the
+ *    reflect-101 index folding and with constant window counts.
  *
- * Bit-for-bit rule: every value is computed with the same float operations
- * in the same order as the reference (sums: per column top to bottom,
- * then columns left to right; the same mirrored indices), and cuda_mlri.cu
- * is compiled with -fmad=false so no multiply-add is contracted. The
- * emulation test checks equality; the GPU test allows 1 code value on
- * 0.01 % of the samples (docs/mlri.md) in case a device division or
- * rounding ever differs.
+ * The rule the kernels keep against the reference (docs/mlri.md): every
+ * output sample within 1 code value, at least 99.99 % identical. Running
+ * float sums (red/blue, and the window means of a and b) and the
+ * reciprocal-based divisions round differently from the reference's
+ * top-to-bottom sums and true divisions; the running sums restart from
+ * zero at every tile, so their rounding error cannot grow past one tile.
  */
 #ifndef PANOCAP_CUDA_MLRI_CUH
 #define PANOCAP_CUDA_MLRI_CUH
@@ -44,31 +61,17 @@
 #include "debayer.h"
 #include "mlri_formulas.h"
 
-/* Tile: 128 columns x PC_MLRI_TH rows; 160 threads (5 warps) per CTA, so
- * that the column loops over the tile plus its halo (134-140 columns) take
- * one step, not a second step for 6-12 threads that every other warp would
- * wait for at the next barrier; the per-pixel steps use 128 of them, one
- * thread per column. 8 rows keep AB_RB
- * (18 staged rows x 138 columns x 4 floats + column sums, 42 KB) under the
- * 48 KB of dynamic shared memory granted without opt-in, and DIR at 80 KB
- * (opted in; two CTAs per SM on sm_80+), while the halo costs of the
- * 6-row (DIR) and 10-row (AB_RB) staging stay below 2.5x. */
-#define PC_MLRI_NT 160
-#define PC_MLRI_TW 128
-#define PC_MLRI_TH 8
-/* Shared-memory row stride: the tile plus the largest halo (5) each side. */
-#define PC_MLRI_QS (PC_MLRI_TW + 2 * PC_MLRI_R_RB)
+/* Threads per CTA of every MLRI kernel: one per staged column of a walker.
+ * 128 = 4 warps; the halo columns (12 for DIR, 24 for RB) stay under 20 %. */
+#define PC_MLRI_NT 128
 
 struct pc_mlri_kp {
     const uint8_t *src;
     int sp; /* raw pitch */
     int W, H, ox, oy;
     size_t wh; /* W * H: plane stride */
-    float *ab; /* 8 planes: (a, b) per class c = px | py << 1; AB_RB uses 4 */
     float *uv; /* 4 planes: u_h, v_h, u_v, v_v */
     float *g;  /* full green */
-    float *t;  /* tR, tB */
-    int d;     /* direction of AB_GREEN / TENT_GREEN: 0 = h, 1 = v */
     int fmt;   /* pc_pixfmt */
     uint8_t *d0, *d1, *d2;
     int p0, p1, p2;
@@ -78,342 +81,333 @@ struct pc_mlri_kp {
     int n_bands, band_rows;
 };
 
+/* 16-byte vectors: one shared-memory instruction moves the 4 sums of a
+ * site (alignas: nvcc emits 128-bit loads and stores for them). */
+struct alignas(16) pc_mlri_i4 {
+    int x, y, z, w;
+};
+struct alignas(16) pc_mlri_f4 {
+    float x, y, z, w;
+};
+struct alignas(8) pc_mlri_f2 {
+    float x, y;
+};
+PC_DEV void pc_mlri_add(pc_mlri_i4 &a, const pc_mlri_i4 &b)
+{
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    a.w += b.w;
+}
+PC_DEV void pc_mlri_sub(pc_mlri_i4 &a, const pc_mlri_i4 &b)
+{
+    a.x -= b.x;
+    a.y -= b.y;
+    a.z -= b.z;
+    a.w -= b.w;
+}
+PC_DEV void pc_mlri_add(pc_mlri_f4 &a, const pc_mlri_f4 &b)
+{
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    a.w += b.w;
+}
+/* a += b - c, the running-sum step */
+PC_DEV void pc_mlri_slide(pc_mlri_f4 &a, const pc_mlri_f4 &b, const pc_mlri_f4 &c)
+{
+    a.x += b.x - c.x;
+    a.y += b.y - c.y;
+    a.z += b.z - c.z;
+    a.w += b.w - c.w;
+}
+
 /* reflect-101. IN = 1: the caller's block reads nothing outside the frame
  * (interior tiles, most of them), so the index is used as it is: the same
- * values, without the two compares and selects per read (the weights of
- * GREEN alone make 90 reads per pixel). */
+ * values, without the two compares and selects per read. */
 template <int IN = 0>
 PC_DEV int pc_mlri_mir(int i, int n)
 {
     return IN ? i : i < 0 ? -i : i >= n ? 2 * n - 2 - i : i;
 }
 template <int IN = 0>
+PC_DEV int pc_mlri_rawi(const pc_mlri_kp &k, int x, int y)
+{
+    return k.src[(size_t)pc_mlri_mir<IN>(y, k.H) * k.sp + pc_mlri_mir<IN>(x, k.W)];
+}
+template <int IN = 0>
 PC_DEV float pc_mlri_raw(const pc_mlri_kp &k, int x, int y)
 {
-    return (float)k.src[(size_t)pc_mlri_mir<IN>(y, k.H) * k.sp + pc_mlri_mir<IN>(x, k.W)];
+    return (float)pc_mlri_rawi<IN>(k, x, y);
 }
 template <int IN = 0>
 PC_DEV float pc_mlri_pl(const pc_mlri_kp &k, const float *p, int x, int y)
 {
     return p[(size_t)pc_mlri_mir<IN>(y, k.H) * k.W + pc_mlri_mir<IN>(x, k.W)];
 }
-/* Whether every read within `reach` of the tile at (x0, y0) (TW x TH) is
- * inside the frame: the block may then run its IN = 1 instance. */
-PC_DEV int pc_mlri_interior(const pc_mlri_kp &k, int x0, int y0, int reach);
 PC_DEV int pc_mlri_imax(int a, int b) { return a > b ? a : b; }
 PC_DEV int pc_mlri_imin(int a, int b) { return a < b ? a : b; }
 
-/* Directional guide: mean of the two neighbours along (dx, dy). */
-template <int IN = 0>
-PC_DEV float pc_mlri_gd(const pc_mlri_kp &k, int x, int y, int dx, int dy)
+/* Whether the rectangle [x0 - reach, x1 + reach) x [y0 - reach, y1 + reach)
+ * lies inside the frame: a block whose reads all fall there may run its
+ * IN = 1 instance. */
+PC_DEV int pc_mlri_inside(const pc_mlri_kp &k, int x0, int x1, int y0, int y1, int reach)
 {
-    return 0.5f * (pc_mlri_raw<IN>(k, x - dx, y - dy) + pc_mlri_raw<IN>(k, x + dx, y + dy));
+    return x0 - reach >= 0 && x1 + reach <= k.W && y0 - reach >= 0 && y1 + reach <= k.H;
 }
 
-/* Staged products of one site (reference: site_q). */
-template <int IN = 0>
-PC_DEV void pc_mlri_q(const pc_mlri_kp &k, int green, int dx, int dy, int x, int y, float q[4])
+/* Number of integers of parity par in [lo, hi] (lo >= 0). */
+PC_DEV int pc_mlri_npar(int lo, int hi, int par)
 {
-    float I, p, gd, t = pc_mlri_raw<IN>(k, x, y);
-    if (green) {
-        int xm = pc_mlri_mir<IN>(x - 2 * dx, k.W), ym = pc_mlri_mir<IN>(y - 2 * dy, k.H);
-        int xp = pc_mlri_mir<IN>(x + 2 * dx, k.W), yp = pc_mlri_mir<IN>(y + 2 * dy, k.H);
-        gd = pc_mlri_gd<IN>(k, x, y, dx, dy);
-        I = 2.0f * gd - pc_mlri_gd<IN>(k, xm, ym, dx, dy) - pc_mlri_gd<IN>(k, xp, yp, dx, dy);
-        p = 2.0f * t - pc_mlri_raw<IN>(k, xm, ym) - pc_mlri_raw<IN>(k, xp, yp);
-    } else {
-        gd = pc_mlri_pl<IN>(k, k.g, x, y);
-        I = 4.0f * gd - pc_mlri_pl<IN>(k, k.g, x - 2, y) - pc_mlri_pl<IN>(k, k.g, x + 2, y) -
-            pc_mlri_pl<IN>(k, k.g, x, y - 2) - pc_mlri_pl<IN>(k, k.g, x, y + 2);
-        p = 4.0f * t - pc_mlri_raw<IN>(k, x - 2, y) - pc_mlri_raw<IN>(k, x + 2, y) - pc_mlri_raw<IN>(k, x, y - 2) -
-            pc_mlri_raw<IN>(k, x, y + 2);
-    }
-    q[0] = I * p;
-    q[1] = I * I;
-    q[2] = gd;
-    q[3] = t;
+    if ((lo & 1) != par)
+        lo++;
+    return lo <= hi ? (hi - lo) / 2 + 1 : 0;
 }
 
-PC_DEV int pc_mlri_interior(const pc_mlri_kp &k, int x0, int y0, int reach)
+/* 1 / n for a window count; n = 0 (an empty class window) counts as 1,
+ * as in the reference (its sums are 0 then). */
+PC_DEV float pc_mlri_rcp(int n) { return __fdividef(1.0f, (float)(n > 0 ? n : 1)); }
+
+/* The guided filter's slope and intercept from the window sums of one
+ * class (reference: pc_mlri_ab): the same formula with the count's
+ * reciprocal rn, a = mean(I p) / max(mean(I I), floor), b = mean(t) -
+ * a mean(guide). One fast division instead of five true ones. */
+PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, float &a, float &b)
 {
-    return x0 - reach >= 0 && x0 + PC_MLRI_TW + reach <= k.W && y0 - reach >= 0 &&
-           y0 + PC_MLRI_TH + reach <= k.H;
+    float mii = sii * rn;
+    mii = mii < PC_MLRI_VAR_MIN ? PC_MLRI_VAR_MIN : mii;
+    a = __fdividef(sip * rn, mii);
+    b = st * rn - a * (sg * rn);
 }
 
-/* First and last index of parity par in [c - r, c + r] clipped to [0, n). */
-PC_DEV int pc_mlri_lo(int c, int r, int par)
+/* ---- DIR: the directional green estimates -------------------------------
+ *
+ * A CTA walks PC_MLRI_DTH output rows of PC_MLRI_DTW columns; thread t owns
+ * column xq = x0 - 6 + t of the tile plus its 6-column halo (3 for the
+ * a/b window, 3 for the class window that makes a/b). Per step of 2 rows:
+ *   A  (thread = column) the site products q of the 2 entering rows, and
+ *      the running vertical class sums V[row parity] over the 7 rows
+ *      around the a/b row 3 above (exact integers) -> shared row buffer;
+ *   B  (thread = column) the 4 classes' horizontal sums over 7 columns,
+ *      a and b of every class at the a/b row, and the running vertical
+ *      sums of a and b over the 7 rows around the output row 3 above
+ *      -> second row buffer;
+ *   D  (thread = output column) the horizontal a/b sums over 7 columns of
+ *      the 2 classes the output row needs, the own and other estimates.
+ * Two barriers per 2 rows. The walk starts 12 rows above the tile so the
+ * windows are full when the first output row is reached; ring slots and
+ * sums start at zero, which is also what rows outside the frame hold
+ * (the reference sums over the window clipped to the frame). */
+#define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
+#define PC_MLRI_DTW (PC_MLRI_NT - 2 * PC_MLRI_DHALO)
+/* 64 output rows: the 12-row lead-in costs 19 %, and 18 x 85 CTAs per
+ * direction at 2040x5400 fill the 132 SMs of an H100 ~ 6 times over. */
+#define PC_MLRI_DTH 64
+#define PC_MLRI_DWIN (2 * PC_MLRI_R_GREEN + 1)
+
+struct pc_mlri_dir_sm {
+    pc_mlri_i4 qr[PC_MLRI_DWIN][PC_MLRI_NT];    /* ring: q of the last 7 rows, per column */
+    pc_mlri_f4 ar[PC_MLRI_DWIN][2][PC_MLRI_NT]; /* ring: a/b of the last 7 a/b rows */
+    pc_mlri_i4 v[2][2][PC_MLRI_NT];             /* [row of step][row parity]: vertical class sums */
+    pc_mlri_f4 va[2][2][PC_MLRI_NT];            /* [row of step][j]: vertical a/b sums */
+};
+
+PC_HD size_t pc_mlri_dir_smem(void) { return sizeof(pc_mlri_dir_sm); }
+
+/* Site products along direction D (0 = h, 1 = v) as integers (reference:
+ * site_q, whose float values are these over 2, 4, 2 and 1, all exact):
+ * 2 I p, 4 I^2, 2 guide, target. Zero outside the frame. */
+template <int D, int IN>
+PC_DEV pc_mlri_i4 pc_mlri_dir_q(const pc_mlri_kp &k, int x, int y)
 {
-    int a = pc_mlri_imax(0, c - r);
-    return (a & 1) != par ? a + 1 : a;
+    pc_mlri_i4 q = {0, 0, 0, 0};
+    if (!IN && (x < 0 || x >= k.W || y < 0 || y >= k.H))
+        return q;
+    const int dx = D == 0, dy = D == 1;
+    const int xm = pc_mlri_mir<IN>(x - 2 * dx, k.W), ym = pc_mlri_mir<IN>(y - 2 * dy, k.H);
+    const int xp = pc_mlri_mir<IN>(x + 2 * dx, k.W), yp = pc_mlri_mir<IN>(y + 2 * dy, k.H);
+    const int t = pc_mlri_rawi<IN>(k, x, y);
+    const int g2 = pc_mlri_rawi<IN>(k, x - dx, y - dy) + pc_mlri_rawi<IN>(k, x + dx, y + dy);
+    const int g2m = pc_mlri_rawi<IN>(k, xm - dx, ym - dy) + pc_mlri_rawi<IN>(k, xm + dx, ym + dy);
+    const int g2p = pc_mlri_rawi<IN>(k, xp - dx, yp - dy) + pc_mlri_rawi<IN>(k, xp + dx, yp + dy);
+    const int i2 = 2 * g2 - g2m - g2p;
+    const int p = 2 * t - pc_mlri_rawi<IN>(k, xm, ym) - pc_mlri_rawi<IN>(k, xp, yp);
+    q.x = i2 * p;
+    q.y = i2 * i2;
+    q.z = g2;
+    q.w = t;
+    return q;
 }
 
-/* DIR(d): the whole directional green step of one direction for a tile,
- * a and b never leaving shared memory (they would be 8 float planes, 64
- * bytes per pixel written and read again per direction: the largest cost
- * of the unfused form). The per-site products are staged once for the tile
- * + 6 halo; then, per class pair (d = h: the two classes of the rows of one
- * parity; d = v: of the columns of one parity), a and b for the tile + 3
- * halo (column sums, then row sums, as the reference), then their window
- * means for the tile's pixels of that parity and the own/other estimates
- * u_d, v_d. Both passes reuse the same staged products. */
-#define PC_MLRI_DQR (PC_MLRI_TH + 4 * PC_MLRI_R_GREEN)
-#define PC_MLRI_DQS (PC_MLRI_TW + 4 * PC_MLRI_R_GREEN)
-#define PC_MLRI_DAR (PC_MLRI_TH + 2 * PC_MLRI_R_GREEN)
-#define PC_MLRI_DAS (PC_MLRI_TW + 2 * PC_MLRI_R_GREEN)
+/* a and b from integer class sums S (scaled as pc_mlri_dir_q). */
+PC_DEV void pc_mlri_ab_int(const pc_mlri_i4 &S, float rn, float &a, float &b)
+{
+    pc_mlri_ab_fast((float)S.x * 0.5f, (float)S.y * 0.25f, (float)S.z * 0.5f, (float)S.w, rn, a, b);
+}
 
-template <int IN>
+template <int D, int IN>
 PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 {
-    const int R = PC_MLRI_R_GREEN;
-    const int W = k.W, H = k.H, tid = threadIdx.x, d = k.d;
-    const int dx = d == 0, dy = d == 1;
-    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
-    const int ac0 = pc_mlri_imax(0, x0 - R), ac1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
-    const int ar0 = pc_mlri_imax(0, y0 - R), ar1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + R);
-    const int qc0 = pc_mlri_imax(0, ac0 - R), qc1 = pc_mlri_imin(W, ac1 + R);
-    const int qr0 = pc_mlri_imax(0, ar0 - R), qr1 = pc_mlri_imin(H, ar1 + R);
-    const int nqc = qc1 - qc0, nqr = qr1 - qr0, nac = ac1 - ac0;
+    const int R = PC_MLRI_R_GREEN, NT = PC_MLRI_NT;
+    const int t = threadIdx.x, W = k.W, H = k.H;
+    const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * PC_MLRI_DTH;
+    const int xq = x0 - 2 * R + t; /* this thread's column (even x0 - 6: parity of t) */
     PC_SMEM_DECL(smem);
-    float *q = (float *)smem;                              /* [4][DQR][DQS] */
-    float *V = q + 4 * PC_MLRI_DQR * PC_MLRI_DQS;          /* [2 slots][4][DQS] */
-    float *AB = V + 8 * PC_MLRI_DQS;                       /* [2 slots x (a, b)][DAR][DAS] */
-    float *V2 = AB + 4 * PC_MLRI_DAR * PC_MLRI_DAS;        /* [4][DAS] */
-    const int qplane = PC_MLRI_DQR * PC_MLRI_DQS, aplane = PC_MLRI_DAR * PC_MLRI_DAS;
-    for (int i = tid; i < nqr * nqc; i += PC_MLRI_NT) {
-        int xi = i % nqc, yi = i / nqc;
-        float qq[4];
-        pc_mlri_q<IN>(k, 1, dx, dy, qc0 + xi, qr0 + yi, qq);
-        for (int j = 0; j < 4; j++)
-            q[j * qplane + yi * PC_MLRI_DQS + xi] = qq[j];
+    pc_mlri_dir_sm &s = *(pc_mlri_dir_sm *)(void *)smem;
+    const pc_mlri_i4 zi = {0, 0, 0, 0};
+    const pc_mlri_f4 zf = {0, 0, 0, 0};
+    for (int j = 0; j < PC_MLRI_DWIN; j++) {
+        s.qr[j][t] = zi;
+        s.ar[j][0][t] = zf;
+        s.ar[j][1][t] = zf;
     }
-    __syncthreads();
-    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
-    for (int pass = 0; pass < 2; pass++) {
-        /* a, b of the pass's two classes (slot s: d = h (s, pass), d = v
-         * (pass, s)) on rows [ar0, ar1) x columns [ac0, ac1) */
-        for (int yr = ar0; yr < ar1; yr++) {
-            const int yb = pc_mlri_imin(H - 1, yr + R);
-            for (int xi = tid; xi < nqc; xi += PC_MLRI_NT) {
-                const int xq = qc0 + xi;
-                for (int sl = 0; sl < 2; sl++) {
-                    int px = d == 0 ? sl : pass, py = d == 0 ? pass : sl;
-                    if ((xq & 1) != px)
-                        continue;
-                    for (int j = 0; j < 4; j++) {
-                        float sm = 0;
-                        for (int yy = pc_mlri_lo(yr, R, py); yy <= yb; yy += 2)
-                            sm += q[j * qplane + (yy - qr0) * PC_MLRI_DQS + xi];
-                        V[(sl * 4 + j) * PC_MLRI_DQS + xi] = sm;
-                    }
-                }
-            }
-            __syncthreads();
-            for (int xi = tid; xi < nac; xi += PC_MLRI_NT) {
-                const int xr = ac0 + xi, xb = pc_mlri_imin(W - 1, xr + R);
-                for (int sl = 0; sl < 2; sl++) {
-                    int px = d == 0 ? sl : pass, py = d == 0 ? pass : sl;
-                    int ya = pc_mlri_lo(yr, R, py), xa = pc_mlri_lo(xr, R, px);
-                    int ny = ya <= yb ? (yb - ya) / 2 + 1 : 0, nx = xa <= xb ? (xb - xa) / 2 + 1 : 0;
-                    float sm[4] = {0, 0, 0, 0};
-                    for (int xx = xa; xx <= xb; xx += 2)
-                        for (int j = 0; j < 4; j++)
-                            sm[j] += V[(sl * 4 + j) * PC_MLRI_DQS + xx - qc0];
-                    int n = nx * ny;
-                    float a, b;
-                    pc_mlri_ab((float)(n ? n : 1), sm[0], sm[1], sm[2], sm[3], &a, &b);
-                    AB[(2 * sl) * aplane + (yr - ar0) * PC_MLRI_DAS + xi] = a;
-                    AB[(2 * sl + 1) * aplane + (yr - ar0) * PC_MLRI_DAS + xi] = b;
-                }
-            }
-            __syncthreads();
+    /* Window counts of this column: class columns of the same (sx = 0) and
+     * the other (sx = 1) parity in the clipped 7 columns; all columns. */
+    const int cx0 = pc_mlri_imax(0, xq - R), cx1 = pc_mlri_imin(W - 1, xq + R);
+    const int nx0 = IN ? R : pc_mlri_npar(cx0, cx1, xq & 1);
+    const int nx1 = IN ? R + 1 : pc_mlri_npar(cx0, cx1, (xq & 1) ^ 1);
+    const int ncx = IN ? 2 * R + 1 : cx1 - cx0 + 1;
+    const bool colin = xq >= 0 && xq < W;
+    pc_mlri_i4 V[2] = {zi, zi};
+    pc_mlri_f4 A[2] = {zf, zf};
+    int qslot = 0, aslot = 0;
+    const int rows = pc_mlri_imin(PC_MLRI_DTH, H - y0);
+    const int nsteps = (rows + 4 * R) / 2;
+    for (int i = 0; i < nsteps; i++) {
+        const int rq0 = y0 - 2 * R + 2 * i; /* even */
+        /* A: rows rq0 + kk enter (parity kk), rows rq0 + kk - 7 leave */
+        PC_UNROLL
+        for (int kk = 0; kk < 2; kk++) {
+            const pc_mlri_i4 q = pc_mlri_dir_q<D, IN>(k, xq, rq0 + kk);
+            const pc_mlri_i4 old = s.qr[qslot][t];
+            s.qr[qslot][t] = q;
+            qslot = qslot == PC_MLRI_DWIN - 1 ? 0 : qslot + 1;
+            pc_mlri_add(V[kk], q);
+            pc_mlri_sub(V[kk ^ 1], old);
+            s.v[kk][0][t] = V[0];
+            s.v[kk][1][t] = V[1];
         }
-        /* window means and the estimates for the tile's pixels of this pass */
-        for (int y = y0; y < yend; y++) {
-            if (d == 0 && (y & 1) != pass)
-                continue; /* uniform over the block */
-            const int ya = pc_mlri_imax(0, y - R), yb = pc_mlri_imin(H - 1, y + R), ny = yb - ya + 1;
-            for (int xi = tid; xi < nac; xi += PC_MLRI_NT)
-                for (int pl = 0; pl < 4; pl++) {
-                    float sm = 0;
-                    for (int yy = ya; yy <= yb; yy++)
-                        sm += AB[pl * aplane + (yy - ar0) * PC_MLRI_DAS + xi];
-                    V2[pl * PC_MLRI_DAS + xi] = sm;
+        __syncthreads();
+        /* B: a/b rows ra = rq0 - 3 + kk (parity kk ^ 1), once their class
+         * windows are full (i >= 3) */
+        if (i >= R && t >= R && t < NT - R) {
+            PC_UNROLL
+            for (int kk = 0; kk < 2; kk++) {
+                const int ra = rq0 - R + kk, pa = kk ^ 1;
+                pc_mlri_i4 S[2][2] = {{zi, zi}, {zi, zi}}; /* [row parity][column parity: same, other] */
+                PC_UNROLL
+                for (int off = -R; off <= R; off++) {
+                    pc_mlri_add(S[0][off & 1], s.v[kk][0][t + off]);
+                    pc_mlri_add(S[1][off & 1], s.v[kk][1][t + off]);
                 }
-            __syncthreads();
-            const int x = x0 + tid;
-            if (tid < PC_MLRI_TW && x < W && (d == 0 || (x & 1) == pass)) {
-                const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
-                const float n = (float)((xb - xa + 1) * ny);
-                const size_t o = (size_t)y * W + x;
-                for (int sl = 0; sl < 2; sl++) {
-                    int px = d == 0 ? sl : pass, py = d == 0 ? pass : sl;
-                    float sa = 0, sb = 0;
-                    for (int xx = xa; xx <= xb; xx++) {
-                        sa += V2[(2 * sl) * PC_MLRI_DAS + xx - ac0];
-                        sb += V2[(2 * sl + 1) * PC_MLRI_DAS + xx - ac0];
+                pc_mlri_f4 AB[2] = {zf, zf};
+                if (IN || (colin && ra >= 0 && ra < H)) {
+                    const int cy0 = pc_mlri_imax(0, ra - R), cy1 = pc_mlri_imin(H - 1, ra + R);
+                    float ab[2][2][2]; /* [py][sx][a, b] */
+                    PC_UNROLL
+                    for (int py = 0; py < 2; py++) {
+                        const int ny = IN ? (py == pa ? R : R + 1) : pc_mlri_npar(cy0, cy1, py);
+                        PC_UNROLL
+                        for (int sx = 0; sx < 2; sx++) {
+                            const int nx = sx ? nx1 : nx0;
+                            const float rn = IN ? 1.0f / (float)(nx * ny) : pc_mlri_rcp(nx * ny);
+                            pc_mlri_ab_int(S[py][sx], rn, ab[py][sx][0], ab[py][sx][1]);
+                        }
                     }
-                    float ma = sa / n, mb = sb / n;
-                    int own = (x & 1) == px && (y & 1) == py;
-                    float gv = own ? pc_mlri_gd<IN>(k, x, y, dx, dy) : pc_mlri_raw<IN>(k, x, y);
-                    k.uv[(size_t)(2 * d + !own) * k.wh + o] = pc_mlri_clip(ma * gv + mb);
+                    /* layouts that let D read its 2 classes in one vector:
+                     * h: [py] = (a, b same column parity, a, b other);
+                     * v: [sx] = (a, b row parity 0, a, b row parity 1) */
+                    PC_UNROLL
+                    for (int j = 0; j < 2; j++) {
+                        const float *p0 = D == 0 ? ab[j][0] : ab[0][j];
+                        const float *p1 = D == 0 ? ab[j][1] : ab[1][j];
+                        AB[j].x = p0[0];
+                        AB[j].y = p0[1];
+                        AB[j].z = p1[0];
+                        AB[j].w = p1[1];
+                    }
                 }
+                PC_UNROLL
+                for (int j = 0; j < 2; j++) {
+                    const pc_mlri_f4 old = s.ar[aslot][j][t];
+                    s.ar[aslot][j][t] = AB[j];
+                    pc_mlri_slide(A[j], AB[j], old);
+                    s.va[kk][j][t] = A[j];
+                }
+                aslot = aslot == PC_MLRI_DWIN - 1 ? 0 : aslot + 1;
             }
-            __syncthreads();
+        }
+        __syncthreads();
+        /* D: output rows ro = rq0 - 6 + kk (parity kk), once the a/b
+         * windows are full (i >= 6) */
+        if (i >= 2 * R && t >= 2 * R && t < NT - 2 * R && xq < W) {
+            PC_UNROLL
+            for (int kk = 0; kk < 2; kk++) {
+                const int ro = rq0 - 2 * R + kk;
+                float oa = 0, ob = 0, ta = 0, tb = 0; /* own class, other class */
+                PC_UNROLL
+                for (int off = -R; off <= R; off++) {
+                    const int odd = off & 1;
+                    if (D == 0) {
+                        /* own: column parity of xq = (odd at xq + off); row parity kk */
+                        const pc_mlri_f4 v = s.va[kk][kk][t + off];
+                        oa += odd ? v.z : v.x;
+                        ob += odd ? v.w : v.y;
+                        ta += odd ? v.x : v.z;
+                        tb += odd ? v.y : v.w;
+                    } else {
+                        /* own and other share the column parity; rows kk, kk ^ 1 */
+                        const pc_mlri_f4 v = s.va[kk][odd][t + off];
+                        oa += kk ? v.z : v.x;
+                        ob += kk ? v.w : v.y;
+                        ta += kk ? v.x : v.z;
+                        tb += kk ? v.y : v.w;
+                    }
+                }
+                const int ncy = IN ? 2 * R + 1 : pc_mlri_imin(H - 1, ro + R) - pc_mlri_imax(0, ro - R) + 1;
+                const float rc = IN ? 1.0f / (float)((2 * R + 1) * (2 * R + 1)) : pc_mlri_rcp(ncx * ncy);
+                const int dx = D == 0, dy = D == 1;
+                const float gd = 0.5f * (pc_mlri_raw<IN>(k, xq - dx, ro - dy) + pc_mlri_raw<IN>(k, xq + dx, ro + dy));
+                const float m = pc_mlri_raw<IN>(k, xq, ro);
+                const size_t o = (size_t)ro * W + xq;
+                k.uv[(size_t)(2 * D) * k.wh + o] = pc_mlri_clip((oa * rc) * gd + ob * rc);
+                k.uv[(size_t)(2 * D + 1) * k.wh + o] = pc_mlri_clip((ta * rc) * m + tb * rc);
+            }
         }
     }
 }
 
-/* Reach of DIR's reads around its tile: 6 rows/columns of a/b and staged
- * products, 3 more for the products' own stencil. */
+/* Reach of DIR's reads around its tile: 6 rows/columns of lead-in, 3 more
+ * for the products' own stencil. */
+template <int D>
+PC_DEV void pc_mlri_dir_dir(const pc_mlri_kp &k)
+{
+    const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * PC_MLRI_DTH;
+    if (pc_mlri_inside(k, x0 - 2 * PC_MLRI_R_GREEN, x0 - 2 * PC_MLRI_R_GREEN + PC_MLRI_NT, y0,
+                       y0 + PC_MLRI_DTH, 3 * PC_MLRI_R_GREEN))
+        pc_mlri_dir_impl<D, 1>(k);
+    else
+        pc_mlri_dir_impl<D, 0>(k);
+}
+
 PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
 {
-    if (pc_mlri_interior(k, blockIdx.x * PC_MLRI_TW, blockIdx.y * PC_MLRI_TH, 3 * PC_MLRI_R_GREEN))
-        pc_mlri_dir_impl<1>(k);
+    if (blockIdx.z == 0)
+        pc_mlri_dir_dir<0>(k);
     else
-        pc_mlri_dir_impl<0>(k);
+        pc_mlri_dir_dir<1>(k);
 }
 
-PC_HD size_t pc_mlri_dir_smem(void)
-{
-    return ((size_t)4 * PC_MLRI_DQR * PC_MLRI_DQS + 8 * PC_MLRI_DQS + 4 * PC_MLRI_DAR * PC_MLRI_DAS +
-            4 * PC_MLRI_DAS) *
-           sizeof(float);
-}
-
-/* AB_RB: a and b of the red class (ox, oy) to planes 0, 1 and of the blue
- * class to planes 2, 3, radius 5, at every pixel (written to global memory:
- * the 11x11 window means of TENT_RB would need a 10-row halo of them). */
-template <int IN>
-PC_DEV void pc_mlri_abrb_impl(const pc_mlri_kp &k)
-{
-    const int R = PC_MLRI_R_RB;
-    const int W = k.W, H = k.H, tid = threadIdx.x;
-    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
-    const int cx0 = pc_mlri_imax(0, x0 - R), cx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
-    const int ry0 = pc_mlri_imax(0, y0 - R), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + R);
-    const int ncols = cx1 - cx0, nrows = ry1 - ry0;
-    PC_SMEM_DECL(smem);
-    float *q = (float *)smem; /* [4][nrows][QS] */
-    const int qplane = (PC_MLRI_TH + 2 * R) * PC_MLRI_QS;
-    float *V = q + 4 * qplane; /* [2 row parities][4][QS] */
-    /* Stage the products of the red and blue sites of the tile + halo. */
-    for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
-        int xi = i % ncols, yi = i / ncols, x = cx0 + xi, y = ry0 + yi;
-        if (((x ^ k.ox) & 1) != ((y ^ k.oy) & 1))
-            continue;
-        float qq[4];
-        pc_mlri_q<IN>(k, 0, 0, 0, x, y, qq);
-        for (int j = 0; j < 4; j++)
-            q[j * qplane + yi * PC_MLRI_QS + xi] = qq[j];
-    }
-    __syncthreads();
-    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
-    for (int y = y0; y < yend; y++) {
-        const int yb = pc_mlri_imin(H - 1, y + R);
-        /* Column sums over the rows of the class living in this column. */
-        for (int xi = tid; xi < ncols; xi += PC_MLRI_NT) {
-            for (int py = 0; py < 2; py++) {
-                if (py != (((cx0 + xi) ^ k.ox ^ k.oy) & 1))
-                    continue;
-                for (int j = 0; j < 4; j++) {
-                    float s = 0;
-                    for (int yy = pc_mlri_lo(y, R, py); yy <= yb; yy += 2)
-                        s += q[j * qplane + (yy - ry0) * PC_MLRI_QS + xi];
-                    V[(py * 4 + j) * PC_MLRI_QS + xi] = s;
-                }
-            }
-        }
-        __syncthreads();
-        const int x = x0 + tid;
-        if (tid < PC_MLRI_TW && x < W) {
-            const int xb = pc_mlri_imin(W - 1, x + R);
-            for (int c = 0; c < 2; c++) {
-                int px = k.ox ^ c, py = k.oy ^ c;
-                int ya = pc_mlri_lo(y, R, py), xa = pc_mlri_lo(x, R, px);
-                int ny = ya <= yb ? (yb - ya) / 2 + 1 : 0, nx = xa <= xb ? (xb - xa) / 2 + 1 : 0;
-                float s[4] = {0, 0, 0, 0};
-                for (int xx = xa; xx <= xb; xx += 2)
-                    for (int j = 0; j < 4; j++)
-                        s[j] += V[(py * 4 + j) * PC_MLRI_QS + xx - cx0];
-                int n = nx * ny;
-                float a, b;
-                pc_mlri_ab((float)(n ? n : 1), s[0], s[1], s[2], s[3], &a, &b);
-                size_t o = (size_t)y * W + x;
-                k.ab[(size_t)(2 * c) * k.wh + o] = a;
-                k.ab[(size_t)(2 * c + 1) * k.wh + o] = b;
-            }
-        }
-        __syncthreads();
-    }
-}
-
-/* Reach: the 5-row/column window halo plus the 2-D Laplacian's 2. */
-PC_DEV void pc_mlri_abrb_body(const pc_mlri_kp &k)
-{
-    if (pc_mlri_interior(k, blockIdx.x * PC_MLRI_TW, blockIdx.y * PC_MLRI_TH, PC_MLRI_R_RB + 2))
-        pc_mlri_abrb_impl<1>(k);
-    else
-        pc_mlri_abrb_impl<0>(k);
-}
-
-PC_HD size_t pc_mlri_abrb_smem(void)
-{
-    return (size_t)(4 * (PC_MLRI_TH + 2 * PC_MLRI_R_RB) + 8) * PC_MLRI_QS * sizeof(float);
-}
-
-/* TENT_RB: window means (11x11, column sums first) of red's and blue's a
- * and b, and the tentative red and blue with the full green as the guide. */
-PC_DEV void pc_mlri_tentrb_body(const pc_mlri_kp &k)
-{
-    const int R = PC_MLRI_R_RB;
-    const int W = k.W, H = k.H, tid = threadIdx.x;
-    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
-    const int cx0 = pc_mlri_imax(0, x0 - R), cx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + R);
-    const int ncols = cx1 - cx0;
-    const int nplanes = 4;
-    PC_SMEM_DECL(smem);
-    float *V = (float *)smem; /* [4][QS] */
-    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
-    for (int y = y0; y < yend; y++) {
-        const int ya = pc_mlri_imax(0, y - R), yb = pc_mlri_imin(H - 1, y + R), ny = yb - ya + 1;
-        for (int xi = tid; xi < ncols; xi += PC_MLRI_NT) {
-            const size_t col = (size_t)(cx0 + xi);
-            for (int pl = 0; pl < nplanes; pl++) {
-                const float *P = k.ab + (size_t)pl * k.wh + col;
-                float s = 0;
-                for (int yy = ya; yy <= yb; yy++)
-                    s += P[(size_t)yy * W];
-                V[pl * PC_MLRI_QS + xi] = s;
-            }
-        }
-        __syncthreads();
-        const int x = x0 + tid;
-        if (tid < PC_MLRI_TW && x < W) {
-            const int xa = pc_mlri_imax(0, x - R), xb = pc_mlri_imin(W - 1, x + R);
-            const float n = (float)((xb - xa + 1) * ny);
-            const size_t o = (size_t)y * W + x;
-            for (int c = 0; c < 2; c++) {
-                float sa = 0, sb = 0;
-                for (int xx = xa; xx <= xb; xx++) {
-                    sa += V[(2 * c) * PC_MLRI_QS + xx - cx0];
-                    sb += V[(2 * c + 1) * PC_MLRI_QS + xx - cx0];
-                }
-                float ma = sa / n, mb = sb / n;
-                k.t[(size_t)c * k.wh + o] = pc_mlri_clip(ma * k.g[o] + mb);
-            }
-        }
-        __syncthreads();
-    }
-}
-
-PC_HD size_t pc_mlri_tentrb_smem(void) { return (size_t)4 * PC_MLRI_QS * sizeof(float); }
-
-/* GREEN: colour differences of both directions for the tile + 4 halo
+/* ---- GREEN: colour differences of both directions for the tile + 4 halo
  * (in-image coordinates; every read index is mirrored exactly as in the
- * reference, which keeps it inside that region), then the weighted
- * combination. */
+ * reference, which keeps it inside that region) staged in shared memory,
+ * then the weighted combination. 32-row tiles: the 8 halo rows of
+ * differences cost 25 % (they cost 100 % on the 8-row tiles this kernel
+ * had); 43.5 KB of shared memory, under the 48 KB granted without opt-in. */
+#define PC_MLRI_GTW 128
+#define PC_MLRI_GTH 32
 #define PC_MLRI_GH 4
-#define PC_MLRI_GS (PC_MLRI_TW + 2 * PC_MLRI_GH)
+#define PC_MLRI_GS (PC_MLRI_GTW + 2 * PC_MLRI_GH)
 
 template <int IN>
 PC_DEV float pc_mlri_grad3(const float *D, int rx0, int ry0, int W, int H, int dx, int dy, int x, int y)
@@ -443,12 +437,12 @@ template <int IN>
 PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
 {
     const int W = k.W, H = k.H, tid = threadIdx.x;
-    const int x0 = blockIdx.x * PC_MLRI_TW, y0 = blockIdx.y * PC_MLRI_TH;
-    const int rx0 = pc_mlri_imax(0, x0 - PC_MLRI_GH), rx1 = pc_mlri_imin(W, x0 + PC_MLRI_TW + PC_MLRI_GH);
-    const int ry0 = pc_mlri_imax(0, y0 - PC_MLRI_GH), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_TH + PC_MLRI_GH);
+    const int x0 = blockIdx.x * PC_MLRI_GTW, y0 = blockIdx.y * PC_MLRI_GTH;
+    const int rx0 = pc_mlri_imax(0, x0 - PC_MLRI_GH), rx1 = pc_mlri_imin(W, x0 + PC_MLRI_GTW + PC_MLRI_GH);
+    const int ry0 = pc_mlri_imax(0, y0 - PC_MLRI_GH), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_GTH + PC_MLRI_GH);
     const int ncols = rx1 - rx0, nrows = ry1 - ry0;
     PC_SMEM_DECL(smem);
-    float *Dh = (float *)smem, *Dv = Dh + (PC_MLRI_TH + 2 * PC_MLRI_GH) * PC_MLRI_GS;
+    float *Dh = (float *)smem, *Dv = Dh + (PC_MLRI_GTH + 2 * PC_MLRI_GH) * PC_MLRI_GS;
     for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
         int xi = i % ncols, yi = i / ncols, x = rx0 + xi, y = ry0 + yi;
         float m = pc_mlri_raw<IN>(k, x, y);
@@ -464,9 +458,9 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
     }
     __syncthreads();
     const int x = x0 + tid;
-    if (tid >= PC_MLRI_TW || x >= W)
+    if (tid >= PC_MLRI_GTW || x >= W)
         return; /* no barrier follows */
-    const int yend = pc_mlri_imin(y0 + PC_MLRI_TH, H);
+    const int yend = pc_mlri_imin(y0 + PC_MLRI_GTH, H);
     for (int y = y0; y < yend; y++) {
         float m = pc_mlri_raw<IN>(k, x, y);
         int gsite = ((x ^ k.ox) & 1) != ((y ^ k.oy) & 1);
@@ -489,7 +483,8 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
 /* Reach: the 4-pixel halo of colour differences, each reading 1 more. */
 PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
 {
-    if (pc_mlri_interior(k, blockIdx.x * PC_MLRI_TW, blockIdx.y * PC_MLRI_TH, PC_MLRI_GH + 1))
+    if (pc_mlri_inside(k, blockIdx.x * PC_MLRI_GTW, blockIdx.x * PC_MLRI_GTW + PC_MLRI_GTW, blockIdx.y * PC_MLRI_GTH,
+                       blockIdx.y * PC_MLRI_GTH + PC_MLRI_GTH, PC_MLRI_GH + 1))
         pc_mlri_green_impl<1>(k);
     else
         pc_mlri_green_impl<0>(k);
@@ -497,41 +492,73 @@ PC_DEV void pc_mlri_green_body(const pc_mlri_kp &k)
 
 PC_HD size_t pc_mlri_green_smem(void)
 {
-    return (size_t)2 * (PC_MLRI_TH + 2 * PC_MLRI_GH) * PC_MLRI_GS * sizeof(float);
+    return (size_t)2 * (PC_MLRI_GTH + 2 * PC_MLRI_GH) * PC_MLRI_GS * sizeof(float);
 }
 
-/* FINAL: one 2x2 block per thread (the NV12 chroma block). */
-PC_DEV float pc_mlri_final_c(const pc_mlri_kp &k, const float *t, int cx, int cy, int x, int y)
+
+/* ---- RB: red and blue, and the output -----------------------------------
+ *
+ * A CTA walks PC_MLRI_BTH output rows of PC_MLRI_BTW columns; thread t owns
+ * column xq = x0 - 12 + t (halo: 1 for the residual interpolation, 5 for
+ * the a/b window, 5 for the class window, 1 more so that the tile width,
+ * 104, keeps the output's 2x2 blocks and 8-byte rows aligned). Per step of
+ * 2 rows:
+ *   A  (thread = column) the site products of the one red or blue site the
+ *      column has among the 2 entering rows (each column holds one class,
+ *      on rows of one parity: every thread computes exactly one site per
+ *      step, none idles), and the running vertical sum over the 11 rows
+ *      around the a/b row 5 above -> row buffer;
+ *   B  (thread = column) horizontal sums over 11 columns (even offsets:
+ *      this column's class, odd: the other), a and b of red and blue, the
+ *      running vertical a/b sums over 11 rows -> second row buffer;
+ *   C  (thread = column) horizontal a/b sums over 11 columns, the
+ *      tentative red and blue of the row 10 above the entering one -> a
+ *      ring of 3 row pairs in shared memory;
+ *   D  (thread = 2x2 block) the residual interpolation of red and blue
+ *      from that ring, rounding, and the destination format.
+ * Three barriers per 2 rows. The walk starts 12 rows above the tile. */
+#define PC_MLRI_BHALO 12
+#define PC_MLRI_BTW (PC_MLRI_NT - 2 * PC_MLRI_BHALO)
+/* 128 output rows: the 24-row lead-in costs 19 %; 20 x 43 CTAs at
+ * 2040x5400. */
+#define PC_MLRI_BTH 128
+#define PC_MLRI_BWIN (2 * PC_MLRI_R_RB + 1)
+
+struct pc_mlri_rb_sm {
+    pc_mlri_f4 qr[PC_MLRI_R_RB + 1][PC_MLRI_NT]; /* ring: the column's last 6 sites' products */
+    pc_mlri_f4 ar[PC_MLRI_BWIN][PC_MLRI_NT];     /* ring: a/b (red, blue) of the last 11 rows */
+    pc_mlri_f4 v[2][PC_MLRI_NT];                 /* [row of step]: vertical class sums */
+    pc_mlri_f4 va[2][PC_MLRI_NT];                /* [row of step]: vertical a/b sums */
+    pc_mlri_f2 tr[3][2][PC_MLRI_NT];             /* ring of row pairs: tentative (red, blue) */
+};
+
+PC_HD size_t pc_mlri_rb_smem(void) { return sizeof(pc_mlri_rb_sm); }
+
+/* Site products of the red/blue filter at (x, y) (reference: site_q with
+ * green = 0): I p, I I, green, target with the 2-D Laplacians. */
+template <int IN>
+PC_DEV pc_mlri_f4 pc_mlri_rb_q(const pc_mlri_kp &k, int x, int y)
 {
-    int sx = (x & 1) != cx, sy = (y & 1) != cy;
-#define PC_MLRI_RES(a, b) (pc_mlri_raw(k, x + (a), y + (b)) - pc_mlri_pl(k, t, x + (a), y + (b)))
-    float tv = t[(size_t)y * k.W + x], res;
-    if (!sx && !sy)
-        return pc_mlri_raw(k, x, y);
-    if (sx && !sy)
-        res = 0.5f * (PC_MLRI_RES(-1, 0) + PC_MLRI_RES(1, 0));
-    else if (!sx && sy)
-        res = 0.5f * (PC_MLRI_RES(0, -1) + PC_MLRI_RES(0, 1));
-    else
-        res = 0.25f * (PC_MLRI_RES(-1, -1) + PC_MLRI_RES(1, -1) + PC_MLRI_RES(-1, 1) + PC_MLRI_RES(1, 1));
-#undef PC_MLRI_RES
-    return pc_mlri_clip(tv + res);
+    pc_mlri_f4 q = {0, 0, 0, 0};
+    if (!IN && (x < 0 || x >= k.W || y < 0 || y >= k.H))
+        return q;
+    const float gd = k.g[(size_t)y * k.W + x], t = pc_mlri_raw<IN>(k, x, y);
+    const float I = 4.0f * gd - pc_mlri_pl<IN>(k, k.g, x - 2, y) - pc_mlri_pl<IN>(k, k.g, x + 2, y) -
+                    pc_mlri_pl<IN>(k, k.g, x, y - 2) - pc_mlri_pl<IN>(k, k.g, x, y + 2);
+    const float p = 4.0f * t - pc_mlri_raw<IN>(k, x - 2, y) - pc_mlri_raw<IN>(k, x + 2, y) -
+                    pc_mlri_raw<IN>(k, x, y - 2) - pc_mlri_raw<IN>(k, x, y + 2);
+    q.x = I * p;
+    q.y = I * I;
+    q.z = gd;
+    q.w = t;
+    return q;
 }
 
-PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
+/* Writes the 2x2 block at (x0, y) (v[row][col][R, G, B], 8-bit) in the
+ * destination format: §8 Y' per pixel, Cb/Cr from the block's sums (as
+ * pc_ref_store_block), with the coefficients of the block's band. */
+PC_DEV void pc_mlri_store_block(const pc_mlri_kp &k, int x0, int y, const int v[2][2][3])
 {
-    const int bx = blockIdx.x * PC_MLRI_NT + threadIdx.x, by = blockIdx.y;
-    const int x0 = 2 * bx, y = 2 * by;
-    if (x0 >= k.W)
-        return;
-    int v[2][2][3];
-    for (int b = 0; b < 2; b++)
-        for (int a = 0; a < 2; a++) {
-            int x = x0 + a, yy = y + b;
-            v[b][a][0] = pc_mlri_u8(pc_mlri_final_c(k, k.t, k.ox, k.oy, x, yy));
-            v[b][a][1] = pc_mlri_u8(k.g[(size_t)yy * k.W + x]);
-            v[b][a][2] = pc_mlri_u8(pc_mlri_final_c(k, k.t + k.wh, k.ox ^ 1, k.oy ^ 1, x, yy));
-        }
     if (k.fmt == PC_FMT_RGB24) {
         for (int b = 0; b < 2; b++)
             for (int a = 0; a < 2; a++)
@@ -539,8 +566,6 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
                     k.d0[(size_t)(y + b) * k.p0 + 3 * (x0 + a) + c] = (uint8_t)v[b][a][c];
         return;
     }
-    /* §8: Y' per pixel, Cb/Cr from the block's sums (as store_block), with
-     * the coefficients of the block's band. */
     int band = k.n_bands > 1 ? y / k.band_rows : 0;
     const pc_yuv_coeffs &c = k.bands[band < k.n_bands ? band : k.n_bands - 1];
     int sr = 0, sg = 0, sb = 0;
@@ -558,13 +583,188 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
     int cr = (c.cr[0] * sr + c.cr[1] * sg + c.cr[2] * sb + coff) >> 18;
     cb = cb < 0 ? 0 : cb > 255 ? 255 : cb;
     cr = cr < 0 ? 0 : cr > 255 ? 255 : cr;
+    const int by = y / 2;
     if (k.fmt == PC_FMT_NV12) {
         k.d1[(size_t)by * k.p1 + x0] = (uint8_t)cb;
         k.d1[(size_t)by * k.p1 + x0 + 1] = (uint8_t)cr;
     } else {
-        k.d1[(size_t)by * k.p1 + bx] = (uint8_t)cb;
-        k.d2[(size_t)by * k.p2 + bx] = (uint8_t)cr;
+        k.d1[(size_t)by * k.p1 + x0 / 2] = (uint8_t)cb;
+        k.d2[(size_t)by * k.p2 + x0 / 2] = (uint8_t)cr;
     }
+}
+
+template <int IN>
+PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
+{
+    const int R = PC_MLRI_R_RB, NT = PC_MLRI_NT, HB = PC_MLRI_BHALO;
+    const int t = threadIdx.x, W = k.W, H = k.H;
+    const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * PC_MLRI_BTH;
+    const int qc0 = x0 - HB, xq = qc0 + t;
+    PC_SMEM_DECL(smem);
+    pc_mlri_rb_sm &s = *(pc_mlri_rb_sm *)(void *)smem;
+    const pc_mlri_f4 zf = {0, 0, 0, 0};
+    for (int j = 0; j <= R; j++)
+        s.qr[j][t] = zf;
+    for (int j = 0; j < PC_MLRI_BWIN; j++)
+        s.ar[j][t] = zf;
+    /* This column's class: red (x = ox mod 2: rows oy mod 2) or blue. Its
+     * sites are on rows of parity crow; the step's rows are rq0 (even) and
+     * rq0 + 1, so the site of a step is at rq0 + crow. */
+    const int isred = ((xq ^ k.ox) & 1) == 0;
+    const int crow = isred ? k.oy : k.oy ^ 1;
+    const bool colin = xq >= 0 && xq < W;
+    /* class columns of this column's parity (same) and the other in the
+     * clipped 11 columns; all columns */
+    const int cx0 = pc_mlri_imax(0, xq - R), cx1 = pc_mlri_imin(W - 1, xq + R);
+    const int nxs = IN ? R : pc_mlri_npar(cx0, cx1, xq & 1);
+    const int nxo = IN ? R + 1 : pc_mlri_npar(cx0, cx1, (xq & 1) ^ 1);
+    const int ncx = IN ? 2 * R + 1 : cx1 - cx0 + 1;
+    pc_mlri_f4 V = zf, A = zf;
+    int aslot = 0;
+    const int rows = pc_mlri_imin(PC_MLRI_BTH, H - y0);
+    const int nsteps = (rows + 2 * HB) / 2;
+    for (int i = 0; i < nsteps; i++) {
+        const int rq0 = y0 - HB + 2 * i; /* even */
+        /* A: one site enters (row rq0 + crow); the site 11 rows above the
+         * other row of the step leaves (5 steps back for crow = 0, 6 for
+         * crow = 1: ring of 6, read before the write) */
+        {
+            const pc_mlri_f4 q = pc_mlri_rb_q<IN>(k, xq, rq0 + crow);
+            const int ws = i % (R + 1), rs = (i + 1 - crow) % (R + 1);
+            const pc_mlri_f4 old = s.qr[rs][t];
+            s.qr[ws][t] = q;
+            pc_mlri_f4 d0, d1; /* row rq0: enters (crow 0) or leaves; row rq0 + 1: the other */
+            d0.x = crow ? -old.x : q.x;
+            d0.y = crow ? -old.y : q.y;
+            d0.z = crow ? -old.z : q.z;
+            d0.w = crow ? -old.w : q.w;
+            d1.x = crow ? q.x : -old.x;
+            d1.y = crow ? q.y : -old.y;
+            d1.z = crow ? q.z : -old.z;
+            d1.w = crow ? q.w : -old.w;
+            pc_mlri_add(V, d0);
+            s.v[0][t] = V;
+            pc_mlri_add(V, d1);
+            s.v[1][t] = V;
+        }
+        __syncthreads();
+        /* B: a/b rows ra = rq0 - 5 + kk, once their windows are full:
+         * ra >= y0 - 7, i.e. i >= 5 */
+        if (i >= R && t >= R && t < NT - R) {
+            PC_UNROLL
+            for (int kk = 0; kk < 2; kk++) {
+                const int ra = rq0 - R + kk;
+                pc_mlri_f4 Ss = zf, So = zf; /* this column's class, the other */
+                PC_UNROLL
+                for (int off = -R; off <= R; off++)
+                    pc_mlri_add(off & 1 ? So : Ss, s.v[kk][t + off]);
+                pc_mlri_f4 AB = zf;
+                if (IN || (colin && ra >= 0 && ra < H)) {
+                    /* rows of this column's class: parity crow */
+                    const int cy0 = pc_mlri_imax(0, ra - R), cy1 = pc_mlri_imin(H - 1, ra + R);
+                    const int samerow = ((ra ^ crow) & 1) == 0;
+                    const int nys = IN ? (samerow ? R : R + 1) : pc_mlri_npar(cy0, cy1, crow);
+                    const int nyo = IN ? (samerow ? R + 1 : R) : pc_mlri_npar(cy0, cy1, crow ^ 1);
+                    const float rns = IN ? (samerow ? 1.0f / (R * R) : 1.0f / (R * (R + 1)))
+                                         : pc_mlri_rcp(nxs * nys);
+                    const float rno = IN ? (samerow ? 1.0f / ((R + 1) * (R + 1)) : 1.0f / (R * (R + 1)))
+                                         : pc_mlri_rcp(nxo * nyo);
+                    float as, bs, ao, bo;
+                    pc_mlri_ab_fast(Ss.x, Ss.y, Ss.z, Ss.w, rns, as, bs);
+                    pc_mlri_ab_fast(So.x, So.y, So.z, So.w, rno, ao, bo);
+                    AB.x = isred ? as : ao;
+                    AB.y = isred ? bs : bo;
+                    AB.z = isred ? ao : as;
+                    AB.w = isred ? bo : bs;
+                }
+                const pc_mlri_f4 old = s.ar[aslot][t];
+                s.ar[aslot][t] = AB;
+                aslot = aslot == PC_MLRI_BWIN - 1 ? 0 : aslot + 1;
+                pc_mlri_slide(A, AB, old);
+                s.va[kk][t] = A;
+            }
+        }
+        __syncthreads();
+        /* C: tentative rows rt = rq0 - 10 + kk, once their a/b windows are
+         * full (rt >= y0 - 2: i >= 10); ring slot i % 3 */
+        if (i >= 2 * R && t >= 2 * R + 1 && t < NT - 2 * R - 1) {
+            PC_UNROLL
+            for (int kk = 0; kk < 2; kk++) {
+                const int rt = rq0 - 2 * R + kk;
+                pc_mlri_f4 S = zf;
+                PC_UNROLL
+                for (int off = -R; off <= R; off++)
+                    pc_mlri_add(S, s.va[kk][t + off]);
+                pc_mlri_f2 tv = {0, 0};
+                if (IN || (colin && rt >= 0 && rt < H)) {
+                    const int ncy = IN ? 2 * R + 1 : pc_mlri_imin(H - 1, rt + R) - pc_mlri_imax(0, rt - R) + 1;
+                    const float rc = IN ? 1.0f / (float)((2 * R + 1) * (2 * R + 1)) : pc_mlri_rcp(ncx * ncy);
+                    const float g = k.g[(size_t)rt * W + xq];
+                    tv.x = pc_mlri_clip((S.x * rc) * g + S.y * rc);
+                    tv.y = pc_mlri_clip((S.z * rc) * g + S.w * rc);
+                }
+                s.tr[i % 3][kk][t] = tv;
+            }
+        }
+        __syncthreads();
+        /* D: output rows ro, ro + 1 (ro = rq0 - 12), needing tentative rows
+         * ro - 1 .. ro + 2 (steps i - 2 .. i); one 2x2 block per thread */
+        const int ro = rq0 - 2 * R - 2;
+        const int xb = x0 + 2 * t;
+        if (i >= 2 * R + 2 && t < PC_MLRI_BTW / 2 && xb < W) {
+            int v[2][2][3];
+            PC_UNROLL
+            for (int b = 0; b < 2; b++)
+                PC_UNROLL
+                for (int a = 0; a < 2; a++) {
+                    const int x = xb + a, y = ro + b;
+                    /* tentative value c (0 red, 1 blue) at an in-frame site */
+#define PC_MLRI_TV(c, xx, yy)                                                                                     \
+    ([&](int mx, int my) {                                                                                       \
+        const pc_mlri_f2 e = s.tr[((my - y0 + HB + 2 * R) >> 1) % 3][my & 1][mx - qc0];                       \
+        return (c) ? e.y : e.x;                                                                                   \
+    }(pc_mlri_mir<IN>(xx, W), pc_mlri_mir<IN>(yy, H)))
+#define PC_MLRI_RES(c, da, db) (pc_mlri_raw<IN>(k, x + (da), y + (db)) - PC_MLRI_TV(c, x + (da), y + (db)))
+                    float out[2];
+                    PC_UNROLL
+                    for (int c = 0; c < 2; c++) {
+                        const int cx = k.ox ^ c, cy = k.oy ^ c;
+                        const int sx = (x & 1) != cx, sy = (y & 1) != cy;
+                        if (!sx && !sy) {
+                            out[c] = pc_mlri_raw<IN>(k, x, y);
+                            continue;
+                        }
+                        float res;
+                        if (sx && !sy)
+                            res = 0.5f * (PC_MLRI_RES(c, -1, 0) + PC_MLRI_RES(c, 1, 0));
+                        else if (!sx && sy)
+                            res = 0.5f * (PC_MLRI_RES(c, 0, -1) + PC_MLRI_RES(c, 0, 1));
+                        else
+                            res = 0.25f * (PC_MLRI_RES(c, -1, -1) + PC_MLRI_RES(c, 1, -1) + PC_MLRI_RES(c, -1, 1) +
+                                           PC_MLRI_RES(c, 1, 1));
+                        out[c] = pc_mlri_clip(PC_MLRI_TV(c, x, y) + res);
+                    }
+#undef PC_MLRI_RES
+#undef PC_MLRI_TV
+                    v[b][a][0] = pc_mlri_u8(out[0]);
+                    v[b][a][1] = pc_mlri_u8(k.g[(size_t)y * W + x]);
+                    v[b][a][2] = pc_mlri_u8(out[1]);
+                }
+            pc_mlri_store_block(k, xb, ro, v);
+        }
+    }
+}
+
+/* Reach of RB's reads: its columns, 12 rows of lead-in, and 2 more for the
+ * products' Laplacians. */
+PC_DEV void pc_mlri_rb_body(const pc_mlri_kp &k)
+{
+    const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * PC_MLRI_BTH;
+    if (pc_mlri_inside(k, x0 - PC_MLRI_BHALO, x0 - PC_MLRI_BHALO + PC_MLRI_NT, y0, y0 + PC_MLRI_BTH,
+                       PC_MLRI_BHALO + 2))
+        pc_mlri_rb_impl<1>(k);
+    else
+        pc_mlri_rb_impl<0>(k);
 }
 
 /* Fills kp's destination fields from a picture: planes, format and the
@@ -597,32 +797,26 @@ PC_HD int pc_mlri_set_dst(pc_mlri_kp &k, const pc_picture *d, const pc_yuv_coeff
 /* The launch sequence, shared by the device host code (cuda_mlri.cu) and
  * the emulation (cuda_emu.cc). L(kind, grid, block, smem, kp) launches one
  * kernel (PC_MLRI_K_*). Returns the first nonzero L result. */
-enum { PC_MLRI_K_DIR = 0, PC_MLRI_K_GREEN, PC_MLRI_K_ABRB, PC_MLRI_K_TENTRB, PC_MLRI_K_FINAL };
-#define PC_MLRI_LAUNCHES 6
+enum { PC_MLRI_K_DIR = 0, PC_MLRI_K_GREEN, PC_MLRI_K_RB };
+#define PC_MLRI_LAUNCHES 3
 
 template <class L>
-int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
+int pc_mlri_sequence(L &launch, const pc_mlri_kp &kp)
 {
-    dim3 tiles((kp.W + PC_MLRI_TW - 1) / PC_MLRI_TW, (kp.H + PC_MLRI_TH - 1) / PC_MLRI_TH);
     dim3 blk(PC_MLRI_NT);
     int rc;
-    for (int d = 0; d < 2; d++) {
-        kp.d = d;
-        if ((rc = launch(PC_MLRI_K_DIR, tiles, blk, pc_mlri_dir_smem(), kp)))
-            return rc;
-    }
-    if ((rc = launch(PC_MLRI_K_GREEN, tiles, blk, pc_mlri_green_smem(), kp)))
+    dim3 gd((kp.W + PC_MLRI_DTW - 1) / PC_MLRI_DTW, (kp.H + PC_MLRI_DTH - 1) / PC_MLRI_DTH, 2);
+    if ((rc = launch(PC_MLRI_K_DIR, gd, blk, pc_mlri_dir_smem(), kp)))
         return rc;
-    if ((rc = launch(PC_MLRI_K_ABRB, tiles, blk, pc_mlri_abrb_smem(), kp)))
+    dim3 gg((kp.W + PC_MLRI_GTW - 1) / PC_MLRI_GTW, (kp.H + PC_MLRI_GTH - 1) / PC_MLRI_GTH);
+    if ((rc = launch(PC_MLRI_K_GREEN, gg, blk, pc_mlri_green_smem(), kp)))
         return rc;
-    if ((rc = launch(PC_MLRI_K_TENTRB, tiles, blk, pc_mlri_tentrb_smem(), kp)))
-        return rc;
-    dim3 blocks((kp.W / 2 + PC_MLRI_NT - 1) / PC_MLRI_NT, kp.H / 2);
-    return launch(PC_MLRI_K_FINAL, blocks, blk, 0, kp);
+    dim3 gr((kp.W + PC_MLRI_BTW - 1) / PC_MLRI_BTW, (kp.H + PC_MLRI_BTH - 1) / PC_MLRI_BTH);
+    return launch(PC_MLRI_K_RB, gr, blk, pc_mlri_rb_smem(), kp);
 }
 
-/* Device temporaries: a/b of red and blue (4), u/v of both directions (4),
- * green (1), tentative red and blue (2) float planes. */
-#define PC_MLRI_GPU_PLANES 11
+/* Device temporaries: u/v of both directions (4) and green (1) float
+ * planes. */
+#define PC_MLRI_GPU_PLANES 5
 
 #endif
