@@ -30,12 +30,13 @@
  *  - Two rows per step, so the parity of every row in the unrolled step is
  *    a compile-time constant (tiles start on even rows): the CFA class
  *    bookkeeping (which sums belong to which class) costs nothing.
- *  - The green sums are exact integers (the guide and target are sums of
- *    8-bit samples: 2 I p, 4 I^2, 2 guide, target fit in 24 bits over a
- *    7x7 class window), so the running sums cannot drift and the slopes
- *    and intercepts see the reference's window sums exactly.
+ *  - The green sums are exact (the guide and target are sums of 8-bit
+ *    samples: 2 I p, 4 I^2, 2 guide, target are integers and fit in 24
+ *    bits over a 7x7 class window, so float sums of them are exact in any
+ *    order): the running sums cannot drift and the slopes and intercepts
+ *    see the reference's window sums exactly.
  *  - 16-byte vector loads and stores of shared memory (4 sums per site in
- *    one int4/float4): a quarter of the shared-memory instructions.
+ *    one float4): a quarter of the shared-memory instructions.
  *  - Slopes and intercepts never reach device memory (they would be 8
  *    float planes per direction and 4 for red/blue); nor do the tentative
  *    red and blue (RB finishes each row pair as soon as its 3x3
@@ -83,23 +84,13 @@ struct pc_mlri_kp {
 
 /* 16-byte vectors: one shared-memory instruction moves the 4 sums of a
  * site (alignas: nvcc emits 128-bit loads and stores for them). */
-struct alignas(16) pc_mlri_i4 {
-    int x, y, z, w;
-};
 struct alignas(16) pc_mlri_f4 {
     float x, y, z, w;
 };
 struct alignas(8) pc_mlri_f2 {
     float x, y;
 };
-PC_DEV void pc_mlri_add(pc_mlri_i4 &a, const pc_mlri_i4 &b)
-{
-    a.x += b.x;
-    a.y += b.y;
-    a.z += b.z;
-    a.w += b.w;
-}
-PC_DEV void pc_mlri_sub(pc_mlri_i4 &a, const pc_mlri_i4 &b)
+PC_DEV void pc_mlri_sub(pc_mlri_f4 &a, const pc_mlri_f4 &b)
 {
     a.x -= b.x;
     a.y -= b.y;
@@ -187,7 +178,7 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  * a/b window, 3 for the class window that makes a/b). Per step of 2 rows:
  *   A  (thread = column) the site products q of the 2 entering rows, and
  *      the running vertical class sums V[row parity] over the 7 rows
- *      around the a/b row 3 above (exact integers) -> shared row buffer;
+ *      around the a/b row 3 above (exact) -> shared row buffer;
  *   B  (thread = column) the 4 classes' horizontal sums over 7 columns,
  *      a and b of every class at the a/b row, and the running vertical
  *      sums of a and b over the 7 rows around the output row 3 above
@@ -206,21 +197,25 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
 #define PC_MLRI_DWIN (2 * PC_MLRI_R_GREEN + 1)
 
 struct pc_mlri_dir_sm {
-    pc_mlri_i4 qr[PC_MLRI_DWIN][PC_MLRI_NT];    /* ring: q of the last 7 rows, per column */
+    pc_mlri_f4 qr[PC_MLRI_DWIN][PC_MLRI_NT];    /* ring: q of the last 7 rows, per column */
     pc_mlri_f4 ar[PC_MLRI_DWIN][2][PC_MLRI_NT]; /* ring: a/b of the last 7 a/b rows */
-    pc_mlri_i4 v[2][2][PC_MLRI_NT];             /* [row of step][row parity]: vertical class sums */
+    pc_mlri_f4 v[2][2][PC_MLRI_NT];             /* [row of step][row parity]: vertical class sums */
     pc_mlri_f4 va[2][2][PC_MLRI_NT];            /* [row of step][j]: vertical a/b sums */
 };
 
 PC_HD size_t pc_mlri_dir_smem(void) { return sizeof(pc_mlri_dir_sm); }
 
-/* Site products along direction D (0 = h, 1 = v) as integers (reference:
- * site_q, whose float values are these over 2, 4, 2 and 1, all exact):
- * 2 I p, 4 I^2, 2 guide, target. Zero outside the frame. */
+/* Site products along direction D (0 = h, 1 = v), computed in integers
+ * and stored as floats (reference: site_q, whose values are these over 2,
+ * 4, 2 and 1): 2 I p, 4 I^2, 2 guide, target. Every one is an integer
+ * below 2^21 and every window sum of them below 2^24, so float sums of
+ * them are exact in any order: the running sums cannot drift, and float
+ * adds run at twice the rate of integer adds (and the 4 conversions per
+ * site happen once, not once per window). Zero outside the frame. */
 template <int D, int IN>
-PC_DEV pc_mlri_i4 pc_mlri_dir_q(const pc_mlri_kp &k, int x, int y)
+PC_DEV pc_mlri_f4 pc_mlri_dir_q(const pc_mlri_kp &k, int x, int y)
 {
-    pc_mlri_i4 q = {0, 0, 0, 0};
+    pc_mlri_f4 q = {0, 0, 0, 0};
     if (!IN && (x < 0 || x >= k.W || y < 0 || y >= k.H))
         return q;
     const int dx = D == 0, dy = D == 1;
@@ -232,17 +227,17 @@ PC_DEV pc_mlri_i4 pc_mlri_dir_q(const pc_mlri_kp &k, int x, int y)
     const int g2p = pc_mlri_rawi<IN>(k, xp - dx, yp - dy) + pc_mlri_rawi<IN>(k, xp + dx, yp + dy);
     const int i2 = 2 * g2 - g2m - g2p;
     const int p = 2 * t - pc_mlri_rawi<IN>(k, xm, ym) - pc_mlri_rawi<IN>(k, xp, yp);
-    q.x = i2 * p;
-    q.y = i2 * i2;
-    q.z = g2;
-    q.w = t;
+    q.x = (float)(i2 * p);
+    q.y = (float)(i2 * i2);
+    q.z = (float)g2;
+    q.w = (float)t;
     return q;
 }
 
-/* a and b from integer class sums S (scaled as pc_mlri_dir_q). */
-PC_DEV void pc_mlri_ab_int(const pc_mlri_i4 &S, float rn, float &a, float &b)
+/* a and b from the class sums S (scaled as pc_mlri_dir_q). */
+PC_DEV void pc_mlri_ab_scaled(const pc_mlri_f4 &S, float rn, float &a, float &b)
 {
-    pc_mlri_ab_fast((float)S.x * 0.5f, (float)S.y * 0.25f, (float)S.z * 0.5f, (float)S.w, rn, a, b);
+    pc_mlri_ab_fast(S.x * 0.5f, S.y * 0.25f, S.z * 0.5f, S.w, rn, a, b);
 }
 
 template <int D, int IN>
@@ -254,10 +249,9 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
     const int xq = x0 - 2 * R + t; /* this thread's column (even x0 - 6: parity of t) */
     PC_SMEM_DECL(smem);
     pc_mlri_dir_sm &s = *(pc_mlri_dir_sm *)(void *)smem;
-    const pc_mlri_i4 zi = {0, 0, 0, 0};
     const pc_mlri_f4 zf = {0, 0, 0, 0};
     for (int j = 0; j < PC_MLRI_DWIN; j++) {
-        s.qr[j][t] = zi;
+        s.qr[j][t] = zf;
         s.ar[j][0][t] = zf;
         s.ar[j][1][t] = zf;
     }
@@ -268,7 +262,7 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
     const int nx1 = IN ? R + 1 : pc_mlri_npar(cx0, cx1, (xq & 1) ^ 1);
     const int ncx = IN ? 2 * R + 1 : cx1 - cx0 + 1;
     const bool colin = xq >= 0 && xq < W;
-    pc_mlri_i4 V[2] = {zi, zi};
+    pc_mlri_f4 V[2] = {zf, zf};
     pc_mlri_f4 A[2] = {zf, zf};
     int qslot = 0, aslot = 0;
     const int rows = pc_mlri_imin(PC_MLRI_DTH, H - y0);
@@ -278,8 +272,8 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
         /* A: rows rq0 + kk enter (parity kk), rows rq0 + kk - 7 leave */
         PC_UNROLL
         for (int kk = 0; kk < 2; kk++) {
-            const pc_mlri_i4 q = pc_mlri_dir_q<D, IN>(k, xq, rq0 + kk);
-            const pc_mlri_i4 old = s.qr[qslot][t];
+            const pc_mlri_f4 q = pc_mlri_dir_q<D, IN>(k, xq, rq0 + kk);
+            const pc_mlri_f4 old = s.qr[qslot][t];
             s.qr[qslot][t] = q;
             qslot = qslot == PC_MLRI_DWIN - 1 ? 0 : qslot + 1;
             pc_mlri_add(V[kk], q);
@@ -294,7 +288,7 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             PC_UNROLL
             for (int kk = 0; kk < 2; kk++) {
                 const int ra = rq0 - R + kk, pa = kk ^ 1;
-                pc_mlri_i4 S[2][2] = {{zi, zi}, {zi, zi}}; /* [row parity][column parity: same, other] */
+                pc_mlri_f4 S[2][2] = {{zf, zf}, {zf, zf}}; /* [row parity][column parity: same, other] */
                 PC_UNROLL
                 for (int off = -R; off <= R; off++) {
                     pc_mlri_add(S[0][off & 1], s.v[kk][0][t + off]);
@@ -311,7 +305,7 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
                         for (int sx = 0; sx < 2; sx++) {
                             const int nx = sx ? nx1 : nx0;
                             const float rn = IN ? 1.0f / (float)(nx * ny) : pc_mlri_rcp(nx * ny);
-                            pc_mlri_ab_int(S[py][sx], rn, ab[py][sx][0], ab[py][sx][1]);
+                            pc_mlri_ab_scaled(S[py][sx], rn, ab[py][sx][0], ab[py][sx][1]);
                         }
                     }
                     /* layouts that let D read its 2 classes in one vector:
