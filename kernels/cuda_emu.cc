@@ -180,6 +180,7 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     k.wh = wh;
     k.uv = tmp.data();
     k.g = k.uv + 4 * wh;
+    pc_mlri_tile_rows_env(&k.dth, &k.bth);
     if (pc_mlri_set_dst(k, dst, yc)) {
         snprintf(err, errlen, "pc_emu_mlri: %d colour bands (at most %d)", dst->n_bands, PC_KMAX_BANDS);
         return PC_EINVAL;

@@ -19,6 +19,7 @@ __global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_rb(pc_mlri_kp k) { pc_ml
 
 struct pc_mlri_gpu {
     int W, H;
+    int dth, bth; /* PANOCAP_MLRI_TILE_ROWS, read once at open (0: defaults) */
     float *buf;
     size_t bytes;
 };
@@ -34,6 +35,7 @@ static int mlri_open(void **state, int width, int height, void *stream, char *er
     }
     m->W = width;
     m->H = height;
+    pc_mlri_tile_rows_env(&m->dth, &m->bth);
     m->bytes = (size_t)PC_MLRI_GPU_PLANES * width * height * sizeof(float);
     /* DIR and RB keep their rings and row buffers in ~58 KB of shared
      * memory: above the 48 KB default, so opt in once (sm_70+). */
@@ -111,6 +113,8 @@ static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char 
     k.wh = (size_t)f->W * f->H;
     k.uv = m->buf;
     k.g = m->buf + 4 * k.wh;
+    k.dth = m->dth;
+    k.bth = m->bth;
     if (pc_mlri_set_dst(k, d, f->yc)) {
         pc_set_err(err, errlen, "mlri: %d colour bands of %d rows (1..%d bands of an even number of rows)", d->n_bands,
                    d->band_rows, PC_KMAX_BANDS);

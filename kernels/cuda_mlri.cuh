@@ -18,7 +18,7 @@
  * instructions per pixel of a 2040x5400 frame in 1 ms, and moves a float
  * plane there and back in ~30 us):
  *  - Column walkers. DIR and RB are "one thread per column, walking down
- *    a tall tile" (PC_MLRI_DTH / PC_MLRI_BTH rows): every box sum is
+ *    a tall tile" (64 / 128 rows by default): every box sum is
  *    separable, and its vertical half is a running sum in registers (add
  *    the row entering the window, subtract the row leaving it, read back
  *    from a per-column ring in shared memory that only its own thread
@@ -62,6 +62,9 @@
 #include "debayer.h"
 #include "mlri_formulas.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 /* Threads per CTA of every MLRI kernel: one per staged column of a walker.
  * 128 = 4 warps; the halo columns (12 for DIR, 24 for RB) stay under 20 %. */
 #define PC_MLRI_NT 128
@@ -73,7 +76,8 @@ struct pc_mlri_kp {
     size_t wh; /* W * H: plane stride */
     float *uv; /* 4 planes: u_h, v_h, u_v, v_v */
     float *g;  /* full green */
-    int fmt;   /* pc_pixfmt */
+    int dth, bth; /* rows per CTA of DIR and RB (even; pc_mlri_sequence: 0 = the defaults) */
+    int fmt;      /* pc_pixfmt */
     uint8_t *d0, *d1, *d2;
     int p0, p1, p2;
     /* §8 coefficients per band of band_rows rows (per-camera matrices,
@@ -191,8 +195,9 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  * (the reference sums over the window clipped to the frame). */
 #define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
 #define PC_MLRI_DTW (PC_MLRI_NT - 2 * PC_MLRI_DHALO)
-/* 64 output rows: the 12-row lead-in costs 19 %, and 18 x 85 CTAs per
- * direction at 2040x5400 fill the 132 SMs of an H100 ~ 6 times over. */
+/* Default rows per CTA (kp.dth; any even number works): 64, the 12-row
+ * lead-in costs 19 %, and 18 x 85 CTAs per direction at 2040x5400 fill
+ * the 132 SMs of an H100 several times over, so the last wave is short. */
 #define PC_MLRI_DTH 64
 #define PC_MLRI_DWIN (2 * PC_MLRI_R_GREEN + 1)
 
@@ -245,7 +250,7 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 {
     const int R = PC_MLRI_R_GREEN, NT = PC_MLRI_NT;
     const int t = threadIdx.x, W = k.W, H = k.H;
-    const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * PC_MLRI_DTH;
+    const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * k.dth;
     const int xq = x0 - 2 * R + t; /* this thread's column (even x0 - 6: parity of t) */
     PC_SMEM_DECL(smem);
     pc_mlri_dir_sm &s = *(pc_mlri_dir_sm *)(void *)smem;
@@ -265,7 +270,7 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
     pc_mlri_f4 V[2] = {zf, zf};
     pc_mlri_f4 A[2] = {zf, zf};
     int qslot = 0, aslot = 0;
-    const int rows = pc_mlri_imin(PC_MLRI_DTH, H - y0);
+    const int rows = pc_mlri_imin(k.dth, H - y0);
     const int nsteps = (rows + 4 * R) / 2;
     for (int i = 0; i < nsteps; i++) {
         const int rq0 = y0 - 2 * R + 2 * i; /* even */
@@ -376,9 +381,9 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 template <int D>
 PC_DEV void pc_mlri_dir_dir(const pc_mlri_kp &k)
 {
-    const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * PC_MLRI_DTH;
-    if (pc_mlri_inside(k, x0 - 2 * PC_MLRI_R_GREEN, x0 - 2 * PC_MLRI_R_GREEN + PC_MLRI_NT, y0,
-                       y0 + PC_MLRI_DTH, 3 * PC_MLRI_R_GREEN))
+    const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * k.dth;
+    if (pc_mlri_inside(k, x0 - 2 * PC_MLRI_R_GREEN, x0 - 2 * PC_MLRI_R_GREEN + PC_MLRI_NT, y0, y0 + k.dth,
+                       3 * PC_MLRI_R_GREEN))
         pc_mlri_dir_impl<D, 1>(k);
     else
         pc_mlri_dir_impl<D, 0>(k);
@@ -513,8 +518,8 @@ PC_HD size_t pc_mlri_green_smem(void)
  * Three barriers per 2 rows. The walk starts 12 rows above the tile. */
 #define PC_MLRI_BHALO 12
 #define PC_MLRI_BTW (PC_MLRI_NT - 2 * PC_MLRI_BHALO)
-/* 128 output rows: the 24-row lead-in costs 19 %; 20 x 43 CTAs at
- * 2040x5400. */
+/* Default rows per CTA (kp.bth; any even number): 128, the 24-row lead-in
+ * costs 19 %; 20 x 43 CTAs at 2040x5400. */
 #define PC_MLRI_BTH 128
 #define PC_MLRI_BWIN (2 * PC_MLRI_R_RB + 1)
 
@@ -592,7 +597,7 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
 {
     const int R = PC_MLRI_R_RB, NT = PC_MLRI_NT, HB = PC_MLRI_BHALO;
     const int t = threadIdx.x, W = k.W, H = k.H;
-    const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * PC_MLRI_BTH;
+    const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * k.bth;
     const int qc0 = x0 - HB, xq = qc0 + t;
     PC_SMEM_DECL(smem);
     pc_mlri_rb_sm &s = *(pc_mlri_rb_sm *)(void *)smem;
@@ -615,7 +620,7 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
     const int ncx = IN ? 2 * R + 1 : cx1 - cx0 + 1;
     pc_mlri_f4 V = zf, A = zf;
     int aslot = 0;
-    const int rows = pc_mlri_imin(PC_MLRI_BTH, H - y0);
+    const int rows = pc_mlri_imin(k.bth, H - y0);
     const int nsteps = (rows + 2 * HB) / 2;
     for (int i = 0; i < nsteps; i++) {
         const int rq0 = y0 - HB + 2 * i; /* even */
@@ -753,8 +758,8 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
  * products' Laplacians. */
 PC_DEV void pc_mlri_rb_body(const pc_mlri_kp &k)
 {
-    const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * PC_MLRI_BTH;
-    if (pc_mlri_inside(k, x0 - PC_MLRI_BHALO, x0 - PC_MLRI_BHALO + PC_MLRI_NT, y0, y0 + PC_MLRI_BTH,
+    const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * k.bth;
+    if (pc_mlri_inside(k, x0 - PC_MLRI_BHALO, x0 - PC_MLRI_BHALO + PC_MLRI_NT, y0, y0 + k.bth,
                        PC_MLRI_BHALO + 2))
         pc_mlri_rb_impl<1>(k);
     else
@@ -795,18 +800,35 @@ enum { PC_MLRI_K_DIR = 0, PC_MLRI_K_GREEN, PC_MLRI_K_RB };
 #define PC_MLRI_LAUNCHES 3
 
 template <class L>
-int pc_mlri_sequence(L &launch, const pc_mlri_kp &kp)
+int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
 {
     dim3 blk(PC_MLRI_NT);
     int rc;
-    dim3 gd((kp.W + PC_MLRI_DTW - 1) / PC_MLRI_DTW, (kp.H + PC_MLRI_DTH - 1) / PC_MLRI_DTH, 2);
+    kp.dth = kp.dth >= 2 ? kp.dth & ~1 : PC_MLRI_DTH;
+    kp.bth = kp.bth >= 2 ? kp.bth & ~1 : PC_MLRI_BTH;
+    dim3 gd((kp.W + PC_MLRI_DTW - 1) / PC_MLRI_DTW, (kp.H + kp.dth - 1) / kp.dth, 2);
     if ((rc = launch(PC_MLRI_K_DIR, gd, blk, pc_mlri_dir_smem(), kp)))
         return rc;
     dim3 gg((kp.W + PC_MLRI_GTW - 1) / PC_MLRI_GTW, (kp.H + PC_MLRI_GTH - 1) / PC_MLRI_GTH);
     if ((rc = launch(PC_MLRI_K_GREEN, gg, blk, pc_mlri_green_smem(), kp)))
         return rc;
-    dim3 gr((kp.W + PC_MLRI_BTW - 1) / PC_MLRI_BTW, (kp.H + PC_MLRI_BTH - 1) / PC_MLRI_BTH);
+    dim3 gr((kp.W + PC_MLRI_BTW - 1) / PC_MLRI_BTW, (kp.H + kp.bth - 1) / kp.bth);
     return launch(PC_MLRI_K_RB, gr, blk, pc_mlri_rb_smem(), kp);
+}
+
+/* Rows per CTA of DIR and RB from the environment variable
+ * PANOCAP_MLRI_TILE_ROWS="DIR,RB" (even numbers >= 2), a tuning knob for
+ * measurements (tools/gpu-mlri) and for the emulation test's small tiles;
+ * unset or malformed: 0, 0 (the defaults). Host code. */
+inline void pc_mlri_tile_rows_env(int *dth, int *bth)
+{
+    *dth = *bth = 0;
+    const char *e = getenv("PANOCAP_MLRI_TILE_ROWS");
+    int a = 0, b = 0;
+    if (e && sscanf(e, "%d,%d", &a, &b) == 2 && a >= 2 && b >= 2 && a <= 4096 && b <= 4096) {
+        *dth = a & ~1;
+        *bth = b & ~1;
+    }
 }
 
 /* Device temporaries: u/v of both directions (4) and green (1) float
