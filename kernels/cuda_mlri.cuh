@@ -408,6 +408,9 @@ PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
 #define PC_MLRI_GH 4
 #define PC_MLRI_GS (PC_MLRI_GTW + 2 * PC_MLRI_GH)
 
+/* Directional weight (reference: pc_mlri_w) with a fast division. */
+PC_DEV float pc_mlri_wf(float g) { return __fdividef(1.0f, g * g + PC_MLRI_W_EPS); }
+
 template <int IN>
 PC_DEV float pc_mlri_grad3(const float *D, int rx0, int ry0, int W, int H, int dx, int dy, int x, int y)
 {
@@ -439,7 +442,9 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
     const int x0 = blockIdx.x * PC_MLRI_GTW, y0 = blockIdx.y * PC_MLRI_GTH;
     const int rx0 = pc_mlri_imax(0, x0 - PC_MLRI_GH), rx1 = pc_mlri_imin(W, x0 + PC_MLRI_GTW + PC_MLRI_GH);
     const int ry0 = pc_mlri_imax(0, y0 - PC_MLRI_GH), ry1 = pc_mlri_imin(H, y0 + PC_MLRI_GTH + PC_MLRI_GH);
-    const int ncols = rx1 - rx0, nrows = ry1 - ry0;
+    /* interior: the staged width is a constant, so i / ncols below is a
+     * multiply and shift rather than a ~20-instruction division */
+    const int ncols = IN ? PC_MLRI_GS : rx1 - rx0, nrows = ry1 - ry0;
     PC_SMEM_DECL(smem);
     float *Dh = (float *)smem, *Dv = Dh + (PC_MLRI_GTH + 2 * PC_MLRI_GH) * PC_MLRI_GS;
     for (int i = tid; i < nrows * ncols; i += PC_MLRI_NT) {
@@ -456,26 +461,28 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
         }
     }
     __syncthreads();
-    const int x = x0 + tid;
-    if (tid >= PC_MLRI_GTW || x >= W)
+    /* One red/blue site per thread and row: thread t takes column pair
+     * t mod 64 of row y0 + 2j + t / 64 and computes the pair's non-green
+     * site (and copies its green one). A thread per column would leave
+     * every other lane of a warp idle through the weights (the sites
+     * alternate along a row). */
+    const int xp = x0 + 2 * (tid & 63);
+    if (xp >= W)
         return; /* no barrier follows */
     const int yend = pc_mlri_imin(y0 + PC_MLRI_GTH, H);
-    for (int y = y0; y < yend; y++) {
-        float m = pc_mlri_raw<IN>(k, x, y);
-        int gsite = ((x ^ k.ox) & 1) != ((y ^ k.oy) & 1);
-        float g = m;
-        if (!gsite) {
-            float wn = pc_mlri_w(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y - 1, H)));
-            float ws = pc_mlri_w(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y + 1, H)));
-            float ww = pc_mlri_w(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x - 1, W), y));
-            float we = pc_mlri_w(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x + 1, W), y));
-            float num = wn * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, -1, x, y) +
-                        ws * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, 1, x, y) +
-                        ww * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, -1, 0, x, y) +
-                        we * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, 1, 0, x, y);
-            g = pc_mlri_clip(m + num / (wn + ws + ww + we));
-        }
-        k.g[(size_t)y * W + x] = g;
+    for (int y = y0 + (tid >> 6); y < yend; y += 2) {
+        const int x = xp + ((y ^ k.ox ^ k.oy) & 1), xg = x ^ 1;
+        k.g[(size_t)y * W + xg] = pc_mlri_raw<IN>(k, xg, y);
+        const float m = pc_mlri_raw<IN>(k, x, y);
+        const float wn = pc_mlri_wf(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y - 1, H)));
+        const float ws = pc_mlri_wf(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y + 1, H)));
+        const float ww = pc_mlri_wf(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x - 1, W), y));
+        const float we = pc_mlri_wf(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x + 1, W), y));
+        const float num = wn * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, -1, x, y) +
+                          ws * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, 1, x, y) +
+                          ww * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, -1, 0, x, y) +
+                          we * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, 1, 0, x, y);
+        k.g[(size_t)y * W + x] = pc_mlri_clip(m + __fdividef(num, wn + ws + ww + we));
     }
 }
 
