@@ -177,22 +177,24 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
 
 /* ---- DIR: the directional green estimates -------------------------------
  *
- * A CTA walks PC_MLRI_DTH output rows of PC_MLRI_DTW columns; thread t owns
+ * A CTA walks k.dth output rows of PC_MLRI_DTW columns; thread t owns
  * column xq = x0 - 6 + t of the tile plus its 6-column halo (3 for the
- * a/b window, 3 for the class window that makes a/b). Per step of 2 rows:
- *   A  (thread = column) the site products q of the 2 entering rows, and
+ * a/b window, 3 for the class window that makes a/b). Per step of 4 rows:
+ *   A  (thread = column) the site products q of the 4 entering rows and
  *      the running vertical class sums V[row parity] over the 7 rows
- *      around the a/b row 3 above (exact) -> shared row buffer;
- *   B  (thread = column) the 4 classes' horizontal sums over 7 columns,
- *      a and b of every class at the a/b row, and the running vertical
- *      sums of a and b over the 7 rows around the output row 3 above
- *      -> second row buffer;
- *   D  (thread = output column) the horizontal a/b sums over 7 columns of
- *      the 2 classes the output row needs, the own and other estimates.
- * Two barriers per 2 rows. The walk starts 12 rows above the tile so the
- * windows are full when the first output row is reached; ring slots and
- * sums start at zero, which is also what rows outside the frame hold
- * (the reference sums over the window clipped to the frame). */
+ *      around the a/b row 3 above -> row buffer v;
+ *   B  (thread = 4 adjacent columns of one row: 32 threads per row) the
+ *      horizontal class sums over 7 columns, slid along the 4 columns
+ *      (each column read once for 4 pixels, 5.5 additions per pixel and
+ *      sum instead of 6 per pixel), a and b of every class -> buffer ab;
+ *   C  (thread = column) the running vertical sums of a and b over the 7
+ *      rows around the output row 3 above -> buffer va (in place of ab);
+ *   D  (thread = 4 columns of one row) the horizontal a/b sums over 7
+ *      columns, slid the same way, of the 2 classes the output row needs,
+ *      the own and other estimates.
+ * Three barriers per 4 rows. The walk starts 8 rows above the tile; ring
+ * slots and sums start at zero, which is also what rows outside the frame
+ * hold (the reference sums over the window clipped to the frame). */
 #define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
 #define PC_MLRI_DTW (PC_MLRI_NT - 2 * PC_MLRI_DHALO)
 /* Default rows per CTA (kp.dth; any even number works): 64, the 12-row
@@ -200,12 +202,13 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  * the 132 SMs of an H100 several times over, so the last wave is short. */
 #define PC_MLRI_DTH 64
 #define PC_MLRI_DWIN (2 * PC_MLRI_R_GREEN + 1)
+#define PC_MLRI_DRS 4 /* rows per step */
 
 struct pc_mlri_dir_sm {
     pc_mlri_f4 qr[PC_MLRI_DWIN][PC_MLRI_NT];    /* ring: q of the last 7 rows, per column */
     pc_mlri_f4 ar[PC_MLRI_DWIN][2][PC_MLRI_NT]; /* ring: a/b of the last 7 a/b rows */
-    pc_mlri_f4 v[2][2][PC_MLRI_NT];             /* [row of step][row parity]: vertical class sums */
-    pc_mlri_f4 va[2][2][PC_MLRI_NT];            /* [row of step][j]: vertical a/b sums */
+    pc_mlri_f4 v[PC_MLRI_DRS][2][PC_MLRI_NT];   /* [row of step][row parity]: vertical class sums */
+    pc_mlri_f4 ab[PC_MLRI_DRS][2][PC_MLRI_NT];  /* [row of step][j]: a/b, then their vertical sums */
 };
 
 PC_HD size_t pc_mlri_dir_smem(void) { return sizeof(pc_mlri_dir_sm); }
@@ -214,9 +217,10 @@ PC_HD size_t pc_mlri_dir_smem(void) { return sizeof(pc_mlri_dir_sm); }
  * and stored as floats (reference: site_q, whose values are these over 2,
  * 4, 2 and 1): 2 I p, 4 I^2, 2 guide, target. Every one is an integer
  * below 2^21 and every window sum of them below 2^24, so float sums of
- * them are exact in any order: the running sums cannot drift, and float
- * adds run at twice the rate of integer adds (and the 4 conversions per
- * site happen once, not once per window). Zero outside the frame. */
+ * them are exact in any order: the running and sliding sums cannot drift,
+ * and float adds run at twice the rate of integer adds (and the 4
+ * conversions per site happen once, not once per window). Zero outside
+ * the frame. */
 template <int D, int IN>
 PC_DEV pc_mlri_f4 pc_mlri_dir_q(const pc_mlri_kp &k, int x, int y)
 {
@@ -245,13 +249,33 @@ PC_DEV void pc_mlri_ab_scaled(const pc_mlri_f4 &S, float rn, float &a, float &b)
     pc_mlri_ab_fast(S.x * 0.5f, S.y * 0.25f, S.z * 0.5f, S.w, rn, a, b);
 }
 
+PC_DEV pc_mlri_f4 pc_mlri_f4_add(const pc_mlri_f4 &a, const pc_mlri_f4 &b)
+{
+    pc_mlri_f4 r = {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};
+    return r;
+}
+PC_DEV pc_mlri_f4 pc_mlri_f4_sub(const pc_mlri_f4 &a, const pc_mlri_f4 &b)
+{
+    pc_mlri_f4 r = {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w};
+    return r;
+}
+/* (x, y, z, w) -> (z, w, x, y): the same class pair seen from a column of
+ * the other parity. */
+PC_DEV pc_mlri_f4 pc_mlri_f4_swap(const pc_mlri_f4 &a)
+{
+    pc_mlri_f4 r = {a.z, a.w, a.x, a.y};
+    return r;
+}
+
 template <int D, int IN>
 PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 {
-    const int R = PC_MLRI_R_GREEN, NT = PC_MLRI_NT;
+    const int R = PC_MLRI_R_GREEN, NT = PC_MLRI_NT, RS = PC_MLRI_DRS;
     const int t = threadIdx.x, W = k.W, H = k.H;
     const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * k.dth;
-    const int xq = x0 - 2 * R + t; /* this thread's column (even x0 - 6: parity of t) */
+    const int qc0 = x0 - 2 * R, xq = qc0 + t; /* this thread's column (qc0 even) */
+    /* B and D: row r of the step, columns c0 .. c0 + 3 of the tile */
+    const int r = t >> 5, c0 = 4 * (t & 31);
     PC_SMEM_DECL(smem);
     pc_mlri_dir_sm &s = *(pc_mlri_dir_sm *)(void *)smem;
     const pc_mlri_f4 zf = {0, 0, 0, 0};
@@ -260,57 +284,79 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
         s.ar[j][0][t] = zf;
         s.ar[j][1][t] = zf;
     }
-    /* Window counts of this column: class columns of the same (sx = 0) and
-     * the other (sx = 1) parity in the clipped 7 columns; all columns. */
-    const int cx0 = pc_mlri_imax(0, xq - R), cx1 = pc_mlri_imin(W - 1, xq + R);
-    const int nx0 = IN ? R : pc_mlri_npar(cx0, cx1, xq & 1);
-    const int nx1 = IN ? R + 1 : pc_mlri_npar(cx0, cx1, (xq & 1) ^ 1);
-    const int ncx = IN ? 2 * R + 1 : cx1 - cx0 + 1;
-    const bool colin = xq >= 0 && xq < W;
-    pc_mlri_f4 V[2] = {zf, zf};
-    pc_mlri_f4 A[2] = {zf, zf};
+    pc_mlri_f4 V[2] = {zf, zf}, A[2] = {zf, zf};
     int qslot = 0, aslot = 0;
     const int rows = pc_mlri_imin(k.dth, H - y0);
-    const int nsteps = (rows + 4 * R) / 2;
+    const int nsteps = (rows + 10 + RS - 1) / RS + 1;
     for (int i = 0; i < nsteps; i++) {
-        const int rq0 = y0 - 2 * R + 2 * i; /* even */
-        /* A: rows rq0 + kk enter (parity kk), rows rq0 + kk - 7 leave */
+        const int rq0 = y0 - 8 + RS * i; /* even */
+        /* A: rows rq0 + kk enter (parity kk & 1), rows rq0 + kk - 7 leave */
         PC_UNROLL
-        for (int kk = 0; kk < 2; kk++) {
+        for (int kk = 0; kk < RS; kk++) {
+            const int pk = kk & 1;
             const pc_mlri_f4 q = pc_mlri_dir_q<D, IN>(k, xq, rq0 + kk);
             const pc_mlri_f4 old = s.qr[qslot][t];
             s.qr[qslot][t] = q;
             qslot = qslot == PC_MLRI_DWIN - 1 ? 0 : qslot + 1;
-            pc_mlri_add(V[kk], q);
-            pc_mlri_sub(V[kk ^ 1], old);
+            pc_mlri_add(V[pk], q);
+            pc_mlri_sub(V[pk ^ 1], old);
             s.v[kk][0][t] = V[0];
             s.v[kk][1][t] = V[1];
         }
         __syncthreads();
-        /* B: a/b rows ra = rq0 - 3 + kk (parity kk ^ 1), once their class
-         * windows are full (i >= 3) */
-        if (i >= R && t >= R && t < NT - R) {
+        /* B: a/b row ra = rq0 - 3 + r (parity (r + 1) & 1); its class
+         * window is full from i >= 2 (ra >= y0 - 3). Columns c0 + p, p = 0..3,
+         * read columns c0 - 3 .. c0 + 6 (clamped into the tile: the results
+         * of the 3 edge columns each side are never used). */
+        const int ra = rq0 - R + r, pa = (r + 1) & 1;
+        if (i >= 2) {
+            pc_mlri_f4 col[2][10];
             PC_UNROLL
-            for (int kk = 0; kk < 2; kk++) {
-                const int ra = rq0 - R + kk, pa = kk ^ 1;
-                pc_mlri_f4 S[2][2] = {{zf, zf}, {zf, zf}}; /* [row parity][column parity: same, other] */
-                PC_UNROLL
-                for (int off = -R; off <= R; off++) {
-                    pc_mlri_add(S[0][off & 1], s.v[kk][0][t + off]);
-                    pc_mlri_add(S[1][off & 1], s.v[kk][1][t + off]);
-                }
+            for (int u = 0; u < 10; u++) {
+                const int c = pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u));
+                col[0][u] = s.v[r][0][c];
+                col[1][u] = s.v[r][1][c];
+            }
+            /* per row parity: sums over the columns of the parity of c0
+             * (E) and of the other (O) for each of the 4 pixels */
+            pc_mlri_f4 Sp[2][4][2]; /* [py][pixel][sx: same parity as the pixel, other] */
+            PC_UNROLL
+            for (int py = 0; py < 2; py++) {
+                const pc_mlri_f4 *cc = col[py] + R; /* cc[u]: column c0 + u, u = -3 .. 6 */
+                pc_mlri_f4 E = pc_mlri_f4_add(pc_mlri_f4_add(cc[-2], cc[0]), cc[2]);
+                pc_mlri_f4 O = pc_mlri_f4_add(pc_mlri_f4_add(cc[-3], cc[-1]), pc_mlri_f4_add(cc[1], cc[3]));
+                Sp[py][0][0] = E;
+                Sp[py][0][1] = O;
+                O = pc_mlri_f4_sub(O, cc[-3]); /* -1, 1, 3 */
+                E = pc_mlri_f4_add(E, cc[4]);  /* -2, 0, 2, 4 */
+                Sp[py][1][0] = O;
+                Sp[py][1][1] = E;
+                E = pc_mlri_f4_sub(E, cc[-2]); /* 0, 2, 4 */
+                O = pc_mlri_f4_add(O, cc[5]);  /* -1, 1, 3, 5 */
+                Sp[py][2][0] = E;
+                Sp[py][2][1] = O;
+                O = pc_mlri_f4_sub(O, cc[-1]); /* 1, 3, 5 */
+                E = pc_mlri_f4_add(E, cc[6]);  /* 0, 2, 4, 6 */
+                Sp[py][3][0] = O;
+                Sp[py][3][1] = E;
+            }
+            const int cy0 = pc_mlri_imax(0, ra - R), cy1 = pc_mlri_imin(H - 1, ra + R);
+            const bool rowin = IN || (ra >= 0 && ra < H);
+            PC_UNROLL
+            for (int p = 0; p < 4; p++) {
+                const int c = c0 + p, x = qc0 + c;
                 pc_mlri_f4 AB[2] = {zf, zf};
-                if (IN || (colin && ra >= 0 && ra < H)) {
-                    const int cy0 = pc_mlri_imax(0, ra - R), cy1 = pc_mlri_imin(H - 1, ra + R);
+                if (IN || (rowin && x >= 0 && x < W)) {
+                    const int cx0 = pc_mlri_imax(0, x - R), cx1 = pc_mlri_imin(W - 1, x + R);
                     float ab[2][2][2]; /* [py][sx][a, b] */
                     PC_UNROLL
                     for (int py = 0; py < 2; py++) {
                         const int ny = IN ? (py == pa ? R : R + 1) : pc_mlri_npar(cy0, cy1, py);
                         PC_UNROLL
                         for (int sx = 0; sx < 2; sx++) {
-                            const int nx = sx ? nx1 : nx0;
+                            const int nx = IN ? (sx ? R + 1 : R) : pc_mlri_npar(cx0, cx1, (x & 1) ^ sx);
                             const float rn = IN ? 1.0f / (float)(nx * ny) : pc_mlri_rcp(nx * ny);
-                            pc_mlri_ab_scaled(S[py][sx], rn, ab[py][sx][0], ab[py][sx][1]);
+                            pc_mlri_ab_scaled(Sp[py][p][sx], rn, ab[py][sx][0], ab[py][sx][1]);
                         }
                     }
                     /* layouts that let D read its 2 classes in one vector:
@@ -326,64 +372,94 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
                         AB[j].w = p1[1];
                     }
                 }
-                PC_UNROLL
-                for (int j = 0; j < 2; j++) {
-                    const pc_mlri_f4 old = s.ar[aslot][j][t];
-                    s.ar[aslot][j][t] = AB[j];
-                    pc_mlri_slide(A[j], AB[j], old);
-                    s.va[kk][j][t] = A[j];
-                }
-                aslot = aslot == PC_MLRI_DWIN - 1 ? 0 : aslot + 1;
+                s.ab[r][0][c] = AB[0];
+                s.ab[r][1][c] = AB[1];
             }
         }
         __syncthreads();
-        /* D: output rows ro = rq0 - 6 + kk (parity kk), once the a/b
-         * windows are full (i >= 6) */
-        if (i >= 2 * R && t >= 2 * R && t < NT - 2 * R && xq < W) {
+        /* C: the a/b rows enter the running 7-row sums of this column */
+        if (i >= 2) {
             PC_UNROLL
-            for (int kk = 0; kk < 2; kk++) {
-                const int ro = rq0 - 2 * R + kk;
-                float oa = 0, ob = 0, ta = 0, tb = 0; /* own class, other class */
+            for (int kk = 0; kk < RS; kk++)
                 PC_UNROLL
-                for (int off = -R; off <= R; off++) {
-                    const int odd = off & 1;
-                    if (D == 0) {
-                        /* own: column parity of xq = (odd at xq + off); row parity kk */
-                        const pc_mlri_f4 v = s.va[kk][kk][t + off];
-                        oa += odd ? v.z : v.x;
-                        ob += odd ? v.w : v.y;
-                        ta += odd ? v.x : v.z;
-                        tb += odd ? v.y : v.w;
-                    } else {
-                        /* own and other share the column parity; rows kk, kk ^ 1 */
-                        const pc_mlri_f4 v = s.va[kk][odd][t + off];
-                        oa += kk ? v.z : v.x;
-                        ob += kk ? v.w : v.y;
-                        ta += kk ? v.x : v.z;
-                        tb += kk ? v.y : v.w;
-                    }
+                for (int j = 0; j < 2; j++) {
+                    const pc_mlri_f4 ab = s.ab[kk][j][t];
+                    const pc_mlri_f4 old = s.ar[aslot][j][t];
+                    s.ar[aslot][j][t] = ab;
+                    pc_mlri_slide(A[j], ab, old);
+                    s.ab[kk][j][t] = A[j];
+                    if (j == 1)
+                        aslot = aslot == PC_MLRI_DWIN - 1 ? 0 : aslot + 1;
                 }
-                const int ncy = IN ? 2 * R + 1 : pc_mlri_imin(H - 1, ro + R) - pc_mlri_imax(0, ro - R) + 1;
+        }
+        __syncthreads();
+        /* D: output row ro = rq0 - 6 + r (parity r & 1), from the a/b
+         * windows entered since i = 2: ro >= y0. Pixels c0 + p with
+         * 6 <= c0 + p < 122; columns c0 - 3 .. c0 + 6. */
+        const int ro = rq0 - 2 * R + r, pr = r & 1;
+        if (ro >= y0 && ro < y0 + rows && c0 >= 4 && c0 < NT - 4) {
+            /* own/other pairs from the parity of c0 (T0) and of c0 + 1 (T1) */
+            pc_mlri_f4 T0[10], T1[10];
+            PC_UNROLL
+            for (int u = 0; u < 10; u++) {
+                const int c = c0 - R + u, odd = (u - R) & 1; /* column parity relative to c0 */
+                if (D == 0) {
+                    const pc_mlri_f4 v = s.ab[r][pr][c];
+                    T0[u] = odd ? pc_mlri_f4_swap(v) : v;
+                    T1[u] = pc_mlri_f4_swap(T0[u]);
+                } else {
+                    const pc_mlri_f4 v0 = s.ab[r][odd][c], v1 = s.ab[r][odd ^ 1][c];
+                    T0[u] = pr ? pc_mlri_f4_swap(v0) : v0;
+                    T1[u] = pr ? pc_mlri_f4_swap(v1) : v1;
+                }
+            }
+            pc_mlri_f4 Wp[4];
+            {
+                const pc_mlri_f4 *a = T0 + R, *b = T1 + R; /* a[u], b[u]: column c0 + u */
+                pc_mlri_f4 w0 = pc_mlri_f4_add(pc_mlri_f4_add(pc_mlri_f4_add(a[-3], a[-2]), pc_mlri_f4_add(a[-1], a[0])),
+                                               pc_mlri_f4_add(pc_mlri_f4_add(a[1], a[2]), a[3]));
+                pc_mlri_f4 w1 = pc_mlri_f4_add(pc_mlri_f4_add(pc_mlri_f4_add(b[-2], b[-1]), pc_mlri_f4_add(b[0], b[1])),
+                                               pc_mlri_f4_add(pc_mlri_f4_add(b[2], b[3]), b[4]));
+                Wp[0] = w0;
+                Wp[1] = w1;
+                Wp[2] = pc_mlri_f4_sub(pc_mlri_f4_add(w0, pc_mlri_f4_add(a[4], a[5])), pc_mlri_f4_add(a[-3], a[-2]));
+                Wp[3] = pc_mlri_f4_sub(pc_mlri_f4_add(w1, pc_mlri_f4_add(b[5], b[6])), pc_mlri_f4_add(b[-2], b[-1]));
+            }
+            const int ncy = IN ? 2 * R + 1 : pc_mlri_imin(H - 1, ro + R) - pc_mlri_imax(0, ro - R) + 1;
+            const int dx = D == 0, dy = D == 1;
+            float uo[4], vo[4];
+            PC_UNROLL
+            for (int p = 0; p < 4; p++) {
+                const int x = qc0 + c0 + p;
+                const int ncx = IN ? 2 * R + 1 : pc_mlri_imin(W - 1, x + R) - pc_mlri_imax(0, x - R) + 1;
                 const float rc = IN ? 1.0f / (float)((2 * R + 1) * (2 * R + 1)) : pc_mlri_rcp(ncx * ncy);
-                const int dx = D == 0, dy = D == 1;
-                const float gd = 0.5f * (pc_mlri_raw<IN>(k, xq - dx, ro - dy) + pc_mlri_raw<IN>(k, xq + dx, ro + dy));
-                const float m = pc_mlri_raw<IN>(k, xq, ro);
-                const size_t o = (size_t)ro * W + xq;
-                k.uv[(size_t)(2 * D) * k.wh + o] = pc_mlri_clip((oa * rc) * gd + ob * rc);
-                k.uv[(size_t)(2 * D + 1) * k.wh + o] = pc_mlri_clip((ta * rc) * m + tb * rc);
+                const float gd = 0.5f * (pc_mlri_raw<IN>(k, x - dx, ro - dy) + pc_mlri_raw<IN>(k, x + dx, ro + dy));
+                const float m = pc_mlri_raw<IN>(k, x, ro);
+                uo[p] = pc_mlri_clip((Wp[p].x * rc) * gd + Wp[p].y * rc);
+                vo[p] = pc_mlri_clip((Wp[p].z * rc) * m + Wp[p].w * rc);
+            }
+            /* pairs of adjacent pixels (x even) as one 8-byte store */
+            PC_UNROLL
+            for (int p = 0; p < 4; p += 2) {
+                const int c = c0 + p, x = qc0 + c;
+                if (c >= 2 * R && c < NT - 2 * R && x < W) {
+                    const size_t o = (size_t)ro * W + x;
+                    pc_mlri_f2 u2 = {uo[p], uo[p + 1]}, v2 = {vo[p], vo[p + 1]};
+                    *(pc_mlri_f2 *)(void *)(k.uv + (size_t)(2 * D) * k.wh + o) = u2;
+                    *(pc_mlri_f2 *)(void *)(k.uv + (size_t)(2 * D + 1) * k.wh + o) = v2;
+                }
             }
         }
     }
 }
 
-/* Reach of DIR's reads around its tile: 6 rows/columns of lead-in, 3 more
- * for the products' own stencil. */
+/* Reach of DIR's reads around its tile: 8 rows of lead-in (and up to 11
+ * past the end: the last step), 3 more for the products' own stencil. */
 template <int D>
 PC_DEV void pc_mlri_dir_dir(const pc_mlri_kp &k)
 {
     const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * k.dth;
-    if (pc_mlri_inside(k, x0 - 2 * PC_MLRI_R_GREEN, x0 - 2 * PC_MLRI_R_GREEN + PC_MLRI_NT, y0, y0 + k.dth,
-                       3 * PC_MLRI_R_GREEN))
+    if (pc_mlri_inside(k, x0 - 2 * PC_MLRI_R_GREEN, x0 - 2 * PC_MLRI_R_GREEN + PC_MLRI_NT, y0, y0 + k.dth, 16))
         pc_mlri_dir_impl<D, 1>(k);
     else
         pc_mlri_dir_impl<D, 0>(k);
