@@ -580,38 +580,42 @@ PC_HD size_t pc_mlri_green_smem(void)
 
 /* ---- RB: red and blue, and the output -----------------------------------
  *
- * A CTA walks PC_MLRI_BTH output rows of PC_MLRI_BTW columns; thread t owns
+ * A CTA walks k.bth output rows of PC_MLRI_BTW columns; thread t owns
  * column xq = x0 - 12 + t (halo: 1 for the residual interpolation, 5 for
  * the a/b window, 5 for the class window, 1 more so that the tile width,
  * 104, keeps the output's 2x2 blocks and 8-byte rows aligned). Per step of
- * 2 rows:
- *   A  (thread = column) the site products of the one red or blue site the
- *      column has among the 2 entering rows (each column holds one class,
- *      on rows of one parity: every thread computes exactly one site per
- *      step, none idles), and the running vertical sum over the 11 rows
- *      around the a/b row 5 above -> row buffer;
- *   B  (thread = column) horizontal sums over 11 columns (even offsets:
- *      this column's class, odd: the other), a and b of red and blue, the
- *      running vertical a/b sums over 11 rows -> second row buffer;
- *   C  (thread = column) horizontal a/b sums over 11 columns, the
- *      tentative red and blue of the row 10 above the entering one -> a
- *      ring of 3 row pairs in shared memory;
- *   D  (thread = 2x2 block) the residual interpolation of red and blue
- *      from that ring, rounding, and the destination format.
- * Three barriers per 2 rows. The walk starts 12 rows above the tile. */
+ * 4 rows:
+ *   A  (thread = column) the site products of the two red or blue sites
+ *      the column has among the 4 entering rows (each column holds one
+ *      class, on rows of one parity: every thread computes exactly two
+ *      sites per step, none idles), and the running vertical sum over the
+ *      11 rows around the a/b row 5 above -> row buffer v;
+ *   B  (thread = 4 adjacent columns of one row) horizontal sums over 11
+ *      columns (even offsets: this column's class, odd: the other), slid
+ *      along the 4 columns (14 vector loads for 4 pixels instead of 44),
+ *      a and b of red and blue -> buffer ab;
+ *   B2 (thread = column) the running vertical a/b sums over 11 rows ->
+ *      buffer ab, in place;
+ *   C  (thread = 4 columns of one row) horizontal a/b sums over 11 columns,
+ *      slid the same way, the tentative red and blue of the row 10 above
+ *      the entering one -> a ring of 2 steps' rows in shared memory;
+ *   D  (thread = 2x2 block: 104 of 128 threads) the residual interpolation
+ *      of red and blue from that ring, rounding, the destination format.
+ * Four barriers per 4 rows. The walk starts 12 rows above the tile. */
 #define PC_MLRI_BHALO 12
 #define PC_MLRI_BTW (PC_MLRI_NT - 2 * PC_MLRI_BHALO)
 /* Default rows per CTA (kp.bth; any even number): 128, the 24-row lead-in
  * costs 19 %; 20 x 43 CTAs at 2040x5400. */
 #define PC_MLRI_BTH 128
 #define PC_MLRI_BWIN (2 * PC_MLRI_R_RB + 1)
+#define PC_MLRI_BRS 4 /* rows per step */
 
 struct pc_mlri_rb_sm {
-    pc_mlri_f4 qr[PC_MLRI_R_RB + 1][PC_MLRI_NT]; /* ring: the column's last 6 sites' products */
-    pc_mlri_f4 ar[PC_MLRI_BWIN][PC_MLRI_NT];     /* ring: a/b (red, blue) of the last 11 rows */
-    pc_mlri_f4 v[2][PC_MLRI_NT];                 /* [row of step]: vertical class sums */
-    pc_mlri_f4 va[2][PC_MLRI_NT];                /* [row of step]: vertical a/b sums */
-    pc_mlri_f2 tr[3][2][PC_MLRI_NT];             /* ring of row pairs: tentative (red, blue) */
+    pc_mlri_f4 qr[PC_MLRI_R_RB + 1][PC_MLRI_NT];   /* ring: the column's last 6 sites' products */
+    pc_mlri_f4 ar[PC_MLRI_BWIN][PC_MLRI_NT];       /* ring: a/b (red, blue) of the last 11 rows */
+    pc_mlri_f4 v[PC_MLRI_BRS][PC_MLRI_NT];         /* [row of step]: vertical class sums */
+    pc_mlri_f4 ab[PC_MLRI_BRS][PC_MLRI_NT];        /* [row of step]: a/b, then their vertical sums */
+    pc_mlri_f2 tr[2][PC_MLRI_BRS][PC_MLRI_NT];     /* [step parity][row]: tentative (red, blue) */
 };
 
 PC_HD size_t pc_mlri_rb_smem(void) { return sizeof(pc_mlri_rb_sm); }
@@ -678,10 +682,12 @@ PC_DEV void pc_mlri_store_block(const pc_mlri_kp &k, int x0, int y, const int v[
 template <int IN>
 PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
 {
-    const int R = PC_MLRI_R_RB, NT = PC_MLRI_NT, HB = PC_MLRI_BHALO;
+    const int R = PC_MLRI_R_RB, NT = PC_MLRI_NT, HB = PC_MLRI_BHALO, RS = PC_MLRI_BRS;
     const int t = threadIdx.x, W = k.W, H = k.H;
     const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * k.bth;
-    const int qc0 = x0 - HB, xq = qc0 + t;
+    const int qc0 = x0 - HB, xq = qc0 + t; /* qc0 even */
+    /* B and C: row r of the step, tile columns c0 .. c0 + 3 */
+    const int r = t >> 5, c0 = 4 * (t & 31);
     PC_SMEM_DECL(smem);
     pc_mlri_rb_sm &s = *(pc_mlri_rb_sm *)(void *)smem;
     const pc_mlri_f4 zf = {0, 0, 0, 0};
@@ -690,120 +696,166 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
     for (int j = 0; j < PC_MLRI_BWIN; j++)
         s.ar[j][t] = zf;
     /* This column's class: red (x = ox mod 2: rows oy mod 2) or blue. Its
-     * sites are on rows of parity crow; the step's rows are rq0 (even) and
-     * rq0 + 1, so the site of a step is at rq0 + crow. */
-    const int isred = ((xq ^ k.ox) & 1) == 0;
-    const int crow = isred ? k.oy : k.oy ^ 1;
-    const bool colin = xq >= 0 && xq < W;
-    /* class columns of this column's parity (same) and the other in the
-     * clipped 11 columns; all columns */
-    const int cx0 = pc_mlri_imax(0, xq - R), cx1 = pc_mlri_imin(W - 1, xq + R);
-    const int nxs = IN ? R : pc_mlri_npar(cx0, cx1, xq & 1);
-    const int nxo = IN ? R + 1 : pc_mlri_npar(cx0, cx1, (xq & 1) ^ 1);
-    const int ncx = IN ? 2 * R + 1 : cx1 - cx0 + 1;
+     * sites are on rows of parity crow: rq0 + crow and rq0 + crow + 2. */
+    const int crow = ((xq ^ k.ox) & 1) == 0 ? k.oy : k.oy ^ 1;
+    /* The class of tile column c0 (even): red iff qc0 + c0 = ox mod 2; its
+     * rows' parity; column c0 + 1 has the other class. */
+    const int red0 = ((qc0 ^ k.ox) & 1) == 0, crow0 = red0 ? k.oy : k.oy ^ 1;
     pc_mlri_f4 V = zf, A = zf;
     int aslot = 0;
     const int rows = pc_mlri_imin(k.bth, H - y0);
-    const int nsteps = (rows + 2 * HB) / 2;
+    const int nsteps = (rows + 20 + RS - 1) / RS + 1;
     for (int i = 0; i < nsteps; i++) {
-        const int rq0 = y0 - HB + 2 * i; /* even */
-        /* A: one site enters (row rq0 + crow); the site 11 rows above the
-         * other row of the step leaves (5 steps back for crow = 0, 6 for
-         * crow = 1: ring of 6, read before the write) */
+        const int rq0 = y0 - HB + RS * i; /* even */
+        /* A: sites n = 2i, 2i + 1 (rows rq0 + crow, rq0 + crow + 2) enter;
+         * the sites 11 rows above the other two rows leave (n - 5 or n - 6:
+         * ring of 6, every read before the writes; sites before the walk
+         * read as the ring's initial zeros) */
         {
-            const pc_mlri_f4 q = pc_mlri_rb_q<IN>(k, xq, rq0 + crow);
-            const int ws = i % (R + 1), rs = (i + 1 - crow) % (R + 1);
-            const pc_mlri_f4 old = s.qr[rs][t];
-            s.qr[ws][t] = q;
-            pc_mlri_f4 d0, d1; /* row rq0: enters (crow 0) or leaves; row rq0 + 1: the other */
-            d0.x = crow ? -old.x : q.x;
-            d0.y = crow ? -old.y : q.y;
-            d0.z = crow ? -old.z : q.z;
-            d0.w = crow ? -old.w : q.w;
-            d1.x = crow ? q.x : -old.x;
-            d1.y = crow ? q.y : -old.y;
-            d1.z = crow ? q.z : -old.z;
-            d1.w = crow ? q.w : -old.w;
-            pc_mlri_add(V, d0);
-            s.v[0][t] = V;
-            pc_mlri_add(V, d1);
-            s.v[1][t] = V;
+            const pc_mlri_f4 q0 = pc_mlri_rb_q<IN>(k, xq, rq0 + crow);
+            const pc_mlri_f4 q1 = pc_mlri_rb_q<IN>(k, xq, rq0 + crow + 2);
+            const pc_mlri_f4 o0 = s.qr[(2 * i + 1 - crow) % 6][t];
+            const pc_mlri_f4 o1 = s.qr[(2 * i + 2 - crow) % 6][t];
+            s.qr[(2 * i) % 6][t] = q0;
+            s.qr[(2 * i + 1) % 6][t] = q1;
+            PC_UNROLL
+            for (int kk = 0; kk < RS; kk++) {
+                const int in = (kk & 1) == crow;
+                const pc_mlri_f4 &q = kk < 2 ? q0 : q1, &o = kk < 2 ? o0 : o1;
+                V.x += in ? q.x : -o.x;
+                V.y += in ? q.y : -o.y;
+                V.z += in ? q.z : -o.z;
+                V.w += in ? q.w : -o.w;
+                s.v[kk][t] = V;
+            }
         }
         __syncthreads();
-        /* B: a/b rows ra = rq0 - 5 + kk, once their windows are full:
-         * ra >= y0 - 7, i.e. i >= 5 */
-        if (i >= R && t >= R && t < NT - R) {
+        /* B: a/b row ra = rq0 - 5 + r at tile columns c0 + p; reads columns
+         * c0 - 5 .. c0 + 8 (clamped into the tile: the results of the 5
+         * edge columns each side are never used) */
+        const int ra = rq0 - R + r;
+        {
+            pc_mlri_f4 cc_[14];
             PC_UNROLL
-            for (int kk = 0; kk < 2; kk++) {
-                const int ra = rq0 - R + kk;
-                pc_mlri_f4 Ss = zf, So = zf; /* this column's class, the other */
-                PC_UNROLL
-                for (int off = -R; off <= R; off++)
-                    pc_mlri_add(off & 1 ? So : Ss, s.v[kk][t + off]);
+            for (int u = 0; u < 14; u++)
+                cc_[u] = s.v[r][pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u))];
+            const pc_mlri_f4 *cc = cc_ + R; /* cc[u]: column c0 + u, u = -5 .. 8 */
+            pc_mlri_f4 S[4][2]; /* [pixel][class of c0, the other] */
+            pc_mlri_f4 E = pc_mlri_f4_add(pc_mlri_f4_add(pc_mlri_f4_add(cc[-4], cc[-2]), pc_mlri_f4_add(cc[0], cc[2])), cc[4]);
+            pc_mlri_f4 O = pc_mlri_f4_add(pc_mlri_f4_add(pc_mlri_f4_add(cc[-5], cc[-3]), pc_mlri_f4_add(cc[-1], cc[1])),
+                                          pc_mlri_f4_add(cc[3], cc[5]));
+            S[0][0] = E;
+            S[0][1] = O;
+            O = pc_mlri_f4_sub(O, cc[-5]); /* -3 .. 5 odd */
+            E = pc_mlri_f4_add(E, cc[6]);  /* -4 .. 6 even */
+            S[1][0] = E;
+            S[1][1] = O;
+            E = pc_mlri_f4_sub(E, cc[-4]); /* -2 .. 6 */
+            O = pc_mlri_f4_add(O, cc[7]);  /* -3 .. 7 */
+            S[2][0] = E;
+            S[2][1] = O;
+            O = pc_mlri_f4_sub(O, cc[-3]); /* -1 .. 7 */
+            E = pc_mlri_f4_add(E, cc[8]);  /* -2 .. 8 */
+            S[3][0] = E;
+            S[3][1] = O;
+            const bool rowin = IN || (ra >= 0 && ra < H);
+            const int cy0 = pc_mlri_imax(0, ra - R), cy1 = pc_mlri_imin(H - 1, ra + R);
+            /* rows of the class of c0 in the window: the same parity as ra
+             * (R of them inside the frame) or not (R + 1) */
+            const int same0 = ((ra ^ crow0) & 1) == 0;
+            const int ny0 = IN ? (same0 ? R : R + 1) : pc_mlri_npar(cy0, cy1, crow0);
+            const int ny1 = IN ? (same0 ? R + 1 : R) : pc_mlri_npar(cy0, cy1, crow0 ^ 1);
+            PC_UNROLL
+            for (int p = 0; p < 4; p++) {
+                const int c = c0 + p, x = qc0 + c;
                 pc_mlri_f4 AB = zf;
-                if (IN || (colin && ra >= 0 && ra < H)) {
-                    /* rows of this column's class: parity crow */
-                    const int cy0 = pc_mlri_imax(0, ra - R), cy1 = pc_mlri_imin(H - 1, ra + R);
-                    const int samerow = ((ra ^ crow) & 1) == 0;
-                    const int nys = IN ? (samerow ? R : R + 1) : pc_mlri_npar(cy0, cy1, crow);
-                    const int nyo = IN ? (samerow ? R + 1 : R) : pc_mlri_npar(cy0, cy1, crow ^ 1);
-                    const float rns = IN ? (samerow ? 1.0f / (R * R) : 1.0f / (R * (R + 1)))
-                                         : pc_mlri_rcp(nxs * nys);
-                    const float rno = IN ? (samerow ? 1.0f / ((R + 1) * (R + 1)) : 1.0f / (R * (R + 1)))
-                                         : pc_mlri_rcp(nxo * nyo);
-                    float as, bs, ao, bo;
-                    pc_mlri_ab_fast(Ss.x, Ss.y, Ss.z, Ss.w, rns, as, bs);
-                    pc_mlri_ab_fast(So.x, So.y, So.z, So.w, rno, ao, bo);
-                    AB.x = isred ? as : ao;
-                    AB.y = isred ? bs : bo;
-                    AB.z = isred ? ao : as;
-                    AB.w = isred ? bo : bs;
+                if (IN || (rowin && x >= 0 && x < W)) {
+                    /* class of c0: columns of c0's parity in [x - 5, x + 5] */
+                    const int cx0 = pc_mlri_imax(0, x - R), cx1 = pc_mlri_imin(W - 1, x + R);
+                    const int nx0 = IN ? ((p & 1) ? R + 1 : R) : pc_mlri_npar(cx0, cx1, (qc0 + c0) & 1);
+                    const int nx1 = IN ? ((p & 1) ? R : R + 1) : pc_mlri_npar(cx0, cx1, ((qc0 + c0) & 1) ^ 1);
+                    const float rn0 = IN ? 1.0f / (float)(nx0 * ny0) : pc_mlri_rcp(nx0 * ny0);
+                    const float rn1 = IN ? 1.0f / (float)(nx1 * ny1) : pc_mlri_rcp(nx1 * ny1);
+                    const pc_mlri_f4 &S0 = S[p][0], &S1 = S[p][1];
+                    float a0, b0, a1, b1;
+                    pc_mlri_ab_fast(S0.x, S0.y, S0.z, S0.w, rn0, a0, b0);
+                    pc_mlri_ab_fast(S1.x, S1.y, S1.z, S1.w, rn1, a1, b1);
+                    AB.x = red0 ? a0 : a1;
+                    AB.y = red0 ? b0 : b1;
+                    AB.z = red0 ? a1 : a0;
+                    AB.w = red0 ? b1 : b0;
                 }
+                s.ab[r][c] = AB;
+            }
+        }
+        __syncthreads();
+        /* B2: a/b rows whose class windows are full (ra >= y0 - 7, i.e.
+         * 4 i + kk >= 10) enter the running 11-row sums of this column */
+        PC_UNROLL
+        for (int kk = 0; kk < RS; kk++)
+            if (RS * i + kk >= 2 * R) {
+                const pc_mlri_f4 ab = s.ab[kk][t];
                 const pc_mlri_f4 old = s.ar[aslot][t];
-                s.ar[aslot][t] = AB;
+                s.ar[aslot][t] = ab;
                 aslot = aslot == PC_MLRI_BWIN - 1 ? 0 : aslot + 1;
-                pc_mlri_slide(A, AB, old);
-                s.va[kk][t] = A;
+                pc_mlri_slide(A, ab, old);
+                s.ab[kk][t] = A;
             }
-        }
         __syncthreads();
-        /* C: tentative rows rt = rq0 - 10 + kk, once their a/b windows are
-         * full (rt >= y0 - 2: i >= 10); ring slot i % 3 */
-        if (i >= 2 * R && t >= 2 * R + 1 && t < NT - 2 * R - 1) {
+        /* C: tentative row rt = rq0 - 10 + r at tile columns c0 + p, once
+         * its a/b window is full (rt >= y0 - 2: 4 i + r >= 20); columns
+         * c0 - 5 .. c0 + 8, clamped; ring slot i & 1 */
+        const int rt = rq0 - 2 * R + r;
+        if (RS * i + r >= 4 * R) {
+            pc_mlri_f4 cc_[14];
             PC_UNROLL
-            for (int kk = 0; kk < 2; kk++) {
-                const int rt = rq0 - 2 * R + kk;
-                pc_mlri_f4 S = zf;
-                PC_UNROLL
-                for (int off = -R; off <= R; off++)
-                    pc_mlri_add(S, s.va[kk][t + off]);
+            for (int u = 0; u < 14; u++)
+                cc_[u] = s.ab[r][pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u))];
+            const pc_mlri_f4 *cc = cc_ + R;
+            pc_mlri_f4 Wp[4];
+            Wp[0] = pc_mlri_f4_add(
+                pc_mlri_f4_add(pc_mlri_f4_add(pc_mlri_f4_add(cc[-5], cc[-4]), pc_mlri_f4_add(cc[-3], cc[-2])),
+                               pc_mlri_f4_add(pc_mlri_f4_add(cc[-1], cc[0]), pc_mlri_f4_add(cc[1], cc[2]))),
+                pc_mlri_f4_add(pc_mlri_f4_add(cc[3], cc[4]), cc[5]));
+            PC_UNROLL
+            for (int p = 1; p < 4; p++)
+                Wp[p] = pc_mlri_f4_add(Wp[p - 1], pc_mlri_f4_sub(cc[p + R], cc[p - R - 1]));
+            const bool rowin = IN || (rt >= 0 && rt < H);
+            const int ncy = IN ? 2 * R + 1 : pc_mlri_imin(H - 1, rt + R) - pc_mlri_imax(0, rt - R) + 1;
+            PC_UNROLL
+            for (int p = 0; p < 4; p++) {
+                const int c = c0 + p, x = qc0 + c;
                 pc_mlri_f2 tv = {0, 0};
-                if (IN || (colin && rt >= 0 && rt < H)) {
-                    const int ncy = IN ? 2 * R + 1 : pc_mlri_imin(H - 1, rt + R) - pc_mlri_imax(0, rt - R) + 1;
+                if (IN || (rowin && x >= 0 && x < W)) {
+                    const int ncx = IN ? 2 * R + 1 : pc_mlri_imin(W - 1, x + R) - pc_mlri_imax(0, x - R) + 1;
                     const float rc = IN ? 1.0f / (float)((2 * R + 1) * (2 * R + 1)) : pc_mlri_rcp(ncx * ncy);
-                    const float g = k.g[(size_t)rt * W + xq];
-                    tv.x = pc_mlri_clip((S.x * rc) * g + S.y * rc);
-                    tv.y = pc_mlri_clip((S.z * rc) * g + S.w * rc);
+                    const float g = k.g[(size_t)rt * W + x];
+                    tv.x = pc_mlri_clip((Wp[p].x * rc) * g + Wp[p].y * rc);
+                    tv.y = pc_mlri_clip((Wp[p].z * rc) * g + Wp[p].w * rc);
                 }
-                s.tr[i % 3][kk][t] = tv;
+                s.tr[i & 1][r][c] = tv;
             }
         }
         __syncthreads();
-        /* D: output rows ro, ro + 1 (ro = rq0 - 12), needing tentative rows
-         * ro - 1 .. ro + 2 (steps i - 2 .. i); one 2x2 block per thread */
-        const int ro = rq0 - 2 * R - 2;
-        const int xb = x0 + 2 * t;
-        if (i >= 2 * R + 2 && t < PC_MLRI_BTW / 2 && xb < W) {
+        /* D: output rows T - 2 .. T + 1 (T = rq0 - 10, the first tentative
+         * row of this step), needing tentative rows T - 3 .. T + 3 (steps
+         * i - 1, i); one 2x2 block per thread: row pair t / 52, column
+         * pair t mod 52 */
+        const int bp = t / (PC_MLRI_BTW / 2), cp = t - bp * (PC_MLRI_BTW / 2);
+        const int ro = rq0 - 2 * R - 2 + 2 * bp, xb = x0 + 2 * cp;
+        if (t < PC_MLRI_BTW && ro >= y0 && ro < y0 + rows && xb < W) {
             int v[2][2][3];
             PC_UNROLL
             for (int b = 0; b < 2; b++)
                 PC_UNROLL
                 for (int a = 0; a < 2; a++) {
                     const int x = xb + a, y = ro + b;
-                    /* tentative value c (0 red, 1 blue) at an in-frame site */
+                    /* tentative value c (0 red, 1 blue) at an in-frame site:
+                     * row my was made by step (my - y0 + 22) / 4 */
 #define PC_MLRI_TV(c, xx, yy)                                                                                     \
     ([&](int mx, int my) {                                                                                       \
-        const pc_mlri_f2 e = s.tr[((my - y0 + HB + 2 * R) >> 1) % 3][my & 1][mx - qc0];                       \
+        const int ri = my - y0 + HB + 2 * R;                                                                      \
+        const pc_mlri_f2 e = s.tr[(ri >> 2) & 1][ri & 3][mx - qc0];                                               \
         return (c) ? e.y : e.x;                                                                                   \
     }(pc_mlri_mir<IN>(xx, W), pc_mlri_mir<IN>(yy, H)))
 #define PC_MLRI_RES(c, da, db) (pc_mlri_raw<IN>(k, x + (da), y + (db)) - PC_MLRI_TV(c, x + (da), y + (db)))
@@ -837,13 +889,12 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
     }
 }
 
-/* Reach of RB's reads: its columns, 12 rows of lead-in, and 2 more for the
- * products' Laplacians. */
+/* Reach of RB's reads: its columns, 12 rows of lead-in (and up to 14 past
+ * the tile: the last step), 2 more for the products' Laplacians. */
 PC_DEV void pc_mlri_rb_body(const pc_mlri_kp &k)
 {
     const int x0 = blockIdx.x * PC_MLRI_BTW, y0 = blockIdx.y * k.bth;
-    if (pc_mlri_inside(k, x0 - PC_MLRI_BHALO, x0 - PC_MLRI_BHALO + PC_MLRI_NT, y0, y0 + k.bth,
-                       PC_MLRI_BHALO + 2))
+    if (pc_mlri_inside(k, x0 - PC_MLRI_BHALO, x0 - PC_MLRI_BHALO + PC_MLRI_NT, y0, y0 + k.bth, 18))
         pc_mlri_rb_impl<1>(k);
     else
         pc_mlri_rb_impl<0>(k);
