@@ -12,7 +12,7 @@
  *   3. RB     red and blue guided filters (11x11), their window means, the
  *             tentative red and blue, residual interpolation, rounding and
  *             RGB24/NV12/I420 out (no plane: the tentative values live in
- *             a 4-row ring in shared memory)
+ *             a ring of rows in shared memory)
  *
  * Why this shape is fast (the cost model: an H100 issues ~2,500 thread
  * instructions per pixel of a 2040x5400 frame in 1 ms, and moves a float
@@ -26,10 +26,15 @@
  *    2r+1, and the halo of 2r rows is paid once per tile, not per 8 rows
  *    (the previous kernels recomputed every window from scratch on 8-row
  *    tiles: 2.5x the rows, 7-11 adds per sum). Only the horizontal half
- *    reads neighbours, from one shared row buffer per step.
- *  - Two rows per step, so the parity of every row in the unrolled step is
- *    a compile-time constant (tiles start on even rows): the CFA class
- *    bookkeeping (which sums belong to which class) costs nothing.
+ *    reads neighbours, from shared row buffers.
+ *  - Four rows per step, so the parity of every row in the unrolled step
+ *    is a compile-time constant (tiles start on even rows): the CFA class
+ *    bookkeeping (which sums belong to which class) costs nothing, and a
+ *    barrier is shared by 4 rows.
+ *  - The horizontal halves swap roles: a thread takes 4 adjacent columns
+ *    of one row and slides the window along them, so each column is read
+ *    once for 4 pixels and a pixel's sum costs 1-2 additions after the
+ *    first (a thread per column would read 7 or 11 columns per pixel).
  *  - The green sums are exact (the guide and target are sums of 8-bit
  *    samples: 2 I p, 4 I^2, 2 guide, target are integers and fit in 24
  *    bits over a 7x7 class window, so float sums of them are exact in any
@@ -40,8 +45,9 @@
  *  - Slopes and intercepts never reach device memory (they would be 8
  *    float planes per direction and 4 for red/blue); nor do the tentative
  *    red and blue (RB finishes each row pair as soon as its 3x3
- *    neighbourhood exists). Device temporaries: 5 float planes (u, v per
- *    direction and green) instead of 11.
+ *    neighbourhood exists, from a ring of 8 rows in shared memory).
+ *    Device temporaries: 5 float planes (u, v per direction and green)
+ *    instead of 11.
  *  - Divisions: the guided filter's 5 divisions per class become one
  *    reciprocal of the site count (a compile-time constant away from the
  *    frame border) and one fast division (__fdividef).
@@ -50,10 +56,11 @@
  *
  * The rule the kernels keep against the reference (docs/mlri.md): every
  * output sample within 1 code value, at least 99.99 % identical. Running
- * float sums (red/blue, and the window means of a and b) and the
- * reciprocal-based divisions round differently from the reference's
- * top-to-bottom sums and true divisions; the running sums restart from
- * zero at every tile, so their rounding error cannot grow past one tile.
+ * and sliding float sums (red/blue, and the window means of a and b), the
+ * reciprocal-based and fast divisions and the contracted multiply-adds
+ * round differently from the reference's top-to-bottom sums and true
+ * divisions; the running sums restart from zero at every tile, so their
+ * rounding error cannot grow past one tile.
  */
 #ifndef PANOCAP_CUDA_MLRI_CUH
 #define PANOCAP_CUDA_MLRI_CUH
