@@ -148,6 +148,15 @@ PC_DEV float pc_mlri_pl(const pc_mlri_kp &k, const float *p, int x, int y)
     return p[(size_t)pc_mlri_mir<IN>(y, k.H) * k.W + pc_mlri_mir<IN>(x, k.W)];
 }
 PC_DEV int pc_mlri_imax(int a, int b) { return a > b ? a : b; }
+
+/* Position of column c in a shared row buffer of 16-byte elements. A
+ * 16-byte load serves 8 lanes per shared-memory wavefront; where each lane
+ * reads column 4 g + o (the sliding horizontal sums: lane g, offset o) the
+ * 8 lanes of a wavefront would hit only 2 of the 8 bank groups (4-way
+ * conflicts, 4x the time). XOR-ing bits 2-4 of c into bits 0-2 (a
+ * permutation inside every aligned group of 8) spreads them over all 8
+ * for every offset, and keeps lane = column accesses conflict-free. */
+PC_DEV int pc_mlri_sw(int c) { return c ^ ((c >> 2) & 7); }
 PC_DEV int pc_mlri_imin(int a, int b) { return a < b ? a : b; }
 
 /* Whether the rectangle [x0 - reach, x1 + reach) x [y0 - reach, y1 + reach)
@@ -307,8 +316,8 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             qslot = qslot == PC_MLRI_DWIN - 1 ? 0 : qslot + 1;
             pc_mlri_add(V[pk], q);
             pc_mlri_sub(V[pk ^ 1], old);
-            s.v[kk][0][t] = V[0];
-            s.v[kk][1][t] = V[1];
+            s.v[kk][0][pc_mlri_sw(t)] = V[0];
+            s.v[kk][1][pc_mlri_sw(t)] = V[1];
         }
         __syncthreads();
         /* B: a/b row ra = rq0 - 3 + r (parity (r + 1) & 1); its class
@@ -321,8 +330,8 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             PC_UNROLL
             for (int u = 0; u < 10; u++) {
                 const int c = pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u));
-                col[0][u] = s.v[r][0][c];
-                col[1][u] = s.v[r][1][c];
+                col[0][u] = s.v[r][0][pc_mlri_sw(c)];
+                col[1][u] = s.v[r][1][pc_mlri_sw(c)];
             }
             /* per row parity: sums over the columns of the parity of c0
              * (E) and of the other (O) for each of the 4 pixels */
@@ -379,8 +388,8 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
                         AB[j].w = p1[1];
                     }
                 }
-                s.ab[r][0][c] = AB[0];
-                s.ab[r][1][c] = AB[1];
+                s.ab[r][0][pc_mlri_sw(c)] = AB[0];
+                s.ab[r][1][pc_mlri_sw(c)] = AB[1];
             }
         }
         __syncthreads();
@@ -390,11 +399,11 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             for (int kk = 0; kk < RS; kk++)
                 PC_UNROLL
                 for (int j = 0; j < 2; j++) {
-                    const pc_mlri_f4 ab = s.ab[kk][j][t];
+                    const pc_mlri_f4 ab = s.ab[kk][j][pc_mlri_sw(t)];
                     const pc_mlri_f4 old = s.ar[aslot][j][t];
                     s.ar[aslot][j][t] = ab;
                     pc_mlri_slide(A[j], ab, old);
-                    s.ab[kk][j][t] = A[j];
+                    s.ab[kk][j][pc_mlri_sw(t)] = A[j];
                     if (j == 1)
                         aslot = aslot == PC_MLRI_DWIN - 1 ? 0 : aslot + 1;
                 }
@@ -411,11 +420,11 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             for (int u = 0; u < 10; u++) {
                 const int c = c0 - R + u, odd = (u - R) & 1; /* column parity relative to c0 */
                 if (D == 0) {
-                    const pc_mlri_f4 v = s.ab[r][pr][c];
+                    const pc_mlri_f4 v = s.ab[r][pr][pc_mlri_sw(c)];
                     T0[u] = odd ? pc_mlri_f4_swap(v) : v;
                     T1[u] = pc_mlri_f4_swap(T0[u]);
                 } else {
-                    const pc_mlri_f4 v0 = s.ab[r][odd][c], v1 = s.ab[r][odd ^ 1][c];
+                    const pc_mlri_f4 v0 = s.ab[r][odd][pc_mlri_sw(c)], v1 = s.ab[r][odd ^ 1][pc_mlri_sw(c)];
                     T0[u] = pr ? pc_mlri_f4_swap(v0) : v0;
                     T1[u] = pr ? pc_mlri_f4_swap(v1) : v1;
                 }
@@ -490,6 +499,11 @@ PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
 #define PC_MLRI_GTH 32
 #define PC_MLRI_GH 4
 #define PC_MLRI_GS (PC_MLRI_GTW + 2 * PC_MLRI_GH)
+/* Staged row yi, column xi (xi = x - rx0, rx0 even): even columns first,
+ * then odd ones. The weights' threads read one site of each column pair,
+ * so a warp reads columns of one parity: consecutive words here, where a
+ * plain row would put lanes 2 words apart (2-way bank conflicts). */
+#define PC_MLRI_GI(yi, xi) ((yi) * PC_MLRI_GS + ((xi) & 1) * (PC_MLRI_GS / 2) + ((xi) >> 1))
 
 /* Directional weight (reference: pc_mlri_w) with a fast division. */
 PC_DEV float pc_mlri_wf(float g) { return __fdividef(1.0f, g * g + PC_MLRI_W_EPS); }
@@ -501,8 +515,8 @@ PC_DEV float pc_mlri_grad3(const float *D, int rx0, int ry0, int W, int H, int d
     for (int b = -1; b <= 1; b++)
         for (int a = -1; a <= 1; a++) {
             int xx = pc_mlri_mir<IN>(x + a, W), yy = pc_mlri_mir<IN>(y + b, H);
-            float t = D[(pc_mlri_mir<IN>(yy - dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir<IN>(xx - dx, W) - rx0] -
-                      D[(pc_mlri_mir<IN>(yy + dy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir<IN>(xx + dx, W) - rx0];
+            float t = D[PC_MLRI_GI(pc_mlri_mir<IN>(yy - dy, H) - ry0, pc_mlri_mir<IN>(xx - dx, W) - rx0)] -
+                      D[PC_MLRI_GI(pc_mlri_mir<IN>(yy + dy, H) - ry0, pc_mlri_mir<IN>(xx + dx, W) - rx0)];
             s += t < 0 ? -t : t;
         }
     return s;
@@ -514,7 +528,7 @@ PC_DEV float pc_mlri_side(const float *D, int rx0, int ry0, int W, int H, int sx
     const float gw[5] = {PC_MLRI_GW0, PC_MLRI_GW1, PC_MLRI_GW2, PC_MLRI_GW3, PC_MLRI_GW4};
     float s = 0;
     for (int kk = 4; kk >= 0; kk--)
-        s += gw[kk] * D[(pc_mlri_mir<IN>(y + kk * sy, H) - ry0) * PC_MLRI_GS + pc_mlri_mir<IN>(x + kk * sx, W) - rx0];
+        s += gw[kk] * D[PC_MLRI_GI(pc_mlri_mir<IN>(y + kk * sy, H) - ry0, pc_mlri_mir<IN>(x + kk * sx, W) - rx0)];
     return s;
 }
 
@@ -540,7 +554,7 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
             float rm = pc_mlri_raw<IN>(k, x - dx, y - dy) - pc_mlri_pl<IN>(k, U, x - dx, y - dy);
             float rp = pc_mlri_raw<IN>(k, x + dx, y + dy) - pc_mlri_pl<IN>(k, U, x + dx, y + dy);
             float est = pc_mlri_clip(Vp[(size_t)y * W + x] + 0.5f * (rm + rp));
-            (d ? Dv : Dh)[yi * PC_MLRI_GS + xi] = gsite ? m - est : est - m;
+            (d ? Dv : Dh)[PC_MLRI_GI(yi, xi)] = gsite ? m - est : est - m;
         }
     }
     __syncthreads();
@@ -733,7 +747,7 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
                 V.y += in ? q.y : -o.y;
                 V.z += in ? q.z : -o.z;
                 V.w += in ? q.w : -o.w;
-                s.v[kk][t] = V;
+                s.v[kk][pc_mlri_sw(t)] = V;
             }
         }
         __syncthreads();
@@ -745,7 +759,7 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
             pc_mlri_f4 cc_[14];
             PC_UNROLL
             for (int u = 0; u < 14; u++)
-                cc_[u] = s.v[r][pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u))];
+                cc_[u] = s.v[r][pc_mlri_sw(pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u)))];
             const pc_mlri_f4 *cc = cc_ + R; /* cc[u]: column c0 + u, u = -5 .. 8 */
             pc_mlri_f4 S[4][2]; /* [pixel][class of c0, the other] */
             pc_mlri_f4 E = pc_mlri_f4_add(pc_mlri_f4_add(pc_mlri_f4_add(cc[-4], cc[-2]), pc_mlri_f4_add(cc[0], cc[2])), cc[4]);
@@ -792,7 +806,7 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
                     AB.z = red0 ? a1 : a0;
                     AB.w = red0 ? b1 : b0;
                 }
-                s.ab[r][c] = AB;
+                s.ab[r][pc_mlri_sw(c)] = AB;
             }
         }
         __syncthreads();
@@ -801,12 +815,12 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
         PC_UNROLL
         for (int kk = 0; kk < RS; kk++)
             if (RS * i + kk >= 2 * R) {
-                const pc_mlri_f4 ab = s.ab[kk][t];
+                const pc_mlri_f4 ab = s.ab[kk][pc_mlri_sw(t)];
                 const pc_mlri_f4 old = s.ar[aslot][t];
                 s.ar[aslot][t] = ab;
                 aslot = aslot == PC_MLRI_BWIN - 1 ? 0 : aslot + 1;
                 pc_mlri_slide(A, ab, old);
-                s.ab[kk][t] = A;
+                s.ab[kk][pc_mlri_sw(t)] = A;
             }
         __syncthreads();
         /* C: tentative row rt = rq0 - 10 + r at tile columns c0 + p, once
@@ -817,7 +831,7 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
             pc_mlri_f4 cc_[14];
             PC_UNROLL
             for (int u = 0; u < 14; u++)
-                cc_[u] = s.ab[r][pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u))];
+                cc_[u] = s.ab[r][pc_mlri_sw(pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u)))];
             const pc_mlri_f4 *cc = cc_ + R;
             pc_mlri_f4 Wp[4];
             Wp[0] = pc_mlri_f4_add(
