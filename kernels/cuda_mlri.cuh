@@ -213,9 +213,10 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  * hold (the reference sums over the window clipped to the frame). */
 #define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
 #define PC_MLRI_DTW (PC_MLRI_NT - 2 * PC_MLRI_DHALO)
-/* Default rows per CTA (kp.dth; any even number works): 64, the 12-row
- * lead-in costs 19 %, and 18 x 85 CTAs per direction at 2040x5400 fill
- * the 132 SMs of an H100 several times over, so the last wave is short. */
+/* Default rows per CTA (kp.dth; any even number works): 64, the rows
+ * walked above and below the tile (8 + 6) cost 22 %, and 18 x 85 CTAs per
+ * direction at 2040x5400 fill the 132 SMs of an H100 several times over,
+ * so the last wave is short. */
 #define PC_MLRI_DTH 64
 #define PC_MLRI_DWIN (2 * PC_MLRI_R_GREEN + 1)
 #define PC_MLRI_DRS 4 /* rows per step */
@@ -625,8 +626,9 @@ PC_HD size_t pc_mlri_green_smem(void)
  * Four barriers per 4 rows. The walk starts 12 rows above the tile. */
 #define PC_MLRI_BHALO 12
 #define PC_MLRI_BTW (PC_MLRI_NT - 2 * PC_MLRI_BHALO)
-/* Default rows per CTA (kp.bth; any even number): 128, the 24-row lead-in
- * costs 19 %; 20 x 43 CTAs at 2040x5400. */
+/* Default rows per CTA (kp.bth; any even number): 128, the rows walked
+ * above and below the tile (12 + 12) cost 19 %; 20 x 43 CTAs at
+ * 2040x5400. */
 #define PC_MLRI_BTH 128
 #define PC_MLRI_BWIN (2 * PC_MLRI_R_RB + 1)
 #define PC_MLRI_BRS 4 /* rows per step */
