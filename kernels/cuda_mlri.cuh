@@ -50,17 +50,19 @@
  *    instead of 11.
  *  - Divisions: the guided filter's 5 divisions per class become one
  *    reciprocal of the site count (a compile-time constant away from the
- *    frame border) and one fast division (__fdividef).
+ *    frame border) and one division.
  *  - Tiles away from the frame border run an instance without the
  *    reflect-101 index folding and with constant window counts.
  *
  * The rule the kernels keep against the reference (docs/mlri.md): every
  * output sample within 1 code value, at least 99.99 % identical. Running
- * and sliding float sums (red/blue, and the window means of a and b), the
- * reciprocal-based and fast divisions and the contracted multiply-adds
- * round differently from the reference's top-to-bottom sums and true
- * divisions; the running sums restart from zero at every tile, so their
- * rounding error cannot grow past one tile.
+ * and sliding float sums (red/blue, and the window means of a and b) and
+ * the reciprocal-based divisions round differently from the reference's
+ * top-to-bottom sums and true divisions; the running sums restart from
+ * zero at every tile, so their rounding error cannot grow past one tile.
+ * Built with -fmad=false and true divisions, the device rounds exactly as
+ * the emulation (tests/test_cuda_emu.c) does: what the emulation finds
+ * there is what the device does.
  */
 #ifndef PANOCAP_CUDA_MLRI_CUH
 #define PANOCAP_CUDA_MLRI_CUH
@@ -175,19 +177,26 @@ PC_DEV int pc_mlri_npar(int lo, int hi, int par)
     return lo <= hi ? (hi - lo) / 2 + 1 : 0;
 }
 
-/* 1 / n for a window count; n = 0 (an empty class window) counts as 1,
- * as in the reference (its sums are 0 then). */
-PC_DEV float pc_mlri_rcp(int n) { return __fdividef(1.0f, (float)(n > 0 ? n : 1)); }
+/* 1 / n for a window count (border tiles only: the interior instances use
+ * compile-time constants); n = 0 (an empty class window) counts as 1, as
+ * in the reference (its sums are 0 then). A true division, correctly
+ * rounded like the constants: a fast reciprocal here made the border
+ * tiles of small frames differ from the reference 10x more often. */
+PC_DEV float pc_mlri_rcp(int n) { return 1.0f / (float)(n > 0 ? n : 1); }
 
 /* The guided filter's slope and intercept from the window sums of one
  * class (reference: pc_mlri_ab): the same formula with the count's
  * reciprocal rn, a = mean(I p) / max(mean(I I), floor), b = mean(t) -
- * a mean(guide). One fast division instead of five true ones. */
+ * a mean(guide). One division instead of five. It is a true division
+ * (not __fdividef): with it, and with no contracted multiply-adds
+ * (-fmad=false), the device computes exactly what the emulation computes,
+ * so the emulation test predicts the device's differences sample for
+ * sample. */
 PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, float &a, float &b)
 {
     float mii = sii * rn;
     mii = mii < PC_MLRI_VAR_MIN ? PC_MLRI_VAR_MIN : mii;
-    a = __fdividef(sip * rn, mii);
+    a = (sip * rn) / mii;
     b = st * rn - a * (sg * rn);
 }
 
@@ -506,9 +515,6 @@ PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
  * plain row would put lanes 2 words apart (2-way bank conflicts). */
 #define PC_MLRI_GI(yi, xi) ((yi) * PC_MLRI_GS + ((xi) & 1) * (PC_MLRI_GS / 2) + ((xi) >> 1))
 
-/* Directional weight (reference: pc_mlri_w) with a fast division. */
-PC_DEV float pc_mlri_wf(float g) { return __fdividef(1.0f, g * g + PC_MLRI_W_EPS); }
-
 template <int IN>
 PC_DEV float pc_mlri_grad3(const float *D, int rx0, int ry0, int W, int H, int dx, int dy, int x, int y)
 {
@@ -572,15 +578,15 @@ PC_DEV void pc_mlri_green_impl(const pc_mlri_kp &k)
         const int x = xp + ((y ^ k.ox ^ k.oy) & 1), xg = x ^ 1;
         k.g[(size_t)y * W + xg] = pc_mlri_raw<IN>(k, xg, y);
         const float m = pc_mlri_raw<IN>(k, x, y);
-        const float wn = pc_mlri_wf(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y - 1, H)));
-        const float ws = pc_mlri_wf(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y + 1, H)));
-        const float ww = pc_mlri_wf(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x - 1, W), y));
-        const float we = pc_mlri_wf(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x + 1, W), y));
+        const float wn = pc_mlri_w(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y - 1, H)));
+        const float ws = pc_mlri_w(pc_mlri_grad3<IN>(Dv, rx0, ry0, W, H, 0, 1, x, pc_mlri_mir<IN>(y + 1, H)));
+        const float ww = pc_mlri_w(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x - 1, W), y));
+        const float we = pc_mlri_w(pc_mlri_grad3<IN>(Dh, rx0, ry0, W, H, 1, 0, pc_mlri_mir<IN>(x + 1, W), y));
         const float num = wn * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, -1, x, y) +
                           ws * pc_mlri_side<IN>(Dv, rx0, ry0, W, H, 0, 1, x, y) +
                           ww * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, -1, 0, x, y) +
                           we * pc_mlri_side<IN>(Dh, rx0, ry0, W, H, 1, 0, x, y);
-        k.g[(size_t)y * W + x] = pc_mlri_clip(m + __fdividef(num, wn + ws + ww + we));
+        k.g[(size_t)y * W + x] = pc_mlri_clip(m + num / (wn + ws + ww + we));
     }
 }
 
