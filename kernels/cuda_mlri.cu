@@ -15,7 +15,8 @@
 
 __global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_dir(pc_mlri_kp k) { pc_mlri_dir_body(k); }
 __global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_green(pc_mlri_kp k) { pc_mlri_green_body(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_rb(pc_mlri_kp k) { pc_mlri_rb_body(k); }
+/* 4 CTAs per SM (its shared memory allows 4): at most 128 registers */
+__global__ void __launch_bounds__(PC_MLRI_NT, 4) pc_mlri_k_rb(pc_mlri_kp k) { pc_mlri_rb_body(k); }
 
 struct pc_mlri_gpu {
     int W, H;

@@ -18,7 +18,7 @@
  * instructions per pixel of a 2040x5400 frame in 1 ms, and moves a float
  * plane there and back in ~30 us):
  *  - Column walkers. DIR and RB are "one thread per column, walking down
- *    a tall tile" (64 / 128 rows by default): every box sum is
+ *    a tall tile" (128 / 104 rows by default): every box sum is
  *    separable, and its vertical half is a running sum in registers (add
  *    the row entering the window, subtract the row leaving it, read back
  *    from a per-column ring in shared memory that only its own thread
@@ -222,11 +222,11 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  * hold (the reference sums over the window clipped to the frame). */
 #define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
 #define PC_MLRI_DTW (PC_MLRI_NT - 2 * PC_MLRI_DHALO)
-/* Default rows per CTA (kp.dth; any even number works): 64, the rows
- * walked above and below the tile (8 + 6) cost 22 %, and 18 x 85 CTAs per
- * direction at 2040x5400 fill the 132 SMs of an H100 several times over,
- * so the last wave is short. */
-#define PC_MLRI_DTH 64
+/* Default rows per CTA (kp.dth; any even number works): 128, the rows
+ * walked above and below the tile (8 + 6) cost 11 %; 18 x 43 CTAs per
+ * direction at 2040x5400, 3 per SM (shared memory): 3.9 waves on the 132
+ * SMs of an H100, so the last wave is nearly full. */
+#define PC_MLRI_DTH 128
 #define PC_MLRI_DWIN (2 * PC_MLRI_R_GREEN + 1)
 #define PC_MLRI_DRS 4 /* rows per step */
 
@@ -614,10 +614,11 @@ PC_HD size_t pc_mlri_green_smem(void)
  * 104, keeps the output's 2x2 blocks and 8-byte rows aligned). Per step of
  * 4 rows:
  *   A  (thread = column) the site products of the two red or blue sites
- *      the column has among the 4 entering rows (each column holds one
- *      class, on rows of one parity: every thread computes exactly two
- *      sites per step, none idles), and the running vertical sum over the
- *      11 rows around the a/b row 5 above -> row buffer v;
+ *      the column has among the 4 entering rows and of the two leaving
+ *      (each column holds one class, on rows of one parity: every thread
+ *      computes exactly four sites per step, none idles), and the running
+ *      vertical sum over the 11 rows around the a/b row 5 above -> row
+ *      buffer v;
  *   B  (thread = 4 adjacent columns of one row) horizontal sums over 11
  *      columns (even offsets: this column's class, odd: the other), slid
  *      along the 4 columns (14 vector loads for 4 pixels instead of 44),
@@ -632,15 +633,15 @@ PC_HD size_t pc_mlri_green_smem(void)
  * Four barriers per 4 rows. The walk starts 12 rows above the tile. */
 #define PC_MLRI_BHALO 12
 #define PC_MLRI_BTW (PC_MLRI_NT - 2 * PC_MLRI_BHALO)
-/* Default rows per CTA (kp.bth; any even number): 128, the rows walked
- * above and below the tile (12 + 12) cost 19 %; 20 x 43 CTAs at
- * 2040x5400. */
-#define PC_MLRI_BTH 128
+/* Default rows per CTA (kp.bth; any even number): 104, the rows walked
+ * above and below the tile (12 + 12) cost 23 %; 20 x 52 CTAs at
+ * 2040x5400, 4 per SM: 1.97 waves on an H100 (128 rows would be 1.63
+ * waves, the second one a third empty). */
+#define PC_MLRI_BTH 104
 #define PC_MLRI_BWIN (2 * PC_MLRI_R_RB + 1)
 #define PC_MLRI_BRS 4 /* rows per step */
 
 struct pc_mlri_rb_sm {
-    pc_mlri_f4 qr[PC_MLRI_R_RB + 1][PC_MLRI_NT];   /* ring: the column's last 6 sites' products */
     pc_mlri_f4 ar[PC_MLRI_BWIN][PC_MLRI_NT];       /* ring: a/b (red, blue) of the last 11 rows */
     pc_mlri_f4 v[PC_MLRI_BRS][PC_MLRI_NT];         /* [row of step]: vertical class sums */
     pc_mlri_f4 ab[PC_MLRI_BRS][PC_MLRI_NT];        /* [row of step]: a/b, then their vertical sums */
@@ -720,8 +721,6 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
     PC_SMEM_DECL(smem);
     pc_mlri_rb_sm &s = *(pc_mlri_rb_sm *)(void *)smem;
     const pc_mlri_f4 zf = {0, 0, 0, 0};
-    for (int j = 0; j <= R; j++)
-        s.qr[j][t] = zf;
     for (int j = 0; j < PC_MLRI_BWIN; j++)
         s.ar[j][t] = zf;
     /* This column's class: red (x = ox mod 2: rows oy mod 2) or blue. Its
@@ -736,17 +735,19 @@ PC_DEV void pc_mlri_rb_impl(const pc_mlri_kp &k)
     const int nsteps = (rows + 20 + RS - 1) / RS + 1;
     for (int i = 0; i < nsteps; i++) {
         const int rq0 = y0 - HB + RS * i; /* even */
-        /* A: sites n = 2i, 2i + 1 (rows rq0 + crow, rq0 + crow + 2) enter;
-         * the sites 11 rows above the other two rows leave (n - 5 or n - 6:
-         * ring of 6, every read before the writes; sites before the walk
-         * read as the ring's initial zeros) */
+        /* A: the sites of rows rq0 + crow and rq0 + crow + 2 enter; the
+         * sites 11 rows above the other two rows leave (rows rq0 - 10 -
+         * crow and 2 below). The leaving ones are computed again rather
+         * than kept in a ring: the same values, and the 12 KB a ring would
+         * take keep RB at 4 CTAs per SM instead of 3 (its warps wait on
+         * shared memory and barriers: more of them hide more). Sites above
+         * the walk's first row never entered: they leave as 0. */
         {
+            const int rl = rq0 - 10 - crow, r0 = y0 - HB;
             const pc_mlri_f4 q0 = pc_mlri_rb_q<IN>(k, xq, rq0 + crow);
             const pc_mlri_f4 q1 = pc_mlri_rb_q<IN>(k, xq, rq0 + crow + 2);
-            const pc_mlri_f4 o0 = s.qr[(2 * i + 1 - crow) % 6][t];
-            const pc_mlri_f4 o1 = s.qr[(2 * i + 2 - crow) % 6][t];
-            s.qr[(2 * i) % 6][t] = q0;
-            s.qr[(2 * i + 1) % 6][t] = q1;
+            const pc_mlri_f4 o0 = rl >= r0 ? pc_mlri_rb_q<IN>(k, xq, rl) : zf;
+            const pc_mlri_f4 o1 = rl + 2 >= r0 ? pc_mlri_rb_q<IN>(k, xq, rl + 2) : zf;
             PC_UNROLL
             for (int kk = 0; kk < RS; kk++) {
                 const int in = (kk & 1) == crow;
