@@ -180,7 +180,7 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     k.wh = wh;
     k.uv = tmp.data();
     k.g = k.uv + 4 * wh;
-    pc_mlri_tile_rows_env(&k.dth, &k.bth);
+    pc_mlri_tile_rows_env(&k.dth, &k.bth, &k.dir_lean);
     if (pc_mlri_set_dst(k, dst, yc)) {
         snprintf(err, errlen, "pc_emu_mlri: %d colour bands (at most %d)", dst->n_bands, PC_KMAX_BANDS);
         return PC_EINVAL;
@@ -188,7 +188,8 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     auto L = [](int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp) {
         return pc_emu::launch(grid, block, smem, [&]() {
             switch (kind) {
-            case PC_MLRI_K_DIR: pc_mlri_dir_body(kp); break;
+            case PC_MLRI_K_DIR: pc_mlri_dir_body<0>(kp); break;
+            case PC_MLRI_K_DIR_LEAN: pc_mlri_dir_body<1>(kp); break;
             case PC_MLRI_K_GREEN: pc_mlri_green_body(kp); break;
             default: pc_mlri_rb_body(kp); break;
             }

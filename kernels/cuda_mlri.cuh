@@ -86,6 +86,7 @@ struct pc_mlri_kp {
     float *uv; /* 4 planes: u_h, v_h, u_v, v_v */
     float *g;  /* full green */
     int dth, bth; /* rows per CTA of DIR and RB (even; pc_mlri_sequence: 0 = the defaults) */
+    int dir_lean; /* DIR's lean variant (pc_mlri_dir_sm_lean) */
     int fmt;      /* pc_pixfmt */
     uint8_t *d0, *d1, *d2;
     int p0, p1, p2;
@@ -237,7 +238,16 @@ struct pc_mlri_dir_sm {
     pc_mlri_f4 ab[PC_MLRI_DRS][2][PC_MLRI_NT];  /* [row of step][j]: a/b, then their vertical sums */
 };
 
-PC_HD size_t pc_mlri_dir_smem(void) { return sizeof(pc_mlri_dir_sm); }
+/* The lean variant (kp.dir_lean): no q ring (the leaving rows' products
+ * are computed again: the same values) and one buffer for v and ab (two
+ * more barriers per step keep their uses apart): 44 KB instead of 74, so 4
+ * CTAs per SM fit instead of 3 (with at most 128 registers). */
+struct pc_mlri_dir_sm_lean {
+    pc_mlri_f4 ar[PC_MLRI_DWIN][2][PC_MLRI_NT];
+    pc_mlri_f4 vab[PC_MLRI_DRS][2][PC_MLRI_NT];
+};
+
+PC_HD size_t pc_mlri_dir_smem(int lean) { return lean ? sizeof(pc_mlri_dir_sm_lean) : sizeof(pc_mlri_dir_sm); }
 
 /* Site products along direction D (0 = h, 1 = v), computed in integers
  * and stored as floats (reference: site_q, whose values are these over 2,
@@ -293,7 +303,7 @@ PC_DEV pc_mlri_f4 pc_mlri_f4_swap(const pc_mlri_f4 &a)
     return r;
 }
 
-template <int D, int IN>
+template <int D, int IN, int LEAN>
 PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 {
     const int R = PC_MLRI_R_GREEN, NT = PC_MLRI_NT, RS = PC_MLRI_DRS;
@@ -303,12 +313,25 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
     /* B and D: row r of the step, columns c0 .. c0 + 3 of the tile */
     const int r = t >> 5, c0 = 4 * (t & 31);
     PC_SMEM_DECL(smem);
-    pc_mlri_dir_sm &s = *(pc_mlri_dir_sm *)(void *)smem;
+    pc_mlri_f4(*qr)[PC_MLRI_NT], (*ar)[2][PC_MLRI_NT], (*vb)[2][PC_MLRI_NT], (*ab)[2][PC_MLRI_NT];
+    if (LEAN) {
+        pc_mlri_dir_sm_lean &sl = *(pc_mlri_dir_sm_lean *)(void *)smem;
+        qr = nullptr;
+        ar = sl.ar;
+        vb = ab = sl.vab;
+    } else {
+        pc_mlri_dir_sm &sf = *(pc_mlri_dir_sm *)(void *)smem;
+        qr = sf.qr;
+        ar = sf.ar;
+        vb = sf.v;
+        ab = sf.ab;
+    }
     const pc_mlri_f4 zf = {0, 0, 0, 0};
     for (int j = 0; j < PC_MLRI_DWIN; j++) {
-        s.qr[j][t] = zf;
-        s.ar[j][0][t] = zf;
-        s.ar[j][1][t] = zf;
+        if (!LEAN)
+            qr[j][t] = zf;
+        ar[j][0][t] = zf;
+        ar[j][1][t] = zf;
     }
     pc_mlri_f4 V[2] = {zf, zf}, A[2] = {zf, zf};
     int qslot = 0, aslot = 0;
@@ -316,18 +339,28 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
     const int nsteps = (rows + 10 + RS - 1) / RS + 1;
     for (int i = 0; i < nsteps; i++) {
         const int rq0 = y0 - 8 + RS * i; /* even */
-        /* A: rows rq0 + kk enter (parity kk & 1), rows rq0 + kk - 7 leave */
+        /* A: rows rq0 + kk enter (parity kk & 1), rows rq0 + kk - 7 leave
+         * (lean: computed again; rows above the walk's first never
+         * entered and leave as 0; the shared buffer is D's until all of
+         * D is done) */
+        if (LEAN)
+            __syncthreads();
         PC_UNROLL
         for (int kk = 0; kk < RS; kk++) {
             const int pk = kk & 1;
             const pc_mlri_f4 q = pc_mlri_dir_q<D, IN>(k, xq, rq0 + kk);
-            const pc_mlri_f4 old = s.qr[qslot][t];
-            s.qr[qslot][t] = q;
-            qslot = qslot == PC_MLRI_DWIN - 1 ? 0 : qslot + 1;
+            pc_mlri_f4 old;
+            if (LEAN) {
+                old = rq0 + kk - PC_MLRI_DWIN >= y0 - 8 ? pc_mlri_dir_q<D, IN>(k, xq, rq0 + kk - PC_MLRI_DWIN) : zf;
+            } else {
+                old = qr[qslot][t];
+                qr[qslot][t] = q;
+                qslot = qslot == PC_MLRI_DWIN - 1 ? 0 : qslot + 1;
+            }
             pc_mlri_add(V[pk], q);
             pc_mlri_sub(V[pk ^ 1], old);
-            s.v[kk][0][pc_mlri_sw(t)] = V[0];
-            s.v[kk][1][pc_mlri_sw(t)] = V[1];
+            vb[kk][0][pc_mlri_sw(t)] = V[0];
+            vb[kk][1][pc_mlri_sw(t)] = V[1];
         }
         __syncthreads();
         /* B: a/b row ra = rq0 - 3 + r (parity (r + 1) & 1); its class
@@ -340,9 +373,11 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             PC_UNROLL
             for (int u = 0; u < 10; u++) {
                 const int c = pc_mlri_imin(NT - 1, pc_mlri_imax(0, c0 - R + u));
-                col[0][u] = s.v[r][0][pc_mlri_sw(c)];
-                col[1][u] = s.v[r][1][pc_mlri_sw(c)];
+                col[0][u] = vb[r][0][pc_mlri_sw(c)];
+                col[1][u] = vb[r][1][pc_mlri_sw(c)];
             }
+            if (LEAN)
+                __syncthreads(); /* every v read before ab, in its place, is written */
             /* per row parity: sums over the columns of the parity of c0
              * (E) and of the other (O) for each of the 4 pixels */
             pc_mlri_f4 Sp[2][4][2]; /* [py][pixel][sx: same parity as the pixel, other] */
@@ -398,8 +433,8 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
                         AB[j].w = p1[1];
                     }
                 }
-                s.ab[r][0][pc_mlri_sw(c)] = AB[0];
-                s.ab[r][1][pc_mlri_sw(c)] = AB[1];
+                ab[r][0][pc_mlri_sw(c)] = AB[0];
+                ab[r][1][pc_mlri_sw(c)] = AB[1];
             }
         }
         __syncthreads();
@@ -409,11 +444,11 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             for (int kk = 0; kk < RS; kk++)
                 PC_UNROLL
                 for (int j = 0; j < 2; j++) {
-                    const pc_mlri_f4 ab = s.ab[kk][j][pc_mlri_sw(t)];
-                    const pc_mlri_f4 old = s.ar[aslot][j][t];
-                    s.ar[aslot][j][t] = ab;
-                    pc_mlri_slide(A[j], ab, old);
-                    s.ab[kk][j][pc_mlri_sw(t)] = A[j];
+                    const pc_mlri_f4 e = ab[kk][j][pc_mlri_sw(t)];
+                    const pc_mlri_f4 old = ar[aslot][j][t];
+                    ar[aslot][j][t] = e;
+                    pc_mlri_slide(A[j], e, old);
+                    ab[kk][j][pc_mlri_sw(t)] = A[j];
                     if (j == 1)
                         aslot = aslot == PC_MLRI_DWIN - 1 ? 0 : aslot + 1;
                 }
@@ -430,11 +465,11 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             for (int u = 0; u < 10; u++) {
                 const int c = c0 - R + u, odd = (u - R) & 1; /* column parity relative to c0 */
                 if (D == 0) {
-                    const pc_mlri_f4 v = s.ab[r][pr][pc_mlri_sw(c)];
+                    const pc_mlri_f4 v = ab[r][pr][pc_mlri_sw(c)];
                     T0[u] = odd ? pc_mlri_f4_swap(v) : v;
                     T1[u] = pc_mlri_f4_swap(T0[u]);
                 } else {
-                    const pc_mlri_f4 v0 = s.ab[r][odd][pc_mlri_sw(c)], v1 = s.ab[r][odd ^ 1][pc_mlri_sw(c)];
+                    const pc_mlri_f4 v0 = ab[r][odd][pc_mlri_sw(c)], v1 = ab[r][odd ^ 1][pc_mlri_sw(c)];
                     T0[u] = pr ? pc_mlri_f4_swap(v0) : v0;
                     T1[u] = pr ? pc_mlri_f4_swap(v1) : v1;
                 }
@@ -481,22 +516,23 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
 
 /* Reach of DIR's reads around its tile: 8 rows of lead-in (and up to 11
  * past the end: the last step), 3 more for the products' own stencil. */
-template <int D>
+template <int D, int LEAN>
 PC_DEV void pc_mlri_dir_dir(const pc_mlri_kp &k)
 {
     const int x0 = blockIdx.x * PC_MLRI_DTW, y0 = blockIdx.y * k.dth;
     if (pc_mlri_inside(k, x0 - 2 * PC_MLRI_R_GREEN, x0 - 2 * PC_MLRI_R_GREEN + PC_MLRI_NT, y0, y0 + k.dth, 16))
-        pc_mlri_dir_impl<D, 1>(k);
+        pc_mlri_dir_impl<D, 1, LEAN>(k);
     else
-        pc_mlri_dir_impl<D, 0>(k);
+        pc_mlri_dir_impl<D, 0, LEAN>(k);
 }
 
+template <int LEAN>
 PC_DEV void pc_mlri_dir_body(const pc_mlri_kp &k)
 {
     if (blockIdx.z == 0)
-        pc_mlri_dir_dir<0>(k);
+        pc_mlri_dir_dir<0, LEAN>(k);
     else
-        pc_mlri_dir_dir<1>(k);
+        pc_mlri_dir_dir<1, LEAN>(k);
 }
 
 /* ---- GREEN: colour differences of both directions for the tile + 4 halo
@@ -960,7 +996,7 @@ PC_HD int pc_mlri_set_dst(pc_mlri_kp &k, const pc_picture *d, const pc_yuv_coeff
 /* The launch sequence, shared by the device host code (cuda_mlri.cu) and
  * the emulation (cuda_emu.cc). L(kind, grid, block, smem, kp) launches one
  * kernel (PC_MLRI_K_*). Returns the first nonzero L result. */
-enum { PC_MLRI_K_DIR = 0, PC_MLRI_K_GREEN, PC_MLRI_K_RB };
+enum { PC_MLRI_K_DIR = 0, PC_MLRI_K_GREEN, PC_MLRI_K_RB, PC_MLRI_K_DIR_LEAN };
 #define PC_MLRI_LAUNCHES 3
 
 template <class L>
@@ -971,7 +1007,7 @@ int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
     kp.dth = kp.dth >= 2 ? kp.dth & ~1 : PC_MLRI_DTH;
     kp.bth = kp.bth >= 2 ? kp.bth & ~1 : PC_MLRI_BTH;
     dim3 gd((kp.W + PC_MLRI_DTW - 1) / PC_MLRI_DTW, (kp.H + kp.dth - 1) / kp.dth, 2);
-    if ((rc = launch(PC_MLRI_K_DIR, gd, blk, pc_mlri_dir_smem(), kp)))
+    if ((rc = launch(kp.dir_lean ? PC_MLRI_K_DIR_LEAN : PC_MLRI_K_DIR, gd, blk, pc_mlri_dir_smem(kp.dir_lean), kp)))
         return rc;
     dim3 gg((kp.W + PC_MLRI_GTW - 1) / PC_MLRI_GTW, (kp.H + PC_MLRI_GTH - 1) / PC_MLRI_GTH);
     if ((rc = launch(PC_MLRI_K_GREEN, gg, blk, pc_mlri_green_smem(), kp)))
@@ -981,12 +1017,15 @@ int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
 }
 
 /* Rows per CTA of DIR and RB from the environment variable
- * PANOCAP_MLRI_TILE_ROWS="DIR,RB" (even numbers >= 2), a tuning knob for
- * measurements (tools/gpu-mlri) and for the emulation test's small tiles;
- * unset or malformed: 0, 0 (the defaults). Host code. */
-inline void pc_mlri_tile_rows_env(int *dth, int *bth)
+ * PANOCAP_MLRI_TILE_ROWS="DIR,RB" (even numbers >= 2), and DIR's lean
+ * variant from PANOCAP_MLRI_DIR_LEAN=1: tuning knobs for measurements
+ * (tools/gpu-mlri) and for the emulation test; unset or malformed: the
+ * defaults. Host code. */
+inline void pc_mlri_tile_rows_env(int *dth, int *bth, int *lean)
 {
     *dth = *bth = 0;
+    const char *l = getenv("PANOCAP_MLRI_DIR_LEAN");
+    *lean = l && l[0] == '1';
     const char *e = getenv("PANOCAP_MLRI_TILE_ROWS");
     int a = 0, b = 0;
     if (e && sscanf(e, "%d,%d", &a, &b) == 2 && a >= 2 && b >= 2 && a <= 4096 && b <= 4096) {
