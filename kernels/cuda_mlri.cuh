@@ -211,14 +211,15 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  *      around the a/b row 3 above -> row buffer v;
  *   B  (thread = 4 adjacent columns of one row: 32 threads per row) the
  *      horizontal class sums over 7 columns, slid along the 4 columns
- *      (each column read once for 4 pixels, 5.5 additions per pixel and
- *      sum instead of 6 per pixel), a and b of every class -> buffer ab;
+ *      (each column read once for 4 pixels, about 3 additions per pixel
+ *      and sum instead of 6), a and b of every class -> buffer ab;
  *   C  (thread = column) the running vertical sums of a and b over the 7
  *      rows around the output row 3 above -> buffer va (in place of ab);
  *   D  (thread = 4 columns of one row) the horizontal a/b sums over 7
  *      columns, slid the same way, of the 2 classes the output row needs,
  *      the own and other estimates.
- * Three barriers per 4 rows. The walk starts 8 rows above the tile; ring
+ * Three barriers per 4 rows (five in the lean variant, below). The walk
+ * starts 8 rows above the tile; ring
  * slots and sums start at zero, which is also what rows outside the frame
  * hold (the reference sums over the window clipped to the frame). */
 #define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
