@@ -219,9 +219,9 @@ PC_DEV void pc_mlri_ab_fast(float sip, float sii, float sg, float st, float rn, 
  *      columns, slid the same way, of the 2 classes the output row needs,
  *      the own and other estimates.
  * Three barriers per 4 rows (five in the lean variant, below). The walk
- * starts 8 rows above the tile; ring
- * slots and sums start at zero, which is also what rows outside the frame
- * hold (the reference sums over the window clipped to the frame). */
+ * starts 8 rows above the tile; ring slots and sums start at zero, which
+ * is also what rows outside the frame hold (the reference sums over the
+ * window clipped to the frame). */
 #define PC_MLRI_DHALO (2 * PC_MLRI_R_GREEN)
 #define PC_MLRI_DTW (PC_MLRI_NT - 2 * PC_MLRI_DHALO)
 /* Default rows per CTA (kp.dth; any even number works): 128, the rows
