@@ -18,7 +18,7 @@
  * instructions per pixel of a 2040x5400 frame in 1 ms, and moves a float
  * plane there and back in ~30 us):
  *  - Column walkers. DIR and RB are "one thread per column, walking down
- *    a tall tile" (64 / 104 rows by default): every box sum is
+ *    a tall tile" (64 / 72 rows by default): every box sum is
  *    separable, and its vertical half is a running sum in registers (add
  *    the row entering the window, subtract the row leaving it, read back
  *    from a per-column ring in shared memory that only its own thread
@@ -739,11 +739,10 @@ PC_HD size_t pc_mlri_green_smem(void)
  * Four barriers per 4 rows. The walk starts 12 rows above the tile. */
 #define PC_MLRI_BHALO 12
 #define PC_MLRI_BTW (PC_MLRI_NT - 2 * PC_MLRI_BHALO)
-/* Default rows per CTA (kp.bth; any even number): 104, the rows walked
- * above and below the tile (12 + 12) cost 23 %; 20 x 52 CTAs at
- * 2040x5400, 4 per SM: 1.97 waves on an H100 (128 rows would be 1.63
- * waves, the second one a third empty). */
-#define PC_MLRI_BTH 104
+/* Default rows per CTA (kp.bth; any even number): 72, measured best on an
+ * H100 at 2040x5400 (1216 us in all, against 1230 at 104 and 1236 at
+ * 128): 20 x 75 CTAs, 4 per SM, 2.8 waves. */
+#define PC_MLRI_BTH 72
 #define PC_MLRI_BWIN (2 * PC_MLRI_R_RB + 1)
 #define PC_MLRI_BRS 4 /* rows per step */
 
