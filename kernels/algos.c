@@ -41,10 +41,10 @@ static const pc_algo_desc algo_table[PC_ALGO_COUNT] = {
      * own code (mlri_reference.c, cuda_mlri.cu). Its three steps
      * (directional estimates, green, red/blue) count as the passes, with
      * their halos; radius_total is the reach of the whole method;
-     * temporaries are the CUDA backend's 11 float planes. */
+     * temporaries are the CUDA backend's 5 float planes. */
     {PC_ALGO_MLRI, "mlri", "minimised-Laplacian residual interpolation (Kiku et al.)",
      "green from directional guided filters on Laplacians plus residuals, then red/blue guided by green",
-     3, {9, 8, 10}, 27, 44, 0, 0, &pc_mlri_impl},
+     3, {9, 8, 10}, 27, 20, 0, 0, &pc_mlri_impl},
 };
 
 int pc_algo_count(void) { return PC_ALGO_COUNT; }

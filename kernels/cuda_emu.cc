@@ -186,10 +186,9 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     k.ox = src->cfa == PC_CFA_GRBG || src->cfa == PC_CFA_BGGR;
     k.oy = src->cfa == PC_CFA_GBRG || src->cfa == PC_CFA_BGGR;
     k.wh = wh;
-    k.ab = tmp.data();
-    k.uv = k.ab + 4 * wh;
-    k.g = k.ab + 8 * wh;
-    k.t = k.ab + 9 * wh;
+    k.uv = tmp.data();
+    k.g = k.uv + 4 * wh;
+    pc_mlri_tile_rows_env(&k.dth, &k.bth, &k.dir_lean);
     if (pc_mlri_set_dst(k, dst, yc)) {
         snprintf(err, errlen, "pc_emu_mlri: %d colour bands (at most %d)", dst->n_bands, PC_KMAX_BANDS);
         return PC_EINVAL;
@@ -197,11 +196,10 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     auto L = [](int kind, dim3 grid, dim3 block, size_t smem, const pc_mlri_kp &kp) {
         return pc_emu::launch(grid, block, smem, [&]() {
             switch (kind) {
-            case PC_MLRI_K_DIR: pc_mlri_dir_body(kp); break;
+            case PC_MLRI_K_DIR: pc_mlri_dir_body<0>(kp); break;
+            case PC_MLRI_K_DIR_LEAN: pc_mlri_dir_body<1>(kp); break;
             case PC_MLRI_K_GREEN: pc_mlri_green_body(kp); break;
-            case PC_MLRI_K_ABRB: pc_mlri_abrb_body(kp); break;
-            case PC_MLRI_K_TENTRB: pc_mlri_tentrb_body(kp); break;
-            default: pc_mlri_final_body(kp); break;
+            default: pc_mlri_rb_body(kp); break;
             }
         });
     };

@@ -2,10 +2,8 @@
  * (cuda_mlri.cuh): pc_cuda_mlri, MLRI's own CUDA implementation for
  * debayer_cuda.cu (cuda_launch.h): float temporaries allocated once when
  * the algorithm is first selected (the daemon selects every algorithm at
- * start, so a live switch allocates nothing), 6 launches per frame.
- * Built into its own static library with -fmad=false (kernels/meson.build):
- * no multiply-add is contracted, so the float results follow the C
- * reference operation for operation. */
+ * start, so a live switch allocates nothing), 3 launches per frame.
+ * Built into its own static library (kernels/meson.build). */
 #include "cuda_mlri.cuh"
 #include "cuda_launch.h"
 #include "debayer.h"
@@ -15,14 +13,16 @@
 #include <stdio.h>
 #include <string.h>
 
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_dir(pc_mlri_kp k) { pc_mlri_dir_body(k); }
+__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_dir(pc_mlri_kp k) { pc_mlri_dir_body<0>(k); }
+/* 4 CTAs per SM (its shared memory allows 4): at most 128 registers */
+__global__ void __launch_bounds__(PC_MLRI_NT, 4) pc_mlri_k_dir_lean(pc_mlri_kp k) { pc_mlri_dir_body<1>(k); }
 __global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_green(pc_mlri_kp k) { pc_mlri_green_body(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_abrb(pc_mlri_kp k) { pc_mlri_abrb_body(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_tentrb(pc_mlri_kp k) { pc_mlri_tentrb_body(k); }
-__global__ void __launch_bounds__(PC_MLRI_NT) pc_mlri_k_final(pc_mlri_kp k) { pc_mlri_final_body(k); }
+/* 4 CTAs per SM (its shared memory allows 4): at most 128 registers */
+__global__ void __launch_bounds__(PC_MLRI_NT, 4) pc_mlri_k_rb(pc_mlri_kp k) { pc_mlri_rb_body(k); }
 
 struct pc_mlri_gpu {
     int W, H;
+    int dth, bth, lean; /* PANOCAP_MLRI_TILE_ROWS, PANOCAP_MLRI_DIR_LEAN, read once at open */
     float *buf;
     size_t bytes;
 };
@@ -38,14 +38,18 @@ static int mlri_open(void **state, int width, int height, void *stream, char *er
     }
     m->W = width;
     m->H = height;
+    pc_mlri_tile_rows_env(&m->dth, &m->bth, &m->lean);
     m->bytes = (size_t)PC_MLRI_GPU_PLANES * width * height * sizeof(float);
-    /* DIR keeps its staged products and a/b tiles in 80 KB of shared
+    /* DIR and RB keep their rings and row buffers in ~58 KB of shared
      * memory: above the 48 KB default, so opt in once (sm_70+). */
     cudaError_t e = cudaFuncSetAttribute(pc_mlri_k_dir, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)pc_mlri_dir_smem());
+                                         (int)pc_mlri_dir_smem(0));
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(pc_mlri_k_rb, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)pc_mlri_rb_smem());
     if (e != cudaSuccess) {
-        pc_set_err(err, errlen, "cudaFuncSetAttribute(mlri dir kernel, %zu bytes of shared memory) failed: %s",
-                   pc_mlri_dir_smem(), cudaGetErrorString(e));
+        pc_set_err(err, errlen,
+                   "cudaFuncSetAttribute(mlri kernels, %zu / %zu bytes of shared memory) failed: %s",
+                   pc_mlri_dir_smem(0), pc_mlri_rb_smem(), cudaGetErrorString(e));
         delete m;
         return PC_EDEVICE;
     }
@@ -76,10 +80,9 @@ struct dev_launcher {
     {
         switch (kind) {
         case PC_MLRI_K_DIR: pc_mlri_k_dir<<<grid, block, smem, s>>>(kp); break;
+        case PC_MLRI_K_DIR_LEAN: pc_mlri_k_dir_lean<<<grid, block, smem, s>>>(kp); break;
         case PC_MLRI_K_GREEN: pc_mlri_k_green<<<grid, block, smem, s>>>(kp); break;
-        case PC_MLRI_K_ABRB: pc_mlri_k_abrb<<<grid, block, smem, s>>>(kp); break;
-        case PC_MLRI_K_TENTRB: pc_mlri_k_tentrb<<<grid, block, smem, s>>>(kp); break;
-        default: pc_mlri_k_final<<<grid, block, smem, s>>>(kp); break;
+        default: pc_mlri_k_rb<<<grid, block, smem, s>>>(kp); break;
         }
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) {
@@ -112,10 +115,11 @@ static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char 
     k.ox = f->cfa == PC_CFA_GRBG || f->cfa == PC_CFA_BGGR;
     k.oy = f->cfa == PC_CFA_GBRG || f->cfa == PC_CFA_BGGR;
     k.wh = (size_t)f->W * f->H;
-    k.ab = m->buf;
-    k.uv = m->buf + 4 * k.wh;
-    k.g = m->buf + 8 * k.wh;
-    k.t = m->buf + 9 * k.wh;
+    k.uv = m->buf;
+    k.g = m->buf + 4 * k.wh;
+    k.dth = m->dth;
+    k.bth = m->bth;
+    k.dir_lean = m->lean;
     if (pc_mlri_set_dst(k, d, f->yc)) {
         pc_set_err(err, errlen, "mlri: %d colour bands of %d rows (1..%d bands of an even number of rows)", d->n_bands,
                    d->band_rows, PC_KMAX_BANDS);
@@ -124,9 +128,9 @@ static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char 
     dev_launcher L;
     L.s = (cudaStream_t)stream;
     if (pc_mlri_sequence(L, k)) {
-        static const char *const names[] = {"dir", "green", "ab-rb", "tent-rb", "final"};
+        static const char *const names[] = {"dir", "green", "rb", "dir-lean"};
         pc_set_err(err, errlen, "mlri kernel %s launch failed: %s (frame %dx%d)",
-                   L.failed >= 0 && L.failed < 5 ? names[L.failed] : "?", cudaGetErrorString(L.error), f->W, f->H);
+                   L.failed >= 0 && L.failed < 4 ? names[L.failed] : "?", cudaGetErrorString(L.error), f->W, f->H);
         return PC_EDEVICE;
     }
     return 0;

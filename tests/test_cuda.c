@@ -13,9 +13,9 @@
  *
  * MLRI (float, docs/mlri.md) keeps a looser rule than the integer
  * algorithms: every sample within 1 code value of the reference and at
- * least 99.99 % identical (its kernels follow the reference operation for
- * operation, so the count printed is expected to be 0); it has no tile
- * heights or variants to sweep.
+ * least 99.99 % identical (its kernels use running float sums, fast
+ * divisions and multiply-adds, so a few samples per million may differ by
+ * 1; the count is printed); it has no tile heights or variants to sweep.
  * Colour stage (docs/colour.md): five cameras of every raw format through
  * pc_gpu_upload_raw_async with their own tables, and per-camera matrices
  * in the final pass, against the C rows and the reference.
