@@ -46,9 +46,23 @@ PC_HD size_t pc_colour_smem(int bits, int W)
 PC_DEV void pc_colour_unpack16(const pc_cparams &p, size_t n0, unsigned *c)
 {
     const uint8_t *s = p.src;
-    if (p.packing == 0 && (((uintptr_t)(s + n0)) & 15) == 0) {
-        const uint4 w = *(const uint4 *)(s + n0);
-        const unsigned ww[4] = {w.x, w.y, w.z, w.w};
+    /* 8-bit and 12p rows start at any multiple of 4 bytes for an even
+     * width that is not a multiple of 16 (2040: every odd row of 8-bit
+     * input starts 8 bytes into a 16-byte line, of 12p 4 bytes into an
+     * 8-byte one), so those take 4-byte loads: the bytes a warp reads are
+     * the same lines either way, and no row falls back to the per-sample
+     * path (which it did, doubling the pass's time) */
+    if (p.packing == 0 && (((uintptr_t)(s + n0)) & 3) == 0) {
+        unsigned ww[4];
+        if ((((uintptr_t)(s + n0)) & 15) == 0) {
+            const uint4 w = *(const uint4 *)(s + n0);
+            ww[0] = w.x, ww[1] = w.y, ww[2] = w.z, ww[3] = w.w;
+        } else {
+            const unsigned *q = (const unsigned *)(s + n0);
+            PC_UNROLL
+            for (int i = 0; i < 4; i++)
+                ww[i] = q[i];
+        }
         PC_UNROLL
         for (int i = 0; i < 16; i++)
             c[i] = (ww[i >> 2] >> (8 * (i & 3))) & 0xff;
@@ -62,11 +76,20 @@ PC_DEV void pc_colour_unpack16(const pc_cparams &p, size_t n0, unsigned *c)
             c[i] = (ww[i >> 1] >> (16 * (i & 1))) & m;
         return;
     }
-    if (p.packing == 2 && p.bits == 12 && (((uintptr_t)(s + 3 * (n0 >> 1))) & 7) == 0) {
+    if (p.packing == 2 && p.bits == 12 && (((uintptr_t)(s + 3 * (n0 >> 1))) & 3) == 0) {
         /* 16 samples = 24 bytes of an LSB-first 12-bit stream */
-        const uint2 *q = (const uint2 *)(s + 3 * (n0 >> 1));
-        const uint2 a = q[0], b = q[1], d = q[2];
-        const unsigned ww[7] = {a.x, a.y, b.x, b.y, d.x, d.y, 0};
+        unsigned ww[7];
+        if ((((uintptr_t)(s + 3 * (n0 >> 1))) & 7) == 0) {
+            const uint2 *q = (const uint2 *)(s + 3 * (n0 >> 1));
+            const uint2 a = q[0], b = q[1], d = q[2];
+            ww[0] = a.x, ww[1] = a.y, ww[2] = b.x, ww[3] = b.y, ww[4] = d.x, ww[5] = d.y;
+        } else {
+            const unsigned *q = (const unsigned *)(s + 3 * (n0 >> 1));
+            PC_UNROLL
+            for (int i = 0; i < 6; i++)
+                ww[i] = q[i];
+        }
+        ww[6] = 0;
         PC_UNROLL
         for (int i = 0; i < 16; i++) {
             const int bit = 12 * i, k = bit >> 5, sh = bit & 31;

@@ -39,6 +39,8 @@
 #define PC_UNROLL _Pragma("unroll")
 /* Declares `name` as the block's dynamic shared memory. */
 #define PC_SMEM_DECL(name) extern __shared__ __align__(16) unsigned char name[]
+/* A read-only global load (LDG through L1, the non-coherent path). */
+#define PC_LDG(ptr) __ldg(ptr)
 #else
 #ifndef PANOCAP_CUDA_EMU_H
 #error "include cuda_emu.h before cuda_common.cuh when compiling for the host"
@@ -49,6 +51,7 @@
 #define PC_BOUNDS
 #define PC_UNROLL
 #define PC_SMEM_DECL(name) unsigned char *name = pc_emu::current()->smem.data()
+#define PC_LDG(ptr) (*(ptr))
 #endif
 
 /* Threads per CTA and tile width: 128 threads is what the paper found
@@ -77,20 +80,33 @@ struct pc_kparams {
     int p0, p1, p2;
     /* Conversion matrices (spec §8 with each camera's colour matrix folded
      * in, docs/colour.md §3): n_bands entries of PC_KBAND ints {cy[3],
-     * cb[3], cr[3], yoff} in device memory; image row y uses band
-     * min(umulhi(y, band_mul), n_bands - 1) (band_mul = floor(2^32 /
-     * band_rows) + 1, exact for rows < 2^16; 0 with one band). */
+     * cb[3], cr[3], yoff}; image row y uses band min(umulhi(y, band_mul),
+     * n_bands - 1) (band_mul = floor(2^32 / band_rows) + 1, exact for rows
+     * < 2^16; 0 with one band). `bands` is the device copy (MLRI's); the
+     * fused kernels read m0, the same matrices by value: band 0 is then
+     * constant-bank operands of the plain kernels' IMADs (no registers, no
+     * loads, exactly as before the colour stage), and the +COL kernels
+     * index it per row pair (a uniform constant-cache load, LDC, instead
+     * of a global load through L1). */
     const int *bands;
     unsigned band_mul;
     int n_bands;
-    /* Band 0 again, by value: the kernels without per-camera colour
-     * (PC_KFMT_COL not set) read their one matrix from here, i.e. straight
-     * from the constant bank as instruction operands (no registers, no
-     * loads), exactly as before the colour stage. */
-    int m0[10];
+    int m0[16 * 10]; /* PC_KMAX_BANDS x PC_KBAND */
+    /* Colour stage for 8-bit raw input (docs/colour.md §2): the slot holds
+     * the cameras' raw codes, and the tile loader maps each byte through
+     * clut, [camera][site][256] with site = (x & 1) | (y & 1) << 1 of the
+     * image position (the camera's CFA folded in on the device); the
+     * camera of image row y is umulhi(y, cam_mul); only the rows of the
+     * cameras whose bit is set in cam_map are mapped (cam_map 0: no
+     * mapping at all, the pre-colour loader). */
+    const uint8_t *clut;
+    unsigned cam_mul, cam_map;
 };
 #define PC_KBAND 10
 #define PC_KMAX_BANDS 16
+static_assert(sizeof(((pc_kparams *)0)->m0) == sizeof(int) * PC_KMAX_BANDS * PC_KBAND, "pc_kparams.m0: every band");
+/* Loader table bytes per camera (clut). */
+#define PC_CLUT8 1024
 
 /* Kernel output formats (the FMT template argument): the pc_pixfmt values,
  * and NV12/I420 + PC_KFMT_COL for the kernels that select a matrix per row
@@ -130,6 +146,14 @@ PC_DEV int pc_band_of(const pc_kparams &p, int y)
 {
     const int b = (int)__umulhi((unsigned)y, p.band_mul);
     return b < p.n_bands - 1 ? b : p.n_bands - 1;
+}
+
+/* The colour (0 R, 1 G, 2 B) of a CFA site (x & 1) | (y & 1) << 1 under
+ * CFA phase cfa (pc_cfa: the site of red). */
+PC_HD int pc_site_colour(int site, int cfa)
+{
+    const int s = site ^ cfa;
+    return s == 0 ? 0 : s == 3 ? 2 : 1;
 }
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }

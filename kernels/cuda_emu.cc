@@ -73,8 +73,15 @@ extern "C" int pc_emu_supports(pc_algo_id algo)
     return (unsigned)algo < PC_ALGO_COUNT && emu_algos[algo].run != nullptr;
 }
 
-extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
-                              const pc_picture *dst, char *err, size_t errlen)
+/* The loader tables of 8-bit raw input (pc_kparams.clut), or none. */
+struct emu_raw8 {
+    const pc_colour_tables *const *t;
+    const pc_cfa *cfa;
+    int ncam, rows;
+};
+
+static int emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src, const pc_picture *dst,
+                       const emu_raw8 *r8, char *err, size_t errlen)
 {
     const int W = src->width, H = src->height;
     if (th < 4 || (th & 3) || (variant != PC_VARIANT_2PX && variant != PC_VARIANT_4PX)) {
@@ -135,7 +142,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         snprintf(err, errlen, "pc_emu_debayer: %d bands of %d rows", nb, dst->band_rows);
         return PC_EINVAL;
     }
-    int bands[PC_KMAX_BANDS * PC_KBAND];
+    int bands[PC_KMAX_BANDS * PC_KBAND] = {0};
     for (int i = 0; i < nb; i++) {
         for (int k = 0; k < 3; k++) {
             bands[PC_KBAND * i + k] = bl[i].y[k];
@@ -148,6 +155,20 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     memcpy(kp.m0, bands, sizeof kp.m0);
+    /* 8-bit raw codes: the tables as the device's margin kernel writes them
+     * (debayer_cuda.cu, pc_margin_kernel), identity cameras not mapped */
+    std::vector<uint8_t> clut;
+    if (r8) {
+        clut.assign((size_t)PC_CLUT8 * r8->ncam, 0);
+        for (int c = 0; c < r8->ncam; c++) {
+            for (int e = 0; e < PC_CLUT8; e++)
+                clut[(size_t)c * PC_CLUT8 + e] = r8->t[c]->lut[pc_site_colour(e >> 8, r8->cfa[c])][e & 255];
+            if (!(r8->t[c]->bits == 8 && r8->t[c]->identity))
+                kp.cam_map |= 1u << c;
+        }
+        kp.clut = clut.data();
+        kp.cam_mul = (unsigned)((1ull << 32) / (unsigned)r8->rows + 1);
+    }
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
     const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
     int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
@@ -157,6 +178,29 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         return PC_EINVAL;
     }
     return 0;
+}
+
+extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
+                              const pc_picture *dst, char *err, size_t errlen)
+{
+    return emu_debayer(algo, variant, th, src, dst, NULL, err, errlen);
+}
+
+extern "C" int pc_emu_debayer_raw8(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
+                                   const pc_colour_tables *const *t, const pc_cfa *cfa, int ncam, int cam_rows,
+                                   const pc_picture *dst, char *err, size_t errlen)
+{
+    if (ncam < 1 || ncam > 16 || cam_rows < 2 || (cam_rows & 1)) {
+        snprintf(err, errlen, "pc_emu_debayer_raw8: %d cameras of %d rows", ncam, cam_rows);
+        return PC_EINVAL;
+    }
+    for (int c = 0; c < ncam; c++)
+        if (!t[c] || t[c]->bits != 8) {
+            snprintf(err, errlen, "pc_emu_debayer_raw8: camera %d: no 8-bit tables", c);
+            return PC_EINVAL;
+        }
+    const emu_raw8 r8 = {t, cfa, ncam, cam_rows};
+    return emu_debayer(algo, variant, th, src, dst, &r8, err, errlen);
 }
 
 /* MLRI: the same launch sequence as the device (pc_mlri_sequence), each

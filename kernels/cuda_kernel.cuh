@@ -32,6 +32,13 @@
 /* --- loading ------------------------------------------------------------ */
 
 PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
+/* Four bytes of a normalised row through the tables of their sites: te
+ * for bytes 0 and 2, to for bytes 1 and 3 (docs/colour.md §2). */
+PC_DEV unsigned pc_map4(unsigned w, const uint8_t *te, const uint8_t *to)
+{
+    return (unsigned)PC_LDG(te + (w & 255)) | (unsigned)PC_LDG(to + ((w >> 8) & 255)) << 8 |
+           (unsigned)PC_LDG(te + ((w >> 16) & 255)) << 16 | (unsigned)PC_LDG(to + (w >> 24)) << 24;
+}
 
 /* Copies rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
  * whose top-left output pixel is (tx0, ty0) into shared memory, in
@@ -83,22 +90,45 @@ struct pc_loader {
         }
         pc_cp_commit();
     }
-    /* After the wait: byte-reverse this thread's own chunks when the tile
-     * is mirrored horizontally (before the barrier that publishes them). */
-    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p)
+    /* After the wait: this thread's own chunks (before the barrier that
+     * publishes them) are byte-reversed when the tile is mirrored
+     * horizontally, and mapped through their camera's colour tables when
+     * the slot holds 8-bit raw codes (pc_kparams.clut): one table lookup
+     * per loaded byte, in a pass over the chunk the thread already makes
+     * for the mirror, no memory traffic beyond the tables (1 KB per
+     * camera, read through L1). Normalised orientation keeps the site of
+     * every byte known: smem column c lies at image column parity
+     * (c & 1) ^ ox, and the row's image row is the one issue() read. */
+    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p, int ty0)
     {
-        if (!p.ox)
+        if (!p.ox && !p.cam_map)
             return;
         const int n = (p.th + 2 * RP) * CH;
         for (int i = threadIdx.x; i < n; i += PC_NT) {
             const int r = i / CH, k = i - r * CH;
             uint4 *c = (uint4 *)(raw + r * PC_SR + 16 * k);
-            uint4 w = *c, o;
-            o.x = pc_bswap(w.w);
-            o.y = pc_bswap(w.z);
-            o.z = pc_bswap(w.y);
-            o.w = pc_bswap(w.x);
-            *c = o;
+            uint4 w = *c;
+            if (p.ox) {
+                const uint4 v = w;
+                w.x = pc_bswap(v.w);
+                w.y = pc_bswap(v.z);
+                w.z = pc_bswap(v.y);
+                w.w = pc_bswap(v.x);
+            }
+            if (p.cam_map) {
+                const int y = pc_fold(p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r, p.H);
+                const unsigned cam = __umulhi((unsigned)y, p.cam_mul);
+                if (cam < 32 && ((p.cam_map >> cam) & 1)) {
+                    /* even bytes of the chunk: image parity ox, odd: !ox */
+                    const uint8_t *t = p.clut + cam * PC_CLUT8 + (y & 1) * 512;
+                    const uint8_t *te = t + (p.ox << 8), *to = t + ((p.ox ^ 1) << 8);
+                    w.x = pc_map4(w.x, te, to);
+                    w.y = pc_map4(w.y, te, to);
+                    w.z = pc_map4(w.z, te, to);
+                    w.w = pc_map4(w.w, te, to);
+                }
+            }
+            *c = w;
         }
     }
 };
@@ -131,10 +161,12 @@ PC_DEV void pc_for_pairs(int th, F f)
  *   chroma numerators are >= 0, so only the upper clamp can bite (full
  *   range). This is the pre-colour code, at the pre-colour cost.
  * - COL true (per-camera matrices folded in): m points at the row band's
- *   matrix in device memory (pc_kparams.bands), read where it is used:
- *   the address is warp-uniform (one L1 broadcast per coefficient) and
- *   nothing stays live across the row loop, so the kernel keeps the plain
- *   one's register count (held in registers for the loop, the coefficients
+ *   matrix in the kernel parameters (pc_kparams.m0, every band by value),
+ *   read where it is used: a warp-uniform indexed constant-bank load (LDC;
+ *   the earlier version read the device copy through L1, 1.3-4.2 us per
+ *   frame on an H100), and nothing stays live across the row loop, so the
+ *   kernel keeps the plain one's register count (held in registers for
+ *   the loop, the coefficients
  *   took 4px hq-linear from 47 to 63 registers: the version that did so
  *   for every frame ran 21.79 -> 25.22 us on an H100). Y' and chroma can
  *   leave their ranges, so both are clamped (one VIMNMX.RELU each on
@@ -257,9 +289,9 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
             continue;
         }
         /* COL: the row pair's band matrix is read where it is used (a
-         * warp-uniform address: L1 broadcasts), so it holds no registers
+         * warp-uniform constant-bank index), so it holds no registers
          * across the loop */
-        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb) : p.m0;
+        const int *m = COL ? p.m0 + PC_KBAND * pc_band_of(p, yb) : p.m0;
         const unsigned ta = qa.template ypair<COL>(m, 0, ysel), tb = qb.template ypair<COL>(m, 0, ysel);
         const unsigned ba = qa.template ypair<COL>(m, 2, ysel), bb = qb.template ypair<COL>(m, 2, ysel);
         const unsigned ca = qa.template cbcr<COL>(m), cbb = qb.template cbcr<COL>(m);
@@ -356,7 +388,7 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
         /* COL: the band's matrix read where it is used (as in
          * pc_final_4px); rows past the image (ok false) still take part in
          * the chroma exchange: any band will do */
-        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
+        const int *m = COL ? p.m0 + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
         if (w & 1)
             pc_final_2px_row<A, FMT, COL, 1>(pl, p, m, x, xb, yb, ok, off, ysel);
         else
@@ -410,7 +442,7 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
         else
             pc_cp_commit(); /* keep the group count uniform */
         pc_cp_wait<1>();    /* this tile's copies (the older group) are done */
-        pc_loader<A::RP>::finish(cur, p);
+        pc_loader<A::RP>::finish(cur, p, ty0);
         __syncthreads();
         pl.raw = cur;
         A::passes(pl, p.th);

@@ -79,6 +79,16 @@ struct pc_gpu {
      * sample, the widest format), allocated at the first use. */
     uint8_t *d_luts;
     uint8_t *raw_stage[PC_GPU_MAX_SLOTS];
+    /* 8-bit raw input mapped in the tile loader (pc_kparams.clut): per
+     * slot, the loader tables of its cameras (PC_GPU_MAX_CAMERAS x
+     * PC_CLUT8, written by the slab's margin kernel, so frames in flight
+     * keep theirs), which cameras' rows hold raw codes (bit c: rows
+     * [c * map_rows, (c + 1) * map_rows)), and per camera whether its
+     * tables are the 8-bit identity (nothing to map). */
+    uint8_t *d_clut[PC_GPU_MAX_SLOTS];
+    unsigned map_mask[PC_GPU_MAX_SLOTS];
+    int map_rows[PC_GPU_MAX_SLOTS];
+    int lut_ident[PC_GPU_MAX_CAMERAS];
     int bands_host[PC_KMAX_BANDS * PC_KBAND];
     int bands_n;
     int num_sms;
@@ -155,21 +165,63 @@ extern "C" int pc_gpu_device_count(void)
 /* Fills the left/right margins of rows [row0, row0+rows) of an input slot
  * with the reflect-101 mirror of the row (spec §1.2), so the debayer
  * kernels read whole aligned 16-byte chunks at the image edges too. Runs
- * on the upload stream after each slab: off the debayer's critical path. */
-__global__ void pc_margin_kernel(uint8_t *in, size_t pitch, int w, int row0, int ml, int mr)
+ * on the upload stream after each slab: off the debayer's critical path.
+ * With lut8 (an 8-bit raw slab that the tile loader maps), it also writes
+ * the slot's loader table of the slab's camera from its 3 colour tables
+ * lut3 and its CFA phase: [site][256], site = (x & 1) | (y & 1) << 1
+ * (1 KB: no extra launch, no extra pass over the frame). */
+__global__ void pc_margin_kernel(uint8_t *in, size_t pitch, int w, int row0, int ml, int mr, const uint8_t *lut3,
+                                 uint8_t *lut8, int cfa)
 {
     uint8_t *row = in + (size_t)(row0 + blockIdx.x) * pitch;
     for (int j = threadIdx.x; j < ml + mr; j += blockDim.x) {
         int x = j < ml ? j - ml : w + (j - ml);
         row[x] = row[pc_fold(x, w)];
     }
+    if (lut8)
+        for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < PC_CLUT8; e += gridDim.x * blockDim.x)
+            lut8[e] = lut3[pc_site_colour(e >> 8, cfa) * PC_CLUT_STRIDE + (e & 255)];
 }
 
-static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, char *err, size_t errlen)
+static int fill_margins_lut(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, const uint8_t *lut3,
+                            uint8_t *lut8, int cfa, char *err, size_t errlen)
 {
-    pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r);
+    pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r, lut3, lut8, cfa);
     CK(g, cudaGetLastError());
     return 0;
+}
+static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, char *err, size_t errlen)
+{
+    return fill_margins_lut(g, slot, row0, rows, s, NULL, NULL, 0, err, errlen);
+}
+
+/* Rows [row0, row0+rows) of a slot now hold 8-bit samples the loader takes
+ * as they are: the cameras whose rows they overlap leave map_mask. */
+static void rows_plain(pc_gpu *g, int slot, int row0, int rows)
+{
+    if (!g->map_mask[slot])
+        return;
+    const int R = g->map_rows[slot];
+    for (int c = 0; c < PC_GPU_MAX_CAMERAS; c++)
+        if (c * R < row0 + rows && (c + 1) * R > row0)
+            g->map_mask[slot] &= ~(1u << c);
+}
+
+/* Maps, in place, the rows of the cameras in map_mask (margins included:
+ * reflect-101 keeps every sample's site parity) with the slot's loader
+ * tables: for algorithms with their own kernels (MLRI), which read the
+ * slot directly. One block per row. */
+__global__ void pc_map_kernel(uint8_t *in, size_t pitch, int x0, int x1, const uint8_t *clut, unsigned cam_mul,
+                              unsigned mask)
+{
+    const int y = blockIdx.x;
+    const unsigned cam = __umulhi((unsigned)y, cam_mul);
+    if (cam >= 32 || !((mask >> cam) & 1))
+        return;
+    uint8_t *row = in + (size_t)y * pitch;
+    const uint8_t *t = clut + cam * PC_CLUT8 + (y & 1) * 512;
+    for (int x = x0 + (int)threadIdx.x; x < x1; x += blockDim.x)
+        row[x] = t[(x & 1) * 256 + row[x]];
 }
 
 /* Fills an input slot with hash noise so tuning never times zeros. */
@@ -218,9 +270,12 @@ extern "C" void pc_gpu_close(pc_gpu *g)
         cudaFree(g->d_bands);
     if (g->d_luts)
         cudaFree(g->d_luts);
-    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++)
+    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
         if (g->raw_stage[i])
             cudaFree(g->raw_stage[i]);
+        if (g->d_clut[i])
+            cudaFree(g->d_clut[i]);
+    }
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -735,6 +790,7 @@ extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t 
     CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
                             cudaMemcpyHostToDevice, g->up));
     g->uploaded[slot] = 1;
+    rows_plain(g, slot, row0, rows);
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
@@ -749,6 +805,7 @@ extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, cha
         return PC_EINVAL;
     }
     g->uploaded[slot] = 1;
+    rows_plain(g, slot, row0, rows);
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
@@ -772,6 +829,8 @@ extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tabl
     CK(g, cudaSetDevice(g->device));
     if (ensure_luts(g, err, errlen))
         return PC_EDEVICE;
+    /* 8-bit identity tables: the loader has nothing to map */
+    g->lut_ident[cam] = t->bits == 8 && t->identity;
     /* pageable source: the driver stages these few KB at once */
     for (int c = 0; c < 3; c++)
         CK(g, cudaMemcpyAsync(g->d_luts + ((size_t)cam * 3 + c) * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits,
@@ -816,6 +875,18 @@ static int check_rawfmt(const pc_rawfmt *f)
            (f->packing == PC_PACK_8 ? f->bits == 8 : (f->bits == 10 || f->bits == 12));
 }
 
+/* Whether an 8-bit raw slab is mapped by the tile loader instead of the
+ * colour pass: camera cam's slab at rows [cam * rows, (cam + 1) * rows)
+ * (the stacked layout, so the kernel finds a row's camera by division),
+ * the same slab height as the slot's other mapped cameras, and no
+ * PC_GPU_OPT_COLOUR_PASS. Algorithms with their own kernels get the
+ * rows mapped in place before they run (pc_map_kernel). */
+static int loader_maps(const pc_gpu *g, int slot, int row0, const pc_rawfmt *f, int cam, int rows)
+{
+    return f->packing == PC_PACK_8 && !(g->options & PC_GPU_OPT_COLOUR_PASS) && row0 == cam * rows &&
+           (!g->map_mask[slot] || g->map_rows[slot] == rows);
+}
+
 extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f,
                                        int cam, int rows, char *err, size_t errlen)
 {
@@ -831,10 +902,30 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
     CK(g, cudaSetDevice(g->device));
     if (ensure_luts(g, err, errlen))
         return PC_EDEVICE;
-    if (!g->raw_stage[slot])
-        CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
     if (g->consumed[slot])
         CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
+    if (loader_maps(g, slot, row0, f, cam, rows)) {
+        /* 8-bit: no pass at all. The raw codes go straight into the slot
+         * (the copy and margin kernel of a plain upload), and the debayer
+         * kernel's tile loader maps them (pc_loader::finish); the margin
+         * kernel also writes the camera's loader table for this slot. */
+        CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, (size_t)g->W, g->W, rows,
+                                cudaMemcpyHostToDevice, g->up));
+        g->uploaded[slot] = 1;
+        rows_plain(g, slot, row0, rows);
+        if (g->lut_ident[cam])
+            return fill_margins(g, slot, row0, rows, g->up, err, errlen);
+        if (!g->d_clut[slot])
+            CK(g, cudaMalloc((void **)&g->d_clut[slot], (size_t)PC_GPU_MAX_CAMERAS * PC_CLUT8));
+        if (fill_margins_lut(g, slot, row0, rows, g->up, g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE,
+                             g->d_clut[slot] + (size_t)cam * PC_CLUT8, (int)f->cfa, err, errlen))
+            return PC_EDEVICE;
+        g->map_mask[slot] |= 1u << cam;
+        g->map_rows[slot] = rows;
+        return 0;
+    }
+    if (!g->raw_stage[slot])
+        CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
     /* the camera's stream lands at the same rows' offset of the staging
      * buffer: slabs of one frame never overlap there */
     uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
@@ -842,13 +933,38 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
     if (colour_launch(g, slot, row0, stage, f, cam, rows, 1, g->up, err, errlen))
         return PC_EDEVICE;
     g->uploaded[slot] = 1;
+    rows_plain(g, slot, row0, rows);
     return 0;
 }
 
-extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen)
+/* One frame's upload-side colour work of ncam camera slabs (rows H / ncam,
+ * even), from data already on the device: what pc_gpu_upload_raw_async
+ * enqueues besides the host copy. */
+static int colour_frame_work(pc_gpu *g, const pc_rawfmt *f, int ncam, char *err, size_t errlen)
 {
-    if (!g || !check_rawfmt(f)) {
-        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format");
+    const int rows = (g->H / ncam) & ~1;
+    for (int c = 0; c < ncam; c++) {
+        if (loader_maps(g, 0, c * rows, f, c, rows) && !g->lut_ident[c]) {
+            if (fill_margins_lut(g, 0, c * rows, rows, g->cs, g->d_luts + (size_t)c * 3 * PC_CLUT_STRIDE,
+                                 g->d_clut[0] + (size_t)c * PC_CLUT8, (int)f->cfa, err, errlen))
+                return PC_EDEVICE;
+        } else if (loader_maps(g, 0, c * rows, f, c, rows)) {
+            if (fill_margins(g, 0, c * rows, rows, g->cs, err, errlen))
+                return PC_EDEVICE;
+        } else {
+            if (colour_launch(g, 0, c * rows, g->raw_stage[0] + 2 * (size_t)c * rows * g->W, f, c, rows, 1, g->cs,
+                              err, errlen))
+                return PC_EDEVICE;
+            rows_plain(g, 0, c * rows, rows);
+        }
+    }
+    return 0;
+}
+
+extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err, size_t errlen)
+{
+    if (!g || !check_rawfmt(f) || ncam < 1 || ncam > PC_GPU_MAX_CAMERAS || g->H / ncam < 2) {
+        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format or camera count %d", ncam);
         return PC_EINVAL;
     }
     CK(g, cudaSetDevice(g->device));
@@ -856,13 +972,15 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, 
         return PC_EDEVICE;
     if (!g->raw_stage[0])
         CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
+    if (!g->d_clut[0])
+        CK(g, cudaMalloc((void **)&g->d_clut[0], (size_t)PC_GPU_MAX_CAMERAS * PC_CLUT8));
     CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
-    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
+    if (colour_frame_work(g, f, ncam, err, errlen))
         return PC_EDEVICE;
     CK(g, cudaEventRecord(a, g->cs));
     for (int i = 0; i < 20; i++)
-        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
+        if (colour_frame_work(g, f, ncam, err, errlen))
             return PC_EDEVICE;
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
@@ -873,13 +991,20 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, 
     return 0;
 }
 
-extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen)
+extern "C" int pc_gpu_margin_time_us(pc_gpu *g, int slabs, double *us, char *err, size_t errlen)
 {
+    if (!g || slabs < 1 || g->H / slabs < 1) {
+        pc_set_err(err, errlen, "pc_gpu_margin_time_us: %d slabs", slabs);
+        return PC_EINVAL;
+    }
+    const int rows = g->H / slabs;
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
     CK(g, cudaEventRecord(a, g->cs));
     for (int i = 0; i < 10; i++)
-        if (fill_margins(g, i % g->nslots, 0, g->H, g->cs, err, errlen))
-            return PC_EDEVICE;
+        for (int c = 0; c < slabs; c++)
+            if (fill_margins(g, i % g->nslots, c * rows, c == slabs - 1 ? g->H - c * rows : rows, g->cs, err,
+                             errlen))
+                return PC_EDEVICE;
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
     float ms;
@@ -960,6 +1085,11 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         kp.th = th;
         kp.src = g->in[slot];
         set_dst(&kp, dst);
+        if (g->map_mask[slot]) { /* 8-bit raw codes: the loader maps them */
+            kp.clut = g->d_clut[slot];
+            kp.cam_mul = (unsigned)((1ull << 32) / (unsigned)g->map_rows[slot] + 1);
+            kp.cam_map = g->map_mask[slot];
+        }
     }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
@@ -968,6 +1098,16 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         CK(g, cudaEventRecord(g->ev_up[slot], g->up));
         CK(g, cudaStreamWaitEvent(g->cs, g->ev_up[slot], 0));
         g->uploaded[slot] = 0;
+    }
+    if (own && g->map_mask[slot]) {
+        /* own kernels read the slot directly: map its raw rows in place
+         * first (once: the slot then holds mapped samples) */
+        pc_map_kernel<<<g->H, 256, 0, g->cs>>>(g->in[slot], g->in_pitch, -PC_HX, g->W + g->margin_r,
+                                                g->d_clut[slot],
+                                                (unsigned)((1ull << 32) / (unsigned)g->map_rows[slot] + 1),
+                                                g->map_mask[slot]);
+        CK(g, cudaGetLastError());
+        g->map_mask[slot] = 0;
     }
     /* One event per frame by default (every event record between two
      * kernels costs the GPU about 0.6 us); a timed pair on request. */
