@@ -12,9 +12,15 @@
 
 /* Table layout on the device: 3 colours x PC_CLUT_STRIDE codes. */
 #define PC_CLUT_STRIDE 4096
-/* Threads per block (two rows at a time, PC_CNT / 2 threads per row) and
- * pixels per thread and step (one 16-byte store). */
-#define PC_CNT 256
+/* Threads per block, threads per row (a block takes PC_CNT / PC_CTPR rows
+ * at a time) and pixels per thread and step (one 16-byte store). Large
+ * blocks because each block copies its tables into shared memory first:
+ * 12 KB for 12-bit input, as much as 4 rows of input, so blocks of 2
+ * rows (as it first was: 540 blocks per 1080-row slab) read from L2 more
+ * table than frame. */
+#define PC_CNT 1024
+#define PC_CTPR 128
+#define PC_CRPI (PC_CNT / PC_CTPR)
 #define PC_CPX 16
 
 struct pc_cparams {
@@ -29,10 +35,10 @@ struct pc_cparams {
 };
 
 /* Dynamic shared memory of the colour pass: the three tables of the
- * format's codes and two rows of output (the margins' source). */
+ * format's codes and PC_CRPI rows of output (the margins' source). */
 PC_HD size_t pc_colour_smem(int bits, int W)
 {
-    return 3 * ((size_t)1 << bits) + 2 * (((size_t)W + 15) & ~(size_t)15);
+    return 3 * ((size_t)1 << bits) + PC_CRPI * (((size_t)W + 15) & ~(size_t)15);
 }
 
 /* Why it is fast (a streaming pass at memory speed): each thread moves
@@ -40,7 +46,7 @@ PC_HD size_t pc_colour_smem(int bits, int W)
  * load; 12p: three 8-byte loads of the 24-byte group; 16-bit containers:
  * two 16-byte loads); the tables of the format's codes are copied once per
  * CTA into shared memory (persistent CTAs walk the rows with stride
- * 2 * gridDim.x), so the lookups are LDS, not L1/L2 gathers; and the row's
+ * PC_CRPI * gridDim.x), so the lookups are LDS, not L1/L2 gathers; and the row's
  * margins are written from the row kept in shared memory, so the separate
  * margin pass (a second read of every row's edges) is not needed. */
 PC_DEV void pc_colour_unpack16(const pc_cparams &p, size_t n0, unsigned *c)
@@ -103,13 +109,18 @@ PC_DEV void pc_colour_unpack16(const pc_cparams &p, size_t n0, unsigned *c)
         c[i] = pc_unpack_sample(s, p.packing, p.bits, n0 + i);
 }
 
-/* Grid: persistent CTAs of PC_CNT threads (at most rows / 2 of them);
+/* Grid: persistent CTAs of PC_CNT threads (at most rows / PC_CRPI of them);
  * dynamic shared memory pc_colour_smem(bits, W). */
-PC_KERNEL void pc_colour_kernel(pc_cparams p)
+#ifdef __CUDACC__
+#define PC_CBOUNDS __launch_bounds__(PC_CNT)
+#else
+#define PC_CBOUNDS
+#endif
+PC_KERNEL void PC_CBOUNDS pc_colour_kernel(pc_cparams p)
 {
     PC_SMEM_DECL(sm);
     const int L = 1 << p.bits, t = threadIdx.x;
-    const int half = t / (PC_CNT / 2), tt = t - half * (PC_CNT / 2);
+    const int half = t / PC_CTPR, tt = t - half * PC_CTPR;
     for (int i = 4 * t; i < 3 * L; i += 4 * PC_CNT) { /* L is a multiple of 4 */
         const int c = i / L;
         *(uint32_t *)(sm + i) = *(const uint32_t *)(p.lut + c * PC_CLUT_STRIDE + (i - c * L));
@@ -118,7 +129,7 @@ PC_KERNEL void pc_colour_kernel(pc_cparams p)
     uint8_t *srow = sm + 3 * L + half * W16;
     const bool margins = (p.ml | p.mr) != 0;
     __syncthreads();
-    for (int y0 = 2 * blockIdx.x; y0 < p.rows; y0 += 2 * gridDim.x) {
+    for (int y0 = PC_CRPI * blockIdx.x; y0 < p.rows; y0 += PC_CRPI * gridDim.x) {
         const int y = y0 + half;
         /* colours of the even and odd columns of this row (site = (x&1 |
          * (y&1)<<1) ^ cfa; R -> 0, Gr/Gb -> 1, B -> 2) */
@@ -126,7 +137,7 @@ PC_KERNEL void pc_colour_kernel(pc_cparams p)
         const uint8_t *l0 = sm + L * (s0 == 0 ? 0 : s0 == 3 ? 2 : 1);
         const uint8_t *l1 = sm + L * (s1 == 0 ? 0 : s1 == 3 ? 2 : 1);
         uint8_t *d = p.dst + (long long)y * p.dst_pitch;
-        for (int x0 = PC_CPX * tt; y < p.rows && x0 < p.W; x0 += PC_CPX * (PC_CNT / 2)) {
+        for (int x0 = PC_CPX * tt; y < p.rows && x0 < p.W; x0 += PC_CPX * PC_CTPR) {
             const size_t n0 = (size_t)y * (size_t)p.W + (size_t)x0;
             if (x0 + PC_CPX <= p.W) {
                 unsigned c[16];
@@ -161,7 +172,7 @@ PC_KERNEL void pc_colour_kernel(pc_cparams p)
         }
         if (margins) {
             __syncthreads();
-            for (int j = tt; y < p.rows && j < p.ml + p.mr; j += PC_CNT / 2) {
+            for (int j = tt; y < p.rows && j < p.ml + p.mr; j += PC_CTPR) {
                 const int x = j < p.ml ? j - p.ml : p.W + (j - p.ml);
                 d[x] = srow[pc_fold(x, p.W)];
             }

@@ -269,7 +269,7 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.ml = ml;
     p.mr = mr;
     /* a few persistent CTAs, so that each walks several row pairs */
-    dim3 grid(rows / 2 < 2 ? 1 : 2);
+    dim3 grid(rows / PC_CRPI < 2 ? 1 : 2);
     if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
         snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;

@@ -857,13 +857,13 @@ static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, cons
     p.ml = margins ? PC_HX : 0;
     p.mr = margins ? g->margin_r : 0;
     /* persistent CTAs: one wave (as many as fit at once), each walking
-     * row pairs */
+     * groups of PC_CRPI rows */
     const size_t smem = pc_colour_smem(p.bits, g->W);
     if (smem > 48 * 1024)
         CK(g, cudaFuncSetAttribute(pc_colour_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int per_sm = 0;
     CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pc_colour_kernel, PC_CNT, smem));
-    int ctas = (rows + 1) / 2, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
+    int ctas = (rows + PC_CRPI - 1) / PC_CRPI, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
     pc_colour_kernel<<<ctas < cap ? ctas : cap, PC_CNT, smem, s>>>(p);
     CK(g, cudaGetLastError());
     return 0;

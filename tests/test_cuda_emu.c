@@ -124,7 +124,7 @@ static void colour_pass(void)
     static const pc_packing packs[] = {PC_PACK_8, PC_PACK_LE16, PC_PACK_PFNC, PC_PACK_GVSP};
     char err[256];
     uint32_t seed = 5;
-    const int w = 522, h = 6;
+    const int w = 522, h = 22; /* 2 blocks x 2 steps of PC_CRPI rows, the last one partial */
     for (int pi = 0; pi < 4; pi++)
         for (int bits = 8; bits <= 12; bits += 2) {
             if ((bits == 8) != (packs[pi] == PC_PACK_8))
