@@ -101,6 +101,10 @@ struct pc_kparams {
      * mapping at all, the pre-colour loader). */
     const uint8_t *clut;
     unsigned cam_mul, cam_map;
+    /* > 0: the kernel first copies the first clut_smem bytes of clut into
+     * shared memory (after its planes) and looks up there (LDS) instead
+     * of through L1 (the launch adds them to the dynamic shared memory) */
+    int clut_smem;
 };
 #define PC_KBAND 10
 #define PC_KMAX_BANDS 16

@@ -31,7 +31,8 @@ static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
     int ntiles = ((W + PC_TW - 1) / PC_TW) * ((H + th - 1) / th);
     dim3 grid(ntiles < 3 ? ntiles : 3);
     const bool v4 = var == PC_VARIANT_4PX;
-    size_t smem = v4 ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th);
+    size_t smem = (v4 ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th)) +
+                  (size_t)kp.clut_smem;
     return pc_emu::launch(grid, dim3(PC_NT), smem, [&]() {
         if (v4)
             kernel_of<A, PC_VARIANT_4PX>(fmt, kp);
@@ -77,7 +78,7 @@ extern "C" int pc_emu_supports(pc_algo_id algo)
 struct emu_raw8 {
     const pc_colour_tables *const *t;
     const pc_cfa *cfa;
-    int ncam, rows;
+    int ncam, rows, smem;
 };
 
 static int emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src, const pc_picture *dst,
@@ -168,6 +169,7 @@ static int emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bay
         }
         kp.clut = clut.data();
         kp.cam_mul = (unsigned)((1ull << 32) / (unsigned)r8->rows + 1);
+        kp.clut_smem = r8->smem ? PC_CLUT8 * r8->ncam : 0;
     }
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
     const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
@@ -188,7 +190,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
 
 extern "C" int pc_emu_debayer_raw8(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                                    const pc_colour_tables *const *t, const pc_cfa *cfa, int ncam, int cam_rows,
-                                   const pc_picture *dst, char *err, size_t errlen)
+                                   int smem, const pc_picture *dst, char *err, size_t errlen)
 {
     if (ncam < 1 || ncam > 16 || cam_rows < 2 || (cam_rows & 1)) {
         snprintf(err, errlen, "pc_emu_debayer_raw8: %d cameras of %d rows", ncam, cam_rows);
@@ -199,7 +201,7 @@ extern "C" int pc_emu_debayer_raw8(pc_algo_id algo, pc_variant variant, int th, 
             snprintf(err, errlen, "pc_emu_debayer_raw8: camera %d: no 8-bit tables", c);
             return PC_EINVAL;
         }
-    const emu_raw8 r8 = {t, cfa, ncam, cam_rows};
+    const emu_raw8 r8 = {t, cfa, ncam, cam_rows, smem};
     return emu_debayer(algo, variant, th, src, dst, &r8, err, errlen);
 }
 

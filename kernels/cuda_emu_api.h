@@ -19,10 +19,10 @@ int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *
                    const pc_picture *dst, char *err, size_t errlen);
 /* pc_emu_debayer with src holding the raw 8-bit codes of ncam camera slabs
  * of cam_rows rows each (camera c: CFA phase cfa[c], tables t[c], 8-bit),
- * which the kernel's tile loader maps (pc_kparams.clut), as the device
- * does for 8-bit raw uploads. */
+ * which the kernel's tile loader maps (pc_kparams.clut; smem: from shared
+ * memory, pc_kparams.clut_smem), as the device does for 8-bit raw uploads. */
 int pc_emu_debayer_raw8(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
-                        const pc_colour_tables *const *t, const pc_cfa *cfa, int ncam, int cam_rows,
+                        const pc_colour_tables *const *t, const pc_cfa *cfa, int ncam, int cam_rows, int smem,
                         const pc_picture *dst, char *err, size_t errlen);
 /* Runs the CUDA colour pass (cuda_colour.cuh) over one slab on the CPU;
  * with ml/mr > 0 it also fills that many bytes left of each row's dst and

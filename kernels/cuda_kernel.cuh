@@ -33,11 +33,25 @@
 
 PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
 /* Four bytes of a normalised row through the tables of their sites: te
- * for bytes 0 and 2, to for bytes 1 and 3 (docs/colour.md §2). */
+ * for bytes 0 and 2, to for bytes 1 and 3 (docs/colour.md §2); SM: the
+ * tables are in shared memory, else global (read through L1). */
+template <bool SM>
 PC_DEV unsigned pc_map4(unsigned w, const uint8_t *te, const uint8_t *to)
 {
+    if (SM)
+        return (unsigned)te[w & 255] | (unsigned)to[(w >> 8) & 255] << 8 | (unsigned)te[(w >> 16) & 255] << 16 |
+               (unsigned)to[w >> 24] << 24;
     return (unsigned)PC_LDG(te + (w & 255)) | (unsigned)PC_LDG(to + ((w >> 8) & 255)) << 8 |
            (unsigned)PC_LDG(te + ((w >> 16) & 255)) << 16 | (unsigned)PC_LDG(to + (w >> 24)) << 24;
+}
+template <bool SM>
+PC_DEV void pc_map16(uint4 &w, const uint8_t *t, int ox)
+{
+    const uint8_t *te = t + (ox << 8), *to = t + ((ox ^ 1) << 8);
+    w.x = pc_map4<SM>(w.x, te, to);
+    w.y = pc_map4<SM>(w.y, te, to);
+    w.z = pc_map4<SM>(w.z, te, to);
+    w.w = pc_map4<SM>(w.w, te, to);
 }
 
 /* Copies rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
@@ -96,10 +110,11 @@ struct pc_loader {
      * the slot holds 8-bit raw codes (pc_kparams.clut): one table lookup
      * per loaded byte, in a pass over the chunk the thread already makes
      * for the mirror, no memory traffic beyond the tables (1 KB per
-     * camera, read through L1). Normalised orientation keeps the site of
+     * camera, read through L1, or from shared memory at stab when
+     * pc_kparams.clut_smem). Normalised orientation keeps the site of
      * every byte known: smem column c lies at image column parity
      * (c & 1) ^ ox, and the row's image row is the one issue() read. */
-    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p, int ty0)
+    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p, int ty0, const uint8_t *stab)
     {
         if (!p.ox && !p.cam_map)
             return;
@@ -120,12 +135,11 @@ struct pc_loader {
                 const unsigned cam = __umulhi((unsigned)y, p.cam_mul);
                 if (cam < 32 && ((p.cam_map >> cam) & 1)) {
                     /* even bytes of the chunk: image parity ox, odd: !ox */
-                    const uint8_t *t = p.clut + cam * PC_CLUT8 + (y & 1) * 512;
-                    const uint8_t *te = t + (p.ox << 8), *to = t + ((p.ox ^ 1) << 8);
-                    w.x = pc_map4(w.x, te, to);
-                    w.y = pc_map4(w.y, te, to);
-                    w.z = pc_map4(w.z, te, to);
-                    w.w = pc_map4(w.w, te, to);
+                    const int o = cam * PC_CLUT8 + (y & 1) * 512;
+                    if (p.clut_smem)
+                        pc_map16<true>(w, stab + o, p.ox);
+                    else
+                        pc_map16<false>(w, p.clut + o, p.ox);
                 }
             }
             *c = w;
@@ -424,6 +438,14 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
     if (tile >= ntiles)
         return;
     typename A::P pl = A::planes(smem, p.th);
+    /* the colour stage's loader tables in shared memory, when asked
+     * (pc_kparams.clut_smem): copied once per CTA */
+    uint8_t *stab = smem + pc_kernel_smem<A, VAR>(p.th);
+    if (p.clut_smem) {
+        for (int i = 4 * threadIdx.x; i < p.clut_smem; i += 4 * PC_NT)
+            *(uint32_t *)(stab + i) = *(const uint32_t *)(p.clut + i);
+        __syncthreads();
+    }
     /* The two raw buffers are addressed by arithmetic on the shared array
      * (not through an array of pointers, which would live in local memory
      * and turn every tile read into a generic load instead of LDS). */
@@ -442,7 +464,7 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
         else
             pc_cp_commit(); /* keep the group count uniform */
         pc_cp_wait<1>();    /* this tile's copies (the older group) are done */
-        pc_loader<A::RP>::finish(cur, p, ty0);
+        pc_loader<A::RP>::finish(cur, p, ty0, stab);
         __syncthreads();
         pl.raw = cur;
         A::passes(pl, p.th);

@@ -39,6 +39,7 @@ struct pc_instance {
 struct pc_graph {
     int used;
     int algo, var, fmt, th, gm;
+    int lb; /* loader table bytes in shared memory (pc_kparams.clut_smem) */
     cudaGraph_t graph;
     cudaGraphNode_t node;
     pc_instance inst[PC_INSTANCES];
@@ -486,13 +487,14 @@ static unsigned grid_ctas(long ntiles, long cap, int gm)
     return (unsigned)((ntiles + k - 1) / k);
 }
 
-static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_graph **out, char *err,
+static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, int lb, pc_graph **out, char *err,
                      size_t errlen)
 {
     pc_graph *free_slot = NULL;
     for (int i = 0; i < PC_MAX_GRAPHS; i++) {
         pc_graph *x = &g->graphs[i];
-        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th && x->gm == gm) {
+        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th && x->gm == gm &&
+            x->lb == lb) {
             *out = x;
             return 0;
         }
@@ -511,10 +513,10 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     pc_graph *x = free_slot;
     const pc_kernel_set *ks = kset(algo);
     const void *fn = ks->fn[var][fmt];
-    x->smem = ks->smem(var, th);
+    x->smem = ks->smem(var, th) + lb;
     /* The limit is per function and shared by all tile heights: set it to
      * the largest any of them needs (and never below the 48 KB default). */
-    size_t smax = ks->smem(var, PC_TH_MAX);
+    size_t smax = ks->smem(var, PC_TH_MAX) + (size_t)PC_GPU_MAX_CAMERAS * PC_CLUT8;
     if (smax > 48 * 1024)
         CK(g, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
     /* Persistent grid: as many CTAs as fit at once, at most one per tile. */
@@ -555,6 +557,7 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_g
     x->fmt = fmt;
     x->th = th;
     x->gm = gm;
+    x->lb = lb;
     x->used = 1;
     *out = x;
     return 0;
@@ -601,7 +604,7 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
 static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, int gm, float *us, char *err, size_t errlen)
 {
     pc_graph *x;
-    int rc = get_graph(g, algo, var, fmt, th, gm, &x, err, errlen);
+    int rc = get_graph(g, algo, var, fmt, th, gm, 0, &x, err, errlen);
     if (rc)
         return rc;
     pc_kparams kp = x->last;
@@ -1092,16 +1095,19 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     }
     if (!own) {
         int th = g->th_forced ? g->th_forced : g->th;
-        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
-            return rc;
-        kp.th = th;
-        kp.src = g->in[slot];
-        set_dst(&kp, dst);
         if (g->map_mask[slot]) { /* 8-bit raw codes: the loader maps them */
             kp.clut = g->d_clut[slot];
             kp.cam_mul = (unsigned)((1ull << 32) / (unsigned)g->map_rows[slot] + 1);
             kp.cam_map = g->map_mask[slot];
+            if (g->options & PC_GPU_OPT_LOADER_SMEM) /* the tables of cameras 0..highest mapped */
+                kp.clut_smem = (32 - __builtin_clz(kp.cam_map)) * PC_CLUT8;
         }
+        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, kp.clut_smem, &x, err,
+                            errlen)))
+            return rc;
+        kp.th = th;
+        kp.src = g->in[slot];
+        set_dst(&kp, dst);
     }
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the

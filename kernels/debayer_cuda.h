@@ -86,6 +86,10 @@ int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
  * like the other formats, instead of being mapped in the tile loader (for
  * comparing the two). */
 #define PC_GPU_OPT_COLOUR_PASS 4u
+/* PC_GPU_OPT_LOADER_SMEM: the tile loader's tables of 8-bit raw input are
+ * copied into each CTA's shared memory and looked up there, instead of
+ * read through L1 (for comparing the two). */
+#define PC_GPU_OPT_LOADER_SMEM 8u
 void pc_gpu_set_options(pc_gpu *g, unsigned options);
 
 /* --- colour stage (docs/colour.md) -----------------------------------------

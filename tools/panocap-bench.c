@@ -44,6 +44,7 @@ typedef struct opts {
     int width, height, iters, threads, device;
     const char *colour; /* --colour FORMAT: time with the colour stage on */
     int colour_pass;    /* --colour-pass: 8-bit raw through the colour pass too (cuda) */
+    int colour_smem;    /* --colour-smem: the loader's tables in shared memory (cuda) */
 } opts;
 
 static void usage(FILE *f)
@@ -54,10 +55,11 @@ static void usage(FILE *f)
             "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
-            "                     [--colour-pass] [--help] [--version]\n"
+            "                     [--colour-pass] [--colour-smem] [--help] [--version]\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
             "          matrices; cuda prints the upload-side colour work per frame, cpu includes it per frame\n"
             "--colour-pass: (cuda) 8-bit raw through the colour pass instead of the tile loader's tables\n"
+            "--colour-smem: (cuda) the tile loader's tables in shared memory instead of read through L1\n"
             "algorithms: %s\n",
             names);
 }
@@ -360,6 +362,8 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
          floor_us, floor_p99, bytes / (floor_us * 1e3));
     INFO(o, "peak copy bandwidth (1 GiB D2D, read+write): %.0f GB/s; the frame's %.2f MB at that rate: %.2f us\n",
          peak, bytes / 1e6, bytes / (peak * 1e3));
+    const unsigned base_opts =
+        (o->colour_pass ? PC_GPU_OPT_COLOUR_PASS : 0) | (o->colour_smem ? PC_GPU_OPT_LOADER_SMEM : 0);
     double mus = 0, mus5 = 0;
     if (pc_gpu_margin_time_us(g, 1, &mus, err, sizeof err) == 0)
         INFO(o, "input margin refresh (done per slab at upload, not in the times below): %.2f us per frame\n", mus);
@@ -378,8 +382,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
                 fprintf(stderr, "panocap-bench: %s\n", err);
                 return 1;
             }
-        if (o->colour_pass)
-            pc_gpu_set_options(g, PC_GPU_OPT_COLOUR_PASS);
+        pc_gpu_set_options(g, base_opts);
         double cus = 0;
         if (pc_gpu_colour_time_us(g, &cf, BENCH_CAMS, &cus, err, sizeof err)) {
             fprintf(stderr, "panocap-bench: %s\n", err);
@@ -497,7 +500,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
         pc_gpu_set_algo(g, algos[0]->id, (pc_variant)vars[nvar - 1], PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
                         PC_RANGE_LIMITED, err, sizeof err);
         for (int m = 0; m < 4; m++) {
-            pc_gpu_set_options(g, modes[m] | (o->colour_pass ? PC_GPU_OPT_COLOUR_PASS : 0));
+            pc_gpu_set_options(g, modes[m] | base_opts);
             for (int i = -10; i < o->iters; i++) {
                 if (i >= 0)
                     CU(cudaEventRecord(t.ev[i], s));
@@ -520,7 +523,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
             INFO(o, "launch mode %-29s %s: median %.2f us, back-to-back %.2f us/frame\n", mname[m], algos[0]->name,
                  med, bms * 1000.0 / o->iters);
         }
-        pc_gpu_set_options(g, o->colour_pass ? PC_GPU_OPT_COLOUR_PASS : 0);
+        pc_gpu_set_options(g, base_opts);
     }
     for (int i = 0; i < nbatch; i++)
         INFO(o, "back-to-back throughput %-26s %8.2f us/frame (%.2fx floor)\n", batch_name[i], batch_us[i],
@@ -700,14 +703,14 @@ static const pc_tool tool = {"panocap-bench", usage};
 static int parse_args(int argc, char **argv, opts *o)
 {
     enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR,
-           O_COLOUR_PASS };
+           O_COLOUR_PASS, O_COLOUR_SMEM };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
         {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
         {"iters", required_argument, NULL, O_ITERS},     {"threads", required_argument, NULL, O_THREADS},
         {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
-        {"colour-pass", no_argument, NULL, O_COLOUR_PASS},
+        {"colour-pass", no_argument, NULL, O_COLOUR_PASS}, {"colour-smem", no_argument, NULL, O_COLOUR_SMEM},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
@@ -726,6 +729,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_DEVICE: rc = pc_tool_int(&tool, "--device", optarg, 0, 1024, &n), o->device = (int)n; break;
         case O_COLOUR: o->colour = optarg; break;
         case O_COLOUR_PASS: o->colour_pass = 1; break;
+        case O_COLOUR_SMEM: o->colour_smem = 1; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -753,7 +757,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, 0};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
