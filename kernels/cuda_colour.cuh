@@ -8,6 +8,7 @@
 #define PANOCAP_CUDA_COLOUR_CUH
 
 #include "cuda_common.cuh"
+#include "cuda_kernel.cuh" /* pc_cp16: asynchronous copies into shared memory */
 #include "unpack_formulas.h"
 
 /* Table layout on the device: 3 colours x PC_CLUT_STRIDE codes. */
@@ -121,13 +122,24 @@ PC_KERNEL void PC_CBOUNDS pc_colour_kernel(pc_cparams p)
     PC_SMEM_DECL(sm);
     const int L = 1 << p.bits, t = threadIdx.x;
     const int half = t / PC_CTPR, tt = t - half * PC_CTPR;
-    for (int i = 4 * t; i < 3 * L; i += 4 * PC_CNT) { /* L is a multiple of 4 */
+    /* The tables go into shared memory by asynchronous copies (L is a
+     * multiple of 16), and this thread's first chunk is loaded while they
+     * are in flight: a block often takes one step only (135 blocks of 8
+     * rows for a 1080-row slab), so the two round trips to memory would
+     * otherwise follow each other. */
+    for (int i = 16 * t; i < 3 * L; i += 16 * PC_CNT) {
         const int c = i / L;
-        *(uint32_t *)(sm + i) = *(const uint32_t *)(p.lut + c * PC_CLUT_STRIDE + (i - c * L));
+        pc_cp16(sm + i, p.lut + c * PC_CLUT_STRIDE + (i - c * L));
     }
+    pc_cp_commit();
+    unsigned c[16];
+    bool pre = PC_CRPI * (int)blockIdx.x + half < p.rows && PC_CPX * tt + PC_CPX <= p.W; /* c holds it */
+    if (pre)
+        pc_colour_unpack16(p, (size_t)(PC_CRPI * blockIdx.x + half) * (size_t)p.W + (size_t)(PC_CPX * tt), c);
     const int W16 = (p.W + 15) & ~15;
     uint8_t *srow = sm + 3 * L + half * W16;
     const bool margins = (p.ml | p.mr) != 0;
+    pc_cp_wait<0>();
     __syncthreads();
     for (int y0 = PC_CRPI * blockIdx.x; y0 < p.rows; y0 += PC_CRPI * gridDim.x) {
         const int y = y0 + half;
@@ -140,8 +152,9 @@ PC_KERNEL void PC_CBOUNDS pc_colour_kernel(pc_cparams p)
         for (int x0 = PC_CPX * tt; y < p.rows && x0 < p.W; x0 += PC_CPX * PC_CTPR) {
             const size_t n0 = (size_t)y * (size_t)p.W + (size_t)x0;
             if (x0 + PC_CPX <= p.W) {
-                unsigned c[16];
-                pc_colour_unpack16(p, n0, c);
+                if (!pre) /* else: the first chunk, loaded above */
+                    pc_colour_unpack16(p, n0, c);
+                pre = false;
                 unsigned v[4] = {0, 0, 0, 0};
                 PC_UNROLL
                 for (int i = 0; i < 16; i += 2) {
