@@ -39,8 +39,6 @@
 #define PC_UNROLL _Pragma("unroll")
 /* Declares `name` as the block's dynamic shared memory. */
 #define PC_SMEM_DECL(name) extern __shared__ __align__(16) unsigned char name[]
-/* A read-only global load (LDG through L1, the non-coherent path). */
-#define PC_LDG(ptr) __ldg(ptr)
 #else
 #ifndef PANOCAP_CUDA_EMU_H
 #error "include cuda_emu.h before cuda_common.cuh when compiling for the host"
@@ -51,7 +49,6 @@
 #define PC_BOUNDS
 #define PC_UNROLL
 #define PC_SMEM_DECL(name) unsigned char *name = pc_emu::current()->smem.data()
-#define PC_LDG(ptr) (*(ptr))
 #endif
 
 /* Threads per CTA and tile width: 128 threads is what the paper found
@@ -92,25 +89,10 @@ struct pc_kparams {
     unsigned band_mul;
     int n_bands;
     int m0[16 * 10]; /* PC_KMAX_BANDS x PC_KBAND */
-    /* Colour stage for 8-bit raw input (docs/colour.md §2): the slot holds
-     * the cameras' raw codes, and the tile loader maps each byte through
-     * clut, [camera][site][256] with site = (x & 1) | (y & 1) << 1 of the
-     * image position (the camera's CFA folded in on the device); the
-     * camera of image row y is umulhi(y, cam_mul); only the rows of the
-     * cameras whose bit is set in cam_map are mapped (cam_map 0: no
-     * mapping at all, the pre-colour loader). */
-    const uint8_t *clut;
-    unsigned cam_mul, cam_map;
-    /* > 0: the kernel first copies the first clut_smem bytes of clut into
-     * shared memory (after its planes) and looks up there (LDS) instead
-     * of through L1 (the launch adds them to the dynamic shared memory) */
-    int clut_smem;
 };
 #define PC_KBAND 10
 #define PC_KMAX_BANDS 16
 static_assert(sizeof(((pc_kparams *)0)->m0) == sizeof(int) * PC_KMAX_BANDS * PC_KBAND, "pc_kparams.m0: every band");
-/* Loader table bytes per camera (clut). */
-#define PC_CLUT8 1024
 
 /* Kernel output formats (the FMT template argument): the pc_pixfmt values,
  * and NV12/I420 + PC_KFMT_COL for the kernels that select a matrix per row

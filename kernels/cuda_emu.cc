@@ -31,8 +31,7 @@ static int run(int var, int fmt, int th, const pc_kparams &kp, int W, int H)
     int ntiles = ((W + PC_TW - 1) / PC_TW) * ((H + th - 1) / th);
     dim3 grid(ntiles < 3 ? ntiles : 3);
     const bool v4 = var == PC_VARIANT_4PX;
-    size_t smem = (v4 ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th)) +
-                  (size_t)kp.clut_smem;
+    size_t smem = v4 ? pc_kernel_smem<A, PC_VARIANT_4PX>(th) : pc_kernel_smem<A, PC_VARIANT_2PX>(th);
     return pc_emu::launch(grid, dim3(PC_NT), smem, [&]() {
         if (v4)
             kernel_of<A, PC_VARIANT_4PX>(fmt, kp);
@@ -74,15 +73,8 @@ extern "C" int pc_emu_supports(pc_algo_id algo)
     return (unsigned)algo < PC_ALGO_COUNT && emu_algos[algo].run != nullptr;
 }
 
-/* The loader tables of 8-bit raw input (pc_kparams.clut), or none. */
-struct emu_raw8 {
-    const pc_colour_tables *const *t;
-    const pc_cfa *cfa;
-    int ncam, rows, smem;
-};
-
-static int emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src, const pc_picture *dst,
-                       const emu_raw8 *r8, char *err, size_t errlen)
+extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
+                              const pc_picture *dst, char *err, size_t errlen)
 {
     const int W = src->width, H = src->height;
     if (th < 4 || (th & 3) || (variant != PC_VARIANT_2PX && variant != PC_VARIANT_4PX)) {
@@ -156,21 +148,6 @@ static int emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bay
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     memcpy(kp.m0, bands, sizeof kp.m0);
-    /* 8-bit raw codes: the tables as the device's margin kernel writes them
-     * (debayer_cuda.cu, pc_margin_kernel), identity cameras not mapped */
-    std::vector<uint8_t> clut;
-    if (r8) {
-        clut.assign((size_t)PC_CLUT8 * r8->ncam, 0);
-        for (int c = 0; c < r8->ncam; c++) {
-            for (int e = 0; e < PC_CLUT8; e++)
-                clut[(size_t)c * PC_CLUT8 + e] = r8->t[c]->lut[pc_site_colour(e >> 8, r8->cfa[c])][e & 255];
-            if (!(r8->t[c]->bits == 8 && r8->t[c]->identity))
-                kp.cam_map |= 1u << c;
-        }
-        kp.clut = clut.data();
-        kp.cam_mul = (unsigned)((1ull << 32) / (unsigned)r8->rows + 1);
-        kp.clut_smem = r8->smem ? PC_CLUT8 * r8->ncam : 0;
-    }
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
     const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
     int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
@@ -180,29 +157,6 @@ static int emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bay
         return PC_EINVAL;
     }
     return 0;
-}
-
-extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
-                              const pc_picture *dst, char *err, size_t errlen)
-{
-    return emu_debayer(algo, variant, th, src, dst, NULL, err, errlen);
-}
-
-extern "C" int pc_emu_debayer_raw8(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
-                                   const pc_colour_tables *const *t, const pc_cfa *cfa, int ncam, int cam_rows,
-                                   int smem, const pc_picture *dst, char *err, size_t errlen)
-{
-    if (ncam < 1 || ncam > 16 || cam_rows < 2 || (cam_rows & 1)) {
-        snprintf(err, errlen, "pc_emu_debayer_raw8: %d cameras of %d rows", ncam, cam_rows);
-        return PC_EINVAL;
-    }
-    for (int c = 0; c < ncam; c++)
-        if (!t[c] || t[c]->bits != 8) {
-            snprintf(err, errlen, "pc_emu_debayer_raw8: camera %d: no 8-bit tables", c);
-            return PC_EINVAL;
-        }
-    const emu_raw8 r8 = {t, cfa, ncam, cam_rows, smem};
-    return emu_debayer(algo, variant, th, src, dst, &r8, err, errlen);
 }
 
 /* MLRI: the same launch sequence as the device (pc_mlri_sequence), each
@@ -250,16 +204,23 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     return 0;
 }
 
-extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
-                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
+extern "C" int pc_emu_colour_cams(const pc_rawfmt *f, const pc_colour_tables *const *t, int ncam, const uint8_t *src,
+                                  size_t src_cam, int W, int rows, uint8_t *dst, size_t dst_pitch, int ml, int mr,
+                                  char *err, size_t errlen)
 {
-    /* the device table layout: 3 x PC_CLUT_STRIDE */
-    std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
-    for (int c = 0; c < 3; c++)
-        memcpy(lut.data() + c * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits);
+    if (ncam < 1 || ncam > 16) {
+        snprintf(err, errlen, "pc_emu_colour_cams: %d cameras", ncam);
+        return PC_EINVAL;
+    }
+    /* the device table layout: per camera 3 x PC_CLUT_STRIDE */
+    std::vector<uint8_t> lut((size_t)ncam * 3 * PC_CLUT_STRIDE, 0);
+    for (int k = 0; k < ncam; k++)
+        for (int c = 0; c < 3; c++)
+            memcpy(lut.data() + ((size_t)k * 3 + c) * PC_CLUT_STRIDE, t[k]->lut[c], (size_t)1 << t[k]->bits);
     pc_cparams p;
     memset(&p, 0, sizeof p);
     p.src = src;
+    p.src_cam = (long long)src_cam;
     p.lut = lut.data();
     p.dst = dst;
     p.dst_pitch = (long long)dst_pitch;
@@ -270,11 +231,21 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.cfa = (int)f->cfa;
     p.ml = ml;
     p.mr = mr;
-    /* a few persistent CTAs, so that each walks several row pairs */
-    dim3 grid(rows / PC_CRPI < 2 ? 1 : 2);
-    if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
+    /* the cameras in reverse order (blocks i * cpc.. take camera ncam-1-i),
+     * a few persistent CTAs each, so that each walks several row groups */
+    p.ncam = ncam;
+    for (int k = 0; k < ncam; k++)
+        p.cams |= (unsigned long long)(ncam - 1 - k) << (4 * k);
+    p.cpc = rows / PC_CRPI < 2 ? 1 : 2;
+    if (pc_emu::launch(dim3(ncam * p.cpc), dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
         snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }
     return 0;
+}
+
+extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
+                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
+{
+    return pc_emu_colour_cams(f, &t, 1, src, 0, W, rows, dst, dst_pitch, ml, mr, err, errlen);
 }

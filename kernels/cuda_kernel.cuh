@@ -32,33 +32,6 @@
 /* --- loading ------------------------------------------------------------ */
 
 PC_DEV unsigned pc_bswap(unsigned v) { return __byte_perm(v, 0, 0x0123); }
-/* Four bytes of a normalised row through the tables of their sites: te
- * for bytes 0 and 2, to for bytes 1 and 3 (docs/colour.md §2); SM: the
- * tables are in shared memory, else global (read through L1). */
-template <bool SM>
-PC_DEV unsigned pc_map4(unsigned w, const uint8_t *te, const uint8_t *to)
-{
-    if (SM)
-        return (unsigned)te[w & 255] | (unsigned)to[(w >> 8) & 255] << 8 | (unsigned)te[(w >> 16) & 255] << 16 |
-               (unsigned)to[w >> 24] << 24;
-    return (unsigned)PC_LDG(te + (w & 255)) | (unsigned)PC_LDG(to + ((w >> 8) & 255)) << 8 |
-           (unsigned)PC_LDG(te + ((w >> 16) & 255)) << 16 | (unsigned)PC_LDG(to + (w >> 24)) << 24;
-}
-/* The words of a 16-byte chunk set in wm (bit i: bytes 4i..4i+3), t the
- * row's tables (even image columns at t + 256 * ox). */
-template <bool SM>
-PC_DEV void pc_map16(uint4 &w, const uint8_t *t, int ox, unsigned wm)
-{
-    const uint8_t *te = t + (ox << 8), *to = t + ((ox ^ 1) << 8);
-    if (wm & 1)
-        w.x = pc_map4<SM>(w.x, te, to);
-    if (wm & 2)
-        w.y = pc_map4<SM>(w.y, te, to);
-    if (wm & 4)
-        w.z = pc_map4<SM>(w.z, te, to);
-    if (wm & 8)
-        w.w = pc_map4<SM>(w.w, te, to);
-}
 
 /* Copies rows [-RP, th+RP) and columns [-PC_HX, PC_TW+PC_HX) of the tile
  * whose top-left output pixel is (tx0, ty0) into shared memory, in
@@ -110,52 +83,22 @@ struct pc_loader {
         }
         pc_cp_commit();
     }
-    /* After the wait: this thread's own chunks (before the barrier that
-     * publishes them) are byte-reversed when the tile is mirrored
-     * horizontally, and mapped through their camera's colour tables when
-     * the slot holds 8-bit raw codes (pc_kparams.clut): one table lookup
-     * per loaded byte, in a pass over the chunk the thread already makes
-     * for the mirror, no memory traffic beyond the tables (1 KB per
-     * camera, read through L1, or from shared memory at stab when
-     * pc_kparams.clut_smem). Normalised orientation keeps the site of
-     * every byte known: smem column c lies at image column parity
-     * (c & 1) ^ ox, and the row's image row is the one issue() read. */
-    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p, int ty0, const uint8_t *stab)
+    /* After the wait: byte-reverse this thread's own chunks when the tile
+     * is mirrored horizontally (before the barrier that publishes them). */
+    static PC_DEV void finish(uint8_t *raw, const pc_kparams &p)
     {
-        if (!p.ox && !p.cam_map)
+        if (!p.ox)
             return;
         const int n = (p.th + 2 * RP) * CH;
         for (int i = threadIdx.x; i < n; i += PC_NT) {
             const int r = i / CH, k = i - r * CH;
             uint4 *c = (uint4 *)(raw + r * PC_SR + 16 * k);
-            uint4 w = *c;
-            if (p.ox) {
-                const uint4 v = w;
-                w.x = pc_bswap(v.w);
-                w.y = pc_bswap(v.z);
-                w.z = pc_bswap(v.y);
-                w.w = pc_bswap(v.x);
-            }
-            if (p.cam_map) {
-                const int y = pc_fold(p.oy ? ty0 + p.th - 1 + RP - r : ty0 - RP + r, p.H);
-                const unsigned cam = __umulhi((unsigned)y, p.cam_mul);
-                if (cam < 32 && ((p.cam_map >> cam) & 1)) {
-                    /* even bytes of the chunk: image parity ox, odd: !ox.
-                     * Of the side halo chunks only the RP columns next to
-                     * the tile are mapped: no output depends on the others
-                     * (RP >= every algorithm's radius), so their lookups
-                     * are saved (a sixth of them for RP = 2) */
-                    const unsigned wm = k == 0 ? (0xFu << ((16 - RP) / 4)) & 0xFu
-                                        : k == CH - 1 ? (1u << ((RP + 3) / 4)) - 1u
-                                                      : 0xFu;
-                    const int o = cam * PC_CLUT8 + (y & 1) * 512;
-                    if (p.clut_smem)
-                        pc_map16<true>(w, stab + o, p.ox, wm);
-                    else
-                        pc_map16<false>(w, p.clut + o, p.ox, wm);
-                }
-            }
-            *c = w;
+            uint4 w = *c, o;
+            o.x = pc_bswap(w.w);
+            o.y = pc_bswap(w.z);
+            o.z = pc_bswap(w.y);
+            o.w = pc_bswap(w.x);
+            *c = o;
         }
     }
 };
@@ -191,9 +134,9 @@ PC_DEV void pc_for_pairs(int th, F f)
  *   matrix in the kernel parameters (pc_kparams.m0, every band by value),
  *   read where it is used: a warp-uniform indexed constant-bank load (LDC;
  *   the earlier version read the device copy through L1, 1.3-4.2 us per
- *   frame on an H100), and nothing stays live across the row loop, so the
- *   kernel keeps the plain one's register count (held in registers for
- *   the loop, the coefficients
+ *   frame on an H100, this one about 1 us), and nothing stays live across
+ *   the row loop, so the kernel keeps the plain one's register count (held
+ *   in registers for the loop, the coefficients
  *   took 4px hq-linear from 47 to 63 registers: the version that did so
  *   for every frame ran 21.79 -> 25.22 us on an H100). Y' and chroma can
  *   leave their ranges, so both are clamped (one VIMNMX.RELU each on
@@ -451,14 +394,6 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
     if (tile >= ntiles)
         return;
     typename A::P pl = A::planes(smem, p.th);
-    /* the colour stage's loader tables in shared memory, when asked
-     * (pc_kparams.clut_smem): copied once per CTA */
-    uint8_t *stab = smem + pc_kernel_smem<A, VAR>(p.th);
-    if (p.clut_smem) {
-        for (int i = 4 * threadIdx.x; i < p.clut_smem; i += 4 * PC_NT)
-            *(uint32_t *)(stab + i) = *(const uint32_t *)(p.clut + i);
-        __syncthreads();
-    }
     /* The two raw buffers are addressed by arithmetic on the shared array
      * (not through an array of pointers, which would live in local memory
      * and turn every tile read into a generic load instead of LDS). */
@@ -477,7 +412,7 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
         else
             pc_cp_commit(); /* keep the group count uniform */
         pc_cp_wait<1>();    /* this tile's copies (the older group) are done */
-        pc_loader<A::RP>::finish(cur, p, ty0, stab);
+        pc_loader<A::RP>::finish(cur, p);
         __syncthreads();
         pl.raw = cur;
         A::passes(pl, p.th);

@@ -39,7 +39,6 @@ struct pc_instance {
 struct pc_graph {
     int used;
     int algo, var, fmt, th, gm;
-    int lb; /* loader table bytes in shared memory (pc_kparams.clut_smem) */
     cudaGraph_t graph;
     cudaGraphNode_t node;
     pc_instance inst[PC_INSTANCES];
@@ -80,16 +79,14 @@ struct pc_gpu {
      * sample, the widest format), allocated at the first use. */
     uint8_t *d_luts;
     uint8_t *raw_stage[PC_GPU_MAX_SLOTS];
-    /* 8-bit raw input mapped in the tile loader (pc_kparams.clut): per
-     * slot, the loader tables of its cameras (PC_GPU_MAX_CAMERAS x
-     * PC_CLUT8, written by the slab's margin kernel, so frames in flight
-     * keep theirs), which cameras' rows hold raw codes (bit c: rows
-     * [c * map_rows, (c + 1) * map_rows)), and per camera whether its
-     * tables are the 8-bit identity (nothing to map). */
-    uint8_t *d_clut[PC_GPU_MAX_SLOTS];
-    unsigned map_mask[PC_GPU_MAX_SLOTS];
-    int map_rows[PC_GPU_MAX_SLOTS];
-    int lut_ident[PC_GPU_MAX_CAMERAS];
+    /* Raw slabs copied to the staging buffer but not mapped yet: the
+     * colour pass of a frame is one launch for all its cameras (launched
+     * by the slot's next debayer, or earlier when a slab does not fit):
+     * bit c = camera c's slab at rows [c * col_rows, (c + 1) * col_rows),
+     * all in format col_fmt. */
+    unsigned col_pend[PC_GPU_MAX_SLOTS];
+    int col_rows[PC_GPU_MAX_SLOTS];
+    pc_rawfmt col_fmt[PC_GPU_MAX_SLOTS];
     int bands_host[PC_KMAX_BANDS * PC_KBAND];
     int bands_n;
     int num_sms;
@@ -166,63 +163,32 @@ extern "C" int pc_gpu_device_count(void)
 /* Fills the left/right margins of rows [row0, row0+rows) of an input slot
  * with the reflect-101 mirror of the row (spec §1.2), so the debayer
  * kernels read whole aligned 16-byte chunks at the image edges too. Runs
- * on the upload stream after each slab: off the debayer's critical path.
- * With lut8 (an 8-bit raw slab that the tile loader maps), it also writes
- * the slot's loader table of the slab's camera from its 3 colour tables
- * lut3 and its CFA phase: [site][256], site = (x & 1) | (y & 1) << 1
- * (1 KB: no extra launch, no extra pass over the frame). */
-__global__ void pc_margin_kernel(uint8_t *in, size_t pitch, int w, int row0, int ml, int mr, const uint8_t *lut3,
-                                 uint8_t *lut8, int cfa)
+ * on the upload stream after each slab: off the debayer's critical path. */
+__global__ void pc_margin_kernel(uint8_t *in, size_t pitch, int w, int row0, int ml, int mr)
 {
     uint8_t *row = in + (size_t)(row0 + blockIdx.x) * pitch;
     for (int j = threadIdx.x; j < ml + mr; j += blockDim.x) {
         int x = j < ml ? j - ml : w + (j - ml);
         row[x] = row[pc_fold(x, w)];
     }
-    if (lut8)
-        for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < PC_CLUT8; e += gridDim.x * blockDim.x)
-            lut8[e] = lut3[pc_site_colour(e >> 8, cfa) * PC_CLUT_STRIDE + (e & 255)];
 }
 
-static int fill_margins_lut(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, const uint8_t *lut3,
-                            uint8_t *lut8, int cfa, char *err, size_t errlen)
+static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, char *err, size_t errlen)
 {
-    pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r, lut3, lut8, cfa);
+    pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r);
     CK(g, cudaGetLastError());
     return 0;
 }
-static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s, char *err, size_t errlen)
-{
-    return fill_margins_lut(g, slot, row0, rows, s, NULL, NULL, 0, err, errlen);
-}
 
-/* Rows [row0, row0+rows) of a slot now hold 8-bit samples the loader takes
- * as they are: the cameras whose rows they overlap leave map_mask. */
-static void rows_plain(pc_gpu *g, int slot, int row0, int rows)
+/* Rows [row0, row0+rows) of a slot were written after raw slabs still
+ * waiting for the colour pass: the later write wins, so the cameras whose
+ * rows it overlaps are no longer mapped. */
+static void rows_written(pc_gpu *g, int slot, int row0, int rows)
 {
-    if (!g->map_mask[slot])
-        return;
-    const int R = g->map_rows[slot];
-    for (int c = 0; c < PC_GPU_MAX_CAMERAS; c++)
+    const int R = g->col_rows[slot];
+    for (int c = 0; g->col_pend[slot] && c < PC_GPU_MAX_CAMERAS; c++)
         if (c * R < row0 + rows && (c + 1) * R > row0)
-            g->map_mask[slot] &= ~(1u << c);
-}
-
-/* Maps, in place, the rows of the cameras in map_mask (margins included:
- * reflect-101 keeps every sample's site parity) with the slot's loader
- * tables: for algorithms with their own kernels (MLRI), which read the
- * slot directly. One block per row. */
-__global__ void pc_map_kernel(uint8_t *in, size_t pitch, int x0, int x1, const uint8_t *clut, unsigned cam_mul,
-                              unsigned mask)
-{
-    const int y = blockIdx.x;
-    const unsigned cam = __umulhi((unsigned)y, cam_mul);
-    if (cam >= 32 || !((mask >> cam) & 1))
-        return;
-    uint8_t *row = in + (size_t)y * pitch;
-    const uint8_t *t = clut + cam * PC_CLUT8 + (y & 1) * 512;
-    for (int x = x0 + (int)threadIdx.x; x < x1; x += blockDim.x)
-        row[x] = t[(x & 1) * 256 + row[x]];
+            g->col_pend[slot] &= ~(1u << c);
 }
 
 /* Fills an input slot with hash noise so tuning never times zeros. */
@@ -271,12 +237,9 @@ extern "C" void pc_gpu_close(pc_gpu *g)
         cudaFree(g->d_bands);
     if (g->d_luts)
         cudaFree(g->d_luts);
-    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
+    for (int i = 0; i < PC_GPU_MAX_SLOTS; i++)
         if (g->raw_stage[i])
             cudaFree(g->raw_stage[i]);
-        if (g->d_clut[i])
-            cudaFree(g->d_clut[i]);
-    }
     if (g->cs)
         cudaStreamDestroy(g->cs);
     if (g->up)
@@ -487,14 +450,13 @@ static unsigned grid_ctas(long ntiles, long cap, int gm)
     return (unsigned)((ntiles + k - 1) / k);
 }
 
-static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, int lb, pc_graph **out, char *err,
+static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, pc_graph **out, char *err,
                      size_t errlen)
 {
     pc_graph *free_slot = NULL;
     for (int i = 0; i < PC_MAX_GRAPHS; i++) {
         pc_graph *x = &g->graphs[i];
-        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th && x->gm == gm &&
-            x->lb == lb) {
+        if (x->used && x->algo == algo && x->var == var && x->fmt == fmt && x->th == th && x->gm == gm) {
             *out = x;
             return 0;
         }
@@ -513,10 +475,10 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, int 
     pc_graph *x = free_slot;
     const pc_kernel_set *ks = kset(algo);
     const void *fn = ks->fn[var][fmt];
-    x->smem = ks->smem(var, th) + lb;
+    x->smem = ks->smem(var, th);
     /* The limit is per function and shared by all tile heights: set it to
      * the largest any of them needs (and never below the 48 KB default). */
-    size_t smax = ks->smem(var, PC_TH_MAX) + (size_t)PC_GPU_MAX_CAMERAS * PC_CLUT8;
+    size_t smax = ks->smem(var, PC_TH_MAX);
     if (smax > 48 * 1024)
         CK(g, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
     /* Persistent grid: as many CTAs as fit at once, at most one per tile. */
@@ -557,7 +519,6 @@ static int get_graph(pc_gpu *g, int algo, int var, int fmt, int th, int gm, int 
     x->fmt = fmt;
     x->th = th;
     x->gm = gm;
-    x->lb = lb;
     x->used = 1;
     *out = x;
     return 0;
@@ -604,7 +565,7 @@ static int launch(pc_gpu *g, pc_graph *x, const pc_kparams *kp, char *err, size_
 static int time_config(pc_gpu *g, int algo, int var, int fmt, int th, int gm, float *us, char *err, size_t errlen)
 {
     pc_graph *x;
-    int rc = get_graph(g, algo, var, fmt, th, gm, 0, &x, err, errlen);
+    int rc = get_graph(g, algo, var, fmt, th, gm, &x, err, errlen);
     if (rc)
         return rc;
     pc_kparams kp = x->last;
@@ -805,7 +766,7 @@ extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t 
     CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
                             cudaMemcpyHostToDevice, g->up));
     g->uploaded[slot] = 1;
-    rows_plain(g, slot, row0, rows);
+    rows_written(g, slot, row0, rows);
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
@@ -820,7 +781,7 @@ extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, cha
         return PC_EINVAL;
     }
     g->uploaded[slot] = 1;
-    rows_plain(g, slot, row0, rows);
+    rows_written(g, slot, row0, rows);
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
@@ -844,8 +805,6 @@ extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tabl
     CK(g, cudaSetDevice(g->device));
     if (ensure_luts(g, err, errlen))
         return PC_EDEVICE;
-    /* 8-bit identity tables: the loader has nothing to map */
-    g->lut_ident[cam] = t->bits == 8 && t->identity;
     /* pageable source: the driver stages these few KB at once */
     for (int c = 0; c < 3; c++)
         CK(g, cudaMemcpyAsync(g->d_luts + ((size_t)cam * 3 + c) * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits,
@@ -853,16 +812,21 @@ extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tabl
     return 0;
 }
 
-/* margins: also fill the rows' left/right margins (what fill_margins does,
- * in the same pass). */
-static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, const pc_rawfmt *f, int cam, int rows,
-                         int margins, cudaStream_t s, char *err, size_t errlen)
+/* The colour pass over the slabs of ncam cameras cams[] (format f, rows
+ * each; camera k's raw stream at src + k * src_cam, its rows at dst0 + k *
+ * rows * pitch, its tables at luts + k * 3 * PC_CLUT_STRIDE), one launch.
+ * margins: also fill the rows' left/right margins (what fill_margins
+ * does, in the same pass). */
+static int colour_launch(pc_gpu *g, uint8_t *dst0, const uint8_t *src, size_t src_cam, const uint8_t *luts,
+                         const pc_rawfmt *f, const int *cams, int ncam, int rows, int margins, cudaStream_t s,
+                         char *err, size_t errlen)
 {
     pc_cparams p;
     memset(&p, 0, sizeof p);
     p.src = src;
-    p.lut = g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE;
-    p.dst = g->in[slot] + (size_t)row0 * g->in_pitch;
+    p.src_cam = (long long)src_cam;
+    p.lut = luts;
+    p.dst = dst0;
     p.dst_pitch = (long long)g->in_pitch;
     p.W = g->W;
     p.rows = rows;
@@ -871,35 +835,45 @@ static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, cons
     p.cfa = (int)f->cfa;
     p.ml = margins ? PC_HX : 0;
     p.mr = margins ? g->margin_r : 0;
-    /* persistent CTAs: one wave (as many as fit at once), each walking
-     * groups of PC_CRPI rows */
+    p.ncam = ncam;
+    for (int i = 0; i < ncam; i++)
+        p.cams |= (unsigned long long)cams[i] << (4 * i);
+    /* persistent CTAs: one wave (as many as fit at once) shared by the
+     * cameras, each walking groups of PC_CRPI rows of its camera */
     const size_t smem = pc_colour_smem(p.bits, g->W);
     if (smem > 48 * 1024)
         CK(g, cudaFuncSetAttribute(pc_colour_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int per_sm = 0;
     CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pc_colour_kernel, PC_CNT, smem));
-    int ctas = (rows + PC_CRPI - 1) / PC_CRPI, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
-    pc_colour_kernel<<<ctas < cap ? ctas : cap, PC_CNT, smem, s>>>(p);
+    int need = (rows + PC_CRPI - 1) / PC_CRPI, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
+    cap = cap / ncam > 0 ? cap / ncam : 1;
+    p.cpc = need < cap ? need : cap;
+    pc_colour_kernel<<<ncam * p.cpc, PC_CNT, smem, s>>>(p);
     CK(g, cudaGetLastError());
     return 0;
+}
+
+static_assert(PC_GPU_MAX_CAMERAS <= 16, "pc_cparams.cams holds 16 camera indices of 4 bits");
+
+/* Launches the colour pass of the slot's pending slabs (upload stream). */
+static int colour_flush(pc_gpu *g, int slot, char *err, size_t errlen)
+{
+    if (!g->col_pend[slot])
+        return 0;
+    int cams[PC_GPU_MAX_CAMERAS], n = 0;
+    for (int c = 0; c < PC_GPU_MAX_CAMERAS; c++)
+        if (g->col_pend[slot] >> c & 1)
+            cams[n++] = c;
+    const int R = g->col_rows[slot];
+    g->col_pend[slot] = 0;
+    return colour_launch(g, g->in[slot], g->raw_stage[slot], 2 * (size_t)R * g->W, g->d_luts, &g->col_fmt[slot],
+                         cams, n, R, 1, g->up, err, errlen);
 }
 
 static int check_rawfmt(const pc_rawfmt *f)
 {
     return f && (unsigned)f->packing <= PC_PACK_GVSP && (unsigned)f->cfa <= PC_CFA_BGGR &&
            (f->packing == PC_PACK_8 ? f->bits == 8 : (f->bits == 10 || f->bits == 12));
-}
-
-/* Whether an 8-bit raw slab is mapped by the tile loader instead of the
- * colour pass: camera cam's slab at rows [cam * rows, (cam + 1) * rows)
- * (the stacked layout, so the kernel finds a row's camera by division),
- * the same slab height as the slot's other mapped cameras, and no
- * PC_GPU_OPT_COLOUR_PASS. Algorithms with their own kernels get the
- * rows mapped in place before they run (pc_map_kernel). */
-static int loader_maps(const pc_gpu *g, int slot, int row0, const pc_rawfmt *f, int cam, int rows)
-{
-    return f->packing == PC_PACK_8 && !(g->options & PC_GPU_OPT_COLOUR_PASS) && row0 == cam * rows &&
-           (!g->map_mask[slot] || g->map_rows[slot] == rows);
 }
 
 extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f,
@@ -917,69 +891,44 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
     CK(g, cudaSetDevice(g->device));
     if (ensure_luts(g, err, errlen))
         return PC_EDEVICE;
-    if (g->consumed[slot])
-        CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
-    if (loader_maps(g, slot, row0, f, cam, rows)) {
-        /* 8-bit: no pass at all. The raw codes go straight into the slot
-         * (the copy and margin kernel of a plain upload), and the debayer
-         * kernel's tile loader maps them (pc_loader::finish); the margin
-         * kernel also writes the camera's loader table for this slot. */
-        CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, (size_t)g->W, g->W, rows,
-                                cudaMemcpyHostToDevice, g->up));
-        g->uploaded[slot] = 1;
-        rows_plain(g, slot, row0, rows);
-        if (g->lut_ident[cam])
-            return fill_margins(g, slot, row0, rows, g->up, err, errlen);
-        if (!g->d_clut[slot])
-            CK(g, cudaMalloc((void **)&g->d_clut[slot], (size_t)PC_GPU_MAX_CAMERAS * PC_CLUT8));
-        if (fill_margins_lut(g, slot, row0, rows, g->up, g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE,
-                             g->d_clut[slot] + (size_t)cam * PC_CLUT8, (int)f->cfa, err, errlen))
-            return PC_EDEVICE;
-        g->map_mask[slot] |= 1u << cam;
-        g->map_rows[slot] = rows;
-        return 0;
-    }
     if (!g->raw_stage[slot])
         CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
+    if (g->consumed[slot])
+        CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
     /* the camera's stream lands at the same rows' offset of the staging
      * buffer: slabs of one frame never overlap there */
     uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
     CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
-    if (colour_launch(g, slot, row0, stage, f, cam, rows, 1, g->up, err, errlen))
-        return PC_EDEVICE;
     g->uploaded[slot] = 1;
-    rows_plain(g, slot, row0, rows);
-    return 0;
-}
-
-/* One frame's upload-side colour work of ncam camera slabs (rows H / ncam,
- * even), from data already on the device: what pc_gpu_upload_raw_async
- * enqueues besides the host copy. */
-static int colour_frame_work(pc_gpu *g, const pc_rawfmt *f, int ncam, char *err, size_t errlen)
-{
-    const int rows = (g->H / ncam) & ~1;
-    for (int c = 0; c < ncam; c++) {
-        if (loader_maps(g, 0, c * rows, f, c, rows) && !g->lut_ident[c]) {
-            if (fill_margins_lut(g, 0, c * rows, rows, g->cs, g->d_luts + (size_t)c * 3 * PC_CLUT_STRIDE,
-                                 g->d_clut[0] + (size_t)c * PC_CLUT8, (int)f->cfa, err, errlen))
-                return PC_EDEVICE;
-        } else if (loader_maps(g, 0, c * rows, f, c, rows)) {
-            if (fill_margins(g, 0, c * rows, rows, g->cs, err, errlen))
-                return PC_EDEVICE;
-        } else {
-            if (colour_launch(g, 0, c * rows, g->raw_stage[0] + 2 * (size_t)c * rows * g->W, f, c, rows, 1, g->cs,
-                              err, errlen))
-                return PC_EDEVICE;
-            rows_plain(g, 0, c * rows, rows);
-        }
+    /* A slab of the stacked layout (camera cam at rows cam * rows) waits
+     * for the others of its frame: their colour pass is one launch, by
+     * the slot's debayer (a launch per slab costs more than the pass
+     * itself: 5 launches took 33 us for 8-bit input on an H100, one 9-12).
+     * Anything else is mapped at once. */
+    const int stacked = row0 == cam * rows;
+    const pc_rawfmt *pf = &g->col_fmt[slot];
+    if (g->col_pend[slot] && (!stacked || g->col_rows[slot] != rows || pf->packing != f->packing ||
+                              pf->bits != f->bits || pf->cfa != f->cfa || (g->col_pend[slot] >> cam & 1)))
+        if (colour_flush(g, slot, err, errlen))
+            return PC_EDEVICE;
+    if (stacked) {
+        g->col_pend[slot] |= 1u << cam;
+        g->col_rows[slot] = rows;
+        g->col_fmt[slot] = *f;
+        return 0;
     }
+    const int one = 0;
+    if (colour_launch(g, g->in[slot] + (size_t)row0 * g->in_pitch, stage, 0,
+                      g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE, f, &one, 1, rows, 1, g->up, err, errlen))
+        return PC_EDEVICE;
     return 0;
 }
 
-extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err, size_t errlen)
+extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err,
+                                     size_t errlen)
 {
     if (!g || !check_rawfmt(f) || ncam < 1 || ncam > PC_GPU_MAX_CAMERAS || g->H / ncam < 2) {
-        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format or camera count %d", ncam);
+        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format or %d cameras", ncam);
         return PC_EINVAL;
     }
     CK(g, cudaSetDevice(g->device));
@@ -987,16 +936,21 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, do
         return PC_EDEVICE;
     if (!g->raw_stage[0])
         CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
-    if (!g->d_clut[0])
-        CK(g, cudaMalloc((void **)&g->d_clut[0], (size_t)PC_GPU_MAX_CAMERAS * PC_CLUT8));
     CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
-    if (colour_frame_work(g, f, ncam, err, errlen))
-        return PC_EDEVICE;
-    CK(g, cudaEventRecord(a, g->cs));
-    for (int i = 0; i < 20; i++)
-        if (colour_frame_work(g, f, ncam, err, errlen))
+    /* the frame as the daemon's slabs: ncam cameras of H / ncam rows
+     * (even), one launch */
+    int cams[PC_GPU_MAX_CAMERAS];
+    for (int c = 0; c < ncam; c++)
+        cams[c] = c;
+    const int R = (g->H / ncam) & ~1;
+    for (int i = -1; i < 20; i++) {
+        if (i == 0)
+            CK(g, cudaEventRecord(a, g->cs));
+        if (colour_launch(g, g->in[0], g->raw_stage[0], 2 * (size_t)R * g->W, g->d_luts, f, cams, ncam, R, 1, g->cs,
+                          err, errlen))
             return PC_EDEVICE;
+    }
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
     float ms;
@@ -1006,20 +960,13 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, do
     return 0;
 }
 
-extern "C" int pc_gpu_margin_time_us(pc_gpu *g, int slabs, double *us, char *err, size_t errlen)
+extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen)
 {
-    if (!g || slabs < 1 || g->H / slabs < 1) {
-        pc_set_err(err, errlen, "pc_gpu_margin_time_us: %d slabs", slabs);
-        return PC_EINVAL;
-    }
-    const int rows = g->H / slabs;
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
     CK(g, cudaEventRecord(a, g->cs));
     for (int i = 0; i < 10; i++)
-        for (int c = 0; c < slabs; c++)
-            if (fill_margins(g, i % g->nslots, c * rows, c == slabs - 1 ? g->H - c * rows : rows, g->cs, err,
-                             errlen))
-                return PC_EDEVICE;
+        if (fill_margins(g, i % g->nslots, 0, g->H, g->cs, err, errlen))
+            return PC_EDEVICE;
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
     float ms;
@@ -1095,20 +1042,15 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     }
     if (!own) {
         int th = g->th_forced ? g->th_forced : g->th;
-        if (g->map_mask[slot]) { /* 8-bit raw codes: the loader maps them */
-            kp.clut = g->d_clut[slot];
-            kp.cam_mul = (unsigned)((1ull << 32) / (unsigned)g->map_rows[slot] + 1);
-            kp.cam_map = g->map_mask[slot];
-            if (g->options & PC_GPU_OPT_LOADER_SMEM) /* the tables of cameras 0..highest mapped */
-                kp.clut_smem = (32 - __builtin_clz(kp.cam_map)) * PC_CLUT8;
-        }
-        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, kp.clut_smem, &x, err,
-                            errlen)))
+        if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))
             return rc;
         kp.th = th;
         kp.src = g->in[slot];
         set_dst(&kp, dst);
     }
+    /* The colour pass of the slot's raw slabs, one launch for the frame. */
+    if ((rc = colour_flush(g, slot, err, errlen)))
+        return rc;
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
      * cross-stream wait costs GPU front-end time every frame. */
@@ -1116,16 +1058,6 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         CK(g, cudaEventRecord(g->ev_up[slot], g->up));
         CK(g, cudaStreamWaitEvent(g->cs, g->ev_up[slot], 0));
         g->uploaded[slot] = 0;
-    }
-    if (own && g->map_mask[slot]) {
-        /* own kernels read the slot directly: map its raw rows in place
-         * first (once: the slot then holds mapped samples) */
-        pc_map_kernel<<<g->H, 256, 0, g->cs>>>(g->in[slot], g->in_pitch, -PC_HX, g->W + g->margin_r,
-                                                g->d_clut[slot],
-                                                (unsigned)((1ull << 32) / (unsigned)g->map_rows[slot] + 1),
-                                                g->map_mask[slot]);
-        CK(g, cudaGetLastError());
-        g->map_mask[slot] = 0;
     }
     /* One event per frame by default (every event record between two
      * kernels costs the GPU about 0.6 us); a timed pair on request. */

@@ -82,23 +82,13 @@ int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
  *   default, when a single untimed event marks the slot's completion). */
 #define PC_GPU_OPT_STREAM_LAUNCH 1u
 #define PC_GPU_OPT_FRAME_TIMING 2u
-/* PC_GPU_OPT_COLOUR_PASS: 8-bit raw uploads go through the colour pass
- * like the other formats, instead of being mapped in the tile loader (for
- * comparing the two). */
-#define PC_GPU_OPT_COLOUR_PASS 4u
-/* PC_GPU_OPT_LOADER_SMEM: the tile loader's tables of 8-bit raw input are
- * copied into each CTA's shared memory and looked up there, instead of
- * read through L1 (for comparing the two). */
-#define PC_GPU_OPT_LOADER_SMEM 8u
 void pc_gpu_set_options(pc_gpu *g, unsigned options);
 
 /* --- colour stage (docs/colour.md) -----------------------------------------
  * Cameras that send other than 8-bit data, or have colour settings, are
- * uploaded raw. 10/12-bit and packed slabs go through the colour pass (one
- * small kernel per slab, on the upload stream): unpack, then the camera's
- * per-colour table, into the slot's 8-bit panorama, then the margins.
- * 8-bit slabs are uploaded as they are, and the debayer kernels' tile
- * loader maps every loaded byte through its camera's table (no pass). */
+ * uploaded raw and go through the colour pass (one small kernel per frame,
+ * on the upload stream): unpack, then the camera's per-colour table, into
+ * the slot's 8-bit panorama, then the margins. */
 #define PC_GPU_MAX_CAMERAS 16
 /* Copies camera cam's tables to the device, on the upload stream: raw
  * uploads enqueued after this call use them, earlier ones the old ones. */
@@ -106,14 +96,14 @@ int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tables *t, char
 /* Copies a raw slab (the stream of rows x width samples in format f,
  * pc_rawfmt_frame_bytes(f, W, rows) bytes at host) into a device staging
  * buffer and maps it with camera cam's tables into rows [row0, row0+rows)
- * of the slot (row0 and rows even). */
+ * of the slot (row0 and rows even). The slabs of the stacked layout
+ * (row0 = cam * rows, one format) are mapped together, in one launch
+ * enqueued by the slot's next pc_gpu_debayer; other slabs at once. */
 int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f, int cam,
                             int rows, char *err, size_t errlen);
-/* GPU time, in microseconds, of the upload-side colour work of one frame
- * of ncam camera slabs in format f (as the raw uploads enqueue it besides
- * the host copy, data already on the device; slot 0): the colour pass, or
- * for 8-bit input mapped in the tile loader the margin kernels (which also
- * write the loader tables). */
+/* GPU time of the colour pass over one whole frame of ncam stacked camera
+ * slabs in format f (as the raw uploads run it: one launch, data already
+ * on the device), in microseconds. */
 int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err, size_t errlen);
 
 /* Device pointer and pitch of input slot `slot` (width x height bytes). */
@@ -133,10 +123,9 @@ int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t *host,
  * the writes, on the upload stream's order (or synchronise first). */
 int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, size_t errlen);
 
-/* GPU time of refreshing the margins of one whole frame uploaded as
- * `slabs` slabs (the per-slab work of pc_gpu_upload_async besides the
- * copy), in microseconds. */
-int pc_gpu_margin_time_us(pc_gpu *g, int slabs, double *us, char *err, size_t errlen);
+/* GPU time of refreshing the margins of one whole frame (the per-slab
+ * work of pc_gpu_upload_async besides the copy), in microseconds. */
+int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
 
 /* Enqueues the demosaic of `slot` into the device picture dst (format,
  * size, matrix and range as set by pc_gpu_set_algo; plane pointers and

@@ -69,7 +69,7 @@ int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, siz
 {
     NOTSUP("pc_gpu_input_written");
 }
-int pc_gpu_margin_time_us(pc_gpu *g, int slabs, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_margin_time_us"); }
+int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_margin_time_us"); }
 void pc_gpu_set_options(pc_gpu *g, unsigned options) {}
 int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tables *t, char *err, size_t errlen)
 {

@@ -293,14 +293,8 @@ static void test_in_flight(int w, int h)
 static void test_colour(int w, int sh)
 {
     const int ncam = 5, h = sh * ncam;
-    /* 8-bit three times: mapped in the tile loader with its tables read
-     * through L1 (the default) or from shared memory, and through the
-     * colour pass (docs/colour.md §1) */
-    static const char *const fmts[] = {"BayerGB8", "BayerGB8", "BayerGB8", "BayerGB10", "BayerGB12", "BayerGB10p",
-                                       "BayerGB12p", "BayerGB10Packed", "BayerGB12Packed"};
-    static const unsigned fopts[] = {0, PC_GPU_OPT_LOADER_SMEM, PC_GPU_OPT_COLOUR_PASS, 0, 0, 0, 0, 0, 0};
-    static const char *const fmode[] = {" (tile loader)", " (tile loader, tables in shared memory)", " (colour pass)",
-                                        "", "", "", "", "", ""};
+    static const char *const fmts[] = {"BayerGB8", "BayerGB10", "BayerGB12", "BayerGB10p", "BayerGB12p",
+                                       "BayerGB10Packed", "BayerGB12Packed"};
     pc_gpu *g = NULL;
     if (pc_gpu_open(&g, 0, w, h, 2, err, sizeof err)) {
         TAP_CHECK(0, "colour: pc_gpu_open %dx%d: %s", w, h, err);
@@ -335,7 +329,6 @@ static void test_colour(int w, int sh)
                  pc_gpu_set_colour_tables(g, c, &tabs[c], err, sizeof err);
             pc_colour_slab(&f, &tabs[c], packed + sb * c, 0, w, sh, bay + (size_t)w * sh * c, (size_t)w);
         }
-        pc_gpu_set_options(g, fopts[fi]);
         for (int c = 0; c < ncam && !rc; c++)
             rc = pc_gpu_upload_raw_async(g, 0, c * sh, packed + sb * c, &f, c, sh, err, sizeof err);
         pc_bayer src = {bay, (size_t)w, w, h, f.cfa};
@@ -352,10 +345,9 @@ static void test_colour(int w, int sh)
                 continue;
             }
             char what[96];
-            snprintf(what, sizeof what, "colour on, 5 cameras of %s%s", fmts[fi], fmode[fi]);
+            snprintf(what, sizeof what, "colour on, 5 cameras of %s", fmts[fi]);
             run_one(g, 0, (pc_algo_id)algo, PC_VARIANT_AUTO, f.cfa, 0, &dev, &host, &ref, what);
         }
-        pc_gpu_set_options(g, 0);
         if (rc)
             TAP_CHECK(0, "colour %s: %s", fmts[fi], err);
         tu_pic_free(&ref);

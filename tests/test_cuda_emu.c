@@ -166,85 +166,50 @@ static void colour_pass(void)
         }
 }
 
-/* 8-bit raw input mapped in the kernels' tile loader (docs/colour.md §2):
- * five cameras of raw 8-bit codes with their own tables (one camera the
- * identity, one with another CFA phase than the panorama's), the kernels
- * given the raw codes and the loader tables, against the C rows
- * (pc_colour_slab per camera) + the reference with per-camera matrices:
- * every algorithm, both variants, every CFA phase, tiles that straddle
- * cameras and a width that is not a multiple of the tile, NV12 and RGB24. */
-static void loader_tables(void)
+/* The pass as the device runs it per frame: the stacked slabs of three
+ * cameras with their own tables in one launch, 2040 wide (every other
+ * 8-bit / 12p row starts off a 16-byte boundary), 10 rows each. */
+static void colour_pass_cams(void)
 {
-    const int w = 134, sh = 10, ncam = 5, h = sh * ncam;
-    char err[512];
-    uint32_t seed = 77;
-    uint8_t *raw = malloc((size_t)w * h), *bay = malloc((size_t)w * h);
-    static pc_colour_tables tabs[5];
-    const pc_colour_tables *tp[5];
-    pc_yuv_coeffs bands[5];
-    for (int cfa = 0; cfa < 4; cfa++) {
-        pc_cfa ccfa[5];
-        for (int i = 0; i < w * h; i++)
-            raw[i] = (uint8_t)(i % 17 == 0 ? 255 : i % 19 == 0 ? 0 : tu_rng(&seed) >> 5);
-        for (int c = 0; c < ncam; c++) {
-            ccfa[c] = c == 3 ? (pc_cfa)(cfa ^ 1) : (pc_cfa)cfa;
-            pc_rawfmt f = {8, PC_PACK_8, ccfa[c]};
-            pc_colour_cfg cfg;
-            pc_colour_cfg_init(&cfg);
-            if (c != 2) {
-                cfg.black_level = 3.0 * c;
-                cfg.wb[0] = 1.2 + 0.2 * c;
-                cfg.wb[2] = 1.7 - 0.1 * c;
-                cfg.transfer = (pc_transfer)(c % 3);
-                cfg.ccm[0] = 1 + 0.1 * c;
-                cfg.ccm[1] = -0.1 * c;
-            }
-            int rc = pc_colour_tables_build(&cfg, 8, &tabs[c], err, sizeof err) ||
-                     pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, cfg.ccm, &bands[c], err, sizeof err);
-            TAP_CHECK(rc == 0 && (c == 2) == (tabs[c].identity != 0), "loader tables: camera %d tables%s%s", c,
-                      rc ? ": " : "", rc ? err : "");
-            tp[c] = &tabs[c];
-            pc_colour_slab(&f, &tabs[c], raw + (size_t)w * sh * c, 0, w, sh, bay + (size_t)w * sh * c, (size_t)w);
-        }
-        pc_bayer src = {bay, (size_t)w, w, h, (pc_cfa)cfa}, rsrc = {raw, (size_t)w, w, h, (pc_cfa)cfa};
-        for (int algo = 0; algo < PC_ALGO_COUNT; algo++) {
-            if (!pc_emu_supports((pc_algo_id)algo))
-                continue;
-            for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_NV12; fmt++) {
-                pc_picture ref, out;
-                tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
-                tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
-                if (fmt != PC_FMT_RGB24) {
-                    ref.bands = out.bands = bands;
-                    ref.band_rows = out.band_rows = sh;
-                    ref.n_bands = out.n_bands = ncam;
+    static const char *const names[] = {"BayerGB8", "BayerGB12p", "BayerGB12Packed", "BayerGB10"};
+    const int w = 2040, rows = 10, ncam = 3, ml = 16, mr = 24;
+    char err[256];
+    uint32_t seed = 9;
+    static pc_colour_tables t[3];
+    const pc_colour_tables *tp[3] = {&t[0], &t[1], &t[2]};
+    for (unsigned fi = 0; fi < sizeof names / sizeof names[0]; fi++) {
+        pc_rawfmt f;
+        pc_rawfmt_parse(names[fi], &f, err, sizeof err);
+        const int maxc = (1 << f.bits) - 1;
+        const size_t src_cam = 2 * (size_t)rows * w, pitch = ml + w + mr;
+        uint8_t *raw = calloc(src_cam * ncam + 16, 1), *a = calloc(pitch * rows * ncam, 1),
+                *b = calloc(pitch * rows * ncam, 1);
+        uint16_t *codes = malloc((size_t)w * rows * 2);
+        for (int k = 0; k < ncam; k++) {
+            for (int i = 0; i < w * rows; i++)
+                codes[i] = (uint16_t)(i % 7 == 0 ? (uint32_t)maxc : tu_rng(&seed) & (uint32_t)maxc);
+            tc_pack(&f, codes, (size_t)w * rows, raw + k * src_cam);
+            t[k].bits = f.bits;
+            for (int c = 0; c < 3; c++)
+                for (int v = 0; v <= maxc; v++)
+                    t[k].lut[c][v] = (uint8_t)(tu_rng(&seed) >> 7);
+            uint8_t *ak = a + (size_t)k * rows * pitch;
+            pc_colour_slab(&f, &t[k], raw + k * src_cam, 0, w, rows, ak + ml, pitch);
+            for (int y = 0; y < rows; y++)
+                for (int j = 0; j < ml + mr; j++) {
+                    int x = j < ml ? j - ml : w + (j - ml);
+                    ak[y * pitch + ml + x] = ak[y * pitch + ml + (x < 0 ? -x : 2 * (w - 1) - x)];
                 }
-                int rc = pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err);
-                for (int var = PC_VARIANT_2PX; var <= PC_VARIANT_4PX && !rc; var++) {
-                    int th = var == PC_VARIANT_2PX ? 12 : 8 + 4 * cfa;
-                    tu_pic_fill(&out, 0xA7);
-                    /* tables through L1 or in shared memory, each with both
-                     * variants over the phases */
-                    int smem = (var + cfa) & 1;
-                    int rc2 = pc_emu_debayer_raw8((pc_algo_id)algo, (pc_variant)var, th, &rsrc, tp, ccfa, ncam, sh,
-                                                  smem, &out, err, sizeof err);
-                    int md = 0;
-                    long nd = rc2 ? -1 : tu_compare(&ref, &out, &md);
-                    TAP_CHECK(nd == 0, "8-bit raw mapped in the tile loader (tables %s), 5 cameras: %s %s %s %s "
-                              "th=%d: %ld samples differ from the C rows + reference%s%s",
-                              smem ? "in shared memory" : "through L1", pc_algo_get(algo)->name,
-                              pc_variant_name(var), pc_cfa_name((pc_cfa)cfa), pc_pixfmt_name((pc_pixfmt)fmt), th, nd,
-                              rc2 ? ": " : "", rc2 ? err : "");
-                }
-                if (rc)
-                    TAP_CHECK(0, "reference: %s", err);
-                tu_pic_free(&ref);
-                tu_pic_free(&out);
-            }
         }
+        int rc = pc_emu_colour_cams(&f, tp, ncam, raw, src_cam, w, rows, b + ml, pitch, ml, mr, err, sizeof err);
+        TAP_CHECK(rc == 0 && memcmp(a, b, pitch * rows * ncam) == 0,
+                  "colour pass kernel, 3 cameras in one launch, %s width %d: same bytes as the C rows%s%s", names[fi],
+                  w, rc ? ": " : "", rc ? err : "");
+        free(raw);
+        free(a);
+        free(b);
+        free(codes);
     }
-    free(raw);
-    free(bay);
 }
 
 /* Samples in the whole picture (all planes). */
@@ -350,8 +315,8 @@ int main(void)
 {
     mlri_checks();
     colour_pass();
+    colour_pass_cams();
     colour_bands();
-    loader_tables();
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};
     static const int ths[] = {4, 12, 64};
     char err[512];

@@ -43,8 +43,6 @@ typedef struct opts {
     const char *backend, *algo, *variant, *format;
     int width, height, iters, threads, device;
     const char *colour; /* --colour FORMAT: time with the colour stage on */
-    int colour_pass;    /* --colour-pass: 8-bit raw through the colour pass too (cuda) */
-    int colour_smem;    /* --colour-smem: the loader's tables in shared memory (cuda) */
 } opts;
 
 static void usage(FILE *f)
@@ -55,11 +53,9 @@ static void usage(FILE *f)
             "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
-            "                     [--colour-pass] [--colour-smem] [--help] [--version]\n"
+            "                     [--help] [--version]\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
-            "          matrices; cuda prints the upload-side colour work per frame, cpu includes it per frame\n"
-            "--colour-pass: (cuda) 8-bit raw through the colour pass instead of the tile loader's tables\n"
-            "--colour-smem: (cuda) the tile loader's tables in shared memory instead of read through L1\n"
+            "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
             names);
 }
@@ -362,14 +358,9 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
          floor_us, floor_p99, bytes / (floor_us * 1e3));
     INFO(o, "peak copy bandwidth (1 GiB D2D, read+write): %.0f GB/s; the frame's %.2f MB at that rate: %.2f us\n",
          peak, bytes / 1e6, bytes / (peak * 1e3));
-    const unsigned base_opts =
-        (o->colour_pass ? PC_GPU_OPT_COLOUR_PASS : 0) | (o->colour_smem ? PC_GPU_OPT_LOADER_SMEM : 0);
-    double mus = 0, mus5 = 0;
-    if (pc_gpu_margin_time_us(g, 1, &mus, err, sizeof err) == 0)
+    double mus = 0;
+    if (pc_gpu_margin_time_us(g, &mus, err, sizeof err) == 0)
         INFO(o, "input margin refresh (done per slab at upload, not in the times below): %.2f us per frame\n", mus);
-    if (!(h % BENCH_CAMS) && pc_gpu_margin_time_us(g, BENCH_CAMS, &mus5, err, sizeof err) == 0)
-        INFO(o, "input margin refresh as %d slabs (the plain upload of %d cameras): %.2f us per frame\n", BENCH_CAMS,
-             BENCH_CAMS, mus5);
     static pc_colour_tables ctab[BENCH_CAMS];
     pc_yuv_coeffs cbands[BENCH_CAMS];
     if (o->colour) {
@@ -382,28 +373,25 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
                 fprintf(stderr, "panocap-bench: %s\n", err);
                 return 1;
             }
-        pc_gpu_set_options(g, base_opts);
         double cus = 0;
         if (pc_gpu_colour_time_us(g, &cf, BENCH_CAMS, &cus, err, sizeof err)) {
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
-        const int fused = cf.packing == PC_PACK_8 && !o->colour_pass;
-        INFO(o, "colour at upload %s (%s; not in the times below): %.2f us per frame (%.2f MB in)\n", o->colour,
-             fused ? "8-bit: the plain upload's margin kernels, which also write the loader tables; the tile "
-                     "loader maps the samples"
-                   : "the colour pass: unpack + per-colour tables + margins, replacing the margin refresh",
-             cus, pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
-        /* what it adds at upload to the plain upload of the same slabs */
-        INFO(o, "colour extra at upload: %.2f us per frame (vs the %d slabs' margin refresh)\n", cus - mus5,
-             BENCH_CAMS);
+        INFO(o, "colour pass %s (unpack + per-colour tables + margins of %d camera slabs, one launch, at upload, "
+                "replacing the margin refresh; not in the times below): %.2f us per frame (%.2f MB in)\n",
+             o->colour, BENCH_CAMS, cus, pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
+        /* what the colour stage adds at upload: its pass instead of the
+         * margin refresh (both one launch per frame) */
+        INFO(o, "colour extra at upload: %.2f us per frame (the pass - the margin refresh)\n", cus - mus);
         /* the 4 slots hold raw frames of that format, uploaded per camera
-         * slab as the daemon does (pl_colour_debayer) */
+         * slab as the daemon does (pl_colour_debayer); their colour pass
+         * runs once, before the first debayer of each */
         const int sh = h / BENCH_CAMS;
         size_t sb = pc_rawfmt_frame_bytes(&cf, w, sh);
         uint8_t *raw = malloc(sb + 16);
         unsigned x = 0x2545F491u;
-        for (int k = 0; k < 4 && raw; k++) {
+        for (int k = 0; k < 4 && raw; k++)
             for (int c = 0; c < BENCH_CAMS; c++) {
                 for (size_t i = 0; i < sb; i++) {
                     x ^= x << 13;
@@ -417,7 +405,6 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
                     return 1;
                 }
             }
-        }
         free(raw);
         INFO(o, "final pass with %d per-camera colour matrices (bands of %d rows) in the times below\n", BENCH_CAMS,
              h / BENCH_CAMS & ~1);
@@ -500,7 +487,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
         pc_gpu_set_algo(g, algos[0]->id, (pc_variant)vars[nvar - 1], PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
                         PC_RANGE_LIMITED, err, sizeof err);
         for (int m = 0; m < 4; m++) {
-            pc_gpu_set_options(g, modes[m] | base_opts);
+            pc_gpu_set_options(g, modes[m]);
             for (int i = -10; i < o->iters; i++) {
                 if (i >= 0)
                     CU(cudaEventRecord(t.ev[i], s));
@@ -523,7 +510,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
             INFO(o, "launch mode %-29s %s: median %.2f us, back-to-back %.2f us/frame\n", mname[m], algos[0]->name,
                  med, bms * 1000.0 / o->iters);
         }
-        pc_gpu_set_options(g, base_opts);
+        pc_gpu_set_options(g, 0);
     }
     for (int i = 0; i < nbatch; i++)
         INFO(o, "back-to-back throughput %-26s %8.2f us/frame (%.2fx floor)\n", batch_name[i], batch_us[i],
@@ -702,15 +689,13 @@ static const pc_tool tool = {"panocap-bench", usage};
 /* Options into *o; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, opts *o)
 {
-    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR,
-           O_COLOUR_PASS, O_COLOUR_SMEM };
+    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
         {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
         {"iters", required_argument, NULL, O_ITERS},     {"threads", required_argument, NULL, O_THREADS},
         {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
-        {"colour-pass", no_argument, NULL, O_COLOUR_PASS}, {"colour-smem", no_argument, NULL, O_COLOUR_SMEM},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
@@ -728,8 +713,6 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_THREADS: rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n), o->threads = (int)n; break;
         case O_DEVICE: rc = pc_tool_int(&tool, "--device", optarg, 0, 1024, &n), o->device = (int)n; break;
         case O_COLOUR: o->colour = optarg; break;
-        case O_COLOUR_PASS: o->colour_pass = 1; break;
-        case O_COLOUR_SMEM: o->colour_smem = 1; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -757,7 +740,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, 0};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
