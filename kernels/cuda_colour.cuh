@@ -47,20 +47,22 @@ struct pc_cparams {
 };
 
 /* Dynamic shared memory of the colour pass: the three tables of the
- * format's codes and PC_CRPI rows of output (the margins' source). */
+ * format's codes. */
 PC_HD size_t pc_colour_smem(int bits, int W)
 {
-    return 3 * ((size_t)1 << bits) + PC_CRPI * (((size_t)W + 15) & ~(size_t)15);
+    (void)W;
+    return 3 * ((size_t)1 << bits);
 }
 
 /* Why it is fast (a streaming pass at memory speed): each thread moves
  * 16 pixels per step with 16-byte loads/stores where aligned (8-bit: one
  * load; 12p: three 8-byte loads of the 24-byte group; 16-bit containers:
  * two 16-byte loads); the tables of the format's codes are copied once per
- * CTA into shared memory (persistent CTAs walk the rows with stride
- * PC_CRPI * gridDim.x), so the lookups are LDS, not L1/L2 gathers; and the row's
- * margins are written from the row kept in shared memory, so the separate
- * margin pass (a second read of every row's edges) is not needed. */
+ * CTA into shared memory (persistent CTAs walk their camera's rows with
+ * stride PC_CRPI * cpc), so the lookups are LDS, not L1/L2 gathers; and
+ * each row's margins are written by the threads that wrote their mirrored
+ * samples, so the separate margin pass (a second read of every row's
+ * edges) is not needed and no barrier is. */
 PC_DEV void pc_colour_unpack16(const pc_cparams &p, const uint8_t *s, size_t n0, unsigned *c)
 {
     /* 8-bit and 12p rows start at any multiple of 4 bytes for an even
@@ -150,11 +152,9 @@ PC_KERNEL void PC_CBOUNDS pc_colour_kernel(pc_cparams p)
     bool pre = PC_CRPI * blk + half < p.rows && PC_CPX * tt + PC_CPX <= p.W; /* c holds it */
     if (pre)
         pc_colour_unpack16(p, src, (size_t)(PC_CRPI * blk + half) * (size_t)p.W + (size_t)(PC_CPX * tt), c);
-    const int W16 = (p.W + 15) & ~15;
-    uint8_t *srow = sm + 3 * L + half * W16;
     const bool margins = (p.ml | p.mr) != 0;
     pc_cp_wait<0>();
-    __syncthreads();
+    __syncthreads(); /* the tables are in place; no barrier after this */
     for (int y0 = PC_CRPI * blk; y0 < p.rows; y0 += PC_CRPI * p.cpc) {
         const int y = y0 + half;
         /* the tables of the even and odd columns of this row */
@@ -163,7 +163,8 @@ PC_KERNEL void PC_CBOUNDS pc_colour_kernel(pc_cparams p)
         uint8_t *d = dst + (long long)y * p.dst_pitch;
         for (int x0 = PC_CPX * tt; y < p.rows && x0 < p.W; x0 += PC_CPX * PC_CTPR) {
             const size_t n0 = (size_t)y * (size_t)p.W + (size_t)x0;
-            if (x0 + PC_CPX <= p.W) {
+            const int x1 = x0 + PC_CPX <= p.W ? x0 + PC_CPX : p.W;
+            if (x1 == x0 + PC_CPX) {
                 if (!pre) /* else: the first chunk, loaded above */
                     pc_colour_unpack16(p, src, n0, c);
                 pre = false;
@@ -180,28 +181,21 @@ PC_KERNEL void PC_CBOUNDS pc_colour_kernel(pc_cparams p)
                     for (int i = 0; i < 16; i++)
                         d[x0 + i] = (uint8_t)(v[i >> 2] >> (8 * (i & 3)));
                 }
-                if (margins)
-                    *(uint4 *)(srow + x0) = o;
-                continue;
-            }
-            for (int i = 0; x0 + i < p.W; i += 2) { /* W is even */
-                const uint8_t a = l0[pc_unpack_sample(src, p.packing, p.bits, n0 + i)];
-                const uint8_t b = l1[pc_unpack_sample(src, p.packing, p.bits, n0 + i + 1)];
-                d[x0 + i] = a;
-                d[x0 + i + 1] = b;
-                if (margins) {
-                    srow[x0 + i] = a;
-                    srow[x0 + i + 1] = b;
+            } else {
+                for (int i = 0; x0 + i < p.W; i += 2) { /* W is even */
+                    d[x0 + i] = l0[pc_unpack_sample(src, p.packing, p.bits, n0 + i)];
+                    d[x0 + i + 1] = l1[pc_unpack_sample(src, p.packing, p.bits, n0 + i + 1)];
                 }
             }
-        }
-        if (margins) {
-            __syncthreads();
-            for (int j = tt; y < p.rows && j < p.ml + p.mr; j += PC_CTPR) {
-                const int x = j < p.ml ? j - p.ml : p.W + (j - p.ml);
-                d[x] = srow[pc_fold(x, p.W)];
-            }
-            __syncthreads();
+            /* The margins whose mirrored sample this thread just wrote
+             * (read back: its own writes), so that no thread waits for
+             * another: only the chunks near the row's ends hold any. */
+            if (margins && (x0 <= p.ml || x1 >= p.W - 1 - p.mr))
+                for (int j = 0; j < p.ml + p.mr; j++) {
+                    const int x = j < p.ml ? j - p.ml : p.W + (j - p.ml), sx = pc_fold(x, p.W);
+                    if (sx >= x0 && sx < x1)
+                        d[x] = d[sx];
+                }
         }
     }
 }

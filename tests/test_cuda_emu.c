@@ -124,7 +124,9 @@ static void colour_pass(void)
     static const pc_packing packs[] = {PC_PACK_8, PC_PACK_LE16, PC_PACK_PFNC, PC_PACK_GVSP};
     char err[256];
     uint32_t seed = 5;
-    const int w = 522, h = 22; /* 2 blocks x 2 steps of PC_CRPI rows, the last one partial */
+    const int h = 22; /* 2 blocks x 2 steps of PC_CRPI rows, the last one partial */
+    /* 522; 10: narrower than the left margin, whose samples reflect twice */
+    for (int w = 522; w >= 10; w = w == 522 ? 10 : 0)
     for (int pi = 0; pi < 4; pi++)
         for (int bits = 8; bits <= 12; bits += 2) {
             if ((bits == 8) != (packs[pi] == PC_PACK_8))
@@ -150,8 +152,10 @@ static void colour_pass(void)
                 pc_colour_slab(&f, &t, raw, 0, w, h, a + ml, pitch);
                 for (int y = 0; y < h; y++)
                     for (int j = 0; j < ml + mr; j++) {
-                        int x = j < ml ? j - ml : w + (j - ml);
-                        a[y * pitch + ml + x] = a[y * pitch + ml + (x < 0 ? -x : 2 * (w - 1) - x)];
+                        int x = j < ml ? j - ml : w + (j - ml), sx = x;
+                        while (sx < 0 || sx >= w)
+                            sx = sx < 0 ? -sx : 2 * (w - 1) - sx;
+                        a[y * pitch + ml + x] = a[y * pitch + ml + sx];
                     }
                 int rc = pc_emu_colour(&f, &t, raw, w, h, b + ml, pitch, ml, mr, err, sizeof err);
                 char name[32];
