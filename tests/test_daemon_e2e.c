@@ -209,7 +209,7 @@ int main(int argc, char **argv)
     snprintf(raw, sizeof raw, "%s/raw.pcraw", dir);
 
     char *args[] = {argv[1], "--source", "fake", "--frames", "60", "--algo", "edge", "--output", out,
-                    "--record-raw", raw, "--stats-interval", "1", "--control", "", NULL};
+                    "--record-raw", raw, "--stats-interval", "1", "--control", "", "-s", "encode.layout=stacked", NULL};
     dt_child ch;
     if (!TAP_CHECK(dt_spawn(&ch, dir, "panocap", args, NULL) == 0, "panocap started"))
         return tap_done();
