@@ -82,19 +82,19 @@ struct pc_kparams {
      * cb[3], cr[3], yoff}; image row y uses band min(umulhi(y, band_mul),
      * n_bands - 1) (band_mul = floor(2^32 / band_rows) + 1, exact for rows
      * < 2^16; 0 with one band). `bands` is the device copy (MLRI's); the
-     * fused kernels read m0, the same matrices by value: band 0 is then
-     * constant-bank operands of the plain kernels' IMADs (no registers, no
-     * loads, exactly as before the colour stage), and the +COL kernels
-     * index it per row pair (a uniform constant-cache load, LDC, instead
-     * of a global load through L1). */
+     * +COL kernels read the same matrices from constant memory
+     * (pc_cbands, cuda_kernel.cuh). */
     const int *bands;
     unsigned band_mul;
     int n_bands;
-    int m0[16 * 10]; /* PC_KMAX_BANDS x PC_KBAND */
+    /* Band 0 again, by value: the kernels without per-camera colour
+     * (PC_KFMT_COL not set) read their one matrix from here, i.e. straight
+     * from the constant bank as instruction operands (no registers, no
+     * loads), exactly as before the colour stage. */
+    int m0[10];
 };
 #define PC_KBAND 10
 #define PC_KMAX_BANDS 16
-static_assert(sizeof(((pc_kparams *)0)->m0) == sizeof(int) * PC_KMAX_BANDS * PC_KBAND, "pc_kparams.m0: every band");
 
 /* Kernel output formats (the FMT template argument): the pc_pixfmt values,
  * and NV12/I420 + PC_KFMT_COL for the kernels that select a matrix per row

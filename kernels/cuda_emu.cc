@@ -155,6 +155,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     memcpy(kp.m0, bands, sizeof kp.m0);
+    memcpy(pc_cbands, bands, sizeof bands); /* the +COL kernels' constant memory */
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
     const int kfmt = (dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt) +
                      (dst->grid_cols > 1 ? PC_KFMT_GRID : 0);

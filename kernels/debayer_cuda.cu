@@ -89,6 +89,9 @@ struct pc_gpu {
     pc_rawfmt col_fmt[PC_GPU_MAX_SLOTS];
     int bands_host[PC_KMAX_BANDS * PC_KBAND];
     int bands_n;
+    /* bands_host's version (bumped when it changes), and the version each
+     * algorithm's kernel file last got in its pc_cbands */
+    unsigned bands_ver, cbands_ver[PC_ALGO_COUNT];
     int num_sms;
     /* current configuration (var: pc_variant 2PX/4PX, or AUTO for an
      * algorithm with its own implementation; fmt: pc_pixfmt) */
@@ -409,6 +412,7 @@ static int set_bands(pc_gpu *g, const pc_yuv_coeffs *b, int n, char *err, size_t
     CK(g, cudaMemcpyAsync(g->d_bands, v, bytes, cudaMemcpyHostToDevice, g->cs));
     memcpy(g->bands_host, v, bytes);
     g->bands_n = n;
+    g->bands_ver++;
     return 0;
 }
 
@@ -1043,8 +1047,15 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         if (rc)
             return rc;
         memcpy(kp.m0, g->bands_host, sizeof kp.m0);
-        if (!pc_bands_plain(g->bands_host, g->bands_n))
+        if (!pc_bands_plain(g->bands_host, g->bands_n)) {
             kfmt += PC_KFMT_COL;
+            /* the matrices into the kernel file's constant memory, on the
+             * compute stream before the kernel, when they changed */
+            if (g->cbands_ver[g->algo] != g->bands_ver + 1) {
+                CK(g, (cudaError_t)kset(g->algo)->set_bands(g->bands_host, g->bands_n, (void *)g->cs));
+                g->cbands_ver[g->algo] = g->bands_ver + 1;
+            }
+        }
     }
     if (!own && dst->grid_cols > 1)
         kfmt += PC_KFMT_GRID; /* the kernel with the grid's stores */
