@@ -900,22 +900,23 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
         CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
     if (g->consumed[slot])
         CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
-    /* the camera's stream lands at the same rows' offset of the staging
-     * buffer: slabs of one frame never overlap there */
-    uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
-    CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
-    g->uploaded[slot] = 1;
     /* A slab of the stacked layout (camera cam at rows cam * rows) waits
      * for the others of its frame: their colour pass is one launch, by
      * the slot's debayer (a launch per slab costs more than the pass
-     * itself: 5 launches took 33 us for 8-bit input on an H100, one 9-12).
-     * Anything else is mapped at once. */
+     * itself: 5 launches took 33 us for 8-bit input on an H100). Anything
+     * else is mapped at once; slabs waiting that it does not join are
+     * mapped first (before its copy lands in the staging buffer). */
     const int stacked = row0 == cam * rows;
     const pc_rawfmt *pf = &g->col_fmt[slot];
     if (g->col_pend[slot] && (!stacked || g->col_rows[slot] != rows || pf->packing != f->packing ||
                               pf->bits != f->bits || pf->cfa != f->cfa || (g->col_pend[slot] >> cam & 1)))
         if (colour_flush(g, slot, err, errlen))
             return PC_EDEVICE;
+    /* the camera's stream lands at the same rows' offset of the staging
+     * buffer: slabs of one frame never overlap there */
+    uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
+    CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
+    g->uploaded[slot] = 1;
     if (stacked) {
         g->col_pend[slot] |= 1u << cam;
         g->col_rows[slot] = rows;
