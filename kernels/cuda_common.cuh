@@ -79,9 +79,11 @@ struct pc_kparams {
                * so the struct keeps its 128 bytes); 0: stacked */
     /* Conversion matrices (spec §8 with each camera's colour matrix folded
      * in, docs/colour.md §3): n_bands entries of PC_KBAND ints {cy[3],
-     * cb[3], cr[3], yoff} in device memory; image row y uses band
-     * min(umulhi(y, band_mul), n_bands - 1) (band_mul = floor(2^32 /
-     * band_rows) + 1, exact for rows < 2^16; 0 with one band). */
+     * cb[3], cr[3], yoff}; image row y uses band min(umulhi(y, band_mul),
+     * n_bands - 1) (band_mul = floor(2^32 / band_rows) + 1, exact for rows
+     * < 2^16; 0 with one band). `bands` is the device copy (MLRI's); the
+     * +COL kernels read the same matrices from constant memory
+     * (pc_cbands, cuda_kernel.cuh). */
     const int *bands;
     unsigned band_mul;
     int n_bands;
@@ -140,6 +142,14 @@ PC_DEV int pc_band_of(const pc_kparams &p, int y)
 {
     const int b = (int)__umulhi((unsigned)y, p.band_mul);
     return b < p.n_bands - 1 ? b : p.n_bands - 1;
+}
+
+/* The colour (0 R, 1 G, 2 B) of a CFA site (x & 1) | (y & 1) << 1 under
+ * CFA phase cfa (pc_cfa: the site of red). */
+PC_HD int pc_site_colour(int site, int cfa)
+{
+    const int s = site ^ cfa;
+    return s == 0 ? 0 : s == 3 ? 2 : 1;
 }
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }

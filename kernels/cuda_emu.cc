@@ -142,7 +142,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         snprintf(err, errlen, "pc_emu_debayer: %d bands of %d rows", nb, dst->band_rows);
         return PC_EINVAL;
     }
-    int bands[PC_KMAX_BANDS * PC_KBAND];
+    int bands[PC_KMAX_BANDS * PC_KBAND] = {0};
     for (int i = 0; i < nb; i++) {
         for (int k = 0; k < 3; k++) {
             bands[PC_KBAND * i + k] = bl[i].y[k];
@@ -155,6 +155,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.n_bands = nb;
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     memcpy(kp.m0, bands, sizeof kp.m0);
+    memcpy(pc_cbands, bands, sizeof bands); /* the +COL kernels' constant memory */
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
     const int kfmt = (dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt) +
                      (dst->grid_cols > 1 ? PC_KFMT_GRID : 0);
@@ -210,16 +211,23 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     return 0;
 }
 
-extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
-                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
+extern "C" int pc_emu_colour_cams(const pc_rawfmt *f, const pc_colour_tables *const *t, int ncam, const uint8_t *src,
+                                  size_t src_cam, int W, int rows, uint8_t *dst, size_t dst_pitch, int ml, int mr,
+                                  char *err, size_t errlen)
 {
-    /* the device table layout: 3 x PC_CLUT_STRIDE */
-    std::vector<uint8_t> lut(3 * PC_CLUT_STRIDE, 0);
-    for (int c = 0; c < 3; c++)
-        memcpy(lut.data() + c * PC_CLUT_STRIDE, t->lut[c], (size_t)1 << t->bits);
+    if (ncam < 1 || ncam > 16) {
+        snprintf(err, errlen, "pc_emu_colour_cams: %d cameras", ncam);
+        return PC_EINVAL;
+    }
+    /* the device table layout: per camera 3 x PC_CLUT_STRIDE */
+    std::vector<uint8_t> lut((size_t)ncam * 3 * PC_CLUT_STRIDE, 0);
+    for (int k = 0; k < ncam; k++)
+        for (int c = 0; c < 3; c++)
+            memcpy(lut.data() + ((size_t)k * 3 + c) * PC_CLUT_STRIDE, t[k]->lut[c], (size_t)1 << t[k]->bits);
     pc_cparams p;
     memset(&p, 0, sizeof p);
     p.src = src;
+    p.src_cam = (long long)src_cam;
     p.lut = lut.data();
     p.dst = dst;
     p.dst_pitch = (long long)dst_pitch;
@@ -230,11 +238,21 @@ extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, cons
     p.cfa = (int)f->cfa;
     p.ml = ml;
     p.mr = mr;
-    /* a few persistent CTAs, so that each walks several row pairs */
-    dim3 grid(rows / 2 < 2 ? 1 : 2);
-    if (pc_emu::launch(grid, dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
+    /* the cameras in reverse order (blocks i * cpc.. take camera ncam-1-i),
+     * a few persistent CTAs each, so that each walks several row groups */
+    p.ncam = ncam;
+    for (int k = 0; k < ncam; k++)
+        p.cams |= (unsigned long long)(ncam - 1 - k) << (4 * k);
+    p.cpc = rows / PC_CRPI < 2 ? 1 : 2;
+    if (pc_emu::launch(dim3(ncam * p.cpc), dim3(PC_CNT), pc_colour_smem(p.bits, W), [&]() { pc_colour_kernel(p); })) {
         snprintf(err, errlen, "pc_emu_colour: barrier mismatch");
         return PC_EINVAL;
     }
     return 0;
+}
+
+extern "C" int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
+                             uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen)
+{
+    return pc_emu_colour_cams(f, &t, 1, src, 0, W, rows, dst, dst_pitch, ml, mr, err, errlen);
 }

@@ -23,6 +23,13 @@ int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *
 int pc_emu_colour(const pc_rawfmt *f, const pc_colour_tables *t, const uint8_t *src, int W, int rows,
                   uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err, size_t errlen);
 
+/* The same for the stacked slabs of ncam cameras in one launch (the
+ * device's per-frame pass): camera k's stream at src + k * src_cam, its
+ * tables t[k], its rows from dst + k * rows * dst_pitch. */
+int pc_emu_colour_cams(const pc_rawfmt *f, const pc_colour_tables *const *t, int ncam, const uint8_t *src,
+                       size_t src_cam, int W, int rows, uint8_t *dst, size_t dst_pitch, int ml, int mr, char *err,
+                       size_t errlen);
+
 /* Runs the MLRI kernels (cuda_mlri.cuh) on the CPU into dst. */
 int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
 

@@ -120,6 +120,21 @@ PC_DEV void pc_for_pairs(int th, F f)
     }
 }
 
+/* The conversion matrices of the +COL kernels (pc_kparams.bands, the same
+ * PC_KMAX_BANDS x PC_KBAND ints) in constant memory: a band's coefficient
+ * is then a warp-uniform indexed constant-cache load (LDC), not a global
+ * load through L1 (1.3-4.2 us per frame on an H100 that way, about 1 us
+ * this way). One copy per kernel file (translation unit), written on the
+ * compute stream before the kernels that use it (pc_kernel_set.set_bands,
+ * cuda_launch.h), so frames already queued keep theirs. The matrices stay
+ * out of pc_kparams: a larger parameter block cost every kernel 6-16
+ * registers. */
+#ifdef __CUDACC__
+static __constant__ int pc_cbands[16 * 10];
+#else
+static int pc_cbands[16 * 10]; /* the emulation's copy (cuda_emu.cc) */
+#endif
+
 /* --- the Y'CbCr conversion (spec §8, docs/colour.md §3) --------------------
  * m: PC_KBAND coefficients {cy[3], cb[3], cr[3], yoff}. Why two versions:
  * - COL false (no per-camera colour, or one matrix that keeps Y'/chroma in
@@ -131,10 +146,10 @@ PC_DEV void pc_for_pairs(int th, F f)
  *   chroma numerators are >= 0, so only the upper clamp can bite (full
  *   range). This is the pre-colour code, at the pre-colour cost.
  * - COL true (per-camera matrices folded in): m points at the row band's
- *   matrix in device memory (pc_kparams.bands), read where it is used:
- *   the address is warp-uniform (one L1 broadcast per coefficient) and
- *   nothing stays live across the row loop, so the kernel keeps the plain
- *   one's register count (held in registers for the loop, the coefficients
+ *   matrix in constant memory (pc_cbands), read where it is used: a
+ *   warp-uniform indexed constant-cache load, and nothing stays live
+ *   across the row loop, so the kernel keeps the plain one's register
+ *   count (held in registers for the loop, the coefficients
  *   took 4px hq-linear from 47 to 63 registers: the version that did so
  *   for every frame ran 21.79 -> 25.22 us on an H100). Y' and chroma can
  *   leave their ranges, so both are clamped (one VIMNMX.RELU each on
@@ -281,9 +296,9 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
             continue;
         }
         /* COL: the row pair's band matrix is read where it is used (a
-         * warp-uniform address: L1 broadcasts), so it holds no registers
+         * warp-uniform constant-bank index), so it holds no registers
          * across the loop */
-        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb) : p.m0;
+        const int *m = COL ? pc_cbands + PC_KBAND * pc_band_of(p, yb) : p.m0;
         const unsigned ta = qa.template ypair<COL>(m, 0, ysel), tb = qb.template ypair<COL>(m, 0, ysel);
         const unsigned ba = qa.template ypair<COL>(m, 2, ysel), bb = qb.template ypair<COL>(m, 2, ysel);
         const unsigned ca = qa.template cbcr<COL>(m), cbb = qb.template cbcr<COL>(m);
@@ -381,7 +396,7 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
         /* COL: the band's matrix read where it is used (as in
          * pc_final_4px); rows past the image (ok false) still take part in
          * the chroma exchange: any band will do */
-        const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
+        const int *m = COL ? pc_cbands + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
         if (w & 1)
             pc_final_2px_row<A, FMT, COL, GRID, 1>(pl, p, m, x, xb, yb, ok, off, ysel);
         else

@@ -33,6 +33,9 @@ struct pc_kernel_set {
     const void *fn[3][PC_KFMT_COUNT];
     size_t (*smem)(int var, int th);
     int rp; /* raw halo rows (for reporting) */
+    /* Writes n bands (PC_KBAND ints each) into this kernel file's
+     * pc_cbands, enqueued on stream (a cudaStream_t); a CUDA error code. */
+    int (*set_bands)(const int *v, int n, void *stream);
 };
 
 extern const pc_kernel_set pc_kset_bilinear, pc_kset_hqlinear, pc_kset_smoothhue,
@@ -88,7 +91,13 @@ struct pc_cuda_algo {
 #define PC_KSET(A)                                                                               \
     {{{NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX),           \
       PC_KSET_ROW(A, PC_VARIANT_4PX)},                                                           \
-     pc_smem_of<A>, A::RP}
+     pc_smem_of<A>, A::RP, pc_set_cbands}
+
+static inline int pc_set_cbands(const int *v, int n, void *stream)
+{
+    return (int)cudaMemcpyToSymbolAsync(pc_cbands, v, sizeof(int) * PC_KBAND * (size_t)n, 0, cudaMemcpyHostToDevice,
+                                        (cudaStream_t)stream);
+}
 
 template <class A>
 static size_t pc_smem_of(int var, int th)

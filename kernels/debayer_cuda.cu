@@ -79,8 +79,19 @@ struct pc_gpu {
      * sample, the widest format), allocated at the first use. */
     uint8_t *d_luts;
     uint8_t *raw_stage[PC_GPU_MAX_SLOTS];
+    /* Raw slabs copied to the staging buffer but not mapped yet: the
+     * colour pass of a frame is one launch for all its cameras (launched
+     * by the slot's next debayer, or earlier when a slab does not fit):
+     * bit c = camera c's slab at rows [c * col_rows, (c + 1) * col_rows),
+     * all in format col_fmt. */
+    unsigned col_pend[PC_GPU_MAX_SLOTS];
+    int col_rows[PC_GPU_MAX_SLOTS];
+    pc_rawfmt col_fmt[PC_GPU_MAX_SLOTS];
     int bands_host[PC_KMAX_BANDS * PC_KBAND];
     int bands_n;
+    /* bands_host's version (bumped when it changes), and the version each
+     * algorithm's kernel file last got in its pc_cbands */
+    unsigned bands_ver, cbands_ver[PC_ALGO_COUNT];
     int num_sms;
     /* current configuration (var: pc_variant 2PX/4PX, or AUTO for an
      * algorithm with its own implementation; fmt: pc_pixfmt) */
@@ -170,6 +181,17 @@ static int fill_margins(pc_gpu *g, int slot, int row0, int rows, cudaStream_t s,
     pc_margin_kernel<<<rows, 64, 0, s>>>(g->in[slot], g->in_pitch, g->W, row0, PC_HX, g->margin_r);
     CK(g, cudaGetLastError());
     return 0;
+}
+
+/* Rows [row0, row0+rows) of a slot were written after raw slabs still
+ * waiting for the colour pass: the later write wins, so the cameras whose
+ * rows it overlaps are no longer mapped. */
+static void rows_written(pc_gpu *g, int slot, int row0, int rows)
+{
+    const int R = g->col_rows[slot];
+    for (int c = 0; g->col_pend[slot] && c < PC_GPU_MAX_CAMERAS; c++)
+        if (c * R < row0 + rows && (c + 1) * R > row0)
+            g->col_pend[slot] &= ~(1u << c);
 }
 
 /* Fills an input slot with hash noise so tuning never times zeros. */
@@ -390,6 +412,7 @@ static int set_bands(pc_gpu *g, const pc_yuv_coeffs *b, int n, char *err, size_t
     CK(g, cudaMemcpyAsync(g->d_bands, v, bytes, cudaMemcpyHostToDevice, g->cs));
     memcpy(g->bands_host, v, bytes);
     g->bands_n = n;
+    g->bands_ver++;
     return 0;
 }
 
@@ -748,6 +771,7 @@ extern "C" int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t 
     CK(g, cudaMemcpy2DAsync(g->in[slot] + (size_t)row0 * g->in_pitch, g->in_pitch, host, host_pitch, g->W, rows,
                             cudaMemcpyHostToDevice, g->up));
     g->uploaded[slot] = 1;
+    rows_written(g, slot, row0, rows);
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
@@ -762,6 +786,7 @@ extern "C" int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, cha
         return PC_EINVAL;
     }
     g->uploaded[slot] = 1;
+    rows_written(g, slot, row0, rows);
     return fill_margins(g, slot, row0, rows, g->up, err, errlen);
 }
 
@@ -792,16 +817,21 @@ extern "C" int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tabl
     return 0;
 }
 
-/* margins: also fill the rows' left/right margins (what fill_margins does,
- * in the same pass). */
-static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, const pc_rawfmt *f, int cam, int rows,
-                         int margins, cudaStream_t s, char *err, size_t errlen)
+/* The colour pass over the slabs of ncam cameras cams[] (format f, rows
+ * each; camera k's raw stream at src + k * src_cam, its rows at dst0 + k *
+ * rows * pitch, its tables at luts + k * 3 * PC_CLUT_STRIDE), one launch.
+ * margins: also fill the rows' left/right margins (what fill_margins
+ * does, in the same pass). */
+static int colour_launch(pc_gpu *g, uint8_t *dst0, const uint8_t *src, size_t src_cam, const uint8_t *luts,
+                         const pc_rawfmt *f, const int *cams, int ncam, int rows, int margins, cudaStream_t s,
+                         char *err, size_t errlen)
 {
     pc_cparams p;
     memset(&p, 0, sizeof p);
     p.src = src;
-    p.lut = g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE;
-    p.dst = g->in[slot] + (size_t)row0 * g->in_pitch;
+    p.src_cam = (long long)src_cam;
+    p.lut = luts;
+    p.dst = dst0;
     p.dst_pitch = (long long)g->in_pitch;
     p.W = g->W;
     p.rows = rows;
@@ -810,17 +840,39 @@ static int colour_launch(pc_gpu *g, int slot, int row0, const uint8_t *src, cons
     p.cfa = (int)f->cfa;
     p.ml = margins ? PC_HX : 0;
     p.mr = margins ? g->margin_r : 0;
-    /* persistent CTAs: one wave (as many as fit at once), each walking
-     * row pairs */
+    p.ncam = ncam;
+    for (int i = 0; i < ncam; i++)
+        p.cams |= (unsigned long long)cams[i] << (4 * i);
+    /* persistent CTAs: one wave (as many as fit at once) shared by the
+     * cameras, each walking groups of PC_CRPI rows of its camera */
     const size_t smem = pc_colour_smem(p.bits, g->W);
     if (smem > 48 * 1024)
         CK(g, cudaFuncSetAttribute(pc_colour_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int per_sm = 0;
     CK(g, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pc_colour_kernel, PC_CNT, smem));
-    int ctas = (rows + 1) / 2, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
-    pc_colour_kernel<<<ctas < cap ? ctas : cap, PC_CNT, smem, s>>>(p);
+    int need = (rows + PC_CRPI - 1) / PC_CRPI, cap = (per_sm > 0 ? per_sm : 1) * (g->num_sms > 0 ? g->num_sms : 1);
+    cap = cap / ncam > 0 ? cap / ncam : 1;
+    p.cpc = need < cap ? need : cap;
+    pc_colour_kernel<<<ncam * p.cpc, PC_CNT, smem, s>>>(p);
     CK(g, cudaGetLastError());
     return 0;
+}
+
+static_assert(PC_GPU_MAX_CAMERAS <= 16, "pc_cparams.cams holds 16 camera indices of 4 bits");
+
+/* Launches the colour pass of the slot's pending slabs (upload stream). */
+static int colour_flush(pc_gpu *g, int slot, char *err, size_t errlen)
+{
+    if (!g->col_pend[slot])
+        return 0;
+    int cams[PC_GPU_MAX_CAMERAS], n = 0;
+    for (int c = 0; c < PC_GPU_MAX_CAMERAS; c++)
+        if (g->col_pend[slot] >> c & 1)
+            cams[n++] = c;
+    const int R = g->col_rows[slot];
+    g->col_pend[slot] = 0;
+    return colour_launch(g, g->in[slot], g->raw_stage[slot], 2 * (size_t)R * g->W, g->d_luts, &g->col_fmt[slot],
+                         cams, n, R, 1, g->up, err, errlen);
 }
 
 static int check_rawfmt(const pc_rawfmt *f)
@@ -848,20 +900,41 @@ extern "C" int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint
         CK(g, cudaMalloc((void **)&g->raw_stage[slot], 2 * (size_t)g->W * g->H + 16));
     if (g->consumed[slot])
         CK(g, cudaStreamWaitEvent(g->up, g->consumed[slot], 0));
+    /* A slab of the stacked layout (camera cam at rows cam * rows) waits
+     * for the others of its frame: their colour pass is one launch, by
+     * the slot's debayer (a launch per slab costs more than the pass
+     * itself: 5 launches took 33 us for 8-bit input on an H100). Anything
+     * else is mapped at once; slabs waiting that it does not join are
+     * mapped first (before its copy lands in the staging buffer). */
+    const int stacked = row0 == cam * rows;
+    const pc_rawfmt *pf = &g->col_fmt[slot];
+    if (g->col_pend[slot] && (!stacked || g->col_rows[slot] != rows || pf->packing != f->packing ||
+                              pf->bits != f->bits || pf->cfa != f->cfa || (g->col_pend[slot] >> cam & 1)))
+        if (colour_flush(g, slot, err, errlen))
+            return PC_EDEVICE;
     /* the camera's stream lands at the same rows' offset of the staging
      * buffer: slabs of one frame never overlap there */
     uint8_t *stage = g->raw_stage[slot] + 2 * (size_t)row0 * g->W;
     CK(g, cudaMemcpyAsync(stage, host, pc_rawfmt_frame_bytes(f, g->W, rows), cudaMemcpyHostToDevice, g->up));
-    if (colour_launch(g, slot, row0, stage, f, cam, rows, 1, g->up, err, errlen))
-        return PC_EDEVICE;
     g->uploaded[slot] = 1;
+    if (stacked) {
+        g->col_pend[slot] |= 1u << cam;
+        g->col_rows[slot] = rows;
+        g->col_fmt[slot] = *f;
+        return 0;
+    }
+    const int one = 0;
+    if (colour_launch(g, g->in[slot] + (size_t)row0 * g->in_pitch, stage, 0,
+                      g->d_luts + (size_t)cam * 3 * PC_CLUT_STRIDE, f, &one, 1, rows, 1, g->up, err, errlen))
+        return PC_EDEVICE;
     return 0;
 }
 
-extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen)
+extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err,
+                                     size_t errlen)
 {
-    if (!g || !check_rawfmt(f)) {
-        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format");
+    if (!g || !check_rawfmt(f) || ncam < 1 || ncam > PC_GPU_MAX_CAMERAS || g->H / ncam < 2) {
+        pc_set_err(err, errlen, "pc_gpu_colour_time_us: invalid format or %d cameras", ncam);
         return PC_EINVAL;
     }
     CK(g, cudaSetDevice(g->device));
@@ -871,12 +944,19 @@ extern "C" int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, 
         CK(g, cudaMalloc((void **)&g->raw_stage[0], 2 * (size_t)g->W * g->H + 16));
     CK(g, cudaMemsetAsync(g->raw_stage[0], 0x5A, 2 * (size_t)g->W * g->H, g->cs));
     cudaEvent_t a = g->ev_t0[0], b = g->ev_t1[0];
-    if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
-        return PC_EDEVICE;
-    CK(g, cudaEventRecord(a, g->cs));
-    for (int i = 0; i < 20; i++)
-        if (colour_launch(g, 0, 0, g->raw_stage[0], f, 0, g->H, 1, g->cs, err, errlen))
+    /* the frame as the daemon's slabs: ncam cameras of H / ncam rows
+     * (even), one launch */
+    int cams[PC_GPU_MAX_CAMERAS];
+    for (int c = 0; c < ncam; c++)
+        cams[c] = c;
+    const int R = (g->H / ncam) & ~1;
+    for (int i = -1; i < 20; i++) {
+        if (i == 0)
+            CK(g, cudaEventRecord(a, g->cs));
+        if (colour_launch(g, g->in[0], g->raw_stage[0], 2 * (size_t)R * g->W, g->d_luts, f, cams, ncam, R, 1, g->cs,
+                          err, errlen))
             return PC_EDEVICE;
+    }
     CK(g, cudaEventRecord(b, g->cs));
     CK(g, cudaEventSynchronize(b));
     float ms;
@@ -970,8 +1050,15 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         if (rc)
             return rc;
         memcpy(kp.m0, g->bands_host, sizeof kp.m0);
-        if (!pc_bands_plain(g->bands_host, g->bands_n))
+        if (!pc_bands_plain(g->bands_host, g->bands_n)) {
             kfmt += PC_KFMT_COL;
+            /* the matrices into the kernel file's constant memory, on the
+             * compute stream before the kernel, when they changed */
+            if (g->cbands_ver[g->algo] != g->bands_ver + 1) {
+                CK(g, (cudaError_t)kset(g->algo)->set_bands(g->bands_host, g->bands_n, (void *)g->cs));
+                g->cbands_ver[g->algo] = g->bands_ver + 1;
+            }
+        }
     }
     if (!own && dst->grid_cols > 1)
         kfmt += PC_KFMT_GRID; /* the kernel with the grid's stores */
@@ -983,6 +1070,9 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         kp.src = g->in[slot];
         set_dst(&kp, dst);
     }
+    /* The colour pass of the slot's raw slabs, one launch for the frame. */
+    if ((rc = colour_flush(g, slot, err, errlen)))
+        return rc;
     /* Order after the slot's uploads; skipped when nothing was uploaded
      * since its last debayer (re-processing a frame, benchmarks): the
      * cross-stream wait costs GPU front-end time every frame. */

@@ -86,7 +86,7 @@ void pc_gpu_set_options(pc_gpu *g, unsigned options);
 
 /* --- colour stage (docs/colour.md) -----------------------------------------
  * Cameras that send other than 8-bit data, or have colour settings, are
- * uploaded raw and go through the colour pass (one small kernel per slab,
+ * uploaded raw and go through the colour pass (one small kernel per frame,
  * on the upload stream): unpack, then the camera's per-colour table, into
  * the slot's 8-bit panorama, then the margins. */
 #define PC_GPU_MAX_CAMERAS 16
@@ -96,12 +96,15 @@ int pc_gpu_set_colour_tables(pc_gpu *g, int cam, const pc_colour_tables *t, char
 /* Copies a raw slab (the stream of rows x width samples in format f,
  * pc_rawfmt_frame_bytes(f, W, rows) bytes at host) into a device staging
  * buffer and maps it with camera cam's tables into rows [row0, row0+rows)
- * of the slot (row0 and rows even). */
+ * of the slot (row0 and rows even). The slabs of the stacked layout
+ * (row0 = cam * rows, one format) are mapped together, in one launch
+ * enqueued by the slot's next pc_gpu_debayer; other slabs at once. */
 int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, const pc_rawfmt *f, int cam,
                             int rows, char *err, size_t errlen);
-/* GPU time of the colour pass over one whole frame in format f (as the
- * raw uploads run it, data already on the device), in microseconds. */
-int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen);
+/* GPU time of the colour pass over one whole frame of ncam stacked camera
+ * slabs in format f (as the raw uploads run it: one launch, data already
+ * on the device), in microseconds. */
+int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err, size_t errlen);
 
 /* Device pointer and pitch of input slot `slot` (width x height bytes). */
 uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch);

@@ -80,7 +80,7 @@ int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, 
 {
     NOTSUP("pc_gpu_upload_raw_async");
 }
-int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, double *us, char *err, size_t errlen)
+int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err, size_t errlen)
 {
     NOTSUP("pc_gpu_colour_time_us");
 }

@@ -251,7 +251,9 @@ static void colour_pass(void)
     static const pc_packing packs[] = {PC_PACK_8, PC_PACK_LE16, PC_PACK_PFNC, PC_PACK_GVSP};
     char err[256];
     uint32_t seed = 5;
-    const int w = 522, h = 6;
+    const int h = 22; /* 2 blocks x 2 steps of PC_CRPI rows, the last one partial */
+    /* 522; 10: narrower than the left margin, whose samples reflect twice */
+    for (int w = 522; w >= 10; w = w == 522 ? 10 : 0)
     for (int pi = 0; pi < 4; pi++)
         for (int bits = 8; bits <= 12; bits += 2) {
             if ((bits == 8) != (packs[pi] == PC_PACK_8))
@@ -277,8 +279,10 @@ static void colour_pass(void)
                 pc_colour_slab(&f, &t, raw, 0, w, h, a + ml, pitch);
                 for (int y = 0; y < h; y++)
                     for (int j = 0; j < ml + mr; j++) {
-                        int x = j < ml ? j - ml : w + (j - ml);
-                        a[y * pitch + ml + x] = a[y * pitch + ml + (x < 0 ? -x : 2 * (w - 1) - x)];
+                        int x = j < ml ? j - ml : w + (j - ml), sx = x;
+                        while (sx < 0 || sx >= w)
+                            sx = sx < 0 ? -sx : 2 * (w - 1) - sx;
+                        a[y * pitch + ml + x] = a[y * pitch + ml + sx];
                     }
                 int rc = pc_emu_colour(&f, &t, raw, w, h, b + ml, pitch, ml, mr, err, sizeof err);
                 char name[32];
@@ -291,6 +295,52 @@ static void colour_pass(void)
                 free(b);
             }
         }
+}
+
+/* The pass as the device runs it per frame: the stacked slabs of three
+ * cameras with their own tables in one launch, 2040 wide (every other
+ * 8-bit / 12p row starts off a 16-byte boundary), 10 rows each. */
+static void colour_pass_cams(void)
+{
+    static const char *const names[] = {"BayerGB8", "BayerGB12p", "BayerGB12Packed", "BayerGB10"};
+    const int w = 2040, rows = 10, ncam = 3, ml = 16, mr = 24;
+    char err[256];
+    uint32_t seed = 9;
+    static pc_colour_tables t[3];
+    const pc_colour_tables *tp[3] = {&t[0], &t[1], &t[2]};
+    for (unsigned fi = 0; fi < sizeof names / sizeof names[0]; fi++) {
+        pc_rawfmt f;
+        pc_rawfmt_parse(names[fi], &f, err, sizeof err);
+        const int maxc = (1 << f.bits) - 1;
+        const size_t src_cam = 2 * (size_t)rows * w, pitch = ml + w + mr;
+        uint8_t *raw = calloc(src_cam * ncam + 16, 1), *a = calloc(pitch * rows * ncam, 1),
+                *b = calloc(pitch * rows * ncam, 1);
+        uint16_t *codes = malloc((size_t)w * rows * 2);
+        for (int k = 0; k < ncam; k++) {
+            for (int i = 0; i < w * rows; i++)
+                codes[i] = (uint16_t)(i % 7 == 0 ? (uint32_t)maxc : tu_rng(&seed) & (uint32_t)maxc);
+            tc_pack(&f, codes, (size_t)w * rows, raw + k * src_cam);
+            t[k].bits = f.bits;
+            for (int c = 0; c < 3; c++)
+                for (int v = 0; v <= maxc; v++)
+                    t[k].lut[c][v] = (uint8_t)(tu_rng(&seed) >> 7);
+            uint8_t *ak = a + (size_t)k * rows * pitch;
+            pc_colour_slab(&f, &t[k], raw + k * src_cam, 0, w, rows, ak + ml, pitch);
+            for (int y = 0; y < rows; y++)
+                for (int j = 0; j < ml + mr; j++) {
+                    int x = j < ml ? j - ml : w + (j - ml);
+                    ak[y * pitch + ml + x] = ak[y * pitch + ml + (x < 0 ? -x : 2 * (w - 1) - x)];
+                }
+        }
+        int rc = pc_emu_colour_cams(&f, tp, ncam, raw, src_cam, w, rows, b + ml, pitch, ml, mr, err, sizeof err);
+        TAP_CHECK(rc == 0 && memcmp(a, b, pitch * rows * ncam) == 0,
+                  "colour pass kernel, 3 cameras in one launch, %s width %d: same bytes as the C rows%s%s", names[fi],
+                  w, rc ? ": " : "", rc ? err : "");
+        free(raw);
+        free(a);
+        free(b);
+        free(codes);
+    }
 }
 
 /* MLRI's kernels (cuda_mlri.cuh) against its float reference, under the
@@ -433,6 +483,7 @@ int main(void)
 {
     mlri_checks();
     colour_pass();
+    colour_pass_cams();
     colour_bands();
     grid_tiles();
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};

@@ -374,13 +374,38 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
                 return 1;
             }
         double cus = 0;
-        if (pc_gpu_colour_time_us(g, &cf, &cus, err, sizeof err)) {
+        if (pc_gpu_colour_time_us(g, &cf, BENCH_CAMS, &cus, err, sizeof err)) {
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
-        INFO(o, "colour pass %s (unpack + per-colour tables + margins, at upload, replacing the margin refresh; "
-                "not in the times below): %.2f us per frame (%.2f MB in)\n", o->colour, cus,
-             pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
+        INFO(o, "colour pass %s (unpack + per-colour tables + margins of %d camera slabs, one launch, at upload, "
+                "replacing the margin refresh; not in the times below): %.2f us per frame (%.2f MB in)\n",
+             o->colour, BENCH_CAMS, cus, pc_rawfmt_frame_bytes(&cf, w, h) / 1e6);
+        /* what the colour stage adds at upload: its pass instead of the
+         * margin refresh (both one launch per frame) */
+        INFO(o, "colour extra at upload: %.2f us per frame (the pass - the margin refresh)\n", cus - mus);
+        /* the 4 slots hold raw frames of that format, uploaded per camera
+         * slab as the daemon does (pl_colour_debayer); their colour pass
+         * runs once, before the first debayer of each */
+        const int sh = h / BENCH_CAMS;
+        size_t sb = pc_rawfmt_frame_bytes(&cf, w, sh);
+        uint8_t *raw = malloc(sb + 16);
+        unsigned x = 0x2545F491u;
+        for (int k = 0; k < 4 && raw; k++)
+            for (int c = 0; c < BENCH_CAMS; c++) {
+                for (size_t i = 0; i < sb; i++) {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    raw[i] = (uint8_t)(x >> 9);
+                }
+                if (pc_gpu_upload_raw_async(g, k, c * sh, raw, &cf, c, sh, err, sizeof err) ||
+                    pc_gpu_sync(g, err, sizeof err)) {
+                    fprintf(stderr, "panocap-bench: %s\n", err);
+                    return 1;
+                }
+            }
+        free(raw);
         INFO(o, "final pass with %d per-camera colour matrices (bands of %d rows) in the times below\n", BENCH_CAMS,
              h / BENCH_CAMS & ~1);
         for (int k = 0; k < 4; k++) {
