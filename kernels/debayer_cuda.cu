@@ -264,6 +264,18 @@ static int open_impl(pc_gpu *g, int device, int width, int height, int slots, ch
     }
     g->device = device;
     CK(g, cudaSetDevice(device));
+    /* Threads that wait for the GPU (the stage thread for a download, the
+     * hwframes encoder path) sleep instead of spinning: with the default
+     * (auto: spin while there are fewer contexts than CPUs) each wait
+     * burns a whole core, which the software encoders of 16 one-camera
+     * bands on 16 cores need. A context made active earlier (NVENC, a
+     * second pipeline) keeps its flags: that refusal is not an error. */
+    {
+        cudaError_t fe = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+        if (fe != cudaSuccess && fe != cudaErrorSetOnActiveProcess)
+            CK(g, fe);
+        (void)cudaGetLastError();
+    }
     cudaDeviceProp prop;
     CK(g, cudaGetDeviceProperties(&prop, device));
     snprintf(g->name, sizeof g->name, "%s", prop.name);
