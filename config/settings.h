@@ -140,6 +140,7 @@ typedef struct pc_encode_settings {
     char options[PC_OPTS_LEN]; /* encoder options "key=value:key=value" ("" = none) */
     int layout;                /* pc_layout */
     int bands;                 /* layout bands: number of bands, 0 = auto */
+    char grid[16];             /* layout grid: "CxR" tiles across x down, "" = auto */
     int band_outputs;          /* pc_band_outputs */
     int preview_scale;         /* 0 = no preview; 2..16: a picture 1/N the size */
     int64_t preview_bitrate;   /* bits per second */
@@ -315,17 +316,22 @@ const char *pc_settings_key_name(int i, char *buf, size_t len);
 /* encode.layout resolved (config/settings_layout.c): the pictures the
  * encoder(s) get. */
 typedef struct pc_layout_plan {
-    pc_layout layout;   /* PC_LAYOUT_STACKED or PC_LAYOUT_BANDS (never AUTO) */
-    int bands;          /* pictures (1 for stacked) */
-    int width, height;  /* of each picture */
+    pc_layout layout;   /* PC_LAYOUT_STACKED, _GRID or _BANDS (never AUTO) */
+    int bands;          /* pictures (1 for stacked and grid) */
+    int width, height;  /* of each picture (a grid: the whole grid's) */
+    int grid_cols, grid_rows; /* grid: camera tiles across and down; else 0 */
     char why[320];      /* for the log: what was chosen and why */
 } pc_layout_plan;
 
-/* Resolves e->layout/bands for ncam cameras of width x slab_h pixels.
+/* Resolves e->layout/bands/grid for ncam cameras of width x slab_h pixels.
  * nvenc: 1 when NVENC will encode, 0 a software encoder, -1 unknown (a
- * forced encoder name decides). cores: CPU cores (software encoders). Bad
- * combinations (bands not dividing the cameras, a picture over the
- * encoder's limit, grid) are errors naming the limit and what would fit. */
+ * forced encoder name decides; else the software rule). cores: CPU cores
+ * (software encoders). auto: software encoders get one-camera bands (each
+ * encoder max(1, cores / cameras) threads); NVENC the stacked picture if
+ * it fits, else a grid if one fits, else bands. Bad combinations (bands
+ * not dividing the cameras, a grid that is not the cameras, a picture
+ * over the encoder's limit) are errors naming the limit and what would
+ * fit. */
 int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab_h, int nvenc, int cores,
                       pc_layout_plan *out, char *err, size_t n);
 

@@ -211,10 +211,14 @@ static const pc_key encode_keys[] = {
     {"options", PC_KT_STRING, ENC(options), 0, 0, 0, NULL, 0, "", NULL,
      "encoder options \"key=value:key=value\" set last (e.g. \"x264-params=qp=0\" for lossless tests)"},
     {"layout", PC_KT_ENUM, ENC(layout), 0, 0, 0, &layout_enum, 0, "auto", NULL,
-     "picture(s) given to the encoder: stacked, bands (one encoder per band of whole cameras), "
-     "grid, or auto (stacked when the encoder takes it, else bands)"},
+     "picture(s) given to the encoder: stacked, grid (the cameras tiled C x R in one picture), bands (one "
+     "encoder per band of whole cameras), or auto (software encoders: one-camera bands; NVENC: stacked if it "
+     "fits, else grid, else bands)"},
     {"bands", PC_KT_INT, ENC(bands), 1, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "bands",
      "layout bands: number of bands, a divisor of the camera count; 0 = automatic"},
+    {"grid", PC_KT_STRING, ENC(grid), 0, 0, 0, NULL, 0, "", NULL,
+     "layout grid: tiles across x down, e.g. \"4x4\" (their product = the cameras); \"\" = the grid closest "
+     "to square within the encoder's limit"},
     {"band_outputs", PC_KT_ENUM, ENC(band_outputs), 0, 0, 0, &band_outputs_enum, 0, "streams", NULL,
      "layout bands: streams = each output has one video stream per band (same PTS); separate = one output "
      "per band, %b in each output URL is the band number"},

@@ -1,7 +1,8 @@
-/* settings_layout.c - resolves encode.layout / encode.bands into the
- * pictures the encoder(s) get: stacked (one picture) or bands (K pictures
- * of whole camera slabs, one encoder each), with the reason for an
- * automatic choice and clear errors for layouts an encoder cannot take.
+/* settings_layout.c - resolves encode.layout / encode.bands / encode.grid
+ * into the pictures the encoder(s) get: stacked (one picture), grid (the
+ * cameras tiled C x R in one picture) or bands (K pictures of whole camera
+ * slabs, one encoder each), with the reason for an automatic choice and
+ * clear errors for layouts an encoder cannot take.
  * Pure function of the settings, the camera geometry and the machine
  * (NVENC or not, cores): used by the configuration check and the daemon. */
 #include "settings.h"
@@ -11,18 +12,24 @@
 
 /* Largest picture side libavcodec's encoders are opened with (encode/). */
 #define SW_LIMIT 16384
-/* Rows of a 2040-wide picture libx264 ultrafast encodes at 50 fps on the
- * 16-core host (5 cameras, BENCHMARKS.md); taller pictures are cut. */
-#define SW_REALTIME_PIXELS (2040 * 5400)
+
+/* The largest picture one software encoder is given whole: one 2040x1080
+ * camera (libx264 ultrafast, 16-core host, BENCHMARKS.md: one camera per
+ * encoder with 1-3 threads ran at 56-123 fps; the 2040x5400 stacked
+ * picture with 16 threads missed the 20 ms budget 272 times in 3003). */
+#define SW_ONE_ENCODER_PIXELS (2040LL * 1080)
 
 static int nvenc_limit(const pc_encode_settings *e) { return e->codec == PC_CODEC_H264 ? 4096 : 8192; }
 
 static int is_nvenc_name(const char *n) { return strstr(n, "_nvenc") != NULL; }
 
 /* The smallest divisor k of ncam with whole-camera bands of at most
- * max_rows rows and max_pixels pixels; 0 when even one camera is too big. */
+ * max_rows rows (and width) and max_pixels pixels; 0 when even one camera
+ * is too big. */
 static int bands_fitting(int ncam, int width, int slab_h, int max_rows, long long max_pixels)
 {
+    if (width > max_rows)
+        return 0;
     for (int k = 1; k <= ncam; k++)
         if (ncam % k == 0 && (ncam / k) * slab_h <= max_rows &&
             (long long)width * (ncam / k) * slab_h <= max_pixels)
@@ -40,6 +47,97 @@ static void divisors(int n, char *buf, size_t len)
             if (w > 0)
                 off += (size_t)w;
         }
+}
+
+/* The grid of ncam tiles (columns >= 2, columns x rows = ncam) inside
+ * limit a side that is closest to square (smallest long side / short
+ * side); 0 when none fits. */
+static int grid_fitting(int ncam, int width, int slab_h, int limit)
+{
+    int best = 0;
+    double best_r = 0;
+    for (int c = 2; c <= ncam; c++) {
+        if (ncam % c)
+            continue;
+        long long gw = (long long)c * width, gh = (long long)(ncam / c) * slab_h;
+        if (gw > limit || gh > limit)
+            continue;
+        double r = gw > gh ? (double)gw / (double)gh : (double)gh / (double)gw;
+        if (!best || r < best_r) {
+            best = c;
+            best_r = r;
+        }
+    }
+    return best;
+}
+
+/* "CxR" (also "C*R", "C X R"): 0, or -1 when it is not two positive counts. */
+static int parse_grid(const char *g, int *cols, int *rows)
+{
+    char x, tail;
+    int n = sscanf(g, "%d %c %d %c", cols, &x, rows, &tail);
+    if (n != 3 || (x != 'x' && x != 'X' && x != '*') || *cols < 1 || *rows < 1)
+        return -1;
+    return 0;
+}
+
+/* "2x8, 4x4, 8x2": the grids of ncam tiles with at least 2 columns. */
+static void grid_shapes(int ncam, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int c = 2; c <= ncam && off < len; c++)
+        if (ncam % c == 0) {
+            int w = snprintf(buf + off, len - off, "%s%dx%d", off ? ", " : "", c, ncam / c);
+            if (w > 0)
+                off += (size_t)w;
+        }
+    if (!buf[0])
+        snprintf(buf, len, "none");
+}
+
+/* What would fit instead, for an error message: a grid, else bands. */
+static void fits_instead(int ncam, int width, int slab_h, int limit, int want_grid, char *buf, size_t len)
+{
+    int gc = want_grid ? grid_fitting(ncam, width, slab_h, limit) : 0;
+    int k = bands_fitting(ncam, width, slab_h, limit, (long long)limit * limit);
+    if (k == 1)
+        snprintf(buf, len, "use encode.layout = \"stacked\" (%dx%d)", width, ncam * slab_h);
+    else if (gc && k)
+        snprintf(buf, len, "use encode.layout = \"grid\" (encode.grid = \"%dx%d\", %dx%d) or \"bands\" with "
+                 "encode.bands = %d (%dx%d each)", gc, ncam / gc, gc * width, (ncam / gc) * slab_h, k, width,
+                 (ncam / k) * slab_h);
+    else if (k)
+        snprintf(buf, len, "use encode.layout = \"bands\" with encode.bands = %d (%dx%d each)", k, width,
+                 (ncam / k) * slab_h);
+    else
+        snprintf(buf, len, "and so is one camera (%dx%d)", width, slab_h);
+}
+
+static void set_stacked(pc_layout_plan *out, int width, int H)
+{
+    out->layout = PC_LAYOUT_STACKED;
+    out->bands = 1;
+    out->width = width;
+    out->height = H;
+}
+
+static void set_grid(pc_layout_plan *out, int ncam, int width, int slab_h, int cols)
+{
+    out->layout = PC_LAYOUT_GRID;
+    out->bands = 1;
+    out->grid_cols = cols;
+    out->grid_rows = ncam / cols;
+    out->width = cols * width;
+    out->height = (ncam / cols) * slab_h;
+}
+
+static void set_bands(pc_layout_plan *out, int ncam, int width, int slab_h, int k)
+{
+    out->layout = PC_LAYOUT_BANDS;
+    out->bands = k;
+    out->width = width;
+    out->height = (ncam / k) * slab_h;
 }
 
 int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab_h, int nvenc, int cores,
@@ -60,18 +158,20 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
     int limit = nvenc == 1 ? nvenc_limit(e) : SW_LIMIT;
     const char *limit_name = nvenc == 1 ? (e->codec == PC_CODEC_H264 ? "NVENC H.264" : "NVENC HEVC")
                                         : "libavcodec's software encoders";
+    const char *how = e->layout == PC_LAYOUT_AUTO ? "auto" : "configured";
     int H = ncam * slab_h;
-    char divs[128];
+    char divs[128], shapes[160], alt[256];
     divisors(ncam, divs, sizeof divs);
+    grid_shapes(ncam, shapes, sizeof shapes);
 
-    if (e->layout == PC_LAYOUT_GRID) {
-        snprintf(err, n, "encode.layout \"grid\" is not available in this version; use \"bands\" "
-                 "(whole cameras per encoder, divisors of %d: %s) or \"stacked\"", ncam, divs);
-        return -1;
-    }
     if (e->bands && e->layout != PC_LAYOUT_BANDS && e->layout != PC_LAYOUT_AUTO) {
         snprintf(err, n, "encode.bands = %d needs encode.layout \"bands\" (it is \"%s\")", e->bands,
                  pc_layout_name((pc_layout)e->layout));
+        return -1;
+    }
+    if (e->grid[0] && (e->bands || (e->layout != PC_LAYOUT_GRID && e->layout != PC_LAYOUT_AUTO))) {
+        snprintf(err, n, "encode.grid = \"%s\" needs encode.layout \"grid\" (it is \"%s\")%s", e->grid,
+                 pc_layout_name((pc_layout)e->layout), e->bands ? " and no encode.bands" : "");
         return -1;
     }
     if (e->bands && ncam % e->bands) {
@@ -80,67 +180,109 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
         return -1;
     }
     int fit = bands_fitting(ncam, width, slab_h, limit, (long long)limit * limit);
-    if (e->layout == PC_LAYOUT_STACKED || (e->layout == PC_LAYOUT_AUTO && !e->bands)) {
-        int rt = nvenc == 1 || (long long)width * H <= SW_REALTIME_PIXELS;
-        if (H <= limit && width <= limit && (e->layout == PC_LAYOUT_STACKED || rt)) {
-            out->layout = PC_LAYOUT_STACKED;
-            out->bands = 1;
-            snprintf(out->why, sizeof out->why, "%s: %dx%d fits %s (limit %d)",
-                     e->layout == PC_LAYOUT_AUTO ? "auto" : "configured", width, H, limit_name, limit);
-        } else if (e->layout == PC_LAYOUT_STACKED) {
-            if (fit)
-                snprintf(err, n, "encode.layout \"stacked\": the %dx%d panorama is over the limit of "
-                         "%s (%d pixels a side); use encode.layout = \"bands\" with encode.bands = %d "
-                         "(%dx%d each)", width, H, limit_name, limit, fit, width, H / fit);
-            else
-                snprintf(err, n, "encode.layout \"stacked\": the %dx%d panorama is over the limit of "
-                         "%s (%d pixels a side), and so is one camera", width, H, limit_name, limit);
-            return -1;
-        } else {
-            /* auto, too tall or too slow for one encoder */
-            int k = fit;
-            if (nvenc != 1) {
-                /* software: independent encoders scale far better than one
-                 * encoder's slices (16 one-camera libx264 on 16 cores:
-                 * 56-75 fps each); at most 2 cameras per band, and as
-                 * many bands as keep one thread each */
-                int cams = ncam % 2 == 0 ? 2 : 1;
-                k = ncam / cams;
-                if (k < fit)
-                    k = fit;
-            }
-            if (!k) {
-                snprintf(err, n, "encode.layout auto: one camera (%dx%d) is over the limit of %s (%d)", width,
-                         slab_h, limit_name, limit);
+
+    if (e->layout == PC_LAYOUT_GRID || e->grid[0]) {
+        int c = 0, r = 0;
+        if (e->grid[0]) {
+            if (parse_grid(e->grid, &c, &r)) {
+                snprintf(err, n, "encode.grid = \"%s\": write it as columns x rows, e.g. \"%.*s\" (the grids of "
+                         "the %d cameras: %s)", e->grid, (int)strcspn(shapes, ","), shapes, ncam, shapes);
                 return -1;
             }
-            out->layout = PC_LAYOUT_BANDS;
-            out->bands = k;
-            char reason[128];
-            if (H > limit || width > limit)
-                snprintf(reason, sizeof reason, "too tall for %s (limit %d)", nvenc == 1 ? limit_name
-                         : "one software encoder", limit);
-            else
-                snprintf(reason, sizeof reason, "too big for one software encoder at the frame rate (about "
-                         "2040x5400 at 50 fps on 16 cores)");
-            snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is %s; %d bands of %d camera%s "
-                     "(%dx%d each), %d core%s", width, H, reason, k, ncam / k, ncam / k == 1 ? "" : "s", width,
-                     H / k, cores, cores == 1 ? "" : "s");
+            if (c * r != ncam || c < 2) {
+                snprintf(err, n, "encode.grid = \"%s\": %s; a grid of the %d cameras (one tile each, at least 2 "
+                         "columns) is one of: %s", e->grid,
+                         c < 2 ? "one column is the stacked layout" : "its tiles are not the cameras", ncam, shapes);
+                return -1;
+            }
+            if ((long long)c * width > limit || (long long)r * slab_h > limit) {
+                fits_instead(ncam, width, slab_h, limit, 1, alt, sizeof alt);
+                snprintf(err, n, "encode.layout \"grid\" %dx%d: the %dx%d picture is over the limit of %s (%d "
+                         "pixels a side); %s", c, r, c * width, r * slab_h, limit_name, limit, alt);
+                return -1;
+            }
+        } else if (!(c = grid_fitting(ncam, width, slab_h, limit))) {
+            fits_instead(ncam, width, slab_h, limit, 0, alt, sizeof alt);
+            snprintf(err, n, "encode.layout \"grid\": no grid of the %d cameras (%dx%d each; %s) fits %s (%d "
+                     "pixels a side); %s", ncam, width, slab_h, shapes, limit_name, limit, alt);
+            return -1;
         }
-    } else { /* bands (or auto with a band count) */
+        set_grid(out, ncam, width, slab_h, c);
+        snprintf(out->why, sizeof out->why, "%s: grid %dx%d of the %d cameras, %dx%d inside %s (limit %d)",
+                 e->grid[0] ? "configured" : "closest to square", out->grid_cols, out->grid_rows, ncam, out->width,
+                 out->height, limit_name, limit);
+        return 0;
+    }
+    if (e->layout == PC_LAYOUT_STACKED) {
+        if (H > limit || width > limit) {
+            fits_instead(ncam, width, slab_h, limit, 1, alt, sizeof alt);
+            snprintf(err, n, "encode.layout \"stacked\": the %dx%d panorama is over the limit of %s (%d pixels a "
+                     "side); %s", width, H, limit_name, limit, alt);
+            return -1;
+        }
+        set_stacked(out, width, H);
+        snprintf(out->why, sizeof out->why, "configured: %dx%d fits %s (limit %d)", width, H, limit_name, limit);
+        return 0;
+    }
+    if (e->layout == PC_LAYOUT_BANDS || e->bands) {
         int k = e->bands ? e->bands : (fit ? fit : ncam);
-        if ((ncam / k) * slab_h > limit) {
+        if ((ncam / k) * slab_h > limit || width > limit) {
             snprintf(err, n, "encode.bands = %d: bands of %dx%d are over the limit of %s (%d pixels a "
                      "side); use encode.bands = %d or more (a divisor of %d: %s)", k, width,
                      (ncam / k) * slab_h, limit_name, limit, fit ? fit : ncam, ncam, divs);
             return -1;
         }
-        out->layout = PC_LAYOUT_BANDS;
-        out->bands = k;
-        snprintf(out->why, sizeof out->why, "configured: %d band%s of %d camera%s (%dx%d each)", k,
+        set_bands(out, ncam, width, slab_h, k);
+        snprintf(out->why, sizeof out->why, "%s: %d band%s of %d camera%s (%dx%d each)", how, k,
                  k == 1 ? "" : "s", ncam / k, ncam / k == 1 ? "" : "s", width, (ncam / k) * slab_h);
+        return 0;
     }
-    out->width = width;
-    out->height = H / out->bands;
+    /* auto */
+    if (!fit) {
+        snprintf(err, n, "encode.layout auto: one camera (%dx%d) is over the limit of %s (%d)", width, slab_h,
+                 limit_name, limit);
+        return -1;
+    }
+    if (nvenc != 1) {
+        /* software: independent one-camera encoders scale far better than
+         * one encoder's threads (16-core host, libx264 ultrafast,
+         * BENCHMARKS.md: 5 cameras stacked with 16 threads 272 of 3003
+         * frames over the 20 ms budget, 5 bands x 3 threads none; 16
+         * cameras 8 bands x 2 threads 1304 over, 16 x 1 thread 484) */
+        if (ncam == 1 || (long long)width * H <= SW_ONE_ENCODER_PIXELS) {
+            set_stacked(out, width, H);
+            snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is small enough for one software encoder "
+                     "(up to 2040x1080)", width, H);
+            return 0;
+        }
+        set_bands(out, ncam, width, slab_h, ncam);
+        int th = cores / ncam > 1 ? cores / ncam : 1;
+        char tb[96];
+        if (e->threads)
+            snprintf(tb, sizeof tb, "encode.threads = %d each", e->threads);
+        else
+            snprintf(tb, sizeof tb, "%d thread%s each (%d core%s / %d cameras)", th, th == 1 ? "" : "s", cores,
+                     cores == 1 ? "" : "s", ncam);
+        snprintf(out->why, sizeof out->why, "auto: %s encoder: one-camera bands scale best (%d bands of %dx%d), %s",
+                 nvenc == 0 ? "a software" : "no NVENC known, the rule of a software", ncam, width, slab_h, tb);
+        return 0;
+    }
+    if (H <= limit && width <= limit) {
+        set_stacked(out, width, H);
+        snprintf(out->why, sizeof out->why, "auto: %dx%d fits %s (limit %d)", width, H, limit_name, limit);
+        return 0;
+    }
+    int gc = grid_fitting(ncam, width, slab_h, limit);
+    if (gc) {
+        set_grid(out, ncam, width, slab_h, gc);
+        snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is too tall for %s (limit %d); grid %dx%d "
+                 "(%dx%d), one NVENC session", width, H, limit_name, limit, out->grid_cols, out->grid_rows,
+                 out->width, out->height);
+        return 0;
+    }
+    set_bands(out, ncam, width, slab_h, fit);
+    snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is too tall for %s (limit %d) and no grid of "
+             "the cameras fits; %d bands of %d camera%s (%dx%d each)", width, H, limit_name, limit, fit,
+             ncam / fit, ncam / fit == 1 ? "" : "s", width, out->height);
     return 0;
 }

@@ -261,15 +261,18 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         ERR(s->encode.line, "encode.encoder", "empty; use \"auto\" or an FFmpeg encoder name");
     /* The layout: bands not dividing the cameras, a picture over the
      * encoder's limit, grid. The picture an encoder gets is a band's. */
-    pc_layout_plan lp;
+    pc_layout_plan lp = {0};
     char lerr[512];
     if (W > 0 && H > 0 && n > 0 && n <= PC_MAX_CAMERAS) {
         if (pc_layout_resolve(&s->encode, n, W, H / n, -1, 1, &lp, lerr, sizeof lerr))
-            ERR(s->encode.line, s->encode.bands && !strstr(lerr, "encode.layout") ? "encode.bands" : "encode.layout",
+            ERR(s->encode.line, s->encode.grid[0] && strstr(lerr, "grid")            ? "encode.grid"
+                                : s->encode.bands && !strstr(lerr, "encode.layout") ? "encode.bands"
+                                                                                     : "encode.layout",
                 "%s", lerr);
         else
             H = lp.height;
     }
+    int EW = lp.width > 0 ? lp.width : W; /* the encoder's picture: a grid is wider */
     if (s->encode.preview_scale && !s->encode.preview_url[0])
         ERR(s->encode.line, "encode.preview_url", "encode.preview_scale = %d needs the preview's output URL",
             s->encode.preview_scale);
@@ -278,16 +281,20 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         (W / s->encode.preview_scale < 16 || PH / s->encode.preview_scale < 16))
         ERR(s->encode.line, "encode.preview_scale", "%d: the %dx%d panorama would be smaller than 16 pixels",
             s->encode.preview_scale, W, PH);
-    if (s->encode.codec == PC_CODEC_H264 && (W > 4096 || H > 4096)) {
-        if (ends_with(enc, "_nvenc"))
-            ERR(s->encode.line, "encode.codec",
-                "h264 with encoder %s: NVENC H.264 is limited to 4096x4096 and the panorama is %dx%d; "
-                "use codec \"hevc\" (hevc_nvenc, up to 8192) or a software encoder", enc, W, H);
-        else if (strcmp(enc, "auto") == 0)
-            WARN(s->encode.line, "encode.codec",
-                 "h264: NVENC H.264 cannot take the %dx%d panorama (limit 4096); the fallback "
-                 "encoders will be used; codec \"hevc\" keeps NVENC", W, H);
-    }
+    if (s->encode.codec == PC_CODEC_H264 && ends_with(enc, "_nvenc") && (EW > 4096 || H > 4096))
+        ERR(s->encode.line, "encode.codec",
+            "h264 with encoder %s: NVENC H.264 is limited to 4096x4096 and the picture is %dx%d; "
+            "use codec \"hevc\" (hevc_nvenc, up to 8192) or a software encoder", enc, EW, H);
+    /* encoder auto: where NVENC opens, the layout is NVENC's (stacked, grid
+     * or bands inside its limit); no layout of these cameras fits NVENC
+     * H.264 when even one camera is over 4096 */
+    pc_layout_plan nv;
+    if (s->encode.codec == PC_CODEC_H264 && strcmp(enc, "auto") == 0 && W > 0 && H > 0 && n > 0 &&
+        n <= PC_MAX_CAMERAS && pc_layout_resolve(&s->encode, n, W, pc_settings_panorama_height(s) / n, 1, 1, &nv, lerr,
+                                                 sizeof lerr))
+        WARN(s->encode.line, "encode.codec",
+             "h264: NVENC H.264 cannot take these cameras (%s); the fallback encoders will be used; codec "
+             "\"hevc\" keeps NVENC", lerr);
     for (int i = 0; i < s->encode.fallback.count; i++)
         if (!s->encode.fallback.item[i][0])
             ERR(s->encode.line, "encode.fallback", "entry %d is empty", i);

@@ -150,9 +150,17 @@ static int choose_backend(pipeline *p)
 static int open_debayer(pipeline *p)
 {
     const pc_settings *s = p->s;
-    for (int i = 0; i < p->nslots; i++)
+    for (int i = 0; i < p->nslots; i++) {
         if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, &p->pic[i], p->err, sizeof p->err))
             return -1;
+        /* grid: the same memory as the cameras' tiles; the final pass
+         * stores each camera's rows in its tile (no copy) */
+        if (p->plan.layout == PC_LAYOUT_GRID && pc_picture_as_grid(&p->pic[i], p->plan.grid_cols, p->slab_h)) {
+            snprintf(p->err, sizeof p->err, "encode.layout grid %dx%d: %d cameras of %d rows do not tile it",
+                     p->plan.grid_cols, p->plan.grid_rows, p->ncam, p->slab_h);
+            return -1;
+        }
+    }
     /* Device pictures and a software encoder: pinned host copies of the
      * slots, taken by reference; the stage thread queues the download
      * right after the final pass (pinned: at PCIe speed, ~1 ms for
@@ -160,13 +168,13 @@ static int open_debayer(pipeline *p)
      * thread). The preview scaled by the backend: pinned, its size. */
     int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
     for (int i = 0; i < p->nslots && dev && p->host_ref; i++)
-        if (pc_backend_host_picture_alloc(p->bops, p->fmt, p->st.matrix, p->st.range, p->width, p->height,
+        if (pc_backend_host_picture_alloc(p->bops, p->fmt, p->st.matrix, p->st.range, p->pic_w, p->pic_h,
                                           &p->host_pic[i], p->err, sizeof p->err))
             return -1;
     for (int i = 0; i < p->nslots && p->preview_gpu; i++) {
         int k = p->preview_scale;
-        if (pc_backend_host_picture_alloc(p->bops, PC_FMT_NV12, p->st.matrix, p->st.range, (p->width / k) & ~1,
-                                          (p->height / k) & ~1, &p->prev_pic[i], p->err, sizeof p->err))
+        if (pc_backend_host_picture_alloc(p->bops, PC_FMT_NV12, p->st.matrix, p->st.range, (p->pic_w / k) & ~1,
+                                          (p->pic_h / k) & ~1, &p->prev_pic[i], p->err, sizeof p->err))
             return -1;
     }
     char what[256];
@@ -384,7 +392,7 @@ int pc_run_pipeline(pc_daemon *d)
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
     snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->width, p->height, pc_algo_get(p->st.algo)->name, pc_backend_name(p->be));
+             p->slab_h, p->pic_w, p->pic_h, pc_algo_get(p->st.algo)->name, pc_backend_name(p->be));
     if (p->enc_started) {
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);

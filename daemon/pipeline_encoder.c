@@ -557,8 +557,8 @@ static int open_preview(pipeline *p)
     pc_encode_config ec;
     pc_encode_config_default(&ec);
     int k = p->preview_scale;
-    ec.width = (p->width / k) & ~1;
-    ec.height = (p->height / k) & ~1;
+    ec.width = (p->pic_w / k) & ~1; /* the whole picture (a grid's) scaled */
+    ec.height = (p->pic_h / k) & ~1;
     ec.fps_den = fabs(p->fps - lround(p->fps)) < 1e-9 ? 1 : 1000;
     ec.fps_num = (int)lround(p->fps * ec.fps_den);
     ec.encoder = s->encode.encoder;
@@ -634,9 +634,17 @@ static int open_band_mux(pipeline *p)
 static int open_encoders(pipeline *p)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (pc_layout_resolve(&p->s->encode, p->ncam, p->width, p->slab_h, -1, cores > 0 ? (int)cores : 1, &p->plan,
+    /* encoder auto: whether NVENC will encode decides the automatic layout */
+    int nvenc = -1;
+    if (strcmp(p->s->encode.encoder, "auto") == 0)
+        nvenc = pc_encoder_opens(p->s->encode.codec == PC_CODEC_H264 ? "h264_nvenc" : "hevc_nvenc");
+    if (pc_layout_resolve(&p->s->encode, p->ncam, p->width, p->slab_h, nvenc, cores > 0 ? (int)cores : 1, &p->plan,
                           p->err, sizeof p->err))
         return -1;
+    if (p->plan.layout == PC_LAYOUT_GRID) {
+        p->pic_w = p->plan.width;
+        p->pic_h = p->plan.height;
+    }
     if (p->plan.bands > PL_MAX_BANDS) {
         snprintf(p->err, sizeof p->err, "encode.bands: %d bands, at most %d", p->plan.bands, PL_MAX_BANDS);
         return -1;
@@ -645,7 +653,7 @@ static int open_encoders(pipeline *p)
     if (p->nbands > 1 && p->s->encode.band_outputs == PC_BAND_OUTPUTS_STREAMS && open_band_mux(p))
         return -1;
     pc_log(&p->d->logger, PC_LOG_INFO, "encode.layout %s: %s", pc_layout_name(p->plan.layout), p->plan.why);
-    int nvenc = 0;
+    nvenc = 0;
     char fell[512] = "";
     for (int i = 0; i < p->nbands; i++) {
         pl_band *b = &p->band[i];
@@ -689,6 +697,8 @@ int pl_open_encoder_or_null(pipeline *p)
     p->nbands = 1;
     p->nthreads = 1;
     p->plan = (pc_layout_plan){.layout = PC_LAYOUT_STACKED, .bands = 1, .width = p->width, .height = p->height};
+    p->pic_w = p->width;
+    p->pic_h = p->height;
     for (int i = 0; i <= PL_MAX_BANDS; i++) {
         pl_band *b = &p->band[i];
         b->p = p;
@@ -706,7 +716,7 @@ int pl_open_encoder_or_null(pipeline *p)
         return -1;
     if (p->nthreads < p->nbands)
         p->nthreads = p->nbands;
-    int rows = p->height / p->nbands;
+    int rows = p->pic_h / p->nbands;
     for (int i = 0; i < p->nbands; i++) {
         p->band[i].row0 = i * rows;
         p->band[i].rows = rows;

@@ -197,6 +197,7 @@ struct pipeline {
     atomic_int slot_refs[MAX_SLOTS];
     pl_slot_token slot_tok[MAX_SLOTS];
     int width, height, slab_h, ncam;
+    int pic_w, pic_h;      /* the pictures the final pass writes: a grid's, else the panorama's */
     pc_cfa cfa;
     double fps;
 

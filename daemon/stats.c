@@ -563,7 +563,7 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         wr(&w, "panocap_algo_info{algo=\"%s\",variant=\"%s\"} 1\n", l1, l2);
     }
     if (s->layout[0]) {
-        family(&w, "panocap_layout_info", "gauge", "Encoder layout (stacked, bands) and its number of bands.");
+        family(&w, "panocap_layout_info", "gauge", "Encoder layout (stacked, grid, bands) and its number of bands.");
         esc(s->layout, l1, sizeof l1);
         wr(&w, "panocap_layout_info{layout=\"%s\",bands=\"%d\"} 1\n", l1, s->bands);
     }

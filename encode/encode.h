@@ -248,6 +248,10 @@ void pc_encoder_stats_get(pc_encoder *e, pc_encoder_stats *st);
 int pc_encoder_list(FILE *out);
 /* The same as "name (available), name (unavailable: why), ..." in buf. */
 int pc_encoder_list_str(char *buf, size_t n);
+/* 1 when encoder `name` opens on this machine (probed at 256x256 on host
+ * frames, as pc_encoder_list does), else 0: the layout's automatic choice
+ * asks whether NVENC will encode. */
+int pc_encoder_opens(const char *name);
 
 const char *pc_output_state_name(pc_output_state s);
 

@@ -43,6 +43,11 @@ int pc_encoder_list(FILE *out)
     fprintf(out, "encoders: none (this build has no FFmpeg)\n");
     return 0;
 }
+int pc_encoder_opens(const char *name)
+{
+    (void)name;
+    return 0;
+}
 int pc_encoder_list_str(char *buf, size_t n)
 {
     if (n)

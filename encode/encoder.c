@@ -397,11 +397,33 @@ static int validate(const pc_encode_config *cfg, char *err, size_t n)
 
 static void request_idr_hook(void *enc) { pc_encoder_request_idr(enc); }
 
+/* Opens encoder `name` at a small size on host frames and closes it:
+ * 0, or nonzero with the reason in why. */
+static int probe_encoder(const char *name, char *why, size_t n)
+{
+    pc_encoder probe;
+    memset(&probe, 0, sizeof probe);
+    pc_encode_config_default(&probe.cfg);
+    probe.cfg.width = 256;
+    probe.cfg.height = 256;
+    probe.cfg.bitrate = 1000000;
+    probe.cfg.threads = 1;
+    int r = try_open(&probe, name, 0, why, n);
+    if (!r)
+        close_codec(&probe.avctx, 0);
+    return r;
+}
+
+int pc_encoder_opens(const char *name)
+{
+    char why[512];
+    return probe_encoder(name, why, sizeof why) == 0;
+}
+
 /* Fills buf with the encoders known to panocap and whether they open
  * (probed at a small size on host frames). */
 static int list_encoders(char *buf, size_t n, int lines)
 {
-    pc_encoder probe;
     int avail = 0;
     size_t off = 0;
     if (n)
@@ -409,17 +431,9 @@ static int list_encoders(char *buf, size_t n, int lines)
     for (size_t i = 0; i < sizeof known_encoders / sizeof *known_encoders; i++) {
         const char *name = known_encoders[i];
         char why[512];
-        memset(&probe, 0, sizeof probe);
-        pc_encode_config_default(&probe.cfg);
-        probe.cfg.width = 256;
-        probe.cfg.height = 256;
-        probe.cfg.bitrate = 1000000;
-        probe.cfg.threads = 1;
-        int r = try_open(&probe, name, 0, why, sizeof why);
-        if (!r) {
+        int r = probe_encoder(name, why, sizeof why);
+        if (!r)
             avail++;
-            close_codec(&probe.avctx, 0);
-        }
         int w;
         if (lines)
             w = snprintf(buf + off, n - off, "  %-12s %s%s\n", name,

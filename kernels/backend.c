@@ -314,11 +314,13 @@ int pc_backend_debayer(pc_backend *b, int slot, const pc_picture *dst, char *err
                    dst ? pc_pixfmt_name(dst->fmt) : "none");
         return PC_EINVAL;
     }
-    if (dst->width != b->cfg.width || dst->height != b->cfg.height ||
+    int sw, sh; /* a grid picture's source: the frame */
+    pc_picture_source_size(dst, &sw, &sh);
+    if (sw != b->cfg.width || sh != b->cfg.height ||
         (dst->fmt != PC_FMT_RGB24 && (dst->matrix != b->dc.matrix || dst->range != b->dc.range))) {
         pc_set_err(err, errlen, "pc_backend_debayer (%s backend, %s): destination is %dx%d matrix %d range %d, "
                    "the backend makes %dx%d matrix %d range %d", b->ops->name, pc_algo_get(b->dc.algo)->name,
-                   dst->width, dst->height, (int)dst->matrix, (int)dst->range, b->cfg.width, b->cfg.height,
+                   sw, sh, (int)dst->matrix, (int)dst->range, b->cfg.width, b->cfg.height,
                    (int)b->dc.matrix, (int)b->dc.range);
         return PC_EINVAL;
     }

@@ -348,9 +348,12 @@ static void colour_band(void *arg, int band, int nbands)
 int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, int n, int slab_h,
                        const pc_picture *dst, char *err, size_t errlen)
 {
-    if (!cpu || !slabs || !dst || n < 1 || slab_h < 2 || (slab_h & 1) || (long)n * slab_h != dst->height) {
+    int sw = 0, sh = 0; /* the source's size (a grid picture's differs from its own) */
+    if (dst)
+        pc_picture_source_size(dst, &sw, &sh);
+    if (!cpu || !slabs || !dst || n < 1 || slab_h < 2 || (slab_h & 1) || (long)n * slab_h != sh) {
         pc_set_err(err, errlen, "CPU backend colour stage: %d slabs of %d rows do not make the %d-row picture", n,
-                   slab_h, dst ? dst->height : 0);
+                   slab_h, sh);
         return PC_EINVAL;
     }
     for (int s = 0; s < n; s++)
@@ -360,21 +363,21 @@ int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, i
                        "bit depth or another CFA phase than slab 0", s);
             return PC_EINVAL;
         }
-    if ((size_t)dst->width * (size_t)dst->height > (size_t)cpu->width * (size_t)cpu->height) {
+    if ((size_t)sw * (size_t)sh > (size_t)cpu->width * (size_t)cpu->height) {
         pc_set_err(err, errlen, "CPU backend opened for %dx%d cannot take a %dx%d frame", cpu->width, cpu->height,
-                   dst->width, dst->height);
+                   sw, sh);
         return PC_EINVAL;
     }
     if (!cpu->bayer && !(cpu->bayer = malloc((size_t)cpu->width * cpu->height))) {
         pc_set_err(err, errlen, "CPU backend colour stage: out of memory");
         return PC_ENOMEM;
     }
-    pc_bayer src = {cpu->bayer, (size_t)dst->width, dst->width, dst->height, slabs[0].fmt.cfa};
+    pc_bayer src = {cpu->bayer, (size_t)sw, sw, sh, slabs[0].fmt.cfa};
     const pc_algo_desc *d = pc_algo_get(algo);
     if (d && d->impl) {
         /* an algorithm with its own code: map the slabs on the pool, then
          * run it on the 8-bit panorama */
-        colour_task t = {cpu, slabs, n, slab_h, dst->width, dst->height};
+        colour_task t = {cpu, slabs, n, slab_h, sw, sh};
         pthread_mutex_lock(&cpu->call_mu);
         pc_cpu_parallel(cpu, colour_band, &t);
         pthread_mutex_unlock(&cpu->call_mu);

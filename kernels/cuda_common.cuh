@@ -75,6 +75,8 @@ struct pc_kparams {
     int th;     /* tile height (rows); multiple of 4 */
     uint8_t *d0, *d1, *d2; /* output planes (Y/CbCr, Y/Cb/Cr, or RGB) */
     int p0, p1, p2;
+    int grid; /* a grid picture's tiles (pc_grid_pack; in what was padding,
+               * so the struct keeps its 128 bytes); 0: stacked */
     /* Conversion matrices (spec §8 with each camera's colour matrix folded
      * in, docs/colour.md §3): n_bands entries of PC_KBAND ints {cy[3],
      * cb[3], cr[3], yoff} in device memory; image row y uses band
@@ -100,8 +102,16 @@ struct pc_kparams {
  * colour matrix folded in that keeps them) the clamps are identities and
  * the plain kernel writes the same bytes at the pre-colour cost. */
 #define PC_KFMT_COL 2
-#define PC_KFMT_COUNT 5
-#define PC_KFMT_BASE(f) ((f) > PC_FMT_I420 ? (f) - PC_KFMT_COL : (f))
+/* + PC_KFMT_GRID (any of the 5 above): the kernel for a grid picture
+ * (encode.layout "grid", pc_picture.grid_cols), whose final pass adds each
+ * camera tile's offsets (pc_grid_offset) to its stores; the other kernels
+ * have no trace of it (not a register, not an instruction). */
+#define PC_KFMT_GRID 5
+#define PC_KFMT_COUNT 10
+#define PC_KFMT_NOGRID(f) ((f) % PC_KFMT_GRID)
+#define PC_KFMT_IS_GRID(f) ((f) >= PC_KFMT_GRID)
+#define PC_KFMT_IS_COL(f) (PC_KFMT_NOGRID(f) > PC_FMT_I420)
+#define PC_KFMT_BASE(f) (PC_KFMT_IS_COL(f) ? PC_KFMT_NOGRID(f) - PC_KFMT_COL : PC_KFMT_NOGRID(f))
 
 /* 1 when n == 1 and for every 8-bit R, G, B the Y' numerator lies in
  * [0, 2^24) and the chroma numerators (sums of 4 pixels, + PC_COFF) are

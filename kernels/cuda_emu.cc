@@ -15,7 +15,13 @@
 template <class A, int VAR>
 static void kernel_of(int fmt, const pc_kparams &kp)
 {
-    if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
+    constexpr int G = PC_KFMT_GRID;
+    if (fmt == G + PC_FMT_NV12) pc_debayer_kernel<A, VAR, G + PC_FMT_NV12>(kp);
+    else if (fmt == G + PC_FMT_I420) pc_debayer_kernel<A, VAR, G + PC_FMT_I420>(kp);
+    else if (fmt == G + PC_FMT_NV12 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, G + PC_FMT_NV12 + PC_KFMT_COL>(kp);
+    else if (fmt == G + PC_FMT_I420 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, G + PC_FMT_I420 + PC_KFMT_COL>(kp);
+    else if (fmt == G + PC_FMT_RGB24) pc_debayer_kernel<A, VAR, G + PC_FMT_RGB24>(kp);
+    else if (fmt == PC_FMT_NV12) pc_debayer_kernel<A, VAR, PC_FMT_NV12>(kp);
     else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
     else if (fmt == PC_FMT_NV12 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_NV12 + PC_KFMT_COL>(kp);
     else if (fmt == PC_FMT_I420 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_I420 + PC_KFMT_COL>(kp);
@@ -126,6 +132,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.p0 = (int)dst->pitch[0];
     kp.p1 = (int)dst->pitch[1];
     kp.p2 = (int)dst->pitch[2];
+    kp.grid = pc_grid_pack(dst);
     /* the conversion matrices as the device holds them (debayer_cuda.cu,
      * set_bands) */
     const pc_yuv_coeffs *bl = dst->bands ? dst->bands : &yc;
@@ -149,7 +156,8 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     kp.band_mul = nb > 1 ? (unsigned)((1ull << 32) / (unsigned)dst->band_rows + 1) : 0u;
     memcpy(kp.m0, bands, sizeof kp.m0);
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
-    const int kfmt = dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt;
+    const int kfmt = (dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt) +
+                     (dst->grid_cols > 1 ? PC_KFMT_GRID : 0);
     int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
     free(base);
     if (rc) {

@@ -212,7 +212,7 @@ struct pc_pair {
     }
 };
 
-template <class A, int FMT, bool COL>
+template <class A, int FMT, bool COL, bool GRID>
 PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, int ty0)
 {
     const int t = threadIdx.x, bc = 2 * (t & 31);
@@ -242,12 +242,24 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     const int off0 = (A::RP + 2 * rp) * PC_SR + PC_HX + 2 * bc;
     /* byte offsets of blocks A and B from the pair's left column */
     const int ea = xa - xl, eb = xbk - xl;
+    int gcur = 0; /* the grid tile whose offsets yt, c1, c2 include (0: none) */
     for (int i = 0; rp < (p.th >> 1); rp += 4, i++, yb += dyb, yt += ystep, c1 += c1step, c2 += c2step) {
         if (yb >= p.H)
             continue;
         const int off = off0 + i * 8 * PC_SR;
         pc_quad<A> qa, qb;
         pc_pair<A>::compute(pl, off, qa, qb);
+        /* GRID: when the row pair enters another camera's tile, the
+         * stepping addresses move by the difference of the two tiles'
+         * offsets (pc_grid_offset) */
+        const int tl = GRID ? yb / (p.grid >> 8) : 0;
+        if (GRID && tl != gcur) {
+            const int yo = gcur * (p.grid >> 8);
+            yt += pc_grid_offset(p.grid, p.W, FMT, 0, yb, p.p0) - pc_grid_offset(p.grid, p.W, FMT, 0, yo, p.p0);
+            c1 += pc_grid_offset(p.grid, p.W, FMT, 1, yb, p.p1) - pc_grid_offset(p.grid, p.W, FMT, 1, yo, p.p1);
+            c2 += pc_grid_offset(p.grid, p.W, FMT, 2, yb, p.p2) - pc_grid_offset(p.grid, p.W, FMT, 2, yo, p.p2);
+            gcur = tl;
+        }
         uint8_t *ybot = yt + ydown;
         if (FMT == PC_FMT_RGB24) {
             if (va)
@@ -297,7 +309,7 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
  * shared memory (double-buffered, one barrier per row pair); the R-row
  * thread then writes Cb and the B-row thread Cr, each warp's bytes
  * interleaving into whole sectors of the CbCr row. */
-template <class A, int FMT, bool COL, int ROW>
+template <class A, int FMT, bool COL, bool GRID, int ROW>
 PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const int *m, int *xch, int xb,
                              int yb, bool ok, int off, unsigned ysel)
 {
@@ -310,9 +322,10 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         A::own(pl, off + PC_SR + 1, bb, gb, rb);
     }
     const int yrow = yb + (p.oy ? 1 - ROW : ROW);
+    /* GRID: the camera tile's offset (pc_grid_offset), where it is stored */
     if (FMT == PC_FMT_RGB24) {
         if (ok) {
-            uint8_t *d = p.d0 + yrow * p.p0 + 3 * xb;
+            uint8_t *d = p.d0 + yrow * p.p0 + (GRID ? pc_grid_offset(p.grid, p.W, FMT, 0, yb, p.p0) : 0) + 3 * xb;
             int lr = p.ox;
             d[3 * lr] = ra; d[3 * lr + 1] = ga; d[3 * lr + 2] = ba;
             d[3 - 3 * lr] = rb; d[4 - 3 * lr] = gb; d[5 - 3 * lr] = bb;
@@ -320,7 +333,7 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         return;
     }
     if (ok)
-        pc_store_u16(p.d0 + yrow * p.p0 + xb,
+        pc_store_u16(p.d0 + yrow * p.p0 + (GRID ? pc_grid_offset(p.grid, p.W, FMT, 0, yb, p.p0) : 0) + xb,
                      __byte_perm(pc_ynum<COL>(m, ra, ga, ba), pc_ynum<COL>(m, rb, gb, bb), ysel));
     const int sr = ra + rb, sg = ga + gb, sb = ba + bb;
     const int cbp = m[3] * sr + m[4] * sg + m[5] * sb;
@@ -334,14 +347,14 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         return;
     const int crow = yb >> 1;
     if (FMT == PC_FMT_NV12)
-        p.d1[crow * p.p1 + xb + ROW] = (uint8_t)v;
+        p.d1[crow * p.p1 + (GRID ? pc_grid_offset(p.grid, p.W, FMT, 1, yb, p.p1) : 0) + xb + ROW] = (uint8_t)v;
     else if (ROW == 0)
-        p.d1[crow * p.p1 + (xb >> 1)] = (uint8_t)v;
+        p.d1[crow * p.p1 + (GRID ? pc_grid_offset(p.grid, p.W, FMT, 1, yb, p.p1) : 0) + (xb >> 1)] = (uint8_t)v;
     else
-        p.d2[crow * p.p2 + (xb >> 1)] = (uint8_t)v;
+        p.d2[crow * p.p2 + (GRID ? pc_grid_offset(p.grid, p.W, FMT, 2, yb, p.p2) : 0) + (xb >> 1)] = (uint8_t)v;
 }
 
-template <class A, int FMT, bool COL>
+template <class A, int FMT, bool COL, bool GRID>
 PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch, int tx0, int ty0)
 {
     const int t = threadIdx.x, w = t >> 5;
@@ -358,9 +371,9 @@ PC_DEV void pc_final_2px(const typename A::P &pl, const pc_kparams &p, int *xch,
          * the chroma exchange: any band will do */
         const int *m = COL ? p.bands + PC_KBAND * pc_band_of(p, yb < p.H ? yb : 0) : p.m0;
         if (w & 1)
-            pc_final_2px_row<A, FMT, COL, 1>(pl, p, m, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, COL, GRID, 1>(pl, p, m, x, xb, yb, ok, off, ysel);
         else
-            pc_final_2px_row<A, FMT, COL, 0>(pl, p, m, x, xb, yb, ok, off, ysel);
+            pc_final_2px_row<A, FMT, COL, GRID, 0>(pl, p, m, x, xb, yb, ok, off, ysel);
     }
 }
 
@@ -415,9 +428,9 @@ PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
         pl.raw = cur;
         A::passes(pl, p.th);
         if (VAR == PC_VARIANT_4PX)
-            pc_final_4px<A, PC_KFMT_BASE(FMT), (FMT > PC_FMT_I420)>(pl, p, tx0, ty0);
+            pc_final_4px<A, PC_KFMT_BASE(FMT), PC_KFMT_IS_COL(FMT), PC_KFMT_IS_GRID(FMT)>(pl, p, tx0, ty0);
         else
-            pc_final_2px<A, PC_KFMT_BASE(FMT), (FMT > PC_FMT_I420)>(pl, p, xch, tx0, ty0);
+            pc_final_2px<A, PC_KFMT_BASE(FMT), PC_KFMT_IS_COL(FMT), PC_KFMT_IS_GRID(FMT)>(pl, p, xch, tx0, ty0);
         if (next >= ntiles)
             break;
         __syncthreads(); /* everyone is done with this tile's planes */

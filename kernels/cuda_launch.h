@@ -28,7 +28,8 @@ static_assert(PC_VARIANT_2PX == 1 && PC_VARIANT_4PX == 2, "pc_kernel_set.fn is i
 
 struct pc_kernel_set {
     /* [pc_variant: AUTO (none), 2PX, 4PX][kernel format: pc_pixfmt RGB24,
-     * NV12, I420, then NV12 and I420 + PC_KFMT_COL (cuda_common.cuh)] */
+     * NV12, I420, then NV12 and I420 + PC_KFMT_COL, then all five again
+     * + PC_KFMT_GRID (cuda_common.cuh)] */
     const void *fn[3][PC_KFMT_COUNT];
     size_t (*smem)(int var, int th);
     int rp; /* raw halo rows (for reporting) */
@@ -78,9 +79,15 @@ struct pc_cuda_algo {
      (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12>,                                         \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_I420>,                                         \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12 + PC_KFMT_COL>,                           \
-     (const void *)pc_debayer_kernel<A, V, PC_FMT_I420 + PC_KFMT_COL>}
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_I420 + PC_KFMT_COL>,                           \
+     (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_RGB24>,                         \
+     (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_NV12>,                          \
+     (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_I420>,                          \
+     (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_NV12 + PC_KFMT_COL>,            \
+     (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_I420 + PC_KFMT_COL>}
 #define PC_KSET(A)                                                                               \
-    {{{NULL, NULL, NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX), PC_KSET_ROW(A, PC_VARIANT_4PX)},       \
+    {{{NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX),           \
+      PC_KSET_ROW(A, PC_VARIANT_4PX)},                                                           \
      pc_smem_of<A>, A::RP}
 
 template <class A>

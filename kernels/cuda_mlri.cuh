@@ -76,6 +76,7 @@ struct pc_mlri_kp {
      * docs/colour.md); one band of the plain ones when the picture has none */
     pc_yuv_coeffs bands[PC_KMAX_BANDS];
     int n_bands, band_rows;
+    int grid; /* a grid picture's tiles (pc_grid_pack, pc_grid_offset); 0: stacked */
 };
 
 /* reflect-101. IN = 1: the caller's block reads nothing outside the frame
@@ -532,11 +533,14 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
             v[b][a][1] = pc_mlri_u8(k.g[(size_t)yy * k.W + x]);
             v[b][a][2] = pc_mlri_u8(pc_mlri_final_c(k, k.t + k.wh, k.ox ^ 1, k.oy ^ 1, x, yy));
         }
+    /* a grid picture: the block's camera tile (0 when stacked) */
+    const int go[3] = {pc_grid_offset(k.grid, k.W, k.fmt, 0, y, k.p0), pc_grid_offset(k.grid, k.W, k.fmt, 1, y, k.p1),
+                       pc_grid_offset(k.grid, k.W, k.fmt, 2, y, k.p2)};
     if (k.fmt == PC_FMT_RGB24) {
         for (int b = 0; b < 2; b++)
             for (int a = 0; a < 2; a++)
                 for (int c = 0; c < 3; c++)
-                    k.d0[(size_t)(y + b) * k.p0 + 3 * (x0 + a) + c] = (uint8_t)v[b][a][c];
+                    k.d0[(size_t)(y + b) * k.p0 + go[0] + 3 * (x0 + a) + c] = (uint8_t)v[b][a][c];
         return;
     }
     /* §8: Y' per pixel, Cb/Cr from the block's sums (as store_block), with
@@ -548,7 +552,7 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
         for (int a = 0; a < 2; a++) {
             int r = v[b][a][0], g = v[b][a][1], bl = v[b][a][2];
             int yv = (c.y[0] * r + c.y[1] * g + c.y[2] * bl + c.y_offset) >> 16;
-            k.d0[(size_t)(y + b) * k.p0 + x0 + a] = (uint8_t)(yv < 0 ? 0 : yv > 255 ? 255 : yv);
+            k.d0[(size_t)(y + b) * k.p0 + go[0] + x0 + a] = (uint8_t)(yv < 0 ? 0 : yv > 255 ? 255 : yv);
             sr += r;
             sg += g;
             sb += bl;
@@ -559,11 +563,11 @@ PC_DEV void pc_mlri_final_body(const pc_mlri_kp &k)
     cb = cb < 0 ? 0 : cb > 255 ? 255 : cb;
     cr = cr < 0 ? 0 : cr > 255 ? 255 : cr;
     if (k.fmt == PC_FMT_NV12) {
-        k.d1[(size_t)by * k.p1 + x0] = (uint8_t)cb;
-        k.d1[(size_t)by * k.p1 + x0 + 1] = (uint8_t)cr;
+        k.d1[(size_t)by * k.p1 + go[1] + x0] = (uint8_t)cb;
+        k.d1[(size_t)by * k.p1 + go[1] + x0 + 1] = (uint8_t)cr;
     } else {
-        k.d1[(size_t)by * k.p1 + bx] = (uint8_t)cb;
-        k.d2[(size_t)by * k.p2 + bx] = (uint8_t)cr;
+        k.d1[(size_t)by * k.p1 + go[1] + bx] = (uint8_t)cb;
+        k.d2[(size_t)by * k.p2 + go[2] + bx] = (uint8_t)cr;
     }
 }
 
@@ -579,6 +583,7 @@ PC_HD int pc_mlri_set_dst(pc_mlri_kp &k, const pc_picture *d, const pc_yuv_coeff
     k.p0 = (int)d->pitch[0];
     k.p1 = (int)d->pitch[1];
     k.p2 = (int)d->pitch[2];
+    k.grid = pc_grid_pack(d);
     if (d->bands && d->fmt != PC_FMT_RGB24) {
         if (d->n_bands < 1 || d->n_bands > PC_KMAX_BANDS || d->band_rows < 2)
             return -1;

@@ -144,7 +144,49 @@ typedef struct pc_picture {
      * every 2x2 chroma block lies in one band. Not used for RGB24. */
     const pc_yuv_coeffs *bands;
     int band_rows, n_bands;
+    /* Grid layout (encode.layout "grid"): grid_cols > 1 makes this a
+     * picture of camera tiles, grid_cols across, each tile_rows rows high
+     * and width / grid_cols wide. Source row y (camera t = y / tile_rows)
+     * lands in tile column t % grid_cols, tile row t / grid_cols, at the
+     * same row within the tile. width, height and the pitches are the
+     * grid picture's own; the source it is demosaiced from is
+     * (width / grid_cols) x (height * grid_cols) (pc_picture_source_size).
+     * 0 (default): the stacked picture, rows as the source's. */
+    int grid_cols, tile_rows;
 } pc_picture;
+
+/* Where the demosaic's final pass stores source row y of a grid picture:
+ * one definition for the C reference, the CPU backend and the CUDA
+ * kernels (and their emulation). The kernels get the grid packed in one
+ * int (pc_grid_pack: tile_rows << 8 | grid_cols, 0 = stacked) so that
+ * their parameters keep their size and layout. */
+#ifdef __CUDACC__
+#define PC_GRID_HD __host__ __device__ static inline
+#else
+#define PC_GRID_HD static inline
+#endif
+
+PC_GRID_HD int pc_grid_pack(const pc_picture *p)
+{
+    return p->grid_cols > 1 && p->tile_rows >= 2 ? p->tile_rows << 8 | p->grid_cols : 0;
+}
+
+/* The byte offset, from the stacked address (plane + y * pitch + x bytes;
+ * chroma row y / 2), of source row y's samples in plane `plane` (0, 1, 2)
+ * of pitch `pitch`, fmt a pc_pixfmt, tile_w the source's width. 0 for a
+ * stacked picture (grid 0). y even for the chroma planes. */
+PC_GRID_HD int pc_grid_offset(int grid, int tile_w, int fmt, int plane, int y, int pitch)
+{
+    if (!grid)
+        return 0;
+    const int T = grid >> 8, C = grid & 255;
+    const int t = y / T, r = t / C;          /* camera; its tile row */
+    const int drow = (r - t) * T;            /* even: T is */
+    const int dx = (t - r * C) * tile_w;     /* its tile column's first pixel */
+    if (plane == 0)
+        return drow * pitch + (fmt == PC_FMT_RGB24 ? 3 * dx : dx);
+    return (drow / 2) * pitch + (fmt == PC_FMT_NV12 ? dx : dx / 2);
+}
 
 /* Plane geometry, the one place that knows how big each plane of a format
  * is (everything that allocates, copies or checks pictures asks here).
@@ -165,6 +207,18 @@ int pc_picture_plane_size(pc_pixfmt fmt, int width, int height, int plane,
  * Returns the buffer size in bytes, 0 when fmt is unknown. */
 size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
                          int width, int height, size_t align, uint8_t *buf);
+
+/* The size of the source a picture is demosaiced from: its own for a
+ * stacked picture, (width / grid_cols) x (height * grid_cols) for a grid. */
+void pc_picture_source_size(const pc_picture *pic, int *width, int *height);
+
+/* Makes the stacked picture pic (a source-sized layout, any pitches) the
+ * grid of `cols` tile columns of tile_rows-row cameras over the same
+ * memory: width x cols, height / cols, each pitch x cols (grid row r is
+ * stacked rows r*cols .. r*cols+cols-1, so every byte stays inside the
+ * allocation). Returns 0, or PC_EINVAL when the rows are not whole
+ * cameras, or the cameras not whole grid rows (the picture unchanged). */
+int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows);
 
 /* Copies the visible part of every plane of src into dst (host memory,
  * same format and size, any pitches). */

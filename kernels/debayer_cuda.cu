@@ -402,6 +402,7 @@ static void set_dst(pc_kparams *kp, const pc_picture *d)
     kp->p0 = (int)d->pitch[0];
     kp->p1 = (int)d->pitch[1];
     kp->p2 = (int)d->pitch[2];
+    kp->grid = pc_grid_pack(d);
 }
 
 /* A picture of the scratch buffer in format fmt (pitches multiples of 64,
@@ -903,15 +904,20 @@ extern "C" int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t er
 
 static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *what, char *err, size_t errlen)
 {
-    int np = pc_pixfmt_planes(fmt);
-    if (!p || p->fmt != fmt || p->width != g->W || p->height != g->H) {
-        pc_set_err(err, errlen, "%s picture: must be %s %dx%d (got %s %dx%d)", what, pc_pixfmt_name(fmt), g->W, g->H,
-                   p ? pc_pixfmt_name(p->fmt) : "none", p ? p->width : 0, p ? p->height : 0);
+    int np = pc_pixfmt_planes(fmt), sw = 0, sh = 0;
+    if (p)
+        pc_picture_source_size(p, &sw, &sh); /* a grid picture's source: the frame */
+    if (!p || p->fmt != fmt || sw != g->W || sh != g->H ||
+        (p->grid_cols > 1 && (p->tile_rows < 2 || (p->tile_rows & 1) || g->H % p->tile_rows ||
+                              (g->H / p->tile_rows) % p->grid_cols || p->width % p->grid_cols))) {
+        pc_set_err(err, errlen, "%s picture: must be %s %dx%d or a grid of its whole cameras (got %s %dx%d, %d tile "
+                   "columns of %d rows)", what, pc_pixfmt_name(fmt), g->W, g->H, p ? pc_pixfmt_name(p->fmt) : "none",
+                   p ? p->width : 0, p ? p->height : 0, p ? p->grid_cols : 0, p ? p->tile_rows : 0);
         return PC_EINVAL;
     }
     for (int i = 0; i < np; i++) {
         size_t need;
-        pc_picture_plane_size(fmt, g->W, g->H, i, NULL, NULL, &need);
+        pc_picture_plane_size(fmt, p->width, p->height, i, NULL, NULL, &need);
         if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 3) || (p->pitch[i] & 3) ||
             p->pitch[i] > 0x7fffffff) {
             pc_set_err(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
@@ -965,6 +971,8 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         if (!pc_bands_plain(g->bands_host, g->bands_n))
             kfmt += PC_KFMT_COL;
     }
+    if (!own && dst->grid_cols > 1)
+        kfmt += PC_KFMT_GRID; /* the kernel with the grid's stores */
     if (!own) {
         int th = g->th_forced ? g->th_forced : g->th;
         if ((rc = get_graph(g, g->algo, g->var, kfmt, th, g->th_forced ? 0 : g->gm, &x, err, errlen)))

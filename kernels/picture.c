@@ -63,6 +63,27 @@ size_t pc_picture_layout(pc_picture *pic, pc_pixfmt fmt, pc_matrix matrix, pc_ra
     return off;
 }
 
+void pc_picture_source_size(const pc_picture *pic, int *width, int *height)
+{
+    int c = pic->grid_cols > 1 ? pic->grid_cols : 1;
+    *width = pic->width / c;
+    *height = pic->height * c;
+}
+
+int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows)
+{
+    if (cols < 2 || tile_rows < 2 || (tile_rows & 1) || pic->grid_cols > 1 || pic->height % tile_rows ||
+        (pic->height / tile_rows) % cols)
+        return PC_EINVAL;
+    pic->width *= cols;
+    pic->height /= cols;
+    for (int i = 0; i < 3; i++)
+        pic->pitch[i] *= (size_t)cols;
+    pic->grid_cols = cols;
+    pic->tile_rows = tile_rows;
+    return 0;
+}
+
 void pc_picture_copy(const pc_picture *dst, const pc_picture *src)
 {
     int np = pc_pixfmt_planes(src->fmt);

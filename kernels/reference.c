@@ -86,9 +86,18 @@ static int check_picture(const pc_picture *pic, int width, int height, int min_s
     }
     if (rc)
         return rc;
-    if (pic->width != width || pic->height != height) {
-        pc_set_err(err, errlen, "destination picture is %dx%d, frame is %dx%d",
-                   pic->width, pic->height, width, height);
+    int sw, sh;
+    pc_picture_source_size(pic, &sw, &sh);
+    if (pic->grid_cols > 1 && (pic->tile_rows < 2 || (pic->tile_rows & 1) || height % pic->tile_rows ||
+                               (height / pic->tile_rows) % pic->grid_cols || pic->width % pic->grid_cols)) {
+        pc_set_err(err, errlen, "destination grid picture %dx%d: %d tile columns of %d-row cameras do not tile a "
+                   "%dx%d frame (whole cameras of an even number of rows, whole grid rows)", pic->width, pic->height,
+                   pic->grid_cols, pic->tile_rows, width, height);
+        return PC_EINVAL;
+    }
+    if (sw != width || sh != height) {
+        pc_set_err(err, errlen, "destination picture is %dx%d%s, frame is %dx%d", pic->width, pic->height,
+                   pic->grid_cols > 1 ? " (a grid)" : "", width, height);
         return PC_EINVAL;
     }
     size_t row[3];
@@ -103,8 +112,8 @@ static int check_picture(const pc_picture *pic, int width, int height, int min_s
                    "number of rows)", pic->n_bands, pic->band_rows);
         return PC_EINVAL;
     }
-    for (int p = 0; p < np; p++)
-        pc_picture_plane_size(pic->fmt, width, height, p, NULL, NULL, &row[p]);
+    for (int p = 0; p < np; p++) /* the picture's own rows (a grid's are wider) */
+        pc_picture_plane_size(pic->fmt, pic->width, pic->height, p, NULL, NULL, &row[p]);
     if (pic->fmt != PC_FMT_RGB24) {
         if ((unsigned)pic->matrix > PC_MATRIX_BT601) {
             pc_set_err(err, errlen, "destination matrix %d is not bt709 or bt601", (int)pic->matrix);
@@ -232,15 +241,21 @@ PC_INLINE void store_block(int fmt, const pc_yuv_coeffs *yc, const dstrows *o, i
     }
 }
 
+/* Rows y, y+1 (y even) of source-row numbering: a grid picture's land in
+ * their camera's tile (pc_grid_offset). */
 static void dstrows_for(const pc_picture *p, int y, dstrows *o)
 {
-    o->d[0] = p->plane[0] + (size_t)y * p->pitch[0];
+    int off[3] = {0, 0, 0};
+    if (p->grid_cols > 1)
+        for (int i = 0; i < 3; i++)
+            off[i] = pc_grid_offset(pc_grid_pack(p), p->width / p->grid_cols, p->fmt, i, y, (int)p->pitch[i]);
+    o->d[0] = p->plane[0] + (size_t)y * p->pitch[0] + off[0];
     o->d[1] = o->d[0] + p->pitch[0];
     o->c0 = o->c1 = NULL;
     if (p->fmt != PC_FMT_RGB24)
-        o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1];
+        o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1] + off[1];
     if (p->fmt == PC_FMT_I420)
-        o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2];
+        o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2] + off[2];
 }
 
 void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3])

@@ -193,4 +193,31 @@ static inline long tu_compare(const pc_picture *a, const pc_picture *b, int *max
     return n;
 }
 
+/* Counts the samples of the stacked picture s that differ from their
+ * place in the grid picture g (encode.layout "grid": camera t, tile_rows
+ * rows of s, at tile column t % grid_cols, tile row t / grid_cols). Written
+ * from that definition, not through pc_grid_offsets, so that it checks it.
+ * -1 when g is not a grid of s's cameras. */
+static inline long tu_grid_compare(const pc_picture *s, const pc_picture *g)
+{
+    int C = g->grid_cols, T = g->tile_rows;
+    if (C < 2 || T < 2 || g->fmt != s->fmt || g->width != s->width * C || g->height * C != s->height)
+        return -1;
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(s->fmt, s->width, s->height, bw, rows);
+    long n = 0;
+    for (int i = 0; i < np; i++) {
+        int tr = i > 0 && s->fmt != PC_FMT_RGB24 ? T / 2 : T; /* the plane's rows per camera */
+        for (int y = 0; y < rows[i]; y++) {
+            int t = y / tr, gy = (t / C) * tr + y % tr;
+            const uint8_t *rs = s->plane[i] + (size_t)y * s->pitch[i];
+            const uint8_t *rg = g->plane[i] + (size_t)gy * g->pitch[i] + (size_t)(t % C) * bw[i];
+            for (size_t x = 0; x < bw[i]; x++)
+                n += rs[x] != rg[x];
+        }
+    }
+    return n;
+}
+
 #endif

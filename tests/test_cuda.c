@@ -361,6 +361,67 @@ static void test_colour(int w, int sh)
     pc_gpu_close(g);
 }
 
+/* encode.layout "grid" on the device: ncam cameras of sh rows as a grid of
+ * `cols` tile columns, the final pass storing each camera's rows in its
+ * tile. Every algorithm, both variants, every format: the grid's tiles are
+ * the device's stacked picture, byte for byte (the stacked picture is
+ * checked against the reference by the other tests; MLRI included, its
+ * float arithmetic being the same in both). */
+static void test_grid(int w, int sh, int ncam, int cols, int all_algos)
+{
+    const int h = sh * ncam;
+    pc_gpu *g = NULL;
+    if (pc_gpu_open(&g, 0, w, h, 2, err, sizeof err)) {
+        TAP_CHECK(0, "grid: pc_gpu_open %dx%d: %s", w, h, err);
+        return;
+    }
+    uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
+    tu_synth(rgb, w, h, 77u);
+    tu_mosaic(rgb, w, h, bay, w, h, PC_CFA_GBRG);
+    int rc = upload(g, 0, bay, w, h);
+    for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420 && !rc; fmt++) {
+        pc_picture ds, dg, hs, hg;
+        rc = pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, &ds, err, sizeof err);
+        rc = rc ? rc : pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dg, err, sizeof err);
+        tu_pic_alloc(&hs, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 8);
+        tu_pic_alloc(&hg, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 8);
+        int shaped = !rc && pc_picture_as_grid(&dg, cols, sh) == 0 && pc_picture_as_grid(&hg, cols, sh) == 0;
+        for (int a = 0; a < PC_ALGO_COUNT && shaped; a++) {
+            if (!all_algos && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR && a != PC_ALGO_MLRI)
+                continue;
+            for (int v = PC_VARIANT_2PX; v <= PC_VARIANT_4PX; v++) {
+                if (a == PC_ALGO_MLRI && v == PC_VARIANT_4PX)
+                    continue;
+                int r = pc_gpu_set_algo(g, (pc_algo_id)a, (pc_variant)v, PC_CFA_GBRG, (pc_pixfmt)fmt,
+                                        PC_MATRIX_BT709, PC_RANGE_LIMITED, err, sizeof err);
+                dev_poison(&dg, 0x5A);
+                tu_pic_fill(&hg, 0xA5);
+                r = r ? r : pc_gpu_debayer(g, 0, &ds, err, sizeof err);
+                r = r ? r : pc_gpu_download_async(g, 0, &ds, &hs, err, sizeof err);
+                r = r ? r : pc_gpu_debayer(g, 0, &dg, err, sizeof err);
+                r = r ? r : pc_gpu_download_async(g, 0, &dg, &hg, err, sizeof err);
+                r = r ? r : pc_gpu_slot_wait(g, 0, err, sizeof err);
+                long nd = r ? -1 : tu_grid_compare(&hs, &hg);
+                TAP_CHECK(nd == 0, "grid %dx%d of %dx%d cameras (%dx%d), %s %s %s: %ld samples differ from the stacked "
+                          "picture's%s%s", cols, ncam / cols, w, sh, dg.width, dg.height, pc_algo_get(a)->name,
+                          pc_variant_name((pc_variant)v), pc_pixfmt_name((pc_pixfmt)fmt), nd, r ? " -- " : "",
+                          r ? err : "");
+            }
+        }
+        if (!shaped)
+            TAP_CHECK(0, "grid %dx%d of %dx%d cameras: pictures %s", cols, ncam / cols, w, sh, rc ? err : "not shaped");
+        pc_gpu_picture_free(g, &ds);
+        pc_gpu_picture_free(g, &dg);
+        tu_pic_free(&hs);
+        tu_pic_free(&hg);
+    }
+    if (rc)
+        TAP_CHECK(0, "grid %dx%d: %s", w, h, err);
+    free(rgb);
+    free(bay);
+    pc_gpu_close(g);
+}
+
 int main(void)
 {
     int ndev = pc_gpu_device_count();
@@ -492,6 +553,9 @@ int main(void)
     test_in_flight(2040, 5400);
     test_colour(262, 24);
     test_colour(2040, 1080);
+    test_grid(262, 26, 6, 3, 1);
+    test_grid(262, 26, 6, 2, 1);
+    test_grid(2040, 1080, 16, 4, 0);
     free(photo[0]);
     free(photo[1]);
     return tap_done();

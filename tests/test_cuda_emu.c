@@ -7,6 +7,7 @@
  * device itself is checked by test_cuda.c. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "colour.h"
 #include "colour_test_util.h"
@@ -87,6 +88,19 @@ static void colour_bands(void)
             long nraw = rc3 ? -1 : tu_compare(&ref, &cp, &md);
             TAP_CHECK(nraw == 0, "CPU backend colour stage from the raw slabs, %s %s: %ld samples differ%s%s",
                       pc_algo_get(algo)->name, pc_pixfmt_name(fmt), nraw, rc3 ? ": " : "", rc3 ? err : "");
+            /* the same into a 5x1 grid (encode.layout "grid"): tile c = camera c */
+            pc_picture gp;
+            tu_pic_alloc_dev(&gp, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+            pc_picture_as_grid(&gp, ncam, sh);
+            gp.bands = bands;
+            gp.band_rows = sh;
+            gp.n_bands = ncam;
+            tu_pic_fill(&gp, 0xA7);
+            int rc4 = pc_cpu_debayer_raw(cpu, (pc_algo_id)algo, slabs, ncam, sh, &gp, err, sizeof err);
+            long ngrid = rc4 || rc ? -1 : tu_grid_compare(&ref, &gp);
+            TAP_CHECK(ngrid == 0, "CPU backend colour stage into a 5x1 grid, %s %s: %ld samples differ%s%s",
+                      pc_algo_get(algo)->name, pc_pixfmt_name(fmt), ngrid, rc4 ? ": " : "", rc4 ? err : "");
+            tu_pic_free(&gp);
             for (int var = PC_VARIANT_2PX; var <= PC_VARIANT_4PX; var++) {
                 int th = var == PC_VARIANT_2PX ? 12 : 64;
                 int fused = pc_emu_supports((pc_algo_id)algo);
@@ -114,6 +128,85 @@ static void colour_bands(void)
     free(rgb);
     free(bay);
     free(codes);
+}
+
+/* encode.layout "grid": the final pass stores each camera's rows in its
+ * tile of a grid picture (6 cameras of 10 rows as 3x2 and 2x3; tiles of
+ * 12 and 64 rows straddle cameras): the C reference, the CPU backend and
+ * the emulated kernels (fused and mlri, both variants, every format; the
+ * per-camera matrices still chosen by source row) each give the stacked
+ * reference's samples, tile for camera. colour_bands() checks the CPU
+ * backend's colour stage into a grid. */
+static void grid_tiles(void)
+{
+    const int w = 134, sh = 10, ncam = 6, h = sh * ncam;
+    char err[512];
+    uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
+    tu_synth(rgb, w, h, 31);
+    pc_yuv_coeffs bands[6];
+    for (int c = 0; c < ncam; c++)
+        pc_yuv_coeffs_get(c & 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709, c & 2 ? PC_RANGE_FULL : PC_RANGE_LIMITED,
+                          &bands[c]);
+    pc_cpu *cpu = NULL;
+    pc_cpu_open(&cpu, 3, w, h, err, sizeof err);
+    pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GRBG};
+    /* GRBG and BGGR: the kernels' row pairs run down and (mirrored) up */
+    for (int cols = 2; cols <= 3; cols++) {
+        src.cfa = cols == 2 ? PC_CFA_GRBG : PC_CFA_BGGR;
+        tu_mosaic(rgb, w, h, bay, w, h, src.cfa);
+        for (int algo = 0; algo < PC_ALGO_COUNT; algo++)
+            for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt++) {
+                int fused = pc_emu_supports((pc_algo_id)algo);
+                if (!fused && algo != PC_ALGO_MLRI)
+                    continue;
+                pc_picture ref, g;
+                tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
+                tu_pic_alloc_dev(&g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+                int shaped = pc_picture_as_grid(&g, cols, sh) == 0;
+                if (fmt != PC_FMT_RGB24) { /* per-camera matrices, by source row */
+                    ref.bands = g.bands = bands;
+                    ref.band_rows = g.band_rows = sh;
+                    ref.n_bands = g.n_bands = ncam;
+                }
+                int rc = pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err);
+                TAP_CHECK(rc == 0 && shaped, "grid %dx%d %s %s: stacked reference %s, grid shape %s", cols,
+                          ncam / cols, pc_algo_get(algo)->name, pc_pixfmt_name(fmt), rc ? err : "ok",
+                          shaped ? "ok" : "refused");
+                const char *who[4] = {"C reference", "CPU backend", "emulated 2px", "emulated 4px"};
+                for (int k = 0; k < 4 && !rc; k++) {
+                    if (k == 3 && !fused)
+                        continue; /* mlri: one kernel sequence */
+                    tu_pic_fill(&g, 0xA7);
+                    int r2 = k == 0 ? pc_ref_debayer((pc_algo_id)algo, &src, &g, err, sizeof err)
+                             : k == 1 ? pc_cpu_debayer(cpu, (pc_algo_id)algo, &src, &g, err, sizeof err)
+                             : fused ? pc_emu_debayer((pc_algo_id)algo, k == 2 ? PC_VARIANT_2PX : PC_VARIANT_4PX,
+                                                      k == 2 ? 12 : 64, &src, &g, err, sizeof err)
+                                     : pc_emu_mlri(&src, &g, err, sizeof err);
+                    long nd = r2 ? -1 : tu_grid_compare(&ref, &g);
+                    TAP_CHECK(nd == 0, "grid %dx%d, %s %s %s, %s: %ld samples differ from the stacked picture's%s%s",
+                              cols, ncam / cols, pc_cfa_name(src.cfa), pc_algo_get(algo)->name, pc_pixfmt_name(fmt),
+                              who[k], nd, r2 ? ": " : "", r2 ? err : "");
+                }
+                tu_pic_free(&ref);
+                tu_pic_free(&g);
+            }
+    }
+    /* shapes that are not whole cameras in whole grid rows are refused */
+    pc_picture g;
+    tu_pic_alloc(&g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+    TAP_CHECK(pc_picture_as_grid(&g, 4, sh) == PC_EINVAL && pc_picture_as_grid(&g, 2, 7) == PC_EINVAL &&
+              pc_picture_as_grid(&g, 1, sh) == PC_EINVAL && g.width == w && g.grid_cols == 0,
+              "pc_picture_as_grid refuses 6 cameras in 4 columns, 7-row cameras and one column, picture unchanged");
+    g.grid_cols = 4; /* a grid that does not tile the frame */
+    g.tile_rows = sh;
+    g.width = 4 * w;
+    g.height = h / 4;
+    int rc = pc_ref_debayer(PC_ALGO_BILINEAR, &src, &g, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && strstr(err, "grid"), "a grid that does not tile the frame is refused: %s", err);
+    tu_pic_free(&g);
+    pc_cpu_close(cpu);
+    free(rgb);
+    free(bay);
 }
 
 /* The colour pass kernel against the C row function: every format and
@@ -270,6 +363,7 @@ int main(void)
     mlri_checks();
     colour_pass();
     colour_bands();
+    grid_tiles();
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};
     static const int ths[] = {4, 12, 64};
     char err[512];

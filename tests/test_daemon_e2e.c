@@ -218,7 +218,7 @@ int main(int argc, char **argv)
     char frames[16];
     snprintf(frames, sizeof frames, "%d", FRAMES);
     char *args[] = {argv[1], "--source", "fake", "--frames", frames, "--algo", "edge", "--output", out,
-                    "--record-raw", raw, "--stats-interval", "1", "--control", "", NULL};
+                    "--record-raw", raw, "--stats-interval", "1", "--control", "", "-s", "encode.layout=stacked", NULL};
     dt_child ch;
     if (!TAP_CHECK(dt_spawn(&ch, dir, "panocap", args, NULL) == 0, "panocap started"))
         return tap_done();

@@ -165,6 +165,7 @@ static void write_config(const char *path, const char *last_address)
              "  { name = \"e\"; address = \"%s\"; }\n"
              ");\n"
              "debayer = { algo = \"edge\"; backend = \"cpu\"; };\n"
+             "encode = { layout = \"stacked\"; };\n"
              "outputs = ( \"%s/unused.ts\" );\n"
              "daemon = { control = \"\"; stats_interval = 1.0; };\n",
              FPS, W, SLAB_H, last_address, dir);

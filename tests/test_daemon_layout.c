@@ -14,9 +14,15 @@
  * (-s encode.preview_scale=4, 2 Mbit/s, not lossless): it decodes at
  * 510x1350 with FRAMES frames, and its Y plane is the reference scaled down
  * by a 4x4 box filter (pc_picture_downscale) with a PSNR above
- * PREVIEW_PSNR_MIN_DB. Bad input: 3 bands of 5 cameras, separate band
- * outputs without %b and %b with the bands muxed as streams are refused
- * with the reason. argv[1]: the panocap executable. */
+ * PREVIEW_PSNR_MIN_DB.
+ *   grid:    --output DIR/g.ts -s encode.layout=grid (5x1 = 10200x1080,
+ *            one stream) with a preview: tile c of frame i is rows
+ *            [c*1080, (c+1)*1080) of the reference sample for sample; the
+ *            preview is the grid scaled down (PSNR as above).
+ * Bad input: 3 bands of 5 cameras, separate band outputs without %b and %b
+ * with the bands muxed as streams, a grid over NVENC's limit and a grid
+ * that is not the cameras are refused with the reason. argv[1]: the
+ * panocap executable. */
 #include "daemon_testutil.h"
 
 #include "capture.h"
@@ -41,6 +47,8 @@ typedef struct preview_check {
     double psnr_min;
     int frames, bad_fmt;
     uint8_t *y, *uv;
+    int grid;       /* the picture is the NCAM x 1 grid of the reference: */
+    uint8_t *gy, *guv; /* that grid, NV12, GW x SLAB_H */
 } preview_check;
 
 struct ref_set;
@@ -133,22 +141,81 @@ static int on_frame(void *user, int i, const AVFrame *f)
     return 0;
 }
 
+/* Grid frame i (NCAM x 1 tiles, yuv420p) against reference i: tile c =
+ * rows [c*SLAB_H, (c+1)*SLAB_H) of the stacked reference, sample for
+ * sample; also writes the reference grid of frame i into c->gy/c->guv
+ * (NV12, GW x SLAB_H) for the preview's check. */
+#define GW (W * NCAM)
+typedef struct grid_check {
+    const ref_set *ref;
+    int frames, bad_fmt, mismatched_frames;
+    long bad_samples;
+    long other_tile_diff; /* frame 0, tile 1 against camera 0's rows: must differ */
+    int64_t pts[FRAMES];
+} grid_check;
+
+static int on_grid_frame(void *user, int i, const AVFrame *f)
+{
+    grid_check *c = user;
+    if (i >= FRAMES || i >= c->ref->n)
+        return 0;
+    c->pts[i] = f->best_effort_timestamp;
+    if (f->format != AV_PIX_FMT_YUV420P || f->width != GW || f->height != SLAB_H) {
+        c->bad_fmt++;
+        return 0;
+    }
+    const uint8_t *ry = c->ref->y + (size_t)i * W * H, *ruv = c->ref->uv + (size_t)i * W * H / 2;
+    long bad = 0;
+    for (int t = 0; t < NCAM; t++) {
+        for (int y = 0; y < SLAB_H; y++)
+            bad += memcmp(f->data[0] + (size_t)y * f->linesize[0] + (size_t)t * W, ry + (size_t)(t * SLAB_H + y) * W,
+                          W) != 0;
+        for (int y = 0; y < SLAB_H / 2; y++) {
+            const uint8_t *u = f->data[1] + (size_t)y * f->linesize[1] + (size_t)t * W / 2;
+            const uint8_t *v = f->data[2] + (size_t)y * f->linesize[2] + (size_t)t * W / 2;
+            const uint8_t *r = ruv + (size_t)(t * SLAB_H / 2 + y) * W;
+            for (int x = 0; x < W / 2; x++)
+                bad += (u[x] != r[2 * x]) + (v[x] != r[2 * x + 1]);
+        }
+    }
+    if (i == 0)
+        for (int y = 0; y < SLAB_H; y++)
+            c->other_tile_diff += memcmp(f->data[0] + (size_t)y * f->linesize[0] + W, ry + (size_t)y * W, W) != 0;
+    c->mismatched_frames += bad != 0;
+    c->bad_samples += bad;
+    c->frames++;
+    return 0;
+}
+
 /* Preview frame i against the 4x4 box filter of reference i (Y PSNR). */
 static int on_preview(void *user, int i, const AVFrame *f)
 {
     preview_check *c = user;
     if (i >= c->ref->n)
         return 0;
-    if (f->format != AV_PIX_FMT_YUV420P || f->width != PW || f->height != PH) {
+    int pw = c->grid ? (GW / PREVIEW) & ~1 : PW, ph = c->grid ? (SLAB_H / PREVIEW) & ~1 : PH;
+    if (f->format != AV_PIX_FMT_YUV420P || f->width != pw || f->height != ph) {
         c->bad_fmt++;
         return 0;
     }
-    pc_picture src = {.fmt = PC_FMT_NV12, .plane = {c->ref->y + (size_t)i * W * H, c->ref->uv + (size_t)i * W * H / 2},
-                      .pitch = {W, W}, .width = W, .height = H};
-    pc_picture dst = {.fmt = PC_FMT_NV12, .plane = {c->y, c->uv}, .pitch = {PW, PW}, .width = PW, .height = PH};
+    const uint8_t *ry = c->ref->y + (size_t)i * W * H, *ruv = c->ref->uv + (size_t)i * W * H / 2;
+    pc_picture src = {.fmt = PC_FMT_NV12, .plane = {(uint8_t *)ry, (uint8_t *)ruv}, .pitch = {W, W}, .width = W,
+                      .height = H};
+    if (c->grid) { /* the reference's cameras side by side */
+        for (int t = 0; t < NCAM; t++) {
+            for (int y = 0; y < SLAB_H; y++)
+                memcpy(c->gy + (size_t)y * GW + (size_t)t * W, ry + (size_t)(t * SLAB_H + y) * W, W);
+            for (int y = 0; y < SLAB_H / 2; y++)
+                memcpy(c->guv + (size_t)y * GW + (size_t)t * W, ruv + (size_t)(t * SLAB_H / 2 + y) * W, W);
+        }
+        src = (pc_picture){.fmt = PC_FMT_NV12, .plane = {c->gy, c->guv}, .pitch = {GW, GW}, .width = GW,
+                           .height = SLAB_H};
+    }
+    pc_picture dst = {.fmt = PC_FMT_NV12, .plane = {c->y, c->uv}, .pitch = {(size_t)pw, (size_t)pw}, .width = pw,
+                      .height = ph};
     if (pc_picture_downscale(&dst, &src, PREVIEW))
         return 1;
-    double q = dt_psnr(dt_sse(f->data[0], (size_t)f->linesize[0], c->y, PW, 0, 0, PW, PH), (double)PW * PH);
+    double q = dt_psnr(dt_sse(f->data[0], (size_t)f->linesize[0], c->y, pw, 0, 0, pw, ph), (double)pw * ph);
     if (q < c->psnr_min)
         c->psnr_min = q;
     c->frames++;
@@ -309,6 +376,51 @@ int main(int argc, char **argv)
     free(pc.uv);
     free_refs(&ref);
 
+    /* --- grid: the cameras side by side (5x1 = 10200x1080), one stream,
+     * written there by the final pass; its preview is the grid scaled ---- */
+    snprintf(out, sizeof out, "%s/g.ts", dir);
+    snprintf(raw, sizeof raw, "%s/grid.pcraw", dir);
+    snprintf(pv_path, sizeof pv_path, "%s/gpreview.ts", dir);
+    snprintf(pv_url, sizeof pv_url, "encode.preview_url=%s", pv_path);
+    char *gx[] = {"--output", out, "--record-raw", raw, "-s", "encode.layout=grid", "-s", "encode.preview_scale=4",
+                  "-s", pv_url};
+    rc = run(argv[1], dir, "grid", gx, 10, &ch);
+    sum = dt_slurp(ch.out);
+    TAP_CHECK(rc == 0, "panocap ... -s encode.layout=grid -s encode.preview_scale=4 exited %d", rc);
+    if (rc)
+        dt_diag_file("panocap stderr", ch.err, 4000);
+    TAP_CHECK(dt_contains(ch.err, "encode.layout grid: closest to square: grid 5x1 of the 5 cameras, 10200x1080") &&
+                  sum && strstr(sum, "layout: grid, 1 band of 10200x1080"),
+              "log and summary name the grid 5x1 of 10200x1080");
+    free(sum);
+    rc = load_refs(raw, &ref, err, sizeof err);
+    grid_check gc = {.ref = &ref};
+    r = rc ? -1 : dt_decode(out, on_grid_frame, &gc, &d);
+    TAP_CHECK(r == 0 && d.frames == FRAMES && d.errors == 0 && d.width == GW && d.height == SLAB_H && d.sizes_ok &&
+                  d.pts_increasing && d.video_streams == 1 && !gc.bad_fmt,
+              "grid stream decodes: one video stream, %d frames of %dx%d, pts increasing", d.frames, d.width,
+              d.height);
+    TAP_CHECK(gc.other_tile_diff > SLAB_H / 2, "grid: negative control: tile 1 of frame 0 differs from camera 0's rows "
+              "(%ld of %d rows)", gc.other_tile_diff, SLAB_H);
+    TAP_CHECK(r == 0 && gc.frames == FRAMES && !gc.mismatched_frames,
+              "grid lossless: tile c of frame i = rows c*1080.. of the stacked reference of raw set i, sample for "
+              "sample (Y, Cb, Cr), every tile and frame (%d frames differ, %ld samples)", gc.mismatched_frames,
+              gc.bad_samples);
+    int gpw = (GW / PREVIEW) & ~1, gph = (SLAB_H / PREVIEW) & ~1;
+    pc = (preview_check){.ref = &ref, .psnr_min = 1e9, .y = malloc((size_t)gpw * gph),
+                         .uv = malloc((size_t)gpw * gph / 2), .grid = 1, .gy = malloc((size_t)GW * SLAB_H),
+                         .guv = malloc((size_t)GW * SLAB_H / 2)};
+    r = rc || !pc.y || !pc.uv || !pc.gy || !pc.guv ? -1 : dt_decode(pv_path, on_preview, &pc, &d);
+    TAP_CHECK(r == 0 && d.frames == FRAMES && d.width == gpw && d.height == gph && !pc.bad_fmt && d.pts_increasing &&
+                  pc.frames == FRAMES && pc.psnr_min > PREVIEW_PSNR_MIN_DB,
+              "grid preview: %d frames of %dx%d, the grid scaled down (4x4 box): Y PSNR min %.2f dB (bound %.0f dB)",
+              d.frames, d.width, d.height, pc.psnr_min, PREVIEW_PSNR_MIN_DB);
+    free(pc.y);
+    free(pc.uv);
+    free(pc.gy);
+    free(pc.guv);
+    free_refs(&ref);
+
     /* --- refusals --------------------------------------------------------- */
     char *b3[] = {"--output", out, "-s", "encode.layout=bands", "-s", "encode.bands=3"};
     rc = run(argv[1], dir, "bands3", b3, 6, &ch);
@@ -329,6 +441,18 @@ int main(int argc, char **argv)
               "%%b in an output URL with the bands muxed as streams (the default): refused (exit %d)", rc);
     if (rc == 0)
         dt_diag_file("panocap stderr", ch.err, 2000);
+    /* a grid over the encoder's limit, a grid that is not the cameras */
+    char *gbig[] = {"--output", out, "-s", "encode.layout=grid", "-s", "encode.encoder=hevc_nvenc"};
+    rc = run(argv[1], dir, "gridnv", gbig, 6, &ch);
+    TAP_CHECK(rc != 0 && dt_contains(ch.err, "no grid of the 5 cameras") && dt_contains(ch.err, "8192") &&
+                  dt_contains(ch.err, "encode.layout = \"stacked\" (2040x5400)"),
+              "grid of 5 cameras for hevc_nvenc (10200 wide): refused (exit %d), naming 8192 and the stacked layout",
+              rc);
+    char *g23[] = {"--output", out, "-s", "encode.layout=grid", "-s", "encode.grid=2x3"};
+    rc = run(argv[1], dir, "grid23", g23, 6, &ch);
+    TAP_CHECK(rc != 0 && dt_contains(ch.err, "encode.grid = \"2x3\": its tiles are not the cameras") &&
+                  dt_contains(ch.err, "5x1"),
+              "encode.grid 2x3 of 5 cameras: refused (exit %d) with the grids of 5", rc);
 
     dt_rmtree(dir);
     return tap_done();

@@ -61,7 +61,7 @@ static void test_sigterm(void)
     char out[300];
     snprintf(out, sizeof out, "%s/term.ts", dir);
     char *args[] = {(char *)exe, "--source", "fake", "--algo", "edge", "--output", out, "--stats-interval", "0.5",
-                    "--control", "", NULL};
+                    "--control", "", "-s", "encode.layout=stacked", NULL};
     dt_child ch;
     if (!TAP_CHECK(dt_spawn(&ch, dir, "term", args, NULL) == 0, "SIGTERM: panocap started (no frame limit)"))
         return;
@@ -166,6 +166,7 @@ static void write_conf(const char *path, const char *algo, const char *out, cons
              "# written by test_daemon_signals\n"
              "capture = { source = \"fake\"; };\n"
              "debayer = { algo = \"%s\"; backend = \"cpu\"; };\n"
+             "encode = { layout = \"stacked\"; };\n"
              "outputs = ( \"%s\" );\n"
              "daemon = { control = \"%s\"; stats_interval = 0.5; snapshot_dir = \"%s\"; };\n",
              algo, out, sock, dir);

@@ -7,6 +7,8 @@
  *   stacked  the final pass (pc_gpu_debayer) writes the pool frame itself;
  *   bands    5 pool frames of 2040x1080, each a device-to-device copy of
  *            its band of the picture slot (what the daemon does for NVENC);
+ *   grid     one 10200x1080 pool frame (5x1 tiles): the final pass stores
+ *            each camera's rows in its tile (pc_picture grid_cols);
  * then NVENC is opened per band on CUDA frames (hevc_nvenc): each band
  * either opens, encodes a frame and gives a packet, or is refused with the
  * driver's reason; an automatic encoder per band ("band b" in its log
@@ -160,7 +162,39 @@ int main(void)
     }
     TAP_CHECK(rc == 0 && bands_ok == NCAM, "bands: %d of %d pool frames of %dx%d = their rows of the reference "
               "sample for sample %s", bands_ok, NCAM, W, SLAB, rc ? err : "");
-    tap_diag("layout grid: not available in this version (encode.layout refuses it)");
+
+    /* grid: the final pass writes each camera's rows straight into its
+     * tile of one 5x1 pool frame (10200x1080): no copy */
+    AVBufferRef *fg = NULL;
+    long gbad = -1;
+    int rg = rc ? rc : frames_ctx(dev, W * NCAM, SLAB, &fg, err, sizeof err);
+    rg = rg ? rg : av_hwframe_get_buffer(fg, hw, 0);
+    if (!rg) {
+        pc_picture dst = of_frame(hw);
+        dst.grid_cols = NCAM;
+        dst.tile_rows = SLAB;
+        rg = pc_gpu_debayer(g, 1, &dst, err, sizeof err);
+        rg = rg ? rg : pc_gpu_slot_wait(g, 1, err, sizeof err);
+        rg = rg ? rg : av_hwframe_transfer_data(sw, hw, 0);
+    }
+    if (!rg && sw->width == W * NCAM && sw->height == SLAB) {
+        gbad = 0; /* rows of a tile that differ from their camera's rows of the reference */
+        for (int t = 0; t < NCAM; t++) {
+            for (int y = 0; y < SLAB; y++)
+                gbad += memcmp(sw->data[0] + (size_t)y * sw->linesize[0] + (size_t)t * W,
+                               ry + (size_t)(t * SLAB + y) * W, W) != 0;
+            for (int y = 0; y < SLAB / 2; y++)
+                gbad += memcmp(sw->data[1] + (size_t)y * sw->linesize[1] + (size_t)t * W,
+                               ruv + (size_t)(t * SLAB / 2 + y) * W, W) != 0;
+        }
+    }
+    TAP_CHECK(rg == 0 && gbad == 0,
+              "grid: final pass into a %dx%d AV_PIX_FMT_CUDA pool frame (5x1 tiles, pitch %d), read back: tile c = "
+              "rows c*%d.. of the reference sample for sample (%ld rows differ) %s", W * NCAM, SLAB, hw->linesize[0],
+              SLAB, gbad, rg ? err : "");
+    av_frame_unref(hw);
+    av_frame_unref(sw);
+    av_buffer_unref(&fg);
 
     /* preview: scaled on the GPU (pc_gpu_downscale_async) = pc_picture_downscale */
     {
