@@ -152,7 +152,7 @@ typedef struct sim_cam {
 
 struct pc_sim {
     int n;
-    double fps_hint;
+    double fps_hint;   /* atomic: set by the test's thread, read by every simulator's */
     sim_cam cam[PC_CAPTURE_MAX_CAMERAS];
     int64_t fill_cpu_ns; /* atomic */
 };
@@ -179,8 +179,10 @@ static void sim_fill(ArvBuffer *b, void *data, guint32 exposure, guint32 gain, A
     int w = arv_buffer_get_image_width(b), h = arv_buffer_get_image_height(b);
     /* frame times the simulator let pass without a frame (see simulator.h) */
     uint64_t ts = arv_buffer_get_timestamp(b);
-    double period = 1e9 / (double)sc->sim->fps_hint;
-    if (sc->last_ts && ts > sc->last_ts && sc->sim->fps_hint > 0) {
+    double fps;
+    __atomic_load(&sc->sim->fps_hint, &fps, __ATOMIC_RELAXED);
+    double period = 1e9 / fps;
+    if (sc->last_ts && ts > sc->last_ts && fps > 0) {
         double gap = (double)(ts - sc->last_ts) / period;
         if (gap > 1.5)
             __atomic_add_fetch(&sc->skipped, (uint64_t)(gap - 0.5), __ATOMIC_RELAXED);
@@ -188,7 +190,7 @@ static void sim_fill(ArvBuffer *b, void *data, guint32 exposure, guint32 gain, A
     sc->last_ts = ts;
     /* the frame's nominal exposure time on the frame grid (what the leader
      * packet carries), not the moment the simulator's thread got here */
-    uint64_t p = sc->sim->fps_hint > 0 ? (uint64_t)(1e6 / sc->sim->fps_hint) * 1000 : 0;
+    uint64_t p = fps > 0 ? (uint64_t)(1e6 / fps) * 1000 : 0;
     if (ts && p)
         arv_buffer_set_timestamp(b, ts - ts % p);
     if (dst && w > 0 && h > 0)
@@ -276,7 +278,7 @@ const char *pc_sim_address(const pc_sim *s, int i) { return s->cam[i].address; }
 const char *pc_sim_serial(const pc_sim *s, int i) { return s->cam[i].serial; }
 uint64_t pc_sim_frames(pc_sim *s, int i) { return __atomic_load_n(&s->cam[i].counter, __ATOMIC_RELAXED); }
 uint64_t pc_sim_skipped(pc_sim *s, int i) { return __atomic_load_n(&s->cam[i].skipped, __ATOMIC_RELAXED); }
-void pc_sim_set_fps_hint(pc_sim *s, double fps) { s->fps_hint = fps; }
+void pc_sim_set_fps_hint(pc_sim *s, double fps) { __atomic_store(&s->fps_hint, &fps, __ATOMIC_RELAXED); }
 int64_t pc_sim_fill_cpu_ns(pc_sim *s) { return __atomic_load_n(&s->fill_cpu_ns, __ATOMIC_RELAXED); }
 
 void pc_sim_close(pc_sim *s)
