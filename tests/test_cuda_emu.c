@@ -206,7 +206,20 @@ static void grid_tiles(void)
                              : fused ? pc_emu_debayer((pc_algo_id)algo, k == 2 ? PC_VARIANT_2PX : PC_VARIANT_4PX,
                                                       k == 2 ? 12 : 64, &src, &g, err, sizeof err)
                                      : pc_emu_mlri(&src, &g, err, sizeof err);
-                    long nd = r2 ? -1 : tu_grid_compare(&ref, &g);
+                    /* emulated mlri keeps the GPU's rule against the reference
+                     * (not bit-exact): its grid is compared with its own
+                     * stacked picture */
+                    pc_picture own = ref;
+                    if (!r2 && k == 2 && !fused) {
+                        tu_pic_alloc(&own, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
+                        own.bands = ref.bands;
+                        own.band_rows = ref.band_rows;
+                        own.n_bands = ref.n_bands;
+                        r2 = pc_emu_mlri(&src, &own, err, sizeof err);
+                    }
+                    long nd = r2 ? -1 : tu_grid_compare(&own, &g);
+                    if (own.plane[0] != ref.plane[0])
+                        tu_pic_free(&own);
                     TAP_CHECK(nd == 0, "grid %dx%d, %s %s %s, %s: %ld samples differ from the stacked picture's%s%s",
                               cols, ncam / cols, pc_cfa_name(src.cfa), pc_algo_get(algo)->name, pc_pixfmt_name(fmt),
                               who[k], nd, r2 ? ": " : "", r2 ? err : "");
