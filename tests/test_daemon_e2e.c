@@ -55,6 +55,8 @@ typedef struct ctx {
     pc_raw_info info;
     uint8_t *raw, *prev_y, *ref_y, *ref_uv, *bil_y, *bil_uv;
     int prev_valid;
+    int64_t prev_counter[NCAM], counter[NCAM];
+    int repeats; /* sets whose every slab repeats the previous set's frame */
     int raw_ok, raw_sets, counter_frames, counter_bad, counter_unreadable;
     double psnr_min, psnr_sum, mov_min, mov_wrong_max;
     int psnr_n, mov_wrong_n, worst;
@@ -129,6 +131,7 @@ static int on_frame(void *user, int i, const AVFrame *f)
     c->counter_frames++;
     for (int s = 0; s < NCAM; s++) {
         int64_t want = pc_fake_counter_read(c->raw + (size_t)s * W * SLAB_H, W, W, SLAB_H);
+        c->counter[s] = want;
         int64_t got = counter_from_y(dy, dp, s);
         if (got < 0 || want < 0)
             c->counter_unreadable++;
@@ -158,7 +161,15 @@ static int on_frame(void *user, int i, const AVFrame *f)
     double mq = dt_psnr(mse_sum, n);
     if (mq < c->mov_min)
         c->mov_min = mq;
-    if (c->prev_valid) {
+    /* The control needs a different set: a set whose every slab repeats the
+     * previous set's frames (all cameras late, each slab substituted by
+     * its last frame: seen under a sanitizer on a loaded machine) is the
+     * same picture, so it is counted, not compared. */
+    int repeat = c->prev_valid;
+    for (int s = 0; s < NCAM; s++)
+        repeat &= c->counter[s] >= 0 && c->counter[s] == c->prev_counter[s];
+    c->repeats += repeat;
+    if (c->prev_valid && !repeat) {
         double wse = moving_sse(dy, dp, c->prev_y, W, &n);
         double wq = dt_psnr(wse, n);
         if (wq > c->mov_wrong_max)
@@ -196,6 +207,7 @@ static int on_frame(void *user, int i, const AVFrame *f)
     c->prev_y = c->ref_y;
     c->ref_y = tmp;
     c->prev_valid = 1;
+    memcpy(c->prev_counter, c->counter, sizeof c->counter);
     return 0;
 }
 
@@ -288,11 +300,11 @@ int main(int argc, char **argv)
               "picture = raw set demosaiced by the reference (edge, NV12): Y PSNR min %.2f dB (frame %d), "
               "mean %.2f dB over %d frames (threshold %.1f dB)", c.psnr_min, c.worst, mean, c.psnr_n,
               PSNR_MIN_DB);
-    TAP_CHECK(c.mov_wrong_n == FRAMES - 1 && c.mov_min > PSNR_MOVING_MIN_DB &&
-                  c.mov_wrong_max < PSNR_MOVING_WRONG_MAX_DB,
+    TAP_CHECK(c.mov_wrong_n == FRAMES - 1 - c.repeats && c.mov_wrong_n >= (FRAMES - 1) / 2 &&
+                  c.mov_min > PSNR_MOVING_MIN_DB && c.mov_wrong_max < PSNR_MOVING_WRONG_MAX_DB,
               "mismatch detected: moving parts %.2f dB min against the right raw set, %.2f dB max against "
-              "the previous one (thresholds %.0f / %.0f dB)", c.mov_min, c.mov_wrong_max, PSNR_MOVING_MIN_DB,
-              PSNR_MOVING_WRONG_MAX_DB);
+              "the previous one over %d pairs (%d repeated sets not compared; thresholds %.0f / %.0f dB)",
+              c.mov_min, c.mov_wrong_max, c.mov_wrong_n, c.repeats, PSNR_MOVING_MIN_DB, PSNR_MOVING_WRONG_MAX_DB);
     double pe = c.algo_n ? c.algo_psnr_edge / c.algo_n : 0, pb = c.algo_n ? c.algo_psnr_bil / c.algo_n : 0;
     TAP_CHECK(c.algo_n == 3 && c.proj_min > ALGO_PROJ_MIN && pe > pb + ALGO_GAP_MIN_DB,
               "wrong algorithm detected: %.2f dB against bilinear, %.2f dB against edge (mean of 3 frames, "
