@@ -356,6 +356,20 @@ static void colour_pass_cams(void)
     }
 }
 
+/* The reference and the emulated mlri kernels on src into ref and out (out
+ * filled with a marker first): the samples that differ (-1 on an error,
+ * *rc its code) and the largest difference in *md. */
+static long mlri_vs_reference(const pc_bayer *src, pc_picture *ref, pc_picture *out, int *rc, int *md, char *err,
+                              size_t n)
+{
+    tu_pic_fill(out, 0xA7);
+    *rc = pc_ref_debayer(PC_ALGO_MLRI, src, ref, err, n);
+    if (!*rc)
+        *rc = pc_emu_mlri(src, out, err, n);
+    *md = 0;
+    return *rc ? -1 : tu_compare(ref, out, md);
+}
+
 /* MLRI's kernels (cuda_mlri.cuh) against its float reference, under the
  * rule the GPU keeps (docs/mlri.md): every output sample within 1 code
  * value, at least 99.99 % identical (running float sums and reciprocals
@@ -438,12 +452,8 @@ static void mlri_checks(void)
                 pc_picture ref, out;
                 tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
                 tu_pic_alloc(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
-                tu_pic_fill(&out, 0xA7);
-                int rc = pc_ref_debayer(PC_ALGO_MLRI, &src, &ref, err, sizeof err);
-                if (!rc)
-                    rc = pc_emu_mlri(&src, &out, err, sizeof err);
-                int md = 0;
-                long nd = rc ? -1 : tu_compare(&ref, &out, &md);
+                int rc, md;
+                long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
                 TAP_CHECK(rc == 0 && mlri_rule(nd, md, &ref),
                           "emulated mlri %s nv12 %dx%d noise, tile rows (DIR,RB) %s%s: %ld of %ld samples differ (max %d)%s%s",
                           pc_cfa_name((pc_cfa)cfa), w, h, tile_rows[ti], ti >= 3 ? ", lean DIR" : "", nd,
@@ -475,12 +485,8 @@ static void mlri_checks(void)
             ref.bands = out.bands = bands;
             ref.n_bands = out.n_bands = 3;
             ref.band_rows = out.band_rows = 8;
-            tu_pic_fill(&out, 0xA7);
-            int rc = pc_ref_debayer(PC_ALGO_MLRI, &src, &ref, err, sizeof err);
-            if (!rc)
-                rc = pc_emu_mlri(&src, &out, err, sizeof err);
-            int md = 0;
-            long nd = rc ? -1 : tu_compare(&ref, &out, &md);
+            int rc, md;
+            long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
             TAP_CHECK(rc == 0 && mlri_rule(nd, md, &ref),
                       "emulated mlri %s %dx%d with 3 colour bands of 8 rows: %ld samples differ (max %d)%s%s",
                       pc_pixfmt_name((pc_pixfmt)fmt), w, h, nd, md, rc ? ": " : "", rc ? err : "");
