@@ -39,17 +39,22 @@ static int bands_fitting(int ncam, int width, int slab_h, int max_rows, long lon
     return 0;
 }
 
-static void divisors(int n, char *buf, size_t len)
+/* The divisors k >= from of n, "1, 2, 4, 8, 16", or as grid shapes
+ * (shapes = 1: "2x8, 4x4, 8x2", k columns of n / k rows). */
+static void list_divisors(int n, int from, int shapes, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (int k = 1; k <= n && off < len; k++)
+    for (int k = from; k <= n && off < len; k++)
         if (n % k == 0) {
-            int w = snprintf(buf + off, len - off, "%s%d", off ? ", " : "", k);
+            int w = shapes ? snprintf(buf + off, len - off, "%s%dx%d", off ? ", " : "", k, n / k)
+                           : snprintf(buf + off, len - off, "%s%d", off ? ", " : "", k);
             if (w > 0)
                 off += (size_t)w;
         }
 }
+
+static void divisors(int n, char *buf, size_t len) { list_divisors(n, 1, 0, buf, len); }
 
 /* The grid of ncam tiles (columns >= 2, columns x rows = ncam) inside
  * limit a side that is closest to square (smallest long side / short
@@ -86,19 +91,7 @@ static int parse_grid(const char *g, int *cols, int *rows)
 }
 
 /* "2x8, 4x4, 8x2": the grids of ncam tiles with at least 2 columns. */
-static void grid_shapes(int ncam, char *buf, size_t len)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int c = 2; c <= ncam && off < len; c++)
-        if (ncam % c == 0) {
-            int w = snprintf(buf + off, len - off, "%s%dx%d", off ? ", " : "", c, ncam / c);
-            if (w > 0)
-                off += (size_t)w;
-        }
-    if (!buf[0])
-        snprintf(buf, len, "none");
-}
+static void grid_shapes(int ncam, char *buf, size_t len) { list_divisors(ncam, 2, 1, buf, len); }
 
 /* What would fit instead, for an error message: a grid, else bands. */
 static void fits_instead(int ncam, int width, int slab_h, int limit, int want_grid, char *buf, size_t len)
