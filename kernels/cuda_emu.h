@@ -89,7 +89,7 @@ inline int launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()
     unsigned nt = block.x * block.y * block.z;
     std::vector<thread> th(nt);
     for (auto &t : th)
-        t.stack.resize(256 * 1024);
+        t.stack.assign(256 * 1024, (char)0xA5); /* poisoned, like fresh registers */
     int rc = 0;
     for (unsigned bz = 0; bz < grid.z && !rc; bz++)
         for (unsigned by = 0; by < grid.y && !rc; by++)

@@ -499,7 +499,9 @@ PC_DEV void pc_mlri_dir_impl(const pc_mlri_kp &k)
             float uo[4], vo[4];
             PC_UNROLL
             for (int p = 0; p < 4; p++) {
-                const int x = qc0 + c0 + p;
+                /* x >= W: a column past the frame's edge (8-pixel-wide
+                 * frames), never stored; clamped so its reads stay inside */
+                const int x = IN ? qc0 + c0 + p : pc_mlri_imin(qc0 + c0 + p, W - 1);
                 const int ncx = IN ? 2 * R + 1 : pc_mlri_imin(W - 1, x + R) - pc_mlri_imax(0, x - R) + 1;
                 const float rc = IN ? 1.0f / (float)((2 * R + 1) * (2 * R + 1)) : pc_mlri_rcp(ncx * ncy);
                 const float gd = 0.5f * (pc_mlri_raw<IN>(k, x - dx, ro - dy) + pc_mlri_raw<IN>(k, x + dx, ro + dy));
