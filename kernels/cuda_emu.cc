@@ -104,7 +104,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     uint8_t *buf = base + PC_HX;
     for (int y = 0; y < H; y++) {
         for (int x = -PC_HX; x < W + mr; x++)
-            buf[y * pitch + x] = src->data[y * src->pitch + pc_fold(x, W)];
+            buf[(ptrdiff_t)y * (ptrdiff_t)pitch + x] = src->data[(size_t)y * src->pitch + pc_fold(x, W)];
     }
     /* The device's contract (debayer_cuda.cu, check_pic): the kernels store
      * 2 and 4 bytes at once, so planes and pitches are multiples of 4. */

@@ -13,16 +13,35 @@
 
 static int tap_count_, tap_failed_;
 
+/* Prints text as TAP: a check's description on one line (newlines in it
+ * become " | "), or each line of a diagnostic behind "# ". Anything else
+ * on stdout would be an unknown TAP line to meson. */
+static inline void tap_put_(const char *text, int diag)
+{
+    if (diag)
+        fputs("# ", stdout);
+    for (const char *c = text; *c; c++) {
+        if (*c != '\n')
+            putchar(*c);
+        else if (!diag)
+            fputs(" | ", stdout);
+        else if (c[1])
+            fputs("\n# ", stdout);
+    }
+    putchar('\n');
+    fflush(stdout);
+}
+
 static inline __attribute__((format(printf, 2, 3))) int
 tap_check_(int ok, const char *fmt, ...)
 {
+    char text[4096];
     va_list ap;
     printf("%s %d - ", ok ? "ok" : "not ok", ++tap_count_);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    printf("\n");
-    fflush(stdout);
+    tap_put_(text, 0);
     if (!ok)
         tap_failed_++;
     return ok;
@@ -31,13 +50,12 @@ tap_check_(int ok, const char *fmt, ...)
 
 static inline __attribute__((format(printf, 1, 2))) void tap_diag(const char *fmt, ...)
 {
+    char text[16384];
     va_list ap;
-    printf("# ");
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    printf("\n");
-    fflush(stdout);
+    tap_put_(text, 1);
 }
 
 /* One skipped check, with the reason on the line. */
