@@ -17,6 +17,14 @@
 
 static int open_encoder(pipeline *p, pl_band *b, const pc_settings *s, pc_encoder **out, pc_pixfmt *fmt,
                         char *err, size_t errlen);
+/* A band's encoder (re)opened with settings s: its keyframe phase (pl_band). */
+static void band_opened(pipeline *p, pl_band *b, const pc_settings *s)
+{
+    b->since_open = 0;
+    b->idr_gop = b->preview || p->nbands < 2 ? 0 : s->encode.gop;
+    b->idr_phase = b->idr_gop ? (int)((int64_t)b->index * b->idr_gop / p->nbands) : 0;
+}
+
 static void reopen_encoder(pipeline *p, pl_band *b, const pc_settings *next);
 
 /* ------------------------------------------------------- per-frame times
@@ -220,7 +228,13 @@ void pl_dispatch(pipeline *p, job j)
 static int encode_band(pipeline *p, pl_band *b, const job *j)
 {
     int slot = j->slot;
-    int idr = 0; /* IDR requests go to each band's encoder (pl_request_idr) */
+    /* IDR requests go to each band's encoder (pl_request_idr); this one
+     * puts the band's keyframes out of step with the others' */
+    int idr = 0;
+    if (b->idr_gop > 0) {
+        uint64_t n = b->since_open++;
+        idr = n >= (uint64_t)b->idr_phase && (n - (uint64_t)b->idr_phase) % (uint64_t)b->idr_gop == 0;
+    }
     int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
     const pc_picture *host = dev ? &p->host_pic[slot] : &p->pic[slot];
     if (b->preview && p->preview_gpu) /* scaled by the backend: by reference */
@@ -533,6 +547,7 @@ static void reopen_encoder(pipeline *p, pl_band *b, const pc_settings *next)
     pthread_mutex_lock(&p->enc_lock);
     b->enc = fresh;
     pthread_mutex_unlock(&p->enc_lock);
+    band_opened(p, b, next);
     if (pc_encoder_flush(old, b->err, sizeof b->err))
         pc_log(&p->d->logger, PC_LOG_WARNING, "reload: draining the old encoder: %s", b->err);
     pc_encoder_close(old);
@@ -660,6 +675,7 @@ static int open_encoders(pipeline *p)
         pc_pixfmt fmt;
         if (open_encoder(p, b, p->s, &b->enc, &fmt, p->err, sizeof p->err))
             return -1;
+        band_opened(p, b, p->s);
         if (i == 0)
             p->fmt = fmt;
         else if (fmt != p->fmt) {

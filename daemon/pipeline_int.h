@@ -135,6 +135,15 @@ typedef struct pl_band {
     float lat_ms[BAND_LAT_RING];
     uint64_t nlat;
     uint64_t frames;
+    /* Keyframes out of step: band k of K forces an IDR on frames k * gop / K
+     * + m * gop after its encoder opened (the encoder's own GOP then never
+     * adds one; after an IDR asked of all bands, e.g. a segment cut, the
+     * next forced ones put them back out of step). K software encoders
+     * making their IDRs on the same frame set made it the slowest of all
+     * (5 bands of 2040x1080 on 16 cores: band maximum 28-49 ms with IDRs
+     * every 50 frames, 18.5 ms without). */
+    uint64_t since_open; /* frames submitted to enc since it opened */
+    int idr_gop, idr_phase; /* idr_gop 0: no forced IDRs */
 } pl_band;
 
 /* A picture slot handed to encoders by reference: freed when the last

@@ -61,6 +61,7 @@ typedef struct band_check {
     const ref_set *ref;
     int row0, rows;
     int64_t pts[FRAMES];
+    int key[FRAMES]; /* decoded frame i is a keyframe */
     int mismatched_frames, first_bad_frame, bad_fmt;
     long bad_samples;
     long other_rows_diff; /* frame 0 against the next band's rows: must differ */
@@ -111,6 +112,7 @@ static int on_frame(void *user, int i, const AVFrame *f)
     if (i >= FRAMES || i >= c->ref->n)
         return 0;
     c->pts[i] = f->best_effort_timestamp;
+    c->key[i] = f->key_frame;
     if (f->format != AV_PIX_FMT_YUV420P || f->width != W || f->height != c->rows) {
         c->bad_fmt++;
         return 0;
@@ -226,8 +228,11 @@ static int on_preview(void *user, int i, const AVFrame *f)
  * only one) of a run that recorded raw: each decodes with FRAMES frames of
  * W x SLAB_H, they share one PTS sequence, and losslessly equal their rows
  * of the stacked reference. */
+/* gop > 0: the run had -s encode.gop=GOP, and band b's keyframes must be
+ * frame 0 and then b, b + GOP, ...: out of step with the other bands'
+ * (pl_band.idr_phase: b * GOP / NBANDS, here GOP = NBANDS). */
 static void check_bands(const char *what, const char *raw, char paths[NBANDS][320], const int streams[NBANDS],
-                        int run_rc)
+                        int run_rc, int gop)
 {
     char err[512];
     ref_set ref;
@@ -271,6 +276,21 @@ static void check_bands(const char *what, const char *raw, char paths[NBANDS][32
     TAP_CHECK(frames_ok && run_rc == 0 && exact,
               "%s lossless: band b of frame i = rows b*1080.. of the stacked reference of raw set i, sample for "
               "sample (Y, Cb, Cr), all bands and frames", what);
+    if (gop > 0) {
+        int step_ok = frames_ok;
+        char got[NBANDS * (FRAMES + 2) + 1] = "", *g = got;
+        for (int b = 0; b < NBANDS; b++) {
+            int phase = b * gop / NBANDS;
+            for (int i = 0; i < FRAMES; i++) {
+                int want = i == 0 || (i >= phase && (i - phase) % gop == 0);
+                step_ok &= bc[b].key[i] == want;
+                *g++ = bc[b].key[i] ? 'K' : '.';
+            }
+            *g++ = b + 1 < NBANDS ? ' ' : '\0';
+        }
+        TAP_CHECK(step_ok, "%s, gop %d: band b's keyframes are frame 0, then b, b+%d, ... (out of step with the "
+                  "other bands'): %s", what, gop, gop, got);
+    }
     free_refs(&ref);
 }
 
@@ -306,8 +326,8 @@ int main(int argc, char **argv)
     snprintf(out, sizeof out, "%s/b%%b.ts", dir);
     snprintf(raw, sizeof raw, "%s/bands.pcraw", dir);
     char *bx[] = {"--output", out, "--record-raw", raw, "-s", "encode.layout=bands", "-s", "encode.bands=5",
-                  "-s", "encode.band_outputs=separate"};
-    int rc = run(argv[1], dir, "bands", bx, 10, &ch);
+                  "-s", "encode.band_outputs=separate", "-s", "encode.gop=5"};
+    int rc = run(argv[1], dir, "bands", bx, 12, &ch);
     char *sum = dt_slurp(ch.out);
     TAP_CHECK(rc == 0, "panocap ... --output DIR/b%%b.ts -s encode.layout=bands -s encode.bands=5 "
               "-s encode.band_outputs=separate exited %d", rc);
@@ -322,7 +342,7 @@ int main(int argc, char **argv)
         snprintf(paths[b], sizeof paths[b], "%s/b%d.ts", dir, b);
         streams[b] = -1;
     }
-    check_bands("separate outputs", raw, paths, streams, rc);
+    check_bands("separate outputs", raw, paths, streams, rc, NBANDS);
     free(sum);
 
     /* --- bands muxed as 5 video streams of each output (the default) ------- */
@@ -343,7 +363,7 @@ int main(int argc, char **argv)
             snprintf(paths[b], sizeof paths[b], "%s", f ? mkv : ts);
             streams[b] = b;
         }
-        check_bands(f ? "one .mkv, 5 streams" : "one .ts, 5 streams", raw, paths, streams, rc);
+        check_bands(f ? "one .mkv, 5 streams" : "one .ts, 5 streams", raw, paths, streams, rc, 0);
     }
 
     /* --- stacked, the same way: the reassembled bands' reference ---------- */
