@@ -244,7 +244,7 @@ const pc_key pc_output_keys_[] = {
      "recordings: start a new file (named by start time) every N seconds; 0 = one file"},
     {"max_bytes", PC_KT_INT64, OUT(max_bytes), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
      "segmented recordings: delete the oldest closed segments while they take more (k/M/G); 0 = no limit"},
-    {"max_age", PC_KT_INT64, OUT(max_age_s), 60, 3153600000LL, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
+    {"max_age", PC_KT_INT64, OUT(max_age_s), 2, 3153600000LL, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "segmented recordings: delete closed segments older than this; 0 = keep"},
     {"min_free", PC_KT_INT64, OUT(min_free), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
      "segmented recordings: delete the oldest closed segments while the disk has less free (k/M/G); 0 = only when full"},
