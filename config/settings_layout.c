@@ -91,7 +91,12 @@ static int parse_grid(const char *g, int *cols, int *rows)
 }
 
 /* "2x8, 4x4, 8x2": the grids of ncam tiles with at least 2 columns. */
-static void grid_shapes(int ncam, char *buf, size_t len) { list_divisors(ncam, 2, 1, buf, len); }
+static void grid_shapes(int ncam, char *buf, size_t len)
+{
+    list_divisors(ncam, 2, 1, buf, len);
+    if (!buf[0])
+        snprintf(buf, len, "none");
+}
 
 /* What would fit instead, for an error message: a grid, else bands. */
 static void fits_instead(int ncam, int width, int slab_h, int limit, int want_grid, char *buf, size_t len)
