@@ -104,6 +104,27 @@ static inline int tu_planes(pc_pixfmt fmt, int w, int h, size_t bw[3], int rows[
     return np;
 }
 
+/* Samples in the whole picture (all planes). */
+static inline long tu_pic_samples(const pc_picture *p)
+{
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(p->fmt, p->width, p->height, bw, rows);
+    long n = 0;
+    for (int i = 0; i < np; i++)
+        n += (long)bw[i] * rows[i];
+    return n;
+}
+
+/* The rule MLRI's kernels keep against its float reference (docs/mlri.md),
+ * on the device and in the emulation: every output sample within 1 code
+ * value, at least 99.99 % identical. nd = differing samples (-1: the run
+ * failed), md = the largest difference. */
+static inline int tu_mlri_rule(long nd, int md, const pc_picture *ref)
+{
+    return nd >= 0 && md <= 1 && nd * 10000 <= tu_pic_samples(ref);
+}
+
 /* A packed picture in one buffer: RGB24 (pitch 3w), NV12 or I420 (pitch
  * w, w/2). buf may be NULL (size only). Returns its size in bytes. */
 static inline size_t tu_pic_layout(pc_picture *p, int fmt, int matrix, int range, int w, int h, uint8_t *buf)

@@ -134,15 +134,7 @@ static int upload(pc_gpu *g, int slot, const uint8_t *bay, int w, int h)
  * most 0.01 % of the samples. */
 static int within_rule(pc_algo_id algo, long nd, int md, const pc_picture *ref)
 {
-    if (algo != PC_ALGO_MLRI)
-        return nd == 0;
-    size_t bw[3];
-    int rows[3];
-    int np = tu_planes(ref->fmt, ref->width, ref->height, bw, rows);
-    long n = 0;
-    for (int i = 0; i < np; i++)
-        n += (long)bw[i] * rows[i];
-    return nd >= 0 && md <= 1 && nd * 10000 <= n;
+    return algo == PC_ALGO_MLRI ? tu_mlri_rule(nd, md, ref) : nd == 0;
 }
 
 /* Runs one configuration on the GPU and compares with ref. */

@@ -16,27 +16,6 @@
 #include "debayer_test_util.h"
 #include "tap.h"
 
-/* Samples in the whole picture (all planes). */
-static long pic_samples(const pc_picture *p)
-{
-    size_t bw[3];
-    int rows[3];
-    int np = tu_planes(p->fmt, p->width, p->height, bw, rows);
-    long n = 0;
-    for (int i = 0; i < np; i++)
-        n += (long)bw[i] * rows[i];
-    return n;
-}
-
-/* The rule MLRI's kernels keep against its float reference (docs/mlri.md,
- * the same as tests/test_cuda.c on the device): every output sample within
- * 1 code value, at least 99.99 % identical. nd = differing samples (-1: the
- * run failed), md = the largest difference. */
-static int mlri_rule(long nd, int md, const pc_picture *ref)
-{
-    return nd >= 0 && md <= 1 && nd * 10000 <= pic_samples(ref);
-}
-
 /* Colour settings on (docs/colour.md): five "cameras" stacked, each a
  * 12-bit packed slab with its own black level, gains, transfer and colour
  * matrix; the slabs go through their tables to 8-bit Bayer, then the C
@@ -136,7 +115,7 @@ static void colour_bands(void)
                 int mdk = 0;
                 long nd = rc2 ? -1 : tu_compare(&ref, &out, &mdk);
                 /* MLRI: float kernels, the rule of docs/mlri.md; others: exact */
-                TAP_CHECK(ncpu == 0 && (algo == PC_ALGO_MLRI ? mlri_rule(nd, mdk, &ref) : nd == 0),
+                TAP_CHECK(ncpu == 0 && (algo == PC_ALGO_MLRI ? tu_mlri_rule(nd, mdk, &ref) : nd == 0),
                           "colour on, 5 cameras x 12-bit packed, per-camera matrices: %s %s %s th=%d: CPU backend %ld, "
                           "emulated kernels %ld samples differ from the reference%s%s",
                           pc_algo_get(algo)->name, pc_variant_name(var), pc_pixfmt_name(fmt), th, ncpu, nd,
@@ -414,8 +393,8 @@ static void mlri_checks(void)
                     int rc = rr ? rr : pc_emu_mlri(&src, &out, err, sizeof err);
                     int md = 0;
                     long nd = rc ? -1 : tu_compare(&ref, &out, &md);
-                    long n = pic_samples(&ref);
-                    TAP_CHECK(rc == 0 && mlri_rule(nd, md, &ref),
+                    long n = tu_pic_samples(&ref);
+                    TAP_CHECK(rc == 0 && tu_mlri_rule(nd, md, &ref),
                               "emulated mlri %s %s %dx%d %s: %ld of %ld samples differ (max %d)%s%s",
                               pc_cfa_name((pc_cfa)cfa), pc_pixfmt_name((pc_pixfmt)fmt), w, h,
                               kind ? "synthetic photo" : "noise", nd, n, md, rc ? ": " : "", rc ? err : "");
@@ -454,12 +433,12 @@ static void mlri_checks(void)
                 tu_pic_alloc(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
                 int rc, md;
                 long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
-                TAP_CHECK(rc == 0 && mlri_rule(nd, md, &ref),
+                TAP_CHECK(rc == 0 && tu_mlri_rule(nd, md, &ref),
                           "emulated mlri %s nv12 %dx%d noise, tile rows (DIR,RB) %s%s: %ld of %ld samples differ (max %d)%s%s",
                           pc_cfa_name((pc_cfa)cfa), w, h, tile_rows[ti], ti >= 3 ? ", lean DIR" : "", nd,
-                          pic_samples(&ref), md, rc ? ": " : "", rc ? err : "");
+                          tu_pic_samples(&ref), md, rc ? ": " : "", rc ? err : "");
                 total_diff += nd > 0 ? nd : 0;
-                total += pic_samples(&ref);
+                total += tu_pic_samples(&ref);
                 tu_pic_free(&ref);
                 tu_pic_free(&out);
             }
@@ -487,7 +466,7 @@ static void mlri_checks(void)
             ref.band_rows = out.band_rows = 8;
             int rc, md;
             long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
-            TAP_CHECK(rc == 0 && mlri_rule(nd, md, &ref),
+            TAP_CHECK(rc == 0 && tu_mlri_rule(nd, md, &ref),
                       "emulated mlri %s %dx%d with 3 colour bands of 8 rows: %ld samples differ (max %d)%s%s",
                       pc_pixfmt_name((pc_pixfmt)fmt), w, h, nd, md, rc ? ": " : "", rc ? err : "");
             tu_pic_free(&ref);
