@@ -532,11 +532,29 @@ static void fill_public(pc_capture *c, pc_setint *s, int64_t pts, int64_t now)
 
 static void emit_locked(pc_capture *c, pc_setint *s, int64_t now);
 
-/* A set for grid slot k that no frame opened, every slab substituted. */
+/* n grid slots that get no set: counted where every lost set is counted,
+ * as emitted and dropped (periods stays emitted, and the daemon reports
+ * them as dropped frames). */
+static void skip_slots_locked(pc_capture *c, int64_t n, int64_t now)
+{
+    if (n <= 0)
+        return;
+    c->sst.sets_emitted += (uint64_t)n;
+    c->sst.sets_dropped += (uint64_t)n;
+    if (now - c->last_drop_log_ns > 5000000000LL) {
+        c->last_drop_log_ns = now;
+        pc_log(c->log, PC_LOG_WARNING, "capture: %lld frame periods (%.0f ms) got no set after a "
+               "stall of the host: counted as dropped (%llu dropped so far)", (long long)n,
+               (double)n * (double)c->period_ns / 1e6, (unsigned long long)c->sst.sets_dropped);
+    }
+}
+
+/* A set for grid slot k that no frame opened, every slab substituted. It
+ * goes out at once, so it never takes a place among the open sets: with
+ * max_open sets open (frames waiting for resends on a loaded host) a
+ * skipped slot still gets its set; nsets keeps one set for it. */
 static int emit_filler_locked(pc_capture *c, int64_t k, int64_t now)
 {
-    if (c->n_open == c->max_open)
-        return -1;
     pc_setint *s = set_alloc_locked(c);
     if (!s)
         return -1;
@@ -544,10 +562,6 @@ static int emit_filler_locked(pc_capture *c, int64_t k, int64_t now)
     s->k = k;
     s->pub.t_first_ns = now;
     s->deadline_ns = now;
-    for (int i = c->n_open; i > 0; i--)
-        c->open[i] = c->open[i - 1];
-    c->open[0] = s;
-    c->n_open++;
     emit_locked(c, s, now);
     return 0;
 }
@@ -558,19 +572,31 @@ static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
      * (no frame of any camera for them) go out first, substituted */
     if (c->have_emitted && c->have_last_k && s->k > c->last_k + 1) {
         int64_t from = c->last_k + 1;
-        if (s->k - from > c->pool_sets)
-            from = s->k - c->pool_sets; /* a long stall: the consumer keeps pool_sets anyway */
+        if (s->k - from > c->pool_sets) {
+            /* a long stall (a suspended host): the queue would keep only
+             * the last pool_sets of them, so the older slots are counted
+             * as emitted and dropped without being built, and last_k moves
+             * past them so that the fillers below do not fill them again */
+            skip_slots_locked(c, s->k - c->pool_sets - from, now);
+            from = s->k - c->pool_sets;
+            c->last_k = from - 1;
+        }
         for (int64_t j = from; j < s->k; j++)
-            if (emit_filler_locked(c, j, now))
+            if (emit_filler_locked(c, j, now)) {
+                skip_slots_locked(c, s->k - j, now); /* no free set: cannot happen (nsets) */
+                c->last_k = s->k - 1;
                 break;
+            }
     }
-    /* take it out of the open list (it is always open[0]) */
+    /* take it out of the open list (it is open[0]; a filler never was in it) */
     int pos = 0;
     while (pos < c->n_open && c->open[pos] != s)
         pos++;
-    for (int i = pos; i + 1 < c->n_open; i++)
-        c->open[i] = c->open[i + 1];
-    c->n_open--;
+    if (pos < c->n_open) {
+        for (int i = pos; i + 1 < c->n_open; i++)
+            c->open[i] = c->open[i + 1];
+        c->n_open--;
+    }
     c->have_last_k = 1;
     c->last_k = s->k;
     /* cameras start a few ms apart: sets before the first complete one are
@@ -995,8 +1021,18 @@ static int64_t emit_empty_locked(pc_capture *c, int64_t now)
     }
     int64_t k_due = floor_div(now - wait - c->boundary_ns, P); /* newest slot whose wait is over */
     int64_t k = c->have_last_k ? c->last_k + 1 : k_due;
-    if (k_due - k > c->pool_sets + c->max_open)
-        k = k_due - c->pool_sets; /* a long stall (suspend?): not hundreds of sets at once */
+    if (k_due - k > c->pool_sets + c->max_open) {
+        /* a long stall (suspend?): not hundreds of sets at once; the queue
+         * would keep only the last pool_sets (and never past an open set) */
+        int64_t to = k_due - c->pool_sets;
+        if (c->n_open > 0 && c->open[0]->k < to)
+            to = c->open[0]->k;
+        if (c->have_emitted_k && to > k) {
+            skip_slots_locked(c, to - k, now);
+            c->last_k = to - 1;
+            k = to;
+        }
+    }
     for (; k <= k_due; k++) {
         if (c->n_open > 0 && c->open[0]->k <= k)
             break; /* an open set comes first; its deadline emits it */
@@ -1269,7 +1305,7 @@ void pc_capture_stop(pc_capture *c)
     __atomic_store_n(&c->stopping, 1, __ATOMIC_RELEASE);
     if (c->cfg.source != PC_SOURCE_FILE) {
         pc_log(c->log, PC_LOG_NOTICE, "capture: %llu frame periods, %llu sets emitted (%llu with no "
-               "complete frame, %llu with no frame at all), %llu dropped for a slow consumer",
+               "complete frame, %llu with no frame at all), %llu dropped (a slow consumer, a stalled host)",
                (unsigned long long)c->sst.periods, (unsigned long long)c->sst.sets_emitted,
                (unsigned long long)c->sst.sets_no_complete, (unsigned long long)c->sst.sets_no_frame,
                (unsigned long long)c->sst.sets_dropped);

@@ -224,7 +224,9 @@ typedef struct pc_camera_stats {
 } pc_camera_stats;
 
 typedef struct pc_set_stats {
-    uint64_t sets_emitted;     /* handed to the consumer's queue */
+    uint64_t sets_emitted;     /* one per frame period: handed to the consumer's queue, or
+                                * dropped (below; the periods a stall of the host skipped
+                                * are counted here and as dropped) */
     uint64_t sets_complete;    /* ... with no slab substituted */
     uint64_t sets_dropped;     /* dropped because the consumer held/queued pool_sets sets */
     uint64_t sets_forced;      /* emitted early because too many sets were open */
@@ -232,7 +234,7 @@ typedef struct pc_set_stats {
     uint64_t sets_delivered;   /* returned by pc_capture_next */
     uint64_t sets_startup;     /* incomplete sets discarded while the cameras were starting
                                 * (before the first complete set, at most the first 2 s) */
-    uint64_t periods;          /* frame periods since the first set (emitted + dropped + skipped) */
+    uint64_t periods;          /* frame periods since the first set (== sets_emitted) */
     uint64_t sets_no_frame;    /* emitted on time although no camera sent a frame for that period */
     uint64_t sets_no_complete; /* emitted with no complete live frame (each slab substituted or repaired) */
 } pc_set_stats;
