@@ -69,6 +69,13 @@ typedef struct arv_cam {
 
 typedef struct arv_src {
     arv_cam cam[PC_CAPTURE_MAX_CAMERAS];
+    /* Aravis's device creation (the GenICam XML parsed into its DOM),
+     * discovery and device teardown are not thread safe (Aravis issues
+     * #159, #164: GLib criticals, then a crash, when devices are created
+     * in parallel). Workers that reconnect at once -- every camera lost
+     * together, a switch rebooted -- take turns here. After a camera's
+     * ctl when both are held. */
+    pthread_mutex_t open_lock;
     pthread_t trig_thread;
     int trig_started;
 } arv_src;
@@ -254,7 +261,11 @@ static int cam_open_device(arv_cam *ac, char *err, size_t errlen)
 
 static void cam_close_device(arv_cam *ac)
 {
+    if (!ac->c) /* never opened */
+        return;
+    arv_src *src = ac->c->srcdata;
     pthread_mutex_lock(&ac->ctl);
+    pthread_mutex_lock(&src->open_lock);
     if (ac->device && ac->lost_handler)
         g_signal_handler_disconnect(ac->device, ac->lost_handler);
     ac->lost_handler = 0;
@@ -264,6 +275,7 @@ static void cam_close_device(arv_cam *ac)
         g_object_unref(ac->device);
     ac->camera = NULL;
     ac->device = NULL;
+    pthread_mutex_unlock(&src->open_lock);
     pthread_mutex_unlock(&ac->ctl);
 }
 
@@ -670,11 +682,14 @@ static int cam_reconnect(arv_cam *ac, char *err, size_t errlen)
     char oldserial[64];
     snprintf(oldserial, sizeof oldserial, "%s", ac->serial);
     int rc = 0;
+    arv_src *src = c->srcdata;
     pthread_mutex_lock(&ac->ctl);
+    pthread_mutex_lock(&src->open_lock);
     if (!ac->camera)
         rc = cam_open_device(ac, err, errlen);
     if (!rc)
         rc = cam_configure(ac, err, errlen);
+    pthread_mutex_unlock(&src->open_lock);
     pthread_mutex_unlock(&ac->ctl);
     if (!rc && *oldserial && strcmp(oldserial, ac->serial) != 0)
         pc_log(c->log, PC_LOG_WARNING, "capture: camera %d (%s): a different camera answers now "
@@ -700,6 +715,7 @@ static void *cam_worker(void *arg)
     if (stale_ns < 2000000000LL)
         stale_ns = 2000000000LL;
     ac->backoff_ns = BACKOFF_MIN_NS;
+    int64_t prev_ns = pc_now_ns();
     while (!pc_cap_stopping(c)) {
         int64_t now = pc_now_ns();
         if (!ac->stream) {
@@ -736,6 +752,13 @@ static void *cam_worker(void *arg)
         }
         ArvBuffer *b = arv_stream_timeout_pop_buffer(ac->stream, 100000);
         now = pc_now_ns();
+        /* a turn of this loop takes ~100 ms at most (the pop's timeout): a
+         * longer one is this process not running (stopped, a frozen VM, a
+         * host stall), not the camera going quiet, so the camera gets a
+         * fresh stale window instead of a reconnection */
+        if (now - prev_ns > stale_ns / 2)
+            ac->last_frame_ns = now;
+        prev_ns = now;
         if (b) {
             PC_TSAN_TAKEOVER(arv_buffer_get_user_data(b)); /* from Aravis's stream thread */
             deliver(ac, b);
@@ -799,6 +822,7 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
         return PC_ENOMEM;
     }
     c->srcdata = src;
+    pthread_mutex_init(&src->open_lock, NULL);
     int fake = c->cfg.source == PC_SOURCE_FAKE;
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
@@ -953,6 +977,7 @@ static void arv_close(pc_capture *c)
         pc_fakepic_destroy(ac->pic);
         pthread_mutex_destroy(&ac->ctl);
     }
+    pthread_mutex_destroy(&src->open_lock);
     free(src);
     c->srcdata = NULL;
 }

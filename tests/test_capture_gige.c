@@ -507,6 +507,75 @@ static int cam4_streaming(pc_capture *c)
     return st[4].state == PC_CAM_STREAMING;
 }
 
+static int all_lost(pc_capture *c)
+{
+    pc_camera_stats st[N];
+    pc_capture_stats(c, st, N);
+    int n = 0;
+    for (int i = 0; i < N; i++)
+        n += st[i].state != PC_CAM_STREAMING;
+    return n == N;
+}
+
+static int all_streaming(pc_capture *c)
+{
+    pc_camera_stats st[N];
+    pc_capture_stats(c, st, N);
+    int n = 0;
+    for (int i = 0; i < N; i++)
+        n += st[i].state == PC_CAM_STREAMING;
+    return n == N;
+}
+
+/* Every camera lost at once (a switch rebooted, a cable tray pulled): the
+ * five workers retry on the same backoff, so they open their cameras again
+ * at the same moments. Aravis's device creation (GenICam XML into its DOM)
+ * is not thread safe; this crashed in GLib before the opens took turns. */
+static void test_all_lost(void)
+{
+    pc_capture_config cfg;
+    base_config(&cfg);
+    char err[512];
+    pc_capture *c = NULL;
+    int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+    if (rc == 0)
+        rc = pc_capture_start(c, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "all-lost run: 5 cameras: %s", rc ? err : "ok")) {
+        pc_capture_close(c);
+        return;
+    }
+    tally t;
+    tally_init(&t);
+    consume(c, &t, 10, 5.0, NULL);
+    for (int i = 0; i < N; i++)
+        pc_sim_stop(sim, i);
+    tally_init(&t);
+    int64_t t0 = pc_now_ns();
+    int lost = consume(c, &t, 1000000, 10.0, all_lost);
+    double lost_s = (pc_now_ns() - t0) / 1e9;
+    TAP_CHECK(lost, "the five simulators stopped: all five cameras lost after %.1f s, sets still coming (%d)",
+              lost_s, t.sets);
+    for (int i = 0; i < N; i++)
+        if (pc_sim_start(sim, i, err, sizeof err))
+            tap_diag("simulator %d: %s", i, err);
+    tally_init(&t);
+    t0 = pc_now_ns();
+    int back = consume(c, &t, 1000000, 20.0, all_streaming);
+    double back_s = (pc_now_ns() - t0) / 1e9;
+    TAP_CHECK(back && back_s <= 8.0, "started again together: all five reconnected %.1f s later (goal <= 8 s), "
+              "%d sets meanwhile", back_s, t.sets);
+    tally_init(&t);
+    consume(c, &t, 5, 2.0, NULL); /* their first frames */
+    tally_init(&t);
+    consume(c, &t, 20, 10.0, NULL);
+    int bad = 0;
+    for (int k = 0; k < N; k++)
+        bad += t.content_bad[k] + t.repeats[k];
+    TAP_CHECK(t.sets >= 20 && bad == 0, "... and each shows its own picture again (%d sets, %d faults)", t.sets,
+              bad);
+    pc_capture_close(c);
+}
+
 static void test_absent(void)
 {
     char err[512];
@@ -646,9 +715,14 @@ static void loss_run(pc_capture *c, int per_mille, double secs)
              t.sets, (unsigned long long)nocomp, (unsigned long long)noframe, (unsigned long long)comp,
              (unsigned long long)inc, (unsigned long long)rep, (unsigned long long)subst,
              (unsigned long long)miss, (unsigned long long)resent);
+    /* (forced sets and rephases in the line: what moved the grid when a
+     * loaded machine made this fail once, 146 sets for 148 periods) */
     TAP_CHECK(emitted == periods && periods >= (uint64_t)(0.8 * wall * FPS),
-              "%.1f %% packet loss: a set every frame period (%llu sets for %llu periods in %.1f s at %.0f fps)",
-              per_mille / 10.0, (unsigned long long)emitted, (unsigned long long)periods, wall, FPS);
+              "%.1f %% packet loss: a set every frame period (%llu sets for %llu periods in %.1f s at %.0f "
+              "fps; %llu with no frame, %llu forced, %llu rephases)", per_mille / 10.0,
+              (unsigned long long)emitted, (unsigned long long)periods, wall, FPS, (unsigned long long)noframe,
+              (unsigned long long)(s1.sets_forced - s0.sets_forced),
+              (unsigned long long)(s1.rephases - s0.rephases));
     TAP_CHECK(inc > 0 && rep == inc && miss > 0,
               "%.1f %% loss counted: %llu incomplete frames, all %llu repaired from the previous frame, "
               "%llu packets missing", per_mille / 10.0, (unsigned long long)inc, (unsigned long long)rep,
@@ -720,6 +794,7 @@ int main(int argc, char **argv)
     test_main();
     test_udp_path();
     test_nft_loss();
+    test_all_lost();
     test_absent();
 
     pc_sim_close(sim);
