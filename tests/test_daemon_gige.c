@@ -291,6 +291,45 @@ int main(int argc, char **argv)
               "the simulators' frame counters read back from every slab, never going backwards (%d unreadable, "
               "%d backwards)", c.counter_bad, c.counter_back);
 
+    /* --- the daemon stopped for 2 s (SIGSTOP: a debugger, a frozen VM) ---
+     * The frame periods it slept through are counted as dropped, every
+     * period gets a set or is counted (the capture's closing line: periods
+     * == sets emitted), and it runs on to its 40 frames. */
+    char *args3[] = {(char *)exe, "--config", conf, "--frames", "40", "--output", out, NULL};
+    if (TAP_CHECK(dt_spawn(&ch, dir, "stall", args3, NULL) == 0, "panocap --frames 40 started (to be stopped)")) {
+        double t0 = dt_now();
+        while (!dt_contains(ch.err, "running: ") && dt_now() - t0 < 60)
+            usleep(100000);
+        usleep(1000000);
+        int stopped = kill(ch.pid, SIGSTOP) == 0;
+        usleep(2000000);
+        kill(ch.pid, SIGCONT);
+        rc = dt_wait(&ch, 90);
+        sum = dt_slurp(ch.out);
+        parsed = dt_parse_summary(sum, &in, &enc, &dropped) == 0;
+        char *log = dt_slurp(ch.err);
+        unsigned long long periods = 0, emitted = 1;
+        const char *cl = log ? strstr(log, " frame periods, ") : NULL; /* the capture's closing line */
+        while (cl && cl > log && cl[-1] != ' ' && cl[-1] != '\n')
+            cl--;
+        int closing = cl && sscanf(cl, "%llu frame periods, %llu sets emitted", &periods, &emitted) == 2;
+        /* the cameras were not at fault: no reconnection (each worker
+         * sees that it did not run, not that its camera went quiet) */
+        int recon = log && (strstr(log, "no frame for too long") || strstr(log, "reconnected"));
+        TAP_CHECK(stopped && rc == 0 && parsed && enc == 40 && dropped >= 5 && closing && periods == emitted &&
+                      !recon,
+                  "stopped 2 s at 10 fps: exit %d, %ld encoded, %ld dropped (>= 5), capture counted %llu frame "
+                  "periods and %llu sets, %s", rc, enc, dropped, periods, emitted,
+                  recon ? "cameras reconnected" : "no camera reconnected");
+        if (rc != 0 || !closing || recon)
+            dt_diag_file("panocap stderr", ch.err, 3000);
+        rc = dt_decode(out, NULL, NULL, &d);
+        TAP_CHECK(rc == 0 && d.frames == 40 && d.errors == 0 && d.pts_increasing,
+                  "... and its out.ts decodes: %d frames, %d errors, pts increasing", d.frames, d.errors);
+        free(sum);
+        free(log);
+    }
+
     /* --- a camera address nobody answers: start without it --- */
     write_config(conf, "127.0.0.9");
     char *args2[] = {(char *)exe, "--config", conf, "--frames", "20", "--output", out, NULL};
