@@ -541,6 +541,7 @@ static void skip_slots_locked(pc_capture *c, int64_t n, int64_t now)
         return;
     c->sst.sets_emitted += (uint64_t)n;
     c->sst.sets_dropped += (uint64_t)n;
+    c->next_index += (uint64_t)n; /* a gap in the set numbers, as for any dropped set */
     if (now - c->last_drop_log_ns > 5000000000LL) {
         c->last_drop_log_ns = now;
         pc_log(c->log, PC_LOG_WARNING, "capture: %lld frame periods (%.0f ms) got no set after a "
