@@ -532,16 +532,20 @@ static void fill_public(pc_capture *c, pc_setint *s, int64_t pts, int64_t now)
 
 static void emit_locked(pc_capture *c, pc_setint *s, int64_t now);
 
-/* n grid slots that get no set: counted where every lost set is counted,
- * as emitted and dropped (periods stays emitted, and the daemon reports
- * them as dropped frames). */
-static void skip_slots_locked(pc_capture *c, int64_t n, int64_t now)
+/* Grid slots last_k+1 .. to-1 get no set (a stall of the host longer than
+ * the queue: it would keep only the last pool_sets of them anyway). They
+ * are counted where every lost set is counted, as emitted and dropped,
+ * with a gap in the set numbers: periods stays equal to sets_emitted and
+ * the daemon reports them as dropped frames. last_k moves past them. */
+static void skip_slots_locked(pc_capture *c, int64_t to, int64_t now)
 {
+    int64_t n = to - (c->last_k + 1);
     if (n <= 0)
         return;
     c->sst.sets_emitted += (uint64_t)n;
     c->sst.sets_dropped += (uint64_t)n;
-    c->next_index += (uint64_t)n; /* a gap in the set numbers, as for any dropped set */
+    c->next_index += (uint64_t)n;
+    c->last_k = to - 1;
     if (now - c->last_drop_log_ns > 5000000000LL) {
         c->last_drop_log_ns = now;
         pc_log(c->log, PC_LOG_WARNING, "capture: %lld frame periods (%.0f ms) got no set after a "
@@ -572,20 +576,11 @@ static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
     /* every frame period gets a set: slots skipped since the last one
      * (no frame of any camera for them) go out first, substituted */
     if (c->have_emitted && c->have_last_k && s->k > c->last_k + 1) {
-        int64_t from = c->last_k + 1;
-        if (s->k - from > c->pool_sets) {
-            /* a long stall (a suspended host): the queue would keep only
-             * the last pool_sets of them, so the older slots are counted
-             * as emitted and dropped without being built, and last_k moves
-             * past them so that the fillers below do not fill them again */
-            skip_slots_locked(c, s->k - c->pool_sets - from, now);
-            from = s->k - c->pool_sets;
-            c->last_k = from - 1;
-        }
-        for (int64_t j = from; j < s->k; j++)
+        if (s->k - (c->last_k + 1) > c->pool_sets)
+            skip_slots_locked(c, s->k - c->pool_sets, now); /* a long stall (a suspended host) */
+        for (int64_t j = c->last_k + 1; j < s->k; j++)
             if (emit_filler_locked(c, j, now)) {
-                skip_slots_locked(c, s->k - j, now); /* no free set: cannot happen (nsets) */
-                c->last_k = s->k - 1;
+                skip_slots_locked(c, s->k, now); /* no free set: cannot happen (nsets) */
                 break;
             }
     }
@@ -1029,8 +1024,7 @@ static int64_t emit_empty_locked(pc_capture *c, int64_t now)
         if (c->n_open > 0 && c->open[0]->k < to)
             to = c->open[0]->k;
         if (c->have_emitted_k && to > k) {
-            skip_slots_locked(c, to - k, now);
-            c->last_k = to - 1;
+            skip_slots_locked(c, to, now); /* k is last_k + 1 */
             k = to;
         }
     }

@@ -261,8 +261,6 @@ static int cam_open_device(arv_cam *ac, char *err, size_t errlen)
 
 static void cam_close_device(arv_cam *ac)
 {
-    if (!ac->c) /* never opened */
-        return;
     arv_src *src = ac->c->srcdata;
     pthread_mutex_lock(&ac->ctl);
     pthread_mutex_lock(&src->open_lock);

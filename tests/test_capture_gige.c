@@ -500,32 +500,21 @@ static void test_udp_path(void)
 
 /* --- a camera absent at start, or none at all ---------------------------- */
 
-static int cam4_streaming(pc_capture *c)
+/* bit i set: camera i streaming */
+static unsigned streaming_mask(pc_capture *c)
 {
     pc_camera_stats st[N];
     pc_capture_stats(c, st, N);
-    return st[4].state == PC_CAM_STREAMING;
+    unsigned m = 0;
+    for (int i = 0; i < N; i++)
+        m |= (unsigned)(st[i].state == PC_CAM_STREAMING) << i;
+    return m;
 }
 
-static int all_lost(pc_capture *c)
-{
-    pc_camera_stats st[N];
-    pc_capture_stats(c, st, N);
-    int n = 0;
-    for (int i = 0; i < N; i++)
-        n += st[i].state != PC_CAM_STREAMING;
-    return n == N;
-}
-
-static int all_streaming(pc_capture *c)
-{
-    pc_camera_stats st[N];
-    pc_capture_stats(c, st, N);
-    int n = 0;
-    for (int i = 0; i < N; i++)
-        n += st[i].state == PC_CAM_STREAMING;
-    return n == N;
-}
+/* stop conditions for consume() */
+static int cam4_streaming(pc_capture *c) { return (streaming_mask(c) >> 4) & 1; }
+static int all_lost(pc_capture *c) { return streaming_mask(c) == 0; }
+static int all_streaming(pc_capture *c) { return streaming_mask(c) == (1u << N) - 1; }
 
 /* Every camera lost at once (a switch rebooted, a cable tray pulled): the
  * five workers retry on the same backoff, so they open their cameras again

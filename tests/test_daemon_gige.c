@@ -297,12 +297,10 @@ int main(int argc, char **argv)
      * == sets emitted), and it runs on to its 40 frames. */
     char *args3[] = {(char *)exe, "--config", conf, "--frames", "40", "--output", out, NULL};
     if (TAP_CHECK(dt_spawn(&ch, dir, "stall", args3, NULL) == 0, "panocap --frames 40 started (to be stopped)")) {
-        double t0 = dt_now();
-        while (!dt_contains(ch.err, "running: ") && dt_now() - t0 < 60)
-            usleep(100000);
-        usleep(1000000);
-        int stopped = kill(ch.pid, SIGSTOP) == 0;
-        usleep(2000000);
+        int stopped = dt_wait_for_text(ch.err, "running: ", 60, &ch);
+        dt_sleep(1.0);
+        stopped = stopped && kill(ch.pid, SIGSTOP) == 0;
+        dt_sleep(2.0);
         kill(ch.pid, SIGCONT);
         rc = dt_wait(&ch, 90);
         sum = dt_slurp(ch.out);
