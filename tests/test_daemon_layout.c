@@ -227,10 +227,10 @@ static int on_preview(void *user, int i, const AVFrame *f)
 /* The NBANDS band streams (stream streams[b] of paths[b]; -1: the file's
  * only one) of a run that recorded raw: each decodes with FRAMES frames of
  * W x SLAB_H, they share one PTS sequence, and losslessly equal their rows
- * of the stacked reference. */
-/* gop > 0: the run had -s encode.gop=GOP, and band b's keyframes must be
- * frame 0 and then b, b + GOP, ...: out of step with the other bands'
- * (pl_band.idr_phase: b * GOP / NBANDS, here GOP = NBANDS). */
+ * of the stacked reference. gop > 0: the run had -s encode.gop=GOP, and
+ * band b's keyframes must be frame 0 and then b, b + GOP, ...: out of step
+ * with the other bands' (pl_band.idr_phase: b * GOP / NBANDS, here GOP =
+ * NBANDS). */
 static void check_bands(const char *what, const char *raw, char paths[NBANDS][320], const int streams[NBANDS],
                         int run_rc, int gop)
 {
