@@ -1,0 +1,191 @@
+/* camera_model.h - the panotools camera model, per pixel: the one definition
+ * of geometry and photometry that every renderer uses (the panorama, the
+ * virtual cameras, the simulated rig, the calibration checks), on the host
+ * and in CUDA kernels alike (plain inline functions on float, no library
+ * calls but sqrtf/atan2f/sinf/cosf/tanf).
+ *
+ * It is Hugin's model as its renderer `nona` applies it (Hugin 2022.0;
+ * pano_trafo agrees with these formulas to 1e-6 px over random rigs with
+ * every parameter non-zero, tests/test_rig.c). docs/panorama.md derives
+ * each step. In short, for an output pixel (x, y):
+ *
+ *   ray   = view projection^-1 (x, y), world coordinates: X right, Y up,
+ *           Z forward (yaw 0, pitch 0); not normalised
+ *   cam   = R_c * ray, R_c = (yaw * pitch * roll)^T  (world -> camera)
+ *   u, v  = lens projection of cam, pixels from the image centre, v down:
+ *           rectilinear  u = f X/Z, v = -f Y/Z,  f = (w/2) / tan(hfov/2)
+ *           fisheye      r = f theta (equidistant), f = w / hfov (radians)
+ *   radial  rho = |u,v| / (min(w,h)/2), s = ((a rho + b) rho + c) rho + d,
+ *           d = 1 - a - b - c;  u, v *= s; only up to the first radius
+ *           where rho * s(rho) stops growing (beyond, the polynomial folds
+ *           back into the image: panotools maps it far outside instead)
+ *   shift   u += d_shift, v += e_shift
+ *   shear   u' = u + (g/h) v,  v' = v + (t/w) u   (both from the same u, v)
+ *   source  sx = (w-1)/2 + u',  sy = (h-1)/2 + v'  (pixel centres at integers)
+ *
+ * Photometry (Hugin's, checked against nona's float output to 3e-5): a
+ * camera value V in [0,1] is the camera response of the scene radiance
+ * times vignetting, exposure and white balance. Correcting it to the
+ * panorama's exposure E (the `p` line's E):
+ *   L   = f_c^-1(V) * 2^Eev / (Er, 1, Eb) / vig(rho_v) * 2^-E
+ *   out = f_o(L)   (f_o: the response of image 0, or identity for p R1)
+ * vig = Va + Vb q + Vc q^2 + Vd q^3, q = rho_v^2, rho_v the distance from
+ * the image centre + (Vx, Vy) over the half diagonal. rig.h builds the
+ * tables (f_c^-1 per camera for 8-bit values, f_o as 1024 knots).
+ */
+#ifndef PANOCAP_CAMERA_MODEL_H
+#define PANOCAP_CAMERA_MODEL_H
+
+#ifdef __CUDACC__
+#define PC_RIG_HD __host__ __device__ static inline
+#else
+#include <math.h>
+#define PC_RIG_HD static inline
+#endif
+
+/* Lens projections of the input images (the .pto `i` line's f codes). */
+enum { PC_LENS_RECTILINEAR = 0, PC_LENS_FISHEYE_CIRCULAR = 2, PC_LENS_FISHEYE_FULL = 3 };
+/* Output projections (the .pto `p` line's f codes). */
+enum { PC_PROJ_RECTILINEAR = 0, PC_PROJ_CYLINDRICAL = 1, PC_PROJ_EQUIRECT = 2 };
+
+/* One camera's geometry, derived once per rig (pc_rig_camera_model). */
+typedef struct pc_cam_model {
+    float R[9];       /* world -> camera, row-major */
+    float f;          /* rectilinear: (w/2)/tan(hfov/2); fisheye: w/hfov */
+    int fisheye;      /* 0 rectilinear, 1 equidistant fisheye */
+    float rn_inv;     /* 1 / (min(w,h)/2): radius normalisation */
+    float rmax;       /* normalised radius where r * s(r) stops growing (the
+                       * polynomial folds back): no source beyond it */
+    float a, b, c, d; /* radial polynomial, d = 1 - a - b - c */
+    float sx_d, sy_e; /* lens shift d, e (pixels) */
+    float g_h, t_w;   /* shear g / h, t / w */
+    float cx, cy;     /* (w-1)/2, (h-1)/2 */
+    /* valid source area: [x0, x1] x [y0, y1] (the image, or the `i` line's
+     * crop S), and for a circular fisheye the ellipse inscribed in it */
+    float x0, x1, y0, y1;
+    int circle;
+    int w, h;
+} pc_cam_model;
+
+/* An output picture's projection: the panorama (rotation identity) or a
+ * virtual camera (rectilinear, turned by pan/tilt/roll). */
+typedef struct pc_view_model {
+    int proj;         /* PC_PROJ_* */
+    float f;          /* cylindrical/equirect: w / hfov (px per radian); rectilinear: (w/2)/tan(hfov/2) */
+    float cx, cy;     /* the full canvas's centre, (W-1)/2, (H-1)/2, in output pixels */
+    float ox, oy;     /* crop: output pixel (0,0) is canvas pixel (ox, oy) */
+    float R[9];       /* view -> world, row-major (identity for a panorama) */
+    int rotated;      /* 0: R is the identity */
+    int w, h;         /* output picture size */
+} pc_view_model;
+
+/* Direction seen by output pixel (x, y) of v, in world coordinates (not
+ * normalised; every projection below is scale-invariant). */
+PC_RIG_HD void pc_view_ray(const pc_view_model *v, float x, float y, float ray[3])
+{
+    const float dx = x + v->ox - v->cx, dy = v->cy - (y + v->oy);
+    float q[3];
+    if (v->proj == PC_PROJ_CYLINDRICAL) {
+        const float lon = dx / v->f;
+        q[0] = sinf(lon);
+        q[1] = dy / v->f;
+        q[2] = cosf(lon);
+    } else if (v->proj == PC_PROJ_EQUIRECT) {
+        const float lon = dx / v->f, lat = dy / v->f, cl = cosf(lat);
+        q[0] = cl * sinf(lon);
+        q[1] = sinf(lat);
+        q[2] = cl * cosf(lon);
+    } else {
+        q[0] = dx;
+        q[1] = dy;
+        q[2] = v->f;
+    }
+    if (!v->rotated) {
+        ray[0] = q[0], ray[1] = q[1], ray[2] = q[2];
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        ray[i] = v->R[3 * i] * q[0] + v->R[3 * i + 1] * q[1] + v->R[3 * i + 2] * q[2];
+}
+
+/* Where camera c sees world direction ray: source pixel (*sx, *sy).
+ * Returns 1 when that position is inside c's valid area (and in front of
+ * a rectilinear lens), else 0 (*sx, *sy still set where defined). */
+PC_RIG_HD int pc_cam_project(const pc_cam_model *c, const float ray[3], float *sx, float *sy)
+{
+    const float X = c->R[0] * ray[0] + c->R[1] * ray[1] + c->R[2] * ray[2];
+    const float Y = c->R[3] * ray[0] + c->R[4] * ray[1] + c->R[5] * ray[2];
+    const float Z = c->R[6] * ray[0] + c->R[7] * ray[1] + c->R[8] * ray[2];
+    float u, v;
+    int front = 1;
+    if (!c->fisheye) {
+        if (Z <= 0.0f) {
+            front = 0;
+            *sx = *sy = -1e9f;
+            return 0;
+        }
+        const float k = c->f / Z;
+        u = k * X;
+        v = -k * Y;
+    } else {
+        const float rxy = sqrtf(X * X + Y * Y);
+        const float th = atan2f(rxy, Z);
+        const float k = rxy > 0.0f ? c->f * th / rxy : 0.0f;
+        u = k * X;
+        v = -k * Y;
+    }
+    const float r = sqrtf(u * u + v * v) * c->rn_inv;
+    if (r >= c->rmax) { /* panotools: scale 1000 there, far outside */
+        *sx = *sy = -1e9f;
+        return 0;
+    }
+    const float s = ((c->a * r + c->b) * r + c->c) * r + c->d;
+    u = u * s + c->sx_d;
+    v = v * s + c->sy_e;
+    const float x = c->cx + u + c->g_h * v;
+    const float y = c->cy + v + c->t_w * u;
+    *sx = x;
+    *sy = y;
+    if (!(front && x >= c->x0 && x <= c->x1 && y >= c->y0 && y <= c->y1))
+        return 0;
+    if (c->circle) {
+        const float ex = (x - 0.5f * (c->x0 + c->x1)) / (0.5f * (c->x1 - c->x0));
+        const float ey = (y - 0.5f * (c->y0 + c->y1)) / (0.5f * (c->y1 - c->y0));
+        if (ex * ex + ey * ey > 1.0f)
+            return 0;
+    }
+    return 1;
+}
+
+/* The vignetting factor of camera pixel (x, y) (1 where the camera has
+ * none): Va + Vb q + Vc q^2 + Vd q^3, q the squared distance from
+ * (vcx, vcy) times vq (1 / half-diagonal^2). */
+typedef struct pc_vig_model {
+    float va, vb, vc, vd;
+    float vcx, vcy, vq;
+    int on;
+} pc_vig_model;
+
+PC_RIG_HD float pc_vig_factor(const pc_vig_model *m, float x, float y)
+{
+    if (!m->on)
+        return 1.0f;
+    const float dx = x - m->vcx, dy = y - m->vcy;
+    const float q = (dx * dx + dy * dy) * m->vq;
+    return ((m->vd * q + m->vc) * q + m->vb) * q + m->va;
+}
+
+/* Linear interpolation in a table of n knots over [0, 1] (the output
+ * response f_o); x clamped to [0, 1]. */
+PC_RIG_HD float pc_lut_interp(const float *knots, int n, float x)
+{
+    x = x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
+    const float p = x * (float)(n - 1);
+    int i = (int)p;
+    if (i >= n - 1)
+        i = n - 2;
+    const float t = p - (float)i;
+    return knots[i] + t * (knots[i + 1] - knots[i]);
+}
+
+#endif

@@ -1,0 +1,114 @@
+/* rig.h - the camera rig: a Hugin project file (.pto) read into panocap's
+ * one camera model (camera_model.h), and what every renderer derives from
+ * it (per-camera geometry, the output projection, the photometric tables).
+ *
+ * Reading (all errors name the file, the line and the field):
+ *   pc_rig rig;
+ *   pc_rig_load("/etc/panocap/rig.pto", &rig, err, sizeof err);
+ *   pc_rig_check_cameras(&rig, ncam, width, height, err, sizeof err);
+ * Deriving (host; the results are plain structs for kernels' parameters):
+ *   pc_rig_camera_model(&rig, i, &cam_model);      // camera i's geometry
+ *   pc_rig_vig_model(&rig, i, &vig);               // camera i's vignetting
+ *   pc_rig_panorama_view(&rig, w, h, &view);       // the p line, at w x h
+ *   pc_rig_photometry(&rig, &photo);               // gains and tables
+ *
+ * Units: angles in the .pto and in pc_rig are degrees, as Hugin writes
+ * them; the derived models are radians/pixels in float.
+ */
+#ifndef PANOCAP_RIG_H
+#define PANOCAP_RIG_H
+
+#include <stddef.h>
+
+#include "camera_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PC_RIG_MAX_CAMERAS 16
+#define PC_RIG_PATH_LEN 256
+#define PC_RIG_RESPONSE_KNOTS 1024 /* the EMoR curves' knots (Hugin's LUT size) */
+
+/* One `i` line as written (variables linked with `=N` resolved). */
+typedef struct pc_rig_camera {
+    int w, h;                  /* image size */
+    int lens;                  /* PC_LENS_* (f) */
+    double hfov;               /* v, degrees */
+    double yaw, pitch, roll;   /* y p r, degrees */
+    double a, b, c;            /* radial distortion; d = 1 - a - b - c */
+    double d, e;               /* lens shift, pixels */
+    double g, t;               /* shear */
+    double eev, er, eb;        /* Eev (EV), Er, Eb */
+    double va, vb, vc, vd, vx, vy; /* vignetting */
+    int vm;                    /* Vm: Hugin's vignetting mode */
+    double resp[5];            /* Ra..Re (EMoR coefficients) */
+    int crop[4];               /* S: left, right, top, bottom; all 0 = whole image */
+    char file[PC_RIG_PATH_LEN];/* n"..." */
+    int line;                  /* line of the .pto */
+} pc_rig_camera;
+
+/* The `p` line. */
+typedef struct pc_rig_canvas {
+    int proj;                  /* PC_PROJ_* (f) */
+    int w, h;                  /* full canvas */
+    double hfov;               /* v, degrees */
+    int crop[4];               /* S: left, right, top, bottom; all 0 = none */
+    double exposure;           /* E (EV) */
+    int response;              /* R: 0 = the response of image 0, 1 = linear */
+    int line;
+} pc_rig_canvas;
+
+typedef struct pc_rig {
+    int ncam;
+    pc_rig_camera cam[PC_RIG_MAX_CAMERAS];
+    pc_rig_canvas pano;
+    char path[PC_RIG_PATH_LEN];
+} pc_rig;
+
+/* Reads a .pto file. Returns 0, or -1 with "FILE:LINE: ..." in err. */
+int pc_rig_load(const char *path, pc_rig *rig, char *err, size_t errlen);
+/* The same from text in memory; name is used in messages. */
+int pc_rig_parse(const char *text, const char *name, pc_rig *rig, char *err, size_t errlen);
+/* Writes rig as a .pto that Hugin reads (pano_modify, nona); 0 or -1. */
+int pc_rig_save(const pc_rig *rig, const char *path, char *err, size_t errlen);
+
+/* Checks the rig against panocap's cameras: ncam cameras of w x h each
+ * (the .pto's cameras map to panocap's in order). 0, or -1 naming the
+ * line and field that disagrees. */
+int pc_rig_check_cameras(const pc_rig *rig, int ncam, int w, int h, char *err, size_t errlen);
+
+/* Output size of the panorama: the crop's, else the canvas's. */
+void pc_rig_output_size(const pc_rig *rig, int *w, int *h);
+
+/* Derived models (camera_model.h). */
+void pc_rig_camera_model(const pc_rig *rig, int i, pc_cam_model *out);
+void pc_rig_vig_model(const pc_rig *rig, int i, pc_vig_model *out);
+/* The panorama of the `p` line rendered at w x h (the output size, or a
+ * smaller one with the same field of view when an encoder caps it). */
+void pc_rig_panorama_view(const pc_rig *rig, int w, int h, pc_view_model *out);
+/* A rectilinear virtual camera: w x h, horizontal field of view hfov
+ * (degrees), looking at pan (yaw, + right), tilt (pitch, + up), roll. */
+void pc_rig_rect_view(int w, int h, double hfov, double pan, double tilt, double roll, pc_view_model *out);
+
+/* Photometry (camera_model.h's formulas as tables). */
+typedef struct pc_rig_photometry {
+    int identity;              /* 1: every correction is 1 (skip it) */
+    int has_vig;               /* some camera has vignetting */
+    float gain[PC_RIG_MAX_CAMERAS][3]; /* 2^Eev / (Er, 1, Eb) * 2^-E */
+    /* f_c^-1 of each camera for the 8-bit values v/255 (linear radiance) */
+    float inv_resp[PC_RIG_MAX_CAMERAS][256];
+    /* f_o: the output response, 1024 knots over [0, 1] */
+    float out_resp[PC_RIG_RESPONSE_KNOTS];
+} pc_rig_photometry;
+
+void pc_rig_photometry_build(const pc_rig *rig, pc_rig_photometry *out);
+
+/* The EMoR response curve of coefficients r[5] (Ra..Re) at
+ * PC_RIG_RESPONSE_KNOTS knots over [0, 1], made monotonic as Hugin does. */
+void pc_rig_emor_curve(const double r[5], float *knots);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
