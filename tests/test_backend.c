@@ -447,6 +447,7 @@ int main(void)
         finish_slot_path(&pc_backend_cuda, 2);
         finish_slot_path(&pc_backend_cuda, 4);
         through_backend(&pc_backend_cuda, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+        through_backend(&pc_backend_cuda, 2, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED);
         colour_through_backend(&pc_backend_cuda, "BayerGB12p");
         colour_through_backend(&pc_backend_cuda, "BayerBG10Packed");
         colour_through_backend(&pc_backend_cuda, "BayerRG8");
