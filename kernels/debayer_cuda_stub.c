@@ -47,6 +47,8 @@ int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_p
 {
     NOTSUP("pc_gpu_download_async");
 }
+int pc_gpu_slot_mark(pc_gpu *g, int slot, char *err, size_t errlen) { NOTSUP("pc_gpu_slot_mark"); }
+int pc_gpu_device(const pc_gpu *g) { return -1; }
 int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen) { NOTSUP("pc_gpu_slot_wait"); }
 int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen) { NOTSUP("pc_gpu_sync"); }
 int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_frame_time_us"); }
