@@ -2,8 +2,13 @@
  * acceleration within their bounds on every frame, no overshoot, arrival),
  * moves at a speed or over a duration, and the coverage clamp keeps a view
  * inside what a 5-camera rig sees and says why. */
+#include "activity.h"
+#include "follow.h"
 #include "tap.h"
 #include "vcam.h"
+
+#include <stdint.h>
+#include <stdlib.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -189,9 +194,138 @@ static void check_coverage(void)
               p.tilt, p.hfov, why);
 }
 
+/* Activity grid of a synthetic play: 22 players within +-spread/2 of
+ * centre (pan), each lighting the cells around it, plus noise cells. */
+static void play_counts(const pc_follow_grid *g, double centre, double spread, double tilt, unsigned *seed,
+                        uint32_t *counts, int noise)
+{
+    memset(counts, 0, (size_t)g->gw * g->gh * sizeof *counts);
+    for (int k = 0; k < 22; k++) {
+        double pp = centre + spread * ((k * 37 % 22) / 21.0 - 0.5);
+        int best = 0;
+        double bd = 1e9;
+        for (int i = 0; i < g->gw * g->gh; i++) {
+            double d = fabs(g->pan[i] - pp) + fabs(g->tilt[i] - tilt);
+            if (d < bd)
+                bd = d, best = i;
+        }
+        counts[best] += 30;
+    }
+    for (int k = 0; k < noise; k++)
+        counts[rand_r(seed) % (g->gw * g->gh)] += 3;
+}
+
+static void check_follow(void)
+{
+    pc_rig rig;
+    five_camera_rig(&rig);
+    pc_view_model small;
+    pc_rig_panorama_view(&rig, rig.pano.w / 8, rig.pano.h / 8, &small);
+    static pc_follow_grid g;
+    int grc = pc_follow_grid_init(&g, &small, 8, 8);
+    TAP_CHECK(grc == 0 && g.gw == 125 && g.gh == 22, "follow grid: %dx%d cells of 8x8 over a %dx%d panorama", g.gw,
+              g.gh, small.w, small.h);
+    TAP_CHECK(fabs(g.pan[g.gw / 2] - 0) < 1.0 && g.pan[0] < -70 && g.pan[g.gw - 1] > 70,
+              "cells span the panorama: pan %.1f .. %.1f", g.pan[0], g.pan[g.gw - 1]);
+    pc_vcam_coverage cov;
+    char err[256], why[256];
+    pc_vcam_coverage_init(&cov, &rig, 1920, 1080, err, sizeof err);
+    pc_vcam_limits lim;
+    pc_vcam_limits_default(&lim);
+    pc_follow_params par;
+    pc_follow_params_default(&par);
+    pc_vcam_motion m;
+    pc_follow f;
+    pc_vcam_pose start = {0, -10, 30};
+    pc_vcam_motion_init(&m, &lim, start);
+    pc_follow_init(&f, &par, start);
+    uint32_t *counts = calloc((size_t)g.gw * g.gh, sizeof *counts);
+    unsigned seed = 7;
+    const double fps = 50, dt = 1 / fps;
+    int inside = 0, frames = 0;
+    double max_speed = 0, prev_pan = start.pan;
+    /* the play moves across the pitch and back (pan -40 .. 40 over 20 s) */
+    for (int i = 0; i < 30 * 50; i++) {
+        double t = i * dt;
+        double centre = 40 * sin(2 * M_PI * t / 20);
+        play_counts(&g, centre, 20, -12, &seed, counts, 20);
+        pc_vcam_pose goal;
+        if (pc_follow_update(&f, &g, counts, dt, &goal)) {
+            pc_vcam_clamp(&cov, &lim, &goal, why, sizeof why);
+            pc_vcam_motion_go(&m, goal, PC_VCAM_MOVE_SMOOTH, 0);
+        }
+        pc_vcam_pose p = pc_vcam_motion_step(&m, dt);
+        double v = fabs(p.pan - prev_pan) / dt;
+        if (v > max_speed)
+            max_speed = v;
+        prev_pan = p.pan;
+        if (t > 2) { /* after the first framing */
+            frames++;
+            /* the play's centre in the view's middle 60 % */
+            double x = tan((centre - p.pan) * M_PI / 180) / tan(p.hfov / 2 * M_PI / 180);
+            inside += fabs(x) <= 0.6;
+        }
+    }
+    TAP_CHECK(inside >= 0.9 * frames, "follow: the play's centre inside the middle 60 %% of the view on %d of %d "
+              "frames (%.1f %%, >= 90 %%)", inside, frames, 100.0 * inside / frames);
+    TAP_CHECK(max_speed <= lim.max_speed * 1.001, "follow: pan speed at most %.1f deg/s (max %.2f)", lim.max_speed,
+              max_speed);
+    /* a still play with flickering noise: the picture settles and stays */
+    pc_vcam_pose settled = {0};
+    double jitter = 0;
+    for (int i = 0; i < 10 * 50; i++) {
+        play_counts(&g, 12, 20, -12, &seed, counts, 40);
+        pc_vcam_pose goal;
+        if (pc_follow_update(&f, &g, counts, dt, &goal)) {
+            pc_vcam_clamp(&cov, &lim, &goal, why, sizeof why);
+            pc_vcam_motion_go(&m, goal, PC_VCAM_MOVE_SMOOTH, 0);
+        }
+        pc_vcam_pose p = pc_vcam_motion_step(&m, dt);
+        if (i == 5 * 50)
+            settled = p;
+        if (i > 5 * 50) {
+            double j = fmax(fabs(p.pan - settled.pan), fmax(fabs(p.tilt - settled.tilt), fabs(p.hfov - settled.hfov)));
+            if (j > jitter)
+                jitter = j;
+        }
+    }
+    TAP_CHECK(jitter < 1e-6, "still play with flickering noise: the view moves %.2g deg in the last 5 s (< 1e-6)",
+              jitter);
+    /* nobody: the view holds */
+    memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
+    pc_vcam_pose goal;
+    TAP_CHECK(!pc_follow_update(&f, &g, counts, dt, &goal), "no activity: no new goal");
+    free(counts);
+}
+
+static void check_activity(void)
+{
+    enum { W = 40, H = 20 };
+    pc_activity_params p = {.shift = 2, .threshold = 10, .cw = 8, .ch = 8};
+    uint8_t luma[W * H];
+    uint16_t bg[W * H];
+    uint32_t counts[15];
+    memset(luma, 100, sizeof luma);
+    pc_activity_ref(luma, W, W, H, bg, 1, &p, counts);
+    TAP_CHECK(bg[0] == 100 << 8 && counts[0] == 0, "activity: init sets the background");
+    luma[3 * W + 20] = 200; /* one bright pixel in cell (2, 0) */
+    luma[12 * W + 39] = 50; /* one dark pixel in cell (4, 1) */
+    luma[12 * W + 38] = 105; /* within the threshold */
+    pc_activity_ref(luma, W, W, H, bg, 0, &p, counts);
+    TAP_CHECK(pc_activity_cells(W, H, &p) == 15 && counts[2] == 1 && counts[5 + 4] == 1 && counts[0] == 0,
+              "activity: one foreground pixel in cells 2 and 9 (%u %u)", counts[2], counts[9]);
+    TAP_CHECK(bg[3 * W + 20] == (100 << 8) + ((100 << 8) >> 2), "activity: background moves a quarter of the way "
+              "(%u)", bg[3 * W + 20]);
+    for (int i = 0; i < 40; i++)
+        pc_activity_ref(luma, W, W, H, bg, 0, &p, counts);
+    TAP_CHECK(counts[2] == 0 && counts[9] == 0, "activity: a change that stays fades into the background");
+}
+
 int main(void)
 {
     check_motion();
     check_coverage();
+    check_activity();
+    check_follow();
     return tap_done();
 }
