@@ -41,7 +41,10 @@ typedef struct pc_rig_camera {
     double g, t;               /* shear */
     double eev, er, eb;        /* Eev (EV), Er, Eb */
     double va, vb, vc, vd, vx, vy; /* vignetting */
-    int vm;                    /* Vm: Hugin's vignetting mode */
+    int vm;                    /* Vm: Hugin's vignetting mode; only 5 corrects
+                                * (Hugin reads any other as none; the reader then
+                                * sets va..vd to 1 0 0 0). A rig built by hand
+                                * needs vm = 5 for its va..vd to count */
     double resp[5];            /* Ra..Re (EMoR coefficients) */
     int crop[4];               /* S: left, right, top, bottom; all 0 = whole image */
     char file[PC_RIG_PATH_LEN];/* n"..." */
@@ -85,10 +88,16 @@ void pc_rig_output_size(const pc_rig *rig, int *w, int *h);
 void pc_rig_camera_model(const pc_rig *rig, int i, pc_cam_model *out);
 void pc_rig_vig_model(const pc_rig *rig, int i, pc_vig_model *out);
 /* The panorama of the `p` line rendered at w x h (the output size, or a
- * smaller one with the same field of view when an encoder caps it). */
+ * smaller one with the same field of view when an encoder caps it: one
+ * scale s = w / output width for both axes, as Hugin's own rescaled
+ * project, pano_modify --canvas, when the numbers are whole). Output pixel
+ * (0, 0) is the crop's first pixel. */
 void pc_rig_panorama_view(const pc_rig *rig, int w, int h, pc_view_model *out);
 /* A rectilinear virtual camera: w x h, horizontal field of view hfov
- * (degrees), looking at pan (yaw, + right), tilt (pitch, + up), roll. */
+ * (degrees), looking at pan (yaw, + right), tilt (pitch, + up), roll
+ * (+ clockwise as the camera's roll): what Hugin renders from a `p f0 w h
+ * v<hfov>` project turned by pano_modify --rotate=-pan,0,0, then
+ * --rotate=0,-tilt,0, then --rotate=0,0,-roll (tests/test_rig.c). */
 void pc_rig_rect_view(int w, int h, double hfov, double pan, double tilt, double roll, pc_view_model *out);
 
 /* Photometry (camera_model.h's formulas as tables). */
