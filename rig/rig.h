@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PC_RIG_MAX_CAMERAS 16
-#define PC_RIG_PATH_LEN 256
+#define PC_RIG_PATH_LEN 1024
 #define PC_RIG_RESPONSE_KNOTS 1024 /* the EMoR curves' knots (Hugin's LUT size) */
 
 /* One `i` line as written (variables linked with `=N` resolved). */
@@ -45,8 +45,14 @@ typedef struct pc_rig_camera {
                                 * (Hugin reads any other as none; the reader then
                                 * sets va..vd to 1 0 0 0). A rig built by hand
                                 * needs vm = 5 for its va..vd to count */
+    int response;              /* Rt: 0 the EMoR curve Ra..Re, 1 linear */
     double resp[5];            /* Ra..Re (EMoR coefficients) */
-    int crop[4];               /* S: left, right, top, bottom; all 0 = whole image */
+    int crop[4];               /* S (or C): left, right, top, bottom as written;
+                                * all 0 = whole image. A circular fisheye's crop
+                                * may pass the image's edges (its circle does) */
+    int disabled;              /* "#-hugin ... disabled": Hugin leaves the image
+                                * out of the panorama (it still maps to its camera) */
+    int masks;                 /* k lines (masks) on this image: read, not applied */
     char file[PC_RIG_PATH_LEN];/* n"..." */
     int line;                  /* line of the .pto */
 } pc_rig_camera;
