@@ -10,7 +10,11 @@
  *   pc_rig_camera_model(&rig, i, &cam_model);      // camera i's geometry
  *   pc_rig_vig_model(&rig, i, &vig);               // camera i's vignetting
  *   pc_rig_panorama_view(&rig, w, h, &view);       // the p line, at w x h
- *   pc_rig_photometry(&rig, &photo);               // gains and tables
+ *   pc_rig_rect_view(w, h, hfov, pan, tilt, roll, &view); // a virtual camera
+ *   pc_rig_photometry_build(&rig, photo);          // gains and tables
+ * Per pixel (camera_model.h, host and CUDA): pc_view_ray, pc_cam_project,
+ * their inverses pc_cam_unproject and pc_view_project, pc_vig_factor,
+ * pc_photo_correct.
  *
  * Units: angles in the .pto and in pc_rig are degrees, as Hugin writes
  * them; the derived models are radians/pixels in float.
@@ -106,12 +110,24 @@ void pc_rig_panorama_view(const pc_rig *rig, int w, int h, pc_view_model *out);
  * --rotate=0,-tilt,0, then --rotate=0,0,-roll (tests/test_rig.c). */
 void pc_rig_rect_view(int w, int h, double hfov, double pan, double tilt, double roll, pc_view_model *out);
 
-/* Photometry (camera_model.h's formulas as tables). */
+/* Photometry (camera_model.h's formulas as tables; rig/photometry.c).
+ * For camera c, channel ch (0 R, 1 G, 2 B), source position (x, y) and
+ * camera value V in [0, 1]:
+ *   out = pc_photo_correct(inv_knots[c], out_resp, PC_RIG_RESPONSE_KNOTS,
+ *                          V, gain[c][ch] / pc_vig_factor(&vig_c, x, y))
+ * or, for an 8-bit value v: out_resp at inv_resp[c][v] * gain / vig.
+ * About 85 KB: allocate it, do not put it on a small stack. */
 typedef struct pc_rig_photometry {
-    int identity;              /* 1: every correction is 1 (skip it) */
-    int has_vig;               /* some camera has vignetting */
+    int identity;              /* 1: out == V up to the tables' round trip
+                                * (< 1e-5, 0.003 of an 8-bit level): gains 1, no
+                                * vignetting, every camera's response the
+                                * output's; renderers may skip the correction */
+    int has_vig;               /* some camera has vignetting (Vm5) */
     float gain[PC_RIG_MAX_CAMERAS][3]; /* 2^Eev / (Er, 1, Eb) * 2^-E */
-    /* f_c^-1 of each camera for the 8-bit values v/255 (linear radiance) */
+    /* f_c^-1 of each camera, 1024 knots over [0, 1]: Hugin's inverse table
+     * (linear radiance), for any value (an interpolated sample) */
+    float inv_knots[PC_RIG_MAX_CAMERAS][PC_RIG_RESPONSE_KNOTS];
+    /* the same at the 8-bit values v/255 */
     float inv_resp[PC_RIG_MAX_CAMERAS][256];
     /* f_o: the output response, 1024 knots over [0, 1] */
     float out_resp[PC_RIG_RESPONSE_KNOTS];
@@ -120,8 +136,16 @@ typedef struct pc_rig_photometry {
 void pc_rig_photometry_build(const pc_rig *rig, pc_rig_photometry *out);
 
 /* The EMoR response curve of coefficients r[5] (Ra..Re) at
- * PC_RIG_RESPONSE_KNOTS knots over [0, 1], made monotonic as Hugin does. */
+ * PC_RIG_RESPONSE_KNOTS knots over [0, 1], made monotonic as Hugin does
+ * (vigra_ext::enforceMonotonicity: no knot above the last, none below its
+ * left neighbour). */
 void pc_rig_emor_curve(const double r[5], float *knots);
+
+/* The EMoR model's mean curve f0 and first five basis curves h1..h5 at
+ * PC_RIG_RESPONSE_KNOTS knots (rig/emor_table.c, measured through Hugin's
+ * nona by tools/measure-emor). */
+extern const float pc_emor_f0[PC_RIG_RESPONSE_KNOTS];
+extern const float pc_emor_h[5][PC_RIG_RESPONSE_KNOTS];
 
 #ifdef __cplusplus
 }
