@@ -479,23 +479,32 @@ static int parse_p(parser *ps, const char *s, pc_rig_canvas *p)
     return 0;
 }
 
-/* A `k` line (mask): "k i<image> t<type> p"<polygon>"": the image it is on. */
-static int parse_k(parser *ps, const char *s, int *image)
+/* A `k` line (mask): "k i<image> t<type> p"<polygon>"": the image it is
+ * on. The line (s .. end) is not copied: a polygon can be long. */
+static int parse_k(parser *ps, const char *s, const char *end, int *image)
 {
-    for (s = skip_space(s); *s; s = skip_space(s)) {
-        if (*s == 'i') {
-            char *end;
-            long n = strtol(s + 1, &end, 10);
-            if (end == s + 1 || !is_end(*end) || n < 0)
-                return fail(ps, "k line (mask): field i: \"%.*s\" is not an image number", token_len(s), s);
-            *image = (int)n;
-            return 0;
+    while (s < end) {
+        if (isspace((unsigned char)*s)) {
+            s++;
+            continue;
         }
-        if (s[1] == '"') {
-            const char *e = strchr(s + 2, '"');
-            s = e ? e + 1 : s + strlen(s);
-        } else {
-            s += strcspn(s, " \t\r\n");
+        const char *tok = s;
+        while (s < end && !isspace((unsigned char)*s)) {
+            if (*s++ == '"') { /* a quoted value: to its closing quote */
+                while (s < end && *s != '"')
+                    s++;
+                s += s < end;
+            }
+        }
+        if (*tok == 'i') {
+            int n = 0, digits = 0;
+            for (const char *d = tok + 1; d < s && isdigit((unsigned char)*d) && n < 1000000; d++, digits++)
+                n = 10 * n + (*d - '0');
+            if (!digits || tok + 1 + digits != s)
+                return fail(ps, "k line (mask): field i: \"%.*s\" is not an image number",
+                            (int)(s - tok > 24 ? 24 : s - tok), tok);
+            *image = n;
+            return 0;
         }
     }
     return fail(ps, "k line (mask): field i (the image it masks) is missing");
@@ -507,7 +516,8 @@ int pc_rig_parse(const char *text, const char *name, pc_rig *rig, char *err, siz
     iline *lines = calloc(PC_RIG_MAX_CAMERAS, sizeof *lines);
     char *buf = malloc(LINE_MAX_LEN + 1);
     int n = 0, have_p = 0, rc = -1, nhugin = 0;
-    int disabled[PC_RIG_MAX_CAMERAS] = {0}, masks[PC_RIG_MAX_CAMERAS] = {0}, mask_line[PC_RIG_MAX_CAMERAS] = {0};
+    int disabled[PC_RIG_MAX_CAMERAS] = {0}, masks[PC_RIG_MAX_CAMERAS] = {0};
+    int last_mask_image = -1, last_mask_line = 0; /* the highest image a k line names */
     memset(rig, 0, sizeof *rig);
     snprintf(rig->path, sizeof rig->path, "%s", name);
     if (!lines || !buf) {
@@ -542,11 +552,13 @@ int pc_rig_parse(const char *text, const char *name, pc_rig *rig, char *err, siz
         }
         if (kind == 'k') { /* masks: can be long, read without copying the polygon */
             int image = -1;
-            if (parse_k(&ps, line + 1, &image))
+            if (parse_k(&ps, line + 1, line + len, &image))
                 goto out;
-            if (image < PC_RIG_MAX_CAMERAS) {
+            if (image < PC_RIG_MAX_CAMERAS)
                 masks[image]++;
-                mask_line[image] = ps.line;
+            if (image > last_mask_image) {
+                last_mask_image = image;
+                last_mask_line = ps.line;
             }
             continue;
         }
@@ -587,12 +599,11 @@ int pc_rig_parse(const char *text, const char *name, pc_rig *rig, char *err, siz
             snprintf(err, errlen, "%s: no i lines (images): not a Hugin project of a rig?", name);
         goto out;
     }
-    for (int i = n; i < PC_RIG_MAX_CAMERAS; i++)
-        if (masks[i]) {
-            ps.line = mask_line[i];
-            fail(&ps, "k line (mask): field i: image %d does not exist (%d i lines)", i, n);
-            goto out;
-        }
+    if (last_mask_image >= n) {
+        ps.line = last_mask_line;
+        fail(&ps, "k line (mask): field i: image %d does not exist (%d i lines)", last_mask_image, n);
+        goto out;
+    }
     /* links: a field "=N" takes image N's value (N earlier, so resolved) */
     for (int i = 0; i < n; i++)
         for (int k = 0; k < F_COUNT; k++)

@@ -373,6 +373,11 @@ static void check_bad_files(void)
     check_bad("output mode 2", "p f1 w300 h80 v120 R2\n" ILINE(""), "rig.pto:1:", "field R: 2");
     check_bad("o line", GOOD "o f0 r0 p0 y0 v60\n", "rig.pto:4:", "o line: PTOptimizer");
     check_bad("mask on a missing image", GOOD "k i5 t0 p\"1 1 5 5 9 1\"\n", "rig.pto:4:", "image 5 does not exist");
+    check_bad("mask on image 40", GOOD "k i1 t0 p\"1 1 5 5 9 1\"\nk i40 t0 p\"1 1\"\n", "rig.pto:5:",
+              "field i: image 40 does not exist");
+    check_bad("mask without an image", GOOD "k t0 p\"1 1 5 5 9 1\"\n" ILINE(""), "rig.pto:4:",
+              "field i (the image it masks) is missing");
+    check_bad("mask image not a number", GOOD "k i1x t0\n", "rig.pto:4:", "field i: \"i1x\" is not an image number");
 
     char big[12000];
     snprintf(big, sizeof big, PLINE "i w320 h240 f0 v60 n\"%0*d\"\n", 9000, 0);
