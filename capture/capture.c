@@ -33,6 +33,7 @@
  * a warning.
  */
 #include "capture_int.h"
+#include "image.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1098,6 +1099,15 @@ int pc_capture_check(const pc_capture_config *cfg, char *err, size_t errlen)
             PC_ERR(err, errlen, "camera %d: picture %s is not a file", i, img);
             return PC_EINVAL;
         }
+        /* read as the fake camera will (fakepic.c): a file that is not a
+         * readable picture is refused here, not when the cameras open */
+        pc_image pic;
+        char ierr[512];
+        if (pc_image_read(img, &pic, ierr, sizeof ierr)) {
+            PC_ERR(err, errlen, "camera %d: picture %s", i, ierr);
+            return PC_EINVAL;
+        }
+        pc_image_free(&pic);
     }
     return 0;
 }
