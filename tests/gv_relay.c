@@ -31,6 +31,7 @@
 typedef struct kept {
     uint16_t block;
     uint32_t pid;
+    int dropped, asked;
     size_t len;
     uint8_t data[MAX_PACKET];
 } kept;
@@ -86,12 +87,16 @@ static void resend(gv_relay *r, const uint8_t *cmd, size_t len)
     uint32_t first = be32(cmd + 12) & 0xffffff, last = be32(cmd + 16) & 0xffffff;
     for (uint32_t pid = first; pid <= last && pid - first < KEEP; pid++) {
         count(&r->n.resend_requests);
-        if (!__atomic_load_n(&r->answer, __ATOMIC_RELAXED))
-            continue;
-        const kept *k = NULL;
+        kept *k = NULL;
         for (int i = 0; i < KEEP && !k; i++)
             if (r->keep[i].len && r->keep[i].block == block && r->keep[i].pid == pid)
                 k = &r->keep[i];
+        if (k && !k->asked)
+            count(k->dropped ? &r->n.asked_dropped : &r->n.asked_late);
+        if (k)
+            k->asked = 1;
+        if (!__atomic_load_n(&r->answer, __ATOMIC_RELAXED))
+            continue;
         struct sockaddr_in host = {.sin_family = AF_INET, .sin_addr.s_addr = r->host_ip,
                                    .sin_port = htons(r->host_port)};
         if (k && r->host_ip && sendto(r->stream, k->data, k->len, 0, (struct sockaddr *)&host, sizeof host) > 0)
@@ -146,12 +151,14 @@ static void stream_packet(gv_relay *r)
     if (n < 8)
         return;
     k->len = (size_t)n;
+    k->dropped = k->asked = 0;
     k->block = (uint16_t)(k->data[2] << 8 | k->data[3]);
     k->pid = (uint32_t)k->data[5] << 16 | (uint32_t)k->data[6] << 8 | k->data[7];
     r->keep_next = (r->keep_next + 1) % KEEP;
     int every = __atomic_load_n(&r->every, __ATOMIC_RELAXED);
     if ((k->data[4] & 0x7f) == 3 && every > 0 && k->block % every == 0 &&
         (int)k->pid == __atomic_load_n(&r->drop_pid, __ATOMIC_RELAXED)) {
+        k->dropped = 1;
         count(&r->n.dropped);
         return;
     }
@@ -244,6 +251,8 @@ void gv_relay_get_counts(gv_relay *r, gv_relay_counts *c)
     c->resend_requests = __atomic_load_n(&r->n.resend_requests, __ATOMIC_RELAXED);
     c->resent = __atomic_load_n(&r->n.resent, __ATOMIC_RELAXED);
     c->not_found = __atomic_load_n(&r->n.not_found, __ATOMIC_RELAXED);
+    c->asked_dropped = __atomic_load_n(&r->n.asked_dropped, __ATOMIC_RELAXED);
+    c->asked_late = __atomic_load_n(&r->n.asked_late, __ATOMIC_RELAXED);
 }
 
 void gv_relay_close(gv_relay *r)

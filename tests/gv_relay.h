@@ -23,9 +23,11 @@ typedef struct gv_relay gv_relay;
 typedef struct gv_relay_counts {
     uint64_t forwarded;       /* stream packets passed to the host */
     uint64_t dropped;         /* data packets dropped on the way */
-    uint64_t resend_requests; /* packets the host asked for again */
+    uint64_t resend_requests; /* packets the host asked for again (one asked twice counts twice) */
     uint64_t resent;          /* ... sent again from the copies */
     uint64_t not_found;       /* ... no longer (or never) in the copies */
+    uint64_t asked_dropped;   /* distinct packets asked for that the relay had dropped */
+    uint64_t asked_late;      /* distinct packets asked for that it had passed on (only late) */
 } gv_relay_counts;
 
 int gv_relay_open(gv_relay **out, const char *address, const char *camera, char *err, size_t errlen);

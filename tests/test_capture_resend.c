@@ -5,8 +5,8 @@
  * answers the resend requests, as a camera does (the simulator never
  * resends). Checks: each dropped packet is asked for again, sent again and
  * arrives; its frame comes out complete with the right picture (not
- * repaired); the counters say packets resent = the relay's drops, none
- * missing. Then the relay keeps the requests unanswered: every drop is a
+ * repaired); the counters say packets resent = the relay's drops, resend
+ * requests = the ones it got, none missing. Then the relay keeps the requests unanswered: every drop is a
  * packet missing (exactly the relay's count), each frame repaired. */
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +95,8 @@ static void run(pc_capture *c, gv_relay *r, int answer, double secs, tally *t, p
     rd->resent = rb.resent - ra.resent;
     rd->not_found = rb.not_found - ra.not_found;
     rd->forwarded = rb.forwarded - ra.forwarded;
+    rd->asked_dropped = rb.asked_dropped - ra.asked_dropped;
+    rd->asked_late = rb.asked_late - ra.asked_late;
 }
 
 int main(int argc, char **argv)
@@ -152,16 +154,23 @@ int main(int argc, char **argv)
                  (unsigned long long)d.packets_resent, (unsigned long long)d.resend_requests,
                  (unsigned long long)d.packets_missing, (unsigned long long)d.frames_repaired,
                  (unsigned long long)d.frames_completed, t.sets, t.live, t.repaired, t.substituted);
-        TAP_CHECK(rd.dropped >= 20 && rd.resent == rd.dropped && rd.resend_requests == rd.dropped &&
+        /* every drop is asked for and every request answered; on a loaded
+         * machine a packet may also be asked for twice (its copy late) or
+         * asked for while it was only late (the relay stalled): each packet
+         * asked for then arrives once and counts once as resent */
+        TAP_CHECK(rd.dropped >= 20 && rd.asked_dropped == rd.dropped && rd.resent == rd.resend_requests &&
                       rd.not_found == 0,
-                  "every dropped packet was asked for once and sent again (%llu dropped, %llu requests, %llu resent)",
-                  (unsigned long long)rd.dropped, (unsigned long long)rd.resend_requests,
-                  (unsigned long long)rd.resent);
-        TAP_CHECK(d.packets_resent == rd.dropped && d.resend_requests == rd.dropped && d.packets_missing == 0 &&
-                      d.frames_repaired == 0,
-                  "counted: %llu packets resent, %llu resend requests = the relay's %llu drops; 0 missing, 0 "
-                  "frames repaired", (unsigned long long)d.packets_resent, (unsigned long long)d.resend_requests,
-                  (unsigned long long)rd.dropped);
+                  "every dropped packet was asked for again and every request answered (%llu dropped, %llu of "
+                  "them asked, %llu requests, %llu resent; %llu packets asked that were only late)",
+                  (unsigned long long)rd.dropped, (unsigned long long)rd.asked_dropped,
+                  (unsigned long long)rd.resend_requests, (unsigned long long)rd.resent,
+                  (unsigned long long)rd.asked_late);
+        TAP_CHECK(d.packets_resent == rd.asked_dropped + rd.asked_late && d.resend_requests == rd.resend_requests &&
+                      d.packets_missing == 0 && d.frames_repaired == 0,
+                  "counted: %llu packets resent = the %llu the relay was asked for, %llu resend requests = the "
+                  "%llu it got; 0 missing, 0 frames repaired", (unsigned long long)d.packets_resent,
+                  (unsigned long long)(rd.asked_dropped + rd.asked_late), (unsigned long long)d.resend_requests,
+                  (unsigned long long)rd.resend_requests);
         TAP_CHECK(t.live >= (int)(3.0 * FPS) - 10 && t.repaired == 0 && t.bad == 0 && t.repeats == 0,
                   "the frames with a resent packet are complete: %d live sets, the right picture in each (%d "
                   "wrong), none repaired", t.live, t.bad);
@@ -172,10 +181,11 @@ int main(int argc, char **argv)
                  (unsigned long long)rd.resend_requests, (unsigned long long)d.packets_missing,
                  (unsigned long long)d.packets_resent, (unsigned long long)d.frames_repaired,
                  (unsigned long long)d.packets_after_gap);
-        TAP_CHECK(rd.dropped >= 20 && d.packets_missing == rd.dropped && d.packets_resent == 0 &&
-                      d.frames_repaired == rd.dropped && rd.resend_requests >= rd.dropped,
+        TAP_CHECK(rd.dropped >= 20 && d.packets_missing == rd.dropped && d.packets_resent == rd.asked_late &&
+                      d.frames_repaired == rd.dropped && rd.asked_dropped == rd.dropped &&
+                      d.resend_requests == rd.resend_requests,
                   "requests unanswered: packets missing %llu = the relay's %llu drops, each frame repaired (%llu), "
-                  "none resent", (unsigned long long)d.packets_missing, (unsigned long long)rd.dropped,
+                  "none resent (but packets that were only late)", (unsigned long long)d.packets_missing, (unsigned long long)rd.dropped,
                   (unsigned long long)d.frames_repaired);
         TAP_CHECK(d.packets_after_gap > d.packets_missing,
                   "Aravis's own count (every packet after a frame's first gap) is not that: %llu",
