@@ -61,7 +61,7 @@ static void params_of(const pc_render_plan *plan, pc_rkparams *kp)
     kp->col = (const float2 *)plan->col;
     kp->row = (const float2 *)plan->row;
     kp->tmask = plan->tmask;
-    kp->inv_resp = &plan->inv_resp[0][0];
+    kp->inv_knots = &plan->inv_knots[0][0];
     kp->out_resp = plan->out_resp;
     kp->seam = plan->seam;
     kp->map_off = plan->map_off;

@@ -78,7 +78,7 @@ struct pc_rkparams {
     int ntx;
     float inv_feather;
     int has_vig;
-    const float *inv_resp; /* ncam x 256 */
+    const float *inv_knots; /* ncam x PC_RIG_RESPONSE_KNOTS */
     const float *out_resp; /* PC_RIG_RESPONSE_KNOTS */
     const float *seam;     /* blend = seam: the plan's seams, else NULL */
     float inv_seam;
@@ -142,10 +142,11 @@ PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[
     }
 }
 
-/* Camera c's contribution to output pixel (xo, yo), seen at (sx, sy). */
+/* Camera c's contribution to output pixel (xo, yo), seen at (sx, sy);
+ * g: its gains, lut its f_c^-1 (loaded once per camera, not per pixel). */
 template <int PHOTO, int TEX>
-PC_DEV void pc_rcontrib(const pc_rkparams &p, int c, const pc_render_cam &C, float sx, float sy, int xo, int yo,
-                        float acc[3], float &ws)
+PC_DEV void pc_rcontrib(const pc_rkparams &p, int c, const pc_render_cam &C, const float g[3], const float *lut,
+                        float sx, float sy, int xo, int yo, float acc[3], float &ws)
 {
     float w = pc_render_feather(pc_render_border(&C.geo, sx, sy), p.inv_feather);
     if (p.seam)
@@ -159,12 +160,28 @@ PC_DEV void pc_rcontrib(const pc_rkparams &p, int c, const pc_render_cam &C, flo
         const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx, sy) : 1.0f;
         PC_UNROLL
         for (int k = 0; k < 3; k++)
-            v[k] = pc_render_linear(p.inv_resp + 256 * c, v[k], C.gain[k] * iv);
+            v[k] = pc_render_linear(lut, v[k], g[k] * iv);
     }
     PC_UNROLL
     for (int k = 0; k < 3; k++)
         acc[k] += w * v[k];
     ws += w;
+}
+
+/* One camera's contributions to the thread's 4 pixels: the 4 projections
+ * first (straight-line code: the camera's parameters loaded once for all
+ * four), then the samples of those it sees. */
+template <int PHOTO, int TEX>
+PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const float sy[4], const int ok[4], int x,
+                       int y, float acc[4][3], float ws[4])
+{
+    const pc_render_cam &C = p.cam[c];
+    const float g[3] = {C.gain[0], C.gain[1], C.gain[2]};
+    const float *lut = p.inv_knots + PC_RIG_RESPONSE_KNOTS * c;
+    PC_UNROLL
+    for (int k = 0; k < 4; k++)
+        if (ok[k])
+            pc_rcontrib<PHOTO, TEX>(p, c, C, g, lut, sx[k], sy[k], x + (k & 1), y + (k >> 1), acc[k], ws[k]);
 }
 
 PC_DEV void pc_rstore_u16(uint8_t *d, unsigned v)
@@ -243,13 +260,12 @@ PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_render_ray_kernel(const __grid_con
     float acc[4][3] = {{0.0f}}, ws[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (unsigned m = mask; m; m &= m - 1) {
         const int c = __ffs(m) - 1;
-        const pc_render_cam &C = p.cam[c];
+        float sx[4], sy[4];
+        int ok[4];
         PC_UNROLL
-        for (int k = 0; k < 4; k++) {
-            float sx, sy;
-            if (pc_cam_project(&C.geo, ray[k], &sx, &sy))
-                pc_rcontrib<PHOTO, TEX>(p, c, C, sx, sy, x + (k & 1), y + (k >> 1), acc[k], ws[k]);
-        }
+        for (int k = 0; k < 4; k++)
+            ok[k] = pc_cam_project(&p.cam[c].geo, ray[k], &sx[k], &sy[k]);
+        pc_rcamera<PHOTO, TEX>(p, c, sx, sy, ok, x, y, acc, ws);
     }
     pc_rfinish<FMT, PHOTO>(p, x, y, acc, ws);
 }
@@ -267,14 +283,10 @@ PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_render_map_kernel(const __grid_con
     const float4 *q = p.map + p.map_off[t] / 2 + 2 * blk;
     float acc[4][3] = {{0.0f}}, ws[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (unsigned m = mask; m; m &= m - 1, q += 128) {
-        const int c = __ffs(m) - 1;
-        const pc_render_cam &C = p.cam[c];
         const float4 q0 = q[0], q1 = q[1];
         const float sx[4] = {q0.x, q0.z, q1.x, q1.z}, sy[4] = {q0.y, q0.w, q1.y, q1.w};
-        PC_UNROLL
-        for (int k = 0; k < 4; k++)
-            if (sx[k] > -1e8f)
-                pc_rcontrib<PHOTO, TEX>(p, c, C, sx[k], sy[k], x + (k & 1), y + (k >> 1), acc[k], ws[k]);
+        const int ok[4] = {sx[0] > -1e8f, sx[1] > -1e8f, sx[2] > -1e8f, sx[3] > -1e8f};
+        pc_rcamera<PHOTO, TEX>(p, __ffs(m) - 1, sx, sy, ok, x, y, acc, ws);
     }
     pc_rfinish<FMT, PHOTO>(p, x, y, acc, ws);
 }
@@ -358,7 +370,7 @@ PC_KERNEL void pc_peer_remap_kernel(const __grid_constant__ pc_rkparams p, int c
     if (PHOTO) {
         const float iv = pc_render_inv_vig(&p.cam[c].vig, sx, sy);
         for (int ch = 0; ch < 3; ch++)
-            v[ch] = pc_render_linear(p.inv_resp + 256 * c, v[ch], p.cam[c].gain[ch] * iv);
+            v[ch] = pc_render_linear(p.inv_knots + PC_RIG_RESPONSE_KNOTS * c, v[ch], p.cam[c].gain[ch] * iv);
     }
     float4 *a = acc + (size_t)(pc.y0 + j) * p.w + pc.x0 + i;
     float4 s = *a;
@@ -433,7 +445,7 @@ PC_KERNEL void PC_RBOUNDS(PC_RMEAS_NT) pc_render_measure_kernel(const __grid_con
             const int c = e ? pr.b : pr.a;
             const float iv = pc_render_inv_vig(&p.cam[c].vig, sx[e], sy[e]);
             for (int ch = 0; ch < 3; ch++)
-                s[1 + 3 * e + ch] += pc_render_linear(p.inv_resp + 256 * c, v[e][ch], pgain[3 * c + ch] * iv);
+                s[1 + 3 * e + ch] += pc_render_linear(p.inv_knots + PC_RIG_RESPONSE_KNOTS * c, v[e][ch], pgain[3 * c + ch] * iv);
         }
     }
     for (int k = 0; k < 7; k++)

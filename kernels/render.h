@@ -19,7 +19,8 @@
  *                clamped to the image (no pixel outside a camera is read;
  *                nothing of the camera below in the stack bleeds in)
  *     L_c      = V                                    (identity photometry), or
- *                f_c^-1(V) * gain_c / vig_c(sx, sy)   (camera_model.h)
+ *                f_c^-1(V) * gain_c / vig_c(sx, sy)   (camera_model.h's
+ *                pc_photo_correct: the tables of pc_rig_photometry)
  *   out = sum w_c L_c / max(sum w_c, 1 / feather), then f_o (photometry);
  *         black where no camera sees the pixel. The max() makes the edge
  *         of the covered area fade out over its last source pixel instead
@@ -112,8 +113,9 @@ typedef struct pc_render_plan {
     int has_vig;
     float photo_gain[PC_RENDER_MAX_CAMERAS][3]; /* the .pto's (pc_rig_photometry.gain) */
     float comp_gain[PC_RENDER_MAX_CAMERAS][3];  /* gain compensation (1: none) */
-    float inv_resp[PC_RENDER_MAX_CAMERAS][256]; /* f_c^-1 at v/255 */
-    float out_resp[PC_RIG_RESPONSE_KNOTS];      /* f_o */
+    /* f_c^-1 and f_o: PC_RIG_RESPONSE_KNOTS knots over [0, 1] (rig.h) */
+    float inv_knots[PC_RENDER_MAX_CAMERAS][PC_RIG_RESPONSE_KNOTS];
+    float out_resp[PC_RIG_RESPONSE_KNOTS];
     int resp_identity; /* the tables are the identity: photo follows the gains only */
     /* the view's ray terms per column and row (pc_view_ray's values,
      * computed once: render_formulas.h pc_render_q): x = view.w and

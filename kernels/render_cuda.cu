@@ -109,10 +109,10 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
         (rc = upload(&r->d_row, p->row, sizeof(float) * 2 * h, err, errlen)) ||
         (rc = upload(&r->d_tmask, p->tmask, sizeof(uint16_t) * p->ntx * p->nty, err, errlen)))
         return rc;
-    /* inv_resp (ncam x 256) then out_resp */
-    const size_t ni = (size_t)p->ncam * 256;
+    /* inv_knots (ncam x PC_RIG_RESPONSE_KNOTS) then out_resp */
+    const size_t ni = (size_t)p->ncam * PC_RIG_RESPONSE_KNOTS;
     CKR(cudaMalloc((void **)&r->d_luts, sizeof(float) * (ni + PC_RIG_RESPONSE_KNOTS)));
-    CKR(cudaMemcpy(r->d_luts, p->inv_resp, sizeof(float) * ni, cudaMemcpyHostToDevice));
+    CKR(cudaMemcpy(r->d_luts, p->inv_knots, sizeof(float) * ni, cudaMemcpyHostToDevice));
     CKR(cudaMemcpy(r->d_luts + ni, p->out_resp, sizeof(float) * PC_RIG_RESPONSE_KNOTS, cudaMemcpyHostToDevice));
     if (p->seam && (rc = upload(&r->d_seam, p->seam, sizeof(float) * 2 * p->ncam * h, err, errlen)))
         return rc;
@@ -178,7 +178,7 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
     r->kp.col = (const float2 *)r->d_col;
     r->kp.row = (const float2 *)r->d_row;
     r->kp.tmask = r->d_tmask;
-    r->kp.inv_resp = r->d_luts;
+    r->kp.inv_knots = r->d_luts;
     r->kp.out_resp = r->d_luts + ni;
     r->kp.seam = r->d_seam;
     r->kp.map_off = r->d_map_off;

@@ -13,6 +13,11 @@
 
 #include "camera_model.h"
 
+/* rig.h's table size; camera_model.h's users that include no rig.h */
+#ifndef PC_RIG_RESPONSE_KNOTS
+#define PC_RIG_RESPONSE_KNOTS 1024
+#endif
+
 #ifdef __CUDACC__
 #define PC_RENDER_HD __host__ __device__ static inline
 #else
@@ -75,17 +80,19 @@ PC_RENDER_HD void pc_render_ray(const pc_view_model *v, const float *col, const 
 
 /* Distance in source pixels from (sx, sy), a position camera c sees
  * (pc_cam_project returned 1), to the border of its valid area: the
- * rectangle [x0, x1] x [y0, y1], and for a circular fisheye the ellipse in
- * it (approximately: the normalised radius's shortfall times the smaller
- * semi-axis). >= 0 inside; the host's tile masks also use it outside
- * (negative there). */
+ * rectangle [x0, x1] x [y0, y1], and for a circular fisheye the disc of
+ * centre (ccx, ccy), squared radius cr2 in it. >= 0 inside; the host's
+ * tile masks also use it outside (negative there). */
+/* min of two floats without NaN handling: one instruction everywhere
+ * (fminf is a libm call on the host without -ffinite-math-only) */
+PC_RENDER_HD float pc_render_min(float a, float b) { return a < b ? a : b; }
+
 PC_RENDER_HD float pc_render_border(const pc_cam_model *c, float sx, float sy)
 {
-    float d = fminf(fminf(sx - c->x0, c->x1 - sx), fminf(sy - c->y0, c->y1 - sy));
+    float d = pc_render_min(pc_render_min(sx - c->x0, c->x1 - sx), pc_render_min(sy - c->y0, c->y1 - sy));
     if (c->circle) {
-        const float ax = 0.5f * (c->x1 - c->x0), ay = 0.5f * (c->y1 - c->y0);
-        const float ex = (sx - 0.5f * (c->x0 + c->x1)) / ax, ey = (sy - 0.5f * (c->y0 + c->y1)) / ay;
-        d = fminf(d, (1.0f - sqrtf(ex * ex + ey * ey)) * fminf(ax, ay));
+        const float ex = sx - c->ccx, ey = sy - c->ccy;
+        d = pc_render_min(d, sqrtf(c->cr2) - sqrtf(ex * ex + ey * ey));
     }
     return d;
 }
@@ -149,15 +156,24 @@ PC_RENDER_HD void pc_render_bilinear_q8(const uint8_t *cam0, size_t pitch, int b
  * factor under 1/1000 (a nonsense polynomial far out) counts as 1/1000. */
 PC_RENDER_HD float pc_render_inv_vig(const pc_vig_model *v, float sx, float sy)
 {
+    if (!v->on)
+        return 1.0f;
     const float f = pc_vig_factor(v, sx, sy);
     return 1.0f / (f > 1e-3f ? f : 1e-3f);
 }
 
-/* Photometry of one sample: L = f_c^-1(V / 255) * gain / vig. gv = gain
- * over the vignetting factor (pc_vig_factor at the sample). */
-PC_RENDER_HD float pc_render_linear(const float *inv_resp, float v, float gv)
+/* Photometry of one sample: L = f_c^-1(V / 255) * gain / vig, inv the
+ * PC_RIG_RESPONSE_KNOTS knots of f_c^-1 over [0, 1], linearly interpolated
+ * (pc_photo_correct's inner step; V is a bilinear mix of 8-bit values, so
+ * 0 <= V <= 255 up to rounding: no clamping, one multiply to the knot
+ * scale). gv = gain over the vignetting factor (pc_render_inv_vig). */
+PC_RENDER_HD float pc_render_linear(const float *inv, float v, float gv)
 {
-    return pc_lut_interp(inv_resp, 256, v * (1.0f / 255.0f)) * gv;
+    const float p = v * ((PC_RIG_RESPONSE_KNOTS - 1) / 255.0f);
+    int i = (int)p;
+    i = i < PC_RIG_RESPONSE_KNOTS - 2 ? i : PC_RIG_RESPONSE_KNOTS - 2;
+    const float t = p - (float)i, a = inv[i];
+    return (a + t * (inv[i + 1] - a)) * gv;
 }
 
 /* A value in 0..255 rounded to 8 bits. */

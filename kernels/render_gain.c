@@ -60,7 +60,7 @@ int pc_render_measure_ref(const pc_render_plan *p, const pc_picture *src, pc_ren
                 const float iv = pc_render_inv_vig(&p->cam[c].vig, sx[e], sy[e]);
                 double *sum = e ? st->pair[k].sum_b : st->pair[k].sum_a;
                 for (int ch = 0; ch < 3; ch++)
-                    sum[ch] += pc_render_linear(p->inv_resp[c], v[e][ch], p->photo_gain[c][ch] * iv);
+                    sum[ch] += pc_render_linear(p->inv_knots[c], v[e][ch], p->photo_gain[c][ch] * iv);
             }
             st->pair[k].n++;
         }

@@ -99,9 +99,9 @@ static void photometry(pc_render_plan *p, const pc_rig *rig, const pc_rig_photom
             p->photo_gain[c][k] = ph ? ph->gain[c][k] : 1.0f;
             p->comp_gain[c][k] = 1.0f;
         }
-        for (int v = 0; v < 256; v++) {
-            p->inv_resp[c][v] = ph ? ph->inv_resp[c][v] : (float)v / 255.0f;
-            p->resp_identity &= p->inv_resp[c][v] == (float)v / 255.0f;
+        for (int i = 0; i < PC_RIG_RESPONSE_KNOTS; i++) {
+            p->inv_knots[c][i] = ph ? ph->inv_knots[c][i] : (float)i / (PC_RIG_RESPONSE_KNOTS - 1);
+            p->resp_identity &= fabsf(p->inv_knots[c][i] - (float)i / (PC_RIG_RESPONSE_KNOTS - 1)) < 1e-7f;
         }
     }
     for (int i = 0; i < PC_RIG_RESPONSE_KNOTS; i++) {

@@ -70,25 +70,26 @@ static diffstat compare(const pc_picture *a, const pc_picture *b)
 /* The rule the GPU kernels keep against the reference. */
 static int within_rule(diffstat d) { return d.max <= 2 && d.over1 * 1000 <= d.n; }
 
-/* A photometry by hand (what pc_rig_photometry_build derives from a .pto):
- * gamma-2.2 responses in and out, gains per camera, and the rig's
- * vignetting switched on. */
+/* Hugin's photometry on the rig (.pto fields): exposure and white
+ * balance per camera, EMoR responses, radial vignetting; the tables from
+ * rig/photometry.c (pc_rig_photometry_build, as nona applies them). */
 static void photometry(pc_rig *rig, pc_rig_photometry *ph)
 {
-    memset(ph, 0, sizeof *ph);
-    ph->has_vig = 1;
     for (int c = 0; c < rig->ncam; c++) {
-        rig->cam[c].vb = -0.12 - 0.02 * c;
-        rig->cam[c].vc = 0.03;
-        rig->cam[c].vx = 3 - c;
-        rig->cam[c].vy = -2;
-        for (int k = 0; k < 3; k++)
-            ph->gain[c][k] = (float)(1.0 + 0.06 * (c - 1) + 0.03 * (k - 1) * (c & 1 ? 1 : -1));
-        for (int v = 0; v < 256; v++)
-            ph->inv_resp[c][v] = powf(v / 255.0f, 2.2f);
+        pc_rig_camera *cam = &rig->cam[c];
+        cam->eev = 0.3 * (c - 1);
+        cam->er = 1.0 + 0.05 * (c - 1);
+        cam->eb = 1.0 - 0.04 * (c - 1);
+        cam->resp[0] = -0.4 + 0.1 * c;
+        cam->resp[1] = 0.1;
+        cam->vm = 5;
+        cam->va = 1.0;
+        cam->vb = -0.12 - 0.02 * c;
+        cam->vc = 0.03;
+        cam->vx = 3 - c;
+        cam->vy = -2;
     }
-    for (int i = 0; i < PC_RIG_RESPONSE_KNOTS; i++)
-        ph->out_resp[i] = powf(i / (float)(PC_RIG_RESPONSE_KNOTS - 1), 1 / 2.2f);
+    pc_rig_photometry_build(rig, ph);
 }
 
 typedef struct geom {
@@ -118,10 +119,10 @@ static void make_rig(pc_rig *rig, int proj)
 static int plan_for(const geom *g, pc_rig *rig, int photo, int maps, pc_render_plan **plan)
 {
     char err[256];
-    pc_rig_photometry ph;
+    pc_rig_photometry *ph = malloc(sizeof *ph); /* 85 KB */
     make_rig(rig, g->proj);
     if (photo)
-        photometry(rig, &ph);
+        photometry(rig, ph);
     pc_view_model view;
     if (g->rect_view)
         pc_rig_rect_view(g->w, g->h, 40.0, 10.0, -5.0, 2.0, &view);
@@ -135,9 +136,10 @@ static int plan_for(const geom *g, pc_rig *rig, int photo, int maps, pc_render_p
         opt.feather = 2;
         opt.seam_width = 2;
     }
-    int rc = pc_render_plan_build(plan, rig, &view, photo ? &ph : NULL, &opt, err, sizeof err);
+    int rc = pc_render_plan_build(plan, rig, &view, photo ? ph : NULL, &opt, err, sizeof err);
     if (rc)
         tap_diag("plan %s: %s", g->name, err);
+    free(ph);
     return rc;
 }
 
@@ -167,10 +169,10 @@ static void check_implementations(pc_cpu *cpu)
             for (int si = 0; si < 2; si++) {
                 pc_picture src;
                 alloc_src(&src, sfmts[si], &rig, NULL);
-                if (plan->blend == PC_RENDER_SEAM && si == 0 &&
-                    !TAP_CHECK(pc_render_plan_place_seams(plan, &src, err, sizeof err) == 0, "%s: seams placed (%s)",
-                               g->name, err))
+                if (plan->blend == PC_RENDER_SEAM && si == 0 && pc_render_plan_place_seams(plan, &src, err, sizeof err)) {
+                    TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
                     cpu_bad++;
+                }
                 for (int di = 0; di < 3; di++) {
                     pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
                     pc_range r = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
@@ -182,13 +184,19 @@ static void check_implementations(pc_cpu *cpu)
                         TAP_CHECK(0, "%s: reference: %s", g->name, err);
                         cpu_bad++;
                     }
-                    tu_pic_fill(&out, 0x5A);
-                    if (pc_render_cpu(cpu, plan, &src, &out, err, sizeof err) || compare(&ref, &out).max != 0) {
-                        diffstat d = compare(&ref, &out);
-                        tap_diag("%s, %s -> %s, photometry %d: CPU differs from the reference: %ld samples over 1, "
-                                 "max %d %s", g->name, si ? "rgbx32" : "rgb24", pc_pixfmt_name(dfmts[di]), photo,
-                                 d.over1, d.max, err);
-                        cpu_bad++;
+                    /* the CPU backend with the plan's maps, and without */
+                    for (int maps = 0; maps < 2; maps++) {
+                        pc_render_plan q = *plan;
+                        if (!maps)
+                            q.map = NULL, q.map_off = NULL;
+                        tu_pic_fill(&out, 0x5A);
+                        if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || compare(&ref, &out).max != 0) {
+                            diffstat d = compare(&ref, &out);
+                            tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
+                                     "samples over 1, max %d %s", g->name, si ? "rgbx32" : "rgb24",
+                                     pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max, err);
+                            cpu_bad++;
+                        }
                     }
                     /* every format through the fast kernel (the texture for
                      * RGBX32, loads for RGB24); the other kernels into NV12 */
@@ -217,8 +225,8 @@ static void check_implementations(pc_cpu *cpu)
                 }
                 tu_pic_free(&src);
             }
-            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend == reference, bit for bit (%d runs: rgb24/rgbx32 "
-                      "cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", runs);
+            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for bit (%d "
+                      "runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", runs);
             for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++)
                 tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
                          pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
@@ -249,8 +257,8 @@ static void check_backend(const pc_backend_ops *ops)
         return;
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = CW, .height = NCAM * CH, .slots = 2, .device = 0, .threads = 2};
-    if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "backend %s: open (%s)", ops->name,
-                   b ? "ok" : err)) {
+    int orc = pc_backend_open(&b, ops, &cfg, err, sizeof err);
+    if (!TAP_CHECK(orc == 0, "backend %s: open (%s)", ops->name, orc ? err : "ok")) {
         pc_render_plan_free(plan);
         return;
     }
@@ -271,17 +279,18 @@ static void check_backend(const pc_backend_ops *ops)
                                              sizeof err) == 0;
     TAP_CHECK(ok, "backend %s: demosaic and render pictures allocated (%s)", ops->name, ok ? "ok" : err);
     pc_render_dev *rd = NULL;
-    if (ok)
-        ok = TAP_CHECK(pc_backend_render_prepare(b, plan, &rd, err, sizeof err) == 0, "backend %s: render_prepare (%s)",
-                       ops->name, rd ? "ok" : err);
+    if (ok) {
+        int rc = pc_backend_render_prepare(b, plan, &rd, err, sizeof err);
+        ok = TAP_CHECK(rc == 0, "backend %s: render_prepare (%s)", ops->name, rc ? err : "ok");
+    }
     const int dev = (ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
     for (int round = 0; ok && round < 2; round++) {
         const int slot = round;
         if (round == 1) {
             const float gains[NCAM][3] = {{1.1f, 1.0f, 0.95f}, {1.0f, 1.0f, 1.0f}, {0.9f, 1.05f, 1.0f}};
             pc_render_plan_set_gains(plan, gains);
-            ok = TAP_CHECK(pc_backend_render_set_gains(b, rd, gains, err, sizeof err) == 0,
-                           "backend %s: set_gains (%s)", ops->name, err);
+            int rc = pc_backend_render_set_gains(b, rd, gains, err, sizeof err);
+            ok = TAP_CHECK(rc == 0, "backend %s: set_gains (%s)", ops->name, rc ? err : "ok");
         }
         int rc = pc_backend_upload(b, slot, 0, raw, CW, NCAM * CH, err, sizeof err);
         if (!rc)
@@ -655,6 +664,73 @@ static int pano_trafo(const char *dir, const char *pto, int c, const double *px,
     return got == n ? 0 : -1;
 }
 
+/* The same rig with Hugin's photometry on (exposure, white balance, EMoR
+ * responses, vignetting): nona's corrected layers against ours. */
+static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_picture *cams)
+{
+    char err[256], path[600], cmd[1300], pto[400];
+    pc_rig rig = *rig0;
+    pc_rig_photometry *ph = malloc(sizeof *ph), *ph1 = malloc(sizeof *ph1);
+    photometry(&rig, ph);
+    snprintf(pto, sizeof pto, "%s/photometry.pto", dir);
+    snprintf(cmd, sizeof cmd, "nona -o %s/ph %s >>%s/nona.log 2>&1", dir, pto, dir);
+    int ok = TAP_CHECK(save_pto(&rig, pto, 5) == 0 && system(cmd) == 0, "nona: ran on the rig with photometry "
+                       "(Eev, Er, Eb, EMoR responses, vignetting Vm5)");
+    double worst = 1e9;
+    for (int c = 0; ok && c < NCAM; c++) {
+        /* camera c alone, corrected to the output response of the whole
+         * rig's image 0 (as nona's layers are) */
+        pc_rig one = rig;
+        one.ncam = 1;
+        one.cam[0] = rig.cam[c];
+        *ph1 = *ph;
+        memcpy(ph1->gain[0], ph->gain[c], sizeof ph->gain[0]);
+        memcpy(ph1->inv_knots[0], ph->inv_knots[c], sizeof ph->inv_knots[0]);
+        ph1->identity = 0;
+        pc_view_model view;
+        pc_rig_panorama_view(&one, 480, 120, &view);
+        pc_render_plan *plan;
+        if (!TAP_CHECK(pc_render_plan_build(&plan, &one, &view, ph1, NULL, err, sizeof err) == 0,
+                       "nona photometry: camera %d's plan%s%s", c, err[0] ? ": " : "", err))
+            break;
+        pc_picture src = *cams, out;
+        src.plane[0] = cams->plane[0] + (size_t)c * CH * cams->pitch[0];
+        src.height = CH;
+        tu_pic_alloc(&out, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
+        pc_render_ref(plan, &src, &out, err, sizeof err);
+        int w, h, spp, bps;
+        snprintf(path, sizeof path, "%s/ph%04d.tif", dir, c);
+        uint8_t *lay = read_tiff(path, &w, &h, &spp, &bps);
+        double se = 0;
+        long n = 0;
+        for (int y = 0; lay && w == 480 && h == 120 && spp == 4 && bps == 8 && y < 120; y++)
+            for (int x = 0; x < 480; x++) {
+                const size_t i = (size_t)y * 480 + x;
+                float ray[3], sx, sy;
+                pc_view_ray(&plan->view, (float)x, (float)y, ray);
+                if (lay[4 * i + 3] != 255 || !pc_cam_project(&plan->cam[0].geo, ray, &sx, &sy) ||
+                    pc_render_border(&plan->cam[0].geo, sx, sy) < 1.0f)
+                    continue;
+                for (int k = 0; k < 3; k++) {
+                    double d = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - lay[4 * i + k];
+                    se += d * d;
+                }
+                n++;
+            }
+        const double ps = n ? 10 * log10(255.0 * 255 * 3 * n / (se > 0 ? se : 1e-9)) : 0;
+        tap_diag("camera %d with photometry: %ld pixels both cover, PSNR against nona %.2f dB", c, n, ps);
+        worst = n > 10000 ? fmin(worst, ps) : 0;
+        free(lay);
+        tu_pic_free(&out);
+        pc_render_plan_free(plan);
+    }
+    if (ok)
+        TAP_CHECK(worst >= 40.0, "nona with photometry (bilinear, m i5): corrected RGB within PSNR %.2f dB (>= 40) "
+                  "over the area both cover", worst);
+    free(ph);
+    free(ph1);
+}
+
 static void check_nona(void)
 {
     if (!have_tool("nona") || !have_tool("pano_trafo")) {
@@ -690,8 +766,8 @@ static void check_nona(void)
         pc_view_model view;
         pc_rig_panorama_view(&one, 480, 120, &view);
         pc_render_plan *plan;
-        if (!TAP_CHECK(pc_render_plan_build(&plan, &one, &view, NULL, NULL, err, sizeof err) == 0, "nona: plan (%s)",
-                       err))
+        if (!TAP_CHECK(pc_render_plan_build(&plan, &one, &view, NULL, NULL, err, sizeof err) == 0, "nona: camera %d's "
+                       "plan%s%s", c, err[0] ? ": " : "", err))
             break;
         pc_picture src = cams, out;
         src.plane[0] = cams.plane[0] + (size_t)c * CH * cams.pitch[0];
@@ -772,6 +848,8 @@ static void check_nona(void)
                   "both cover", worst_psnr);
         tap_diag("nona's default interpolator (poly3, m i0) against our bilinear: %.2f dB (worst camera)", worst_p3);
     }
+    if (ok)
+        check_nona_photometry(dir, &rig, &cams);
     tu_pic_free(&cams);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

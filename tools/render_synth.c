@@ -44,25 +44,13 @@ void pc_synth_rig(pc_rig *rig, int ncam, int cam_w, int cam_h, double hfov, doub
     p->line = 2;
 }
 
-static void model_ray(const pc_cam_model *mp, double x, double y, double ray[3])
+/* The world direction of camera pixel (x, y): camera_model.h's inverse. */
+static void model_ray(const pc_cam_model *m, double x, double y, double ray[3])
 {
-    const pc_cam_model m = *mp;
-    const double up = x - m.cx, vp = y - m.cy, det = 1.0 - (double)m.g_h * m.t_w;
-    double u = (up - m.g_h * vp) / det - m.sx_d, v = (vp - m.t_w * up) / det - m.sy_e;
-    const double rd = hypot(u, v) * m.rn_inv;
-    double r = rd;
-    for (int k = 0; k < 30 && rd > 0; k++) {
-        const double f = r * (((m.a * r + m.b) * r + m.c) * r + m.d) - rd;
-        const double df = ((4 * m.a * r + 3 * m.b) * r + 2 * m.c) * r + m.d;
-        r -= f / df;
-    }
-    if (rd > 0) {
-        u *= r / rd;
-        v *= r / rd;
-    }
-    const double cam[3] = {u / m.f, -v / m.f, 1.0};
-    for (int i = 0; i < 3; i++) /* world = R^T cam (R: world -> camera) */
-        ray[i] = m.R[i] * cam[0] + m.R[3 + i] * cam[1] + m.R[6 + i] * cam[2];
+    float r[3] = {0.0f, 0.0f, 1.0f};
+    pc_cam_unproject(m, (float)x, (float)y, r);
+    for (int i = 0; i < 3; i++)
+        ray[i] = r[i];
 }
 
 void pc_synth_pixel_ray(const pc_rig *rig, int c, double x, double y, double ray[3])

@@ -23,8 +23,8 @@ extern "C" {
 void pc_synth_rig(pc_rig *rig, int ncam, int cam_w, int cam_h, double hfov, double step, int proj, int pano_w,
                   int pano_h);
 
-/* The direction seen by pixel (x, y) of camera c (the camera model's
- * inverse; Newton on the radial polynomial), world coordinates. */
+/* The direction seen by pixel (x, y) of camera c (pc_cam_unproject),
+ * world coordinates. */
 void pc_synth_pixel_ray(const pc_rig *rig, int c, double x, double y, double ray[3]);
 
 /* The world: linear RGB in [0, 1] of direction ray; detail: the size of
