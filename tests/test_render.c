@@ -664,6 +664,17 @@ static int pano_trafo(const char *dir, const char *pto, int c, const double *px,
     return got == n ? 0 : -1;
 }
 
+/* Output pixel (x, y) of a one-camera plan is in the area both cover:
+ * nona's layer (RGBA) has it (alpha 255) and our camera sees it at full
+ * weight (a source pixel inside its border); *sx, *sy: where. */
+static int both_cover(const pc_render_plan *plan, const uint8_t *layer, int x, int y, float *sx, float *sy)
+{
+    float ray[3];
+    pc_view_ray(&plan->view, (float)x, (float)y, ray);
+    return layer[4 * ((size_t)y * plan->view.w + x) + 3] == 255 && pc_cam_project(&plan->cam[0].geo, ray, sx, sy) &&
+           pc_render_border(&plan->cam[0].geo, *sx, *sy) >= 1.0f;
+}
+
 /* The same rig with Hugin's photometry on (exposure, white balance, EMoR
  * responses, vignetting): nona's corrected layers against ours. */
 static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_picture *cams)
@@ -706,10 +717,8 @@ static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_
         for (int y = 0; lay && w == 480 && h == 120 && spp == 4 && bps == 8 && y < 120; y++)
             for (int x = 0; x < 480; x++) {
                 const size_t i = (size_t)y * 480 + x;
-                float ray[3], sx, sy;
-                pc_view_ray(&plan->view, (float)x, (float)y, ray);
-                if (lay[4 * i + 3] != 255 || !pc_cam_project(&plan->cam[0].geo, ray, &sx, &sy) ||
-                    pc_render_border(&plan->cam[0].geo, sx, sy) < 1.0f)
+                float sx, sy;
+                if (!both_cover(plan, lay, x, y, &sx, &sy))
                     continue;
                 for (int k = 0; k < 3; k++) {
                     double d = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - lay[4 * i + k];
@@ -800,11 +809,9 @@ static void check_nona(void)
         for (int y = 0; y < 120; y++)
             for (int x = 0; x < 480; x++) {
                 const size_t i = (size_t)y * 480 + x;
-                float ray[3], sx, sy;
-                pc_view_ray(&plan->view, (float)x, (float)y, ray);
-                if (bl[4 * i + 3] != 255 || !pc_cam_project(&plan->cam[0].geo, ray, &sx, &sy) ||
-                    pc_render_border(&plan->cam[0].geo, sx, sy) < 1.0f)
-                    continue; /* the area both cover: nona's alpha, our full weight */
+                float sx, sy;
+                if (!both_cover(plan, bl, x, y, &sx, &sy))
+                    continue;
                 for (int k = 0; k < 3; k++) {
                     double d = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - bl[4 * i + k];
                     double d3 = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - p3[4 * i + k];

@@ -262,27 +262,17 @@ static double copy_us(size_t bytes)
     return med;
 }
 
-static int upload_pic(const pc_picture *dev, const pc_picture *host)
+/* Copies every plane of src into dst (same format and size; host or
+ * device memory each: cudaMemcpyDefault reads the direction off the
+ * pointers). */
+static int copy_pic(const pc_picture *dst, const pc_picture *src)
 {
-    for (int i = 0; i < pc_pixfmt_planes(host->fmt); i++) {
+    for (int i = 0; i < pc_pixfmt_planes(src->fmt); i++) {
         size_t rb;
         int rows;
-        pc_picture_plane_size(host->fmt, host->width, host->height, i, NULL, &rows, &rb);
-        if (cudaMemcpy2D(dev->plane[i], dev->pitch[i], host->plane[i], host->pitch[i], rb, rows,
-                         cudaMemcpyHostToDevice) != cudaSuccess)
-            return -1;
-    }
-    return 0;
-}
-
-static int download_pic(const pc_picture *host, const pc_picture *dev)
-{
-    for (int i = 0; i < pc_pixfmt_planes(host->fmt); i++) {
-        size_t rb;
-        int rows;
-        pc_picture_plane_size(host->fmt, host->width, host->height, i, NULL, &rows, &rb);
-        if (cudaMemcpy2D(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], rb, rows,
-                         cudaMemcpyDeviceToHost) != cudaSuccess)
+        pc_picture_plane_size(src->fmt, src->width, src->height, i, NULL, &rows, &rb);
+        if (cudaMemcpy2D(dst->plane[i], dst->pitch[i], src->plane[i], src->pitch[i], rb, rows, cudaMemcpyDefault) !=
+            cudaSuccess)
             return -1;
     }
     return 0;
@@ -307,7 +297,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         for (int r = 0; r < ROT; r++) {
             if (pc_gpu_render_picture_alloc(g, f ? PC_FMT_RGB24 : PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED,
                                             CAM_W, NCAM * CAM_H, &dsrc[f][r], err, sizeof err) ||
-                upload_pic(&dsrc[f][r], &s->cams[f])) {
+                copy_pic(&dsrc[f][r], &s->cams[f])) {
                 fprintf(stderr, "panocap-bench --render: cameras on the device: %s\n", err);
                 return 1;
             }
@@ -377,7 +367,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                                  (size_t)dout[k * ROT].height));
                 rc = pc_gpu_render_enqueue(r[k], runs[v].variant, &dsrc[runs[v].src][0], &dout[k * ROT], err,
                                            sizeof err);
-                if (!rc && (cudaDeviceSynchronize() != cudaSuccess || download_pic(&host[k], &dout[k * ROT]))) {
+                if (!rc && (cudaDeviceSynchronize() != cudaSuccess || copy_pic(&host[k], &dout[k * ROT]))) {
                     snprintf(err, sizeof err, "%s", cudaGetErrorString(cudaGetLastError()));
                     rc = -1;
                 }
