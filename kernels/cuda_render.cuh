@@ -142,46 +142,50 @@ PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[
     }
 }
 
-/* Camera c's contribution to output pixel (xo, yo), seen at (sx, sy);
- * g: its gains, lut its f_c^-1 (loaded once per camera, not per pixel). */
-template <int PHOTO, int TEX>
-PC_DEV void pc_rcontrib(const pc_rkparams &p, int c, const pc_render_cam &C, const float g[3], const float *lut,
-                        float sx, float sy, int xo, int yo, float acc[3], float &ws)
-{
-    float w = pc_render_feather(pc_render_border(&C.geo, sx, sy), p.inv_feather);
-    if (p.seam)
-        w *= pc_render_seam_factor((float)xo, p.seam[(size_t)(2 * c) * p.h + yo], p.seam[(size_t)(2 * c + 1) * p.h + yo],
-                                   p.inv_seam);
-    if (!(w > 0.0f))
-        return;
-    float v[3];
-    pc_rsample<TEX>(p, c, sx, sy, v);
-    if (PHOTO) {
-        const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx, sy) : 1.0f;
-        PC_UNROLL
-        for (int k = 0; k < 3; k++)
-            v[k] = pc_render_linear(lut, v[k], g[k] * iv);
-    }
-    PC_UNROLL
-    for (int k = 0; k < 3; k++)
-        acc[k] += w * v[k];
-    ws += w;
-}
-
-/* One camera's contributions to the thread's 4 pixels: the 4 projections
- * first (straight-line code: the camera's parameters loaded once for all
- * four), then the samples of those it sees. */
+/* One camera's contributions to the thread's 4 pixels, those it sees
+ * (ok[k]) at (sx[k], sy[k]), in three phases so that the four samples are
+ * fetched back to back (their latencies overlap) instead of each waiting
+ * for the previous pixel's arithmetic: the weights, the samples, then the
+ * photometry and the sums. The camera's gains and table are read once. */
 template <int PHOTO, int TEX>
 PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const float sy[4], const int ok[4], int x,
                        int y, float acc[4][3], float ws[4])
 {
     const pc_render_cam &C = p.cam[c];
+    float w[4], v[4][3];
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        w[k] = 0.0f;
+        if (!ok[k])
+            continue;
+        w[k] = pc_render_feather(pc_render_border(&C.geo, sx[k], sy[k]), p.inv_feather);
+        if (p.seam) {
+            const int yo = y + (k >> 1);
+            w[k] *= pc_render_seam_factor((float)(x + (k & 1)), p.seam[(size_t)(2 * c) * p.h + yo],
+                                          p.seam[(size_t)(2 * c + 1) * p.h + yo], p.inv_seam);
+        }
+    }
+    PC_UNROLL
+    for (int k = 0; k < 4; k++)
+        if (w[k] > 0.0f)
+            pc_rsample<TEX>(p, c, sx[k], sy[k], v[k]);
     const float g[3] = {C.gain[0], C.gain[1], C.gain[2]};
     const float *lut = p.inv_knots + PC_RIG_RESPONSE_KNOTS * c;
     PC_UNROLL
-    for (int k = 0; k < 4; k++)
-        if (ok[k])
-            pc_rcontrib<PHOTO, TEX>(p, c, C, g, lut, sx[k], sy[k], x + (k & 1), y + (k >> 1), acc[k], ws[k]);
+    for (int k = 0; k < 4; k++) {
+        if (!(w[k] > 0.0f))
+            continue;
+        if (PHOTO) {
+            const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx[k], sy[k]) : 1.0f;
+            PC_UNROLL
+            for (int ch = 0; ch < 3; ch++)
+                v[k][ch] = pc_render_linear(lut, v[k][ch], g[ch] * iv);
+        }
+        PC_UNROLL
+        for (int ch = 0; ch < 3; ch++)
+            acc[k][ch] += w[k] * v[k][ch];
+        ws[k] += w[k];
+    }
 }
 
 PC_DEV void pc_rstore_u16(uint8_t *d, unsigned v)
