@@ -497,7 +497,7 @@ int pc_render_bench(const pc_render_bench_opts *o)
         fprintf(stderr, "panocap-bench --render: out of memory for the cameras\n");
         return 1;
     }
-    if (make_jobs(s, jobs, o->gpu, err, sizeof err)) {
+    if (make_jobs(s, jobs, 1, err, sizeof err)) { /* maps: the GPU map variant, and the CPU renderer reads them */
         fprintf(stderr, "panocap-bench --render: %s\n", err);
         return 1;
     }
