@@ -675,6 +675,18 @@ static int both_cover(const pc_render_plan *plan, const uint8_t *layer, int x, i
            pc_render_border(&plan->cam[0].geo, *sx, *sy) >= 1.0f;
 }
 
+/* The squared RGB difference of our RGB24 layer and nona's RGBA one at (x, y). */
+static double pixel_se(const pc_picture *out, const uint8_t *layer, int x, int y)
+{
+    double se = 0;
+    for (int k = 0; k < 3; k++) {
+        const double d = (double)out->plane[0][(size_t)y * out->pitch[0] + 3 * x + k] -
+                         layer[4 * ((size_t)y * out->width + x) + k];
+        se += d * d;
+    }
+    return se;
+}
+
 /* The same rig with Hugin's photometry on (exposure, white balance, EMoR
  * responses, vignetting): nona's corrected layers against ours. */
 static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_picture *cams)
@@ -716,15 +728,11 @@ static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_
         long n = 0;
         for (int y = 0; lay && w == 480 && h == 120 && spp == 4 && bps == 8 && y < 120; y++)
             for (int x = 0; x < 480; x++) {
-                const size_t i = (size_t)y * 480 + x;
                 float sx, sy;
-                if (!both_cover(plan, lay, x, y, &sx, &sy))
-                    continue;
-                for (int k = 0; k < 3; k++) {
-                    double d = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - lay[4 * i + k];
-                    se += d * d;
+                if (both_cover(plan, lay, x, y, &sx, &sy)) {
+                    se += pixel_se(&out, lay, x, y);
+                    n++;
                 }
-                n++;
             }
         const double ps = n ? 10 * log10(255.0 * 255 * 3 * n / (se > 0 ? se : 1e-9)) : 0;
         tap_diag("camera %d with photometry: %ld pixels both cover, PSNR against nona %.2f dB", c, n, ps);
@@ -812,12 +820,8 @@ static void check_nona(void)
                 float sx, sy;
                 if (!both_cover(plan, bl, x, y, &sx, &sy))
                     continue;
-                for (int k = 0; k < 3; k++) {
-                    double d = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - bl[4 * i + k];
-                    double d3 = (double)out.plane[0][(size_t)y * out.pitch[0] + 3 * x + k] - p3[4 * i + k];
-                    se += d * d;
-                    se3 += d3 * d3;
-                }
+                se += pixel_se(&out, bl, x, y);
+                se3 += pixel_se(&out, p3, x, y);
                 n++;
                 /* nona -c: the source position rounded to whole pixels */
                 const double ex = fabs(sx - cx[i]), ey = fabs(sy - cy[i]);
