@@ -1,5 +1,6 @@
 /* pipeline_int.h - the pipeline's private state and the calls between its
- * files (daemon/pipeline*.c); nothing outside daemon/pipeline*.c includes it.
+ * files (daemon/pipeline*.c, daemon/step_*.c); nothing else includes it but
+ * the steps' unit test.
  *
  * Files, one per thread:
  *   pipeline.c          set-up, the main thread's run loop, teardown
@@ -32,10 +33,13 @@
  *     bops, have_encoder,      set-up
  *     stats, cap, ctl, be
  *   st.* (err, limits)         stage thread          -
- *   steps (the list, its       constant after set-up reload: pl_steps_reload
- *     pictures), step_env      (pl_steps_start);     (each step's reload op);
+ *   steps (the list), step_env constant after set-up reload: pl_steps_reload
+ *                              (pl_steps_start);     (each step's reload op);
  *                              run on the stage      describe: any thread
  *                              thread
+ *   steps.step[i].mid[k]       the stage thread      - (an intermediate
+ *                              (slot k's)            picture: the encoders
+ *                                                    get only pic[k])
  *   each step's own state      the step (step_*.c;   its reload / describe
  *     (steps.step[i].priv)     its file's top        ops, under its own lock
  *                              comment says how)     or atomics
