@@ -20,6 +20,7 @@
 typedef struct step_debayer {
     const pl_step_env *env;
     pc_debayer_config dc; /* stage thread (set-up: start): the configuration in force */
+    pc_pixfmt fmt;        /* the picture it writes: constant after start (describe) */
 } step_debayer;
 
 static int debayer_prepare(void **priv, const pl_step_env *env, pl_step_io *io, char *err, size_t errlen)
@@ -64,7 +65,7 @@ static int apply_algo(step_debayer *d, pc_algo_id algo, pc_variant variant, char
 static int debayer_start(void *priv, const pl_step_env *env, const pl_step_io *io, char *err, size_t errlen)
 {
     step_debayer *d = priv;
-    d->dc.fmt = (pc_pixfmt)io->out.fmt;
+    d->dc.fmt = d->fmt = (pc_pixfmt)io->out.fmt;
     for (int a = 0; a < pc_algo_count(); a++) {
         pc_debayer_config dc = d->dc;
         dc.algo = (pc_algo_id)a;
@@ -135,7 +136,7 @@ static void debayer_describe(void *priv, char *buf, size_t len)
     /* any thread: the published algorithm, not the stage thread's copy */
     pc_algo_id algo = p ? pl_algo_of(atomic_load(&p->algo_in_force)) : d->dc.algo;
     snprintf(buf, len, "%s, %s backend, %s %dx%d", pc_algo_get(algo)->name, pc_backend_name(d->env->be),
-             pc_pixfmt_name(d->dc.fmt), d->env->width, d->env->height);
+             pc_pixfmt_name(d->fmt), d->env->width, d->env->height);
 }
 
 static int debayer_reload(void *priv, const pc_settings *s, unsigned live, char *msg, size_t msglen)
