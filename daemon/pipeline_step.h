@@ -146,7 +146,7 @@ typedef struct pl_step_ops {
      * of this step changes live. */
     int (*reload)(void *priv, const pc_settings *s, unsigned live, char *msg, size_t msglen);
     /* Any thread: what it does now, one short line without its name,
-     * e.g. "edge, cpu backend, NV12 2040x5400". NULL: nothing to say. */
+     * e.g. "edge, cpu backend, nv12 2040x5400". NULL: nothing to say. */
     void (*describe)(void *priv, char *buf, size_t len);
     /* Teardown, after the stage thread: frees priv (NULL is fine). */
     void (*close)(void *priv);
