@@ -140,72 +140,42 @@ double cal_optimiser_rms(const char *log_path)
     return rms;
 }
 
-/* Reads a whole text file into a malloc'd, NUL-terminated buffer. */
-static char *slurp(const char *path, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        char *nb = realloc(buf, 2 * cap + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /* Rewrites the `i` lines of project in into out: fix(line, image, f)
  * writes the line (without its newline); other lines are copied. */
 typedef int (*line_fix)(const char *line, int image, FILE *f, const void *arg);
 
 static int rewrite(const char *in, const char *out, line_fix fix, const void *arg, char *err, size_t errlen)
 {
-    char *text = slurp(in, err, errlen);
-    if (!text)
+    FILE *src = fopen(in, "r");
+    if (!src) {
+        snprintf(err, errlen, "%s: %s", in, strerror(errno));
         return -1;
+    }
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
     FILE *f = fopen(tmp, "w");
     if (!f) {
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        free(text);
+        fclose(src);
         return -1;
     }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
     int image = 0, rc = 0;
-    for (char *s = text; *s && !rc;) {
-        size_t n = strcspn(s, "\n");
-        char save = s[n];
-        s[n] = '\0';
-        if (s[0] == 'i' && s[1] == ' ')
-            rc = fix(s, image++, f, arg);
+    while (!rc && (len = getline(&line, &cap, src)) >= 0) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == 'i' && line[1] == ' ')
+            rc = fix(line, image++, f, arg);
         else
-            fputs(s, f);
+            fputs(line, f);
         fputc('\n', f);
-        s += n + (save == '\n');
     }
-    free(text);
-    if (fclose(f) != 0 || rc) {
-        snprintf(err, errlen, "%s: cannot write", tmp);
+    free(line);
+    int bad_in = ferror(src);
+    fclose(src);
+    if (fclose(f) != 0 || rc || bad_in) {
+        snprintf(err, errlen, "%s: %s", bad_in ? in : tmp, bad_in ? "read error" : "cannot write");
         unlink(tmp);
         return -1;
     }

@@ -56,6 +56,24 @@ static int check_size(cal_pictures *out, int i, int w, int h, const char *what, 
     return 0;
 }
 
+/* Reads picture file path as camera i (what names it in messages), checks
+ * its size and writes it into work. */
+static int copy_picture(const char *work, int i, const char *path, const char *what, cal_pictures *out, char *err,
+                        size_t errlen)
+{
+    pc_image img;
+    char e[512];
+    if (pc_image_read(path, &img, e, sizeof e)) {
+        snprintf(err, errlen, "camera %d: %s", i, e);
+        return -1;
+    }
+    int rc = check_size(out, i, img.width, img.height, what, err, errlen);
+    if (!rc)
+        rc = write_camera(work, i, img.rgb, img.pitch, img.width, img.height, err, errlen);
+    pc_image_free(&img);
+    return rc;
+}
+
 int cal_input_images(const char *work, char *const files[], int nfiles, cal_pictures *out, char *err,
                      size_t errlen)
 {
@@ -65,18 +83,9 @@ int cal_input_images(const char *work, char *const files[], int nfiles, cal_pict
         return -1;
     }
     for (int i = 0; i < nfiles; i++) {
-        pc_image img;
-        char e[512], what[PATH_MAX + 32];
-        if (pc_image_read(files[i], &img, e, sizeof e)) {
-            snprintf(err, errlen, "camera %d: %s", i, e);
-            return -1;
-        }
+        char what[PATH_MAX + 32];
         snprintf(what, sizeof what, "camera %d (%s)", i, files[i]);
-        int rc = check_size(out, i, img.width, img.height, what, err, errlen);
-        if (!rc)
-            rc = write_camera(work, i, img.rgb, img.pitch, img.width, img.height, err, errlen);
-        pc_image_free(&img);
-        if (rc)
+        if (copy_picture(work, i, files[i], what, out, err, errlen))
             return -1;
     }
     out->n = nfiles;
@@ -244,21 +253,12 @@ int cal_input_daemon(const char *work, const char *socket_path, const char *name
     /* cam0.png, cam1.png ... as long as they exist and were written for
      * this request (an older, larger rig may have left more) */
     for (int i = 0; i < CAL_MAX_CAMERAS; i++) {
-        char path[sizeof answer + 32], e[512];
+        char path[sizeof answer + 32];
         struct stat st;
         snprintf(path, sizeof path, "%s/cam%d.png", dir, i);
         if (stat(path, &st) != 0 || st.st_mtime + 2 < asked)
             break;
-        pc_image img;
-        if (pc_image_read(path, &img, e, sizeof e)) {
-            snprintf(err, errlen, "camera %d: %s", i, e);
-            return -1;
-        }
-        int rc = check_size(out, i, img.width, img.height, path, err, errlen);
-        if (!rc)
-            rc = write_camera(work, i, img.rgb, img.pitch, img.width, img.height, err, errlen);
-        pc_image_free(&img);
-        if (rc)
+        if (copy_picture(work, i, path, path, out, err, errlen))
             return -1;
         out->n = i + 1;
     }

@@ -228,7 +228,8 @@ static int judge(const cal_opts *o, const cal_report *rep, int final, char *why,
         const cal_pair *p = &rep->pair[k];
         if (p->required && p->points < o->min_points)
             WHY("  overlap %d-%d has %d control point%s (at least %ld needed): cameras %d and %d show no common "
-                "detail there (a camera turned away, covered or out of focus, or a featureless view)\n",
+                "detail there (a camera turned away, covered or out of focus, a featureless view, or cameras "
+                "that do not overlap: --pairs)\n",
                 p->a, p->b, p->points, p->points == 1 ? "" : "s", o->min_points, p->a, p->b);
     }
     if (!rep->connected)
@@ -355,7 +356,7 @@ static int calibrate(const cal_opts *o, const cal_pictures *pics)
     free(cps);
     if (!o->quiet)
         printf("         %d control points kept\n", ncps);
-    if (o->pairs != CAL_PAIRS_ALL && judge(o, &rep, 0, why, sizeof why)) {
+    if (judge(o, &rep, 0, why, sizeof why)) { /* --pairs all: connectivity only, before the rig exists */
         print_pairs(&rep, 0);
         return fail(EX_REFUSED, "refused: the control points cannot tie the rig together:\n%s"
                                 "(the points: %s/%s; cpfind's log: %s/3-cpfind.log)",
