@@ -13,7 +13,8 @@
  * (snapshot-cameras on its control socket). With camera 2 replaced by an
  * unrelated photograph it must refuse (exit 2) naming overlaps 1-2 and
  * 2-3; without hugin-tools in PATH it says how to install it (exit 69);
- * bad input names the camera or file (exit 1).
+ * a failing step is named with its log; bad input names the camera or
+ * file (exit 1).
  * argv: panocap-calibrate, panocap, capture/sample.png. */
 #include "capture.h"
 #include "debayer.h"
@@ -528,19 +529,40 @@ int main(int argc, char **argv)
     }
 
     /* 6. without hugin-tools: how to install it */
-    const char *saved = getenv("PATH");
-    char *keep = saved ? strdup(saved) : NULL;
+    const char *env_path = getenv("PATH");
+    char *orig_path = strdup(env_path ? env_path : "/usr/bin:/bin");
     setenv("PATH", dir, 1); /* no Hugin tool in there */
     const char *a6[] = {"--hfov", "50", "-o", out, cams[0], cams[1], NULL};
     rc = calibrate(exe, a6);
-    if (keep) {
-        setenv("PATH", keep, 1);
-        free(keep);
-    }
+    setenv("PATH", orig_path, 1);
     TAP_CHECK(rc == 69 && strstr(res.err, "hugin-tools") && strstr(res.err, "apt-get install hugin-tools"),
               "hugin-tools missing: exit %d, says how to install it: %s", rc, res.err);
 
-    /* 7. bad input: the camera or file named, exit 1; usage: 64 */
+    /* 7. a step that fails: named, with its exit status and its log's end */
+    char fakebin[PATH_MAX], fake[PATH_MAX + 16];
+    snprintf(fakebin, sizeof fakebin, "%s/fakebin", dir);
+    snprintf(fake, sizeof fake, "%s/cpfind", fakebin);
+    mkdir(fakebin, 0755);
+    FILE *ff = fopen(fake, "w");
+    if (ff) {
+        fputs("#!/bin/sh\necho 'cpfind: cannot allocate the keypoints' >&2\nexit 3\n", ff);
+        fclose(ff);
+        chmod(fake, 0755);
+    }
+    size_t fl = strlen(fakebin) + strlen(orig_path) + 2;
+    char *fakepath = malloc(fl);
+    if (fakepath)
+        snprintf(fakepath, fl, "%s:%s", fakebin, orig_path);
+    setenv("PATH", fakepath ? fakepath : fakebin, 1); /* a cpfind that fails, the real tools behind it */
+    rc = calibrate(exe, a6);
+    setenv("PATH", orig_path, 1);
+    free(fakepath);
+    free(orig_path);
+    TAP_CHECK(rc == 1 && strstr(res.err, "cpfind failed (exit status 3)") && strstr(res.err, "3-cpfind.log") &&
+                  strstr(res.err, "cannot allocate the keypoints"),
+              "a failing step (cpfind exits 3): exit %d, names the step, its log and its last line: %s", rc, res.err);
+
+    /* 8. bad input: the camera or file named, exit 1; usage: 64 */
     const char *a7[] = {"--hfov", "50", "-o", out, cams[0], other, sample, NULL};
     rc = calibrate(exe, a7);
     TAP_CHECK(rc == 1 && strstr(res.err, "camera 2") && strstr(res.err, "600x400"),
