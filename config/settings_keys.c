@@ -278,7 +278,7 @@ static const pc_key daemon_keys[] = {
      "else 503), e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"; no control commands over TCP; "
      "\"\" = off"},
     {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
-     "the control command `snapshot NAME.png` writes only inside this folder; \"\" = refused"},
+     "the control commands `snapshot NAME.png` and `snapshot-cameras DIR` write only inside this folder; \"\" = refused"},
     {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
      "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
      "only); \"\" = any"},

@@ -431,9 +431,9 @@ void pc_cli_usage(FILE *f)
             "\nSignals: SIGTERM/SIGINT stop cleanly (drain, flush, finalise outputs); SIGHUP re-reads the\n"
             "configuration and applies algorithm, variant, bitrate, outputs and log level live.\n"
             "\nControl socket (daemon.control): line commands status, metrics, algos, algo NAME [VARIANT],\n"
-            "snapshot NAME.png (into daemon.snapshot_dir), idr, reload, help; also curl --unix-socket SOCKET\n"
-            "http://localhost/metrics. HTTP on TCP for Prometheus: daemon.metrics_listen = \"127.0.0.1:9464\"\n"
-            "(/metrics, /status, /healthz).\n"
+            "snapshot NAME.png and snapshot-cameras DIR (into daemon.snapshot_dir), idr, reload, help; also\n"
+            "curl --unix-socket SOCKET http://localhost/metrics. HTTP on TCP for Prometheus:\n"
+            "daemon.metrics_listen = \"127.0.0.1:9464\" (/metrics, /status, /healthz).\n"
             "\nExit status: 0 success, 1 runtime failure, 64 usage error, 78 configuration error.\n",
             names, pc_cli_default_config_path());
 }
