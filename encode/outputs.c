@@ -114,6 +114,10 @@ struct pc_out {
     uint64_t written, dropped, bytes, reconnects, failures, files, files_deleted, bytes_deleted;
     int waiting_space;
     uint64_t told_dropped, told_failures; /* what on_fault has been told so far */
+    char folder[256];      /* recordings: the folder of url (pc_out_stats) */
+    int scanned;           /* the retention scan ran: its figures below */
+    int64_t scan_bytes, scan_files;       /* this output's segments then */
+    uint64_t bytes_at_scan, files_at_scan; /* bytes and files counted then */
     int64_t last_written_ns, last_pts_ns;
     char last_error[160];
 };
@@ -683,6 +687,7 @@ static void retention(pc_out *o, int64_t need_free)
     size_t nv = 0, cap = 0;
     int64_t total = 0;
     struct dirent *de;
+    int64_t nfiles = 0;
     while ((de = readdir(d)) && nv < RETENTION_MAX_FILES) {
         size_t l = strlen(de->d_name);
         if (l <= plen + elen + 1 || strncmp(de->d_name, prefix, plen) != 0 ||
@@ -694,6 +699,7 @@ static void retention(pc_out *o, int64_t need_free)
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
         total += (int64_t)sb.st_size;
+        nfiles++;
         if (have_cur && sb.st_dev == cur.st_dev && sb.st_ino == cur.st_ino)
             continue; /* the open segment counts, but stays */
         if (nv == cap) {
@@ -730,6 +736,7 @@ static void retention(pc_out *o, int64_t need_free)
             continue;
         }
         total -= v[i].size;
+        nfiles--;
         if (min_free)
             fb = free_bytes(dir);
         pthread_mutex_lock(&o->lock);
@@ -742,6 +749,13 @@ static void retention(pc_out *o, int64_t need_free)
     for (size_t i = 0; i < nv; i++)
         free(v[i].path);
     free(v);
+    pthread_mutex_lock(&o->lock); /* what the folder holds now, for pc_out_stats */
+    o->scanned = 1;
+    o->scan_bytes = total;
+    o->scan_files = nfiles;
+    o->bytes_at_scan = o->bytes;
+    o->files_at_scan = o->files;
+    pthread_mutex_unlock(&o->lock);
 }
 
 /* A failed recording may be re-opened: its folder is writable and has free
@@ -1308,6 +1322,7 @@ int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, con
     const char *fmt = NULL;
     pick_format(index, oc, scheme, &fmt, &o->kind, err, n);
     o->url = strdup(oc->url);
+    dir_of(oc->url, o->folder, sizeof o->folder);
     o->fmt = dup_or_null(fmt);
     o->proto = strdup(scheme);
     o->segment_seconds = oc->segment_seconds;
@@ -1499,6 +1514,15 @@ void pc_out_stats(pc_out *o, pc_output_stats *st)
     st->last_written_ns = o->last_written_ns;
     st->last_pts_ns = o->last_pts_ns;
     snprintf(st->last_error, sizeof st->last_error, "%s", o->last_error);
+    st->recording = o->kind == K_FILE || o->kind == K_HLS;
+    st->segment_seconds = o->segment_seconds;
+    st->max_bytes = o->max_bytes;
+    st->max_age_s = o->max_age_s;
+    st->min_free = o->min_free;
+    st->used_bytes = o->scanned ? o->scan_bytes + (int64_t)(o->bytes - o->bytes_at_scan) : -1;
+    st->segments = o->scanned ? o->scan_files + (int64_t)(o->files - o->files_at_scan) : -1;
+    if (st->recording)
+        snprintf(st->folder, sizeof st->folder, "%s", o->folder);
     pthread_mutex_unlock(&o->lock);
 }
 
