@@ -32,6 +32,8 @@ struct pl_colour {
     pc_awb awb[PC_CAPTURE_MAX_CAMERAS];
     int cam[PC_CAPTURE_MAX_CAMERAS]; /* settings' camera of each slab (-1: the defaults) */
     int tables_stale;       /* the backend's copies of the tables need refreshing */
+    unsigned frozen;        /* bit k: slab k's camera is "auto" in the settings, held at
+                             * fixed gains by a freeze (pl_colour_freeze_wb) */
     uint64_t sets;          /* frame sets seen (white-balance cadence) */
 };
 
@@ -122,7 +124,9 @@ int pl_colour_open(pipeline *p)
     return 0;
 }
 
-int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen)
+/* Builds the state for settings s and hands it to the stage thread;
+ * frozen: its pl_colour.frozen. */
+static int request(pipeline *p, const pc_settings *s, unsigned frozen, char *err, size_t errlen)
 {
     /* the history under the lock, the tables outside it: the stage
      * thread never waits for a build */
@@ -136,18 +140,25 @@ int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errle
     pc_rawfmt fmt = p->col->fmt;
     for (int k = 0; k < n; k++) {
         h->awb[k] = p->col->awb[k];
-        h->wb_auto[k] = p->col->cc[k].wb_auto;
+        /* a frozen camera kept its estimate: thawed, it goes on from it */
+        h->wb_auto[k] = p->col->cc[k].wb_auto || (p->col->frozen >> k & 1);
     }
     pthread_mutex_unlock(&p->col_lock);
     pl_colour *next = build(s, n, &fmt, h, err, errlen);
     free(h);
     if (!next)
         return -1;
+    next->frozen = frozen;
     pthread_mutex_lock(&p->col_lock);
     pl_colour_free(p->col_next);
     p->col_next = next;
     pthread_mutex_unlock(&p->col_lock);
     return 0;
+}
+
+int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen)
+{
+    return request(p, s, 0, err, errlen);
 }
 
 /* Stage thread: the backend's copies of the tables in force (CUDA:
@@ -296,18 +307,64 @@ int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len)
     pthread_mutex_unlock(&p->settings_lock);
     pthread_mutex_lock(&p->col_lock);
     pl_colour *c = p->col;
+    unsigned frozen = 0;
     for (int k = 0; k < c->n; k++) {
         int cam = pc_settings_camera_for_slab(s, k);
-        if (cam >= 0 && c->cc[k].wb_auto)
+        /* frozen ones again at their held gains (a second freeze keeps them) */
+        if (cam >= 0 && (c->cc[k].wb_auto || (c->frozen >> k & 1))) {
             snprintf(s->cameras[cam].wb_gains, sizeof s->cameras[cam].wb_gains, "%.4f, %.4f, %.4f",
                      c->cc[k].cfg.wb[0], c->cc[k].cfg.wb[1], c->cc[k].cfg.wb[2]);
+            frozen |= 1u << k;
+        }
     }
     pthread_mutex_unlock(&p->col_lock);
     pl_colour_describe_wb(p, buf, len);
     char err[256];
-    int rc = pl_colour_request(p, s, err, sizeof err);
+    int rc = request(p, s, frozen, err, sizeof err);
     if (rc)
         snprintf(buf, len, "freeze failed: %s\n", err);
     free(s);
     return rc;
+}
+
+int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len)
+{
+    /* the settings as they are: "auto" cameras automatic again, going on
+     * from the gains they were held at */
+    pc_settings *s = malloc(sizeof *s);
+    if (!s) {
+        snprintf(buf, len, "out of memory\n");
+        return -1;
+    }
+    pthread_mutex_lock(&p->settings_lock);
+    *s = *p->s;
+    pthread_mutex_unlock(&p->settings_lock);
+    char err[256];
+    int rc = request(p, s, 0, err, sizeof err);
+    free(s);
+    if (rc)
+        snprintf(buf, len, "thaw failed: %s\n", err);
+    else
+        pl_colour_describe_wb(p, buf, len);
+    return rc;
+}
+
+void pl_colour_wb_json(pipeline *p, pc_json *j)
+{
+    pthread_mutex_lock(&p->col_lock);
+    const pl_colour *c = p->col_next ? p->col_next : p->col; /* a change asked for shows at once */
+    pc_json_array(j, "cameras");
+    for (int k = 0; c && k < c->n; k++) {
+        pc_json_object(j, NULL);
+        pc_json_int(j, "camera", k);
+        pc_json_bool(j, "auto", c->cc[k].wb_auto != 0);
+        pc_json_bool(j, "frozen", (c->frozen >> k & 1) != 0);
+        pc_json_array(j, "gains");
+        for (int i = 0; i < 3; i++)
+            pc_json_fixed(j, NULL, c->cc[k].cfg.wb[i], 4);
+        pc_json_array_end(j);
+        pc_json_object_end(j);
+    }
+    pc_json_array_end(j);
+    pthread_mutex_unlock(&p->col_lock);
 }

@@ -8,6 +8,8 @@
  *                       band of a slot -> its encoder; per-frame times
  *   pipeline_reload.c   main thread: configuration reload
  *   pipeline_control.c  control thread: the control socket's callbacks
+ *   pipeline_web.c      HTTP thread: the web page's API callbacks, its
+ *                       server and live picture (web_picture.c) set up
  *
  * Who owns what. Set-up (main thread) writes everything before it starts
  * the threads and teardown reads it after joining them; "owner" is who
@@ -53,6 +55,11 @@
  *                              gains under col_lock  (reload, control -> stage)
  *   camstats, cammetrics       metrics_lock          control thread
  *   last_frame_ns              atomic                encoder -> HTTP threads
+ *   webpic                     web_picture.c: the    stage thread offers a
+ *                              stage thread's part   slot; HTTP thread gets
+ *                              and its own thread    JPEGs (its lock)
+ *   webapi (web snapshots,     pipeline_web.c,       HTTP thread, snapshot
+ *     rates)                   under its lock        threads (answers)
  *   stop, failed, *_done,      atomics               any thread
  *     sets_taken, frames_done,
  *     snapshots_active
@@ -72,6 +79,8 @@
 #include "stats.h"
 #include "backend.h"
 #include "encode.h" /* encode_stub.c without FFmpeg */
+#include "json.h"
+#include "web_picture.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -185,6 +194,9 @@ struct pipeline {
                            * zero-copy band threads: download/wait of their
                            * rows of the slot they hold */
     pc_http *http;        /* daemon.metrics_listen, or NULL (its own threads) */
+    pc_http *web;         /* daemon.http_listen: the web page, or NULL (its own threads) */
+    pc_web_picture *webpic; /* its live picture (stage thread offers; own thread) */
+    struct pl_web *webapi;  /* the web API's state (pipeline_web.c, its own lock) */
     atomic_int_fast64_t last_frame_ns; /* band 0 ->: pc_now_ns() of the last frame set done (healthz) */
     /* layout: 1 band (stacked) or K bands of whole cameras */
     pc_layout_plan plan;
@@ -307,6 +319,11 @@ int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errle
  * freeze: also fixes the auto cameras at those gains (until a reload). */
 int pl_colour_describe_wb(pipeline *p, char *buf, size_t len);
 int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len);
+/* Undoes a freeze: the configuration's "auto" cameras automatic again. */
+int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len);
+/* The white balance in force as the JSON array "cameras" (per slab: auto,
+ * frozen, gains). */
+void pl_colour_wb_json(pipeline *p, pc_json *j);
 
 /* pipeline_reload.c */
 void pl_reload(pipeline *p);
@@ -315,5 +332,16 @@ void pl_reload(pipeline *p);
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
 /* The HTTP metrics server's callbacks (pipeline_control.c). */
 void pl_http_ops(pipeline *p, pc_http_ops *ops);
+
+/* pipeline_web.c: the web page (daemon.http_listen). start: after the
+ * debayer's pictures, before the stage thread; stop: with the other
+ * servers; close: after the stage thread and the snapshots ended. */
+typedef struct pl_web pl_web;
+void pl_web_start(pipeline *p);
+void pl_web_stop(pipeline *p);
+void pl_web_close(pipeline *p);
+/* The answer to a snapshot request (any thread): to the control client
+ * or the web request that asked, by token. */
+void pl_snapshot_done(pipeline *p, unsigned long long token, int rc, const char *msg);
 
 #endif

@@ -18,7 +18,7 @@ typedef struct snapshot_job {
     pc_algo_id algo;
     char path[PC_PATH_LEN];
     const pc_logger *log;
-    pc_control *ctl;          /* answers the client that asked (token) */
+    pipeline *p;              /* answers the client that asked (token) */
     unsigned long long token; /* 0: asked by --snapshot */
 } snapshot_job;
 
@@ -49,7 +49,7 @@ static void *snapshot_thread(void *arg)
         pc_log(sj->log, PC_LOG_NOTICE, "snapshot written to %s (%dx%d, %s)", sj->path, sj->width,
                sj->height, pc_algo_get(sj->algo)->name);
     if (sj->token)
-        pc_control_done(sj->ctl, sj->token, rc, rc ? msg : sj->path);
+        pl_snapshot_done(sj->p, sj->token, rc, rc ? msg : sj->path);
     free(rgb);
     free(sj->raw);
     atomic_fetch_sub(sj->active, 1);
@@ -76,7 +76,7 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
         free(raw);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: out of memory", path);
         if (token)
-            pc_control_done(p->ctl, token, -1, "out of memory");
+            pl_snapshot_done(p, token, -1, "out of memory");
         return;
     }
     if (pl_colour_active(p))
@@ -84,7 +84,7 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
     else
         pc_frameset_stack(set, raw, (size_t)p->width);
     *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, p->st.algo, "", &p->d->logger,
-                         p->ctl, token};
+                         p, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
     pthread_t t;
     pthread_attr_t a;
@@ -95,7 +95,7 @@ static void snapshot_take(pipeline *p, const pc_frameset *set)
         atomic_fetch_sub(&p->snapshots_active, 1);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: cannot start a thread", path);
         if (token)
-            pc_control_done(p->ctl, token, -1, "cannot start a thread");
+            pl_snapshot_done(p, token, -1, "cannot start a thread");
         free(raw);
         free(sj);
     }
@@ -237,6 +237,7 @@ void *pl_stage_main(void *arg)
             break;
         }
         atomic_fetch_add(&p->sets_taken, 1);
+        pc_web_picture_offer(p->webpic, j.slot); /* the web page's picture, when wanted */
         pl_dispatch(p, j);
     }
     pl_dispatch(p, (job){.slot = -1});
