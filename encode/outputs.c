@@ -658,8 +658,9 @@ static int seg_cmp(const void *a, const void *b)
  * file system has less than min_free free (also used, with PROBE_MIN_FREE,
  * to make room after a full disk). Its segments: files in the pattern's
  * folder whose names start with the pattern's text before the first '%'
- * (or its stem and '-') and end with its extension. Never the open one. */
-static void retention(pc_out *o, int64_t need_free)
+ * (or its stem and '-') and end with its extension. Never the open one.
+ * count_only: deletes nothing, only counts what they take (pc_out_stats). */
+static void retention(pc_out *o, int64_t need_free, int count_only)
 {
     if (o->segment_seconds <= 0 || o->kind != K_FILE)
         return;
@@ -728,7 +729,7 @@ static void retention(pc_out *o, int64_t need_free)
             why = "max_age";
         else if (min_free && fb >= 0 && fb < min_free)
             why = o->min_free >= need_free ? "min_free" : "disk full";
-        if (!why)
+        if (!why || count_only)
             break;
         if (unlink(v[i].path) != 0) {
             pc_log(o->log, PC_LOG_WARNING, "encode: output %d: retention (%s): cannot delete '%s': %s",
@@ -784,7 +785,7 @@ static int recording_ready(pc_out *o)
     if (o->min_free > need)
         need = o->min_free;
     if (fb >= 0 && fb < need && (o->max_bytes || o->max_age_s || o->min_free)) {
-        retention(o, need); /* an output with a retention limit makes room itself */
+        retention(o, need, 0); /* an output with a retention limit makes room itself */
         fb = free_bytes(dir);
     }
     if (fb >= 0 && fb < need) {
@@ -966,7 +967,10 @@ static int open_target(pc_out *o, char *err, size_t n)
     o->seg_idr_asked = 0;
     pthread_mutex_lock(&o->lock);
     o->files++;
+    int scanned = o->scanned;
     pthread_mutex_unlock(&o->lock);
+    if (!scanned) /* what the folder holds from the start (the first cut scans again) */
+        retention(o, 0, 1);
     return 0;
 }
 
@@ -1192,7 +1196,7 @@ static void *out_thread(void *arg)
                     pc_log(o->log, PC_LOG_INFO, "encode: output %d: new segment '%s'", o->index,
                            o->cur_path);
                     o->seg_start_pts = pkt->pts;
-                    retention(o, 0);
+                    retention(o, 0, 0);
                     /* the other streams start the new file at their own
                      * next keyframe (asked for above) */
                     for (int i = 0; i < o->nstreams; i++)
