@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ typedef int MHD_RESULT;
 typedef enum MHD_Result MHD_RESULT;
 #endif
 
-/* A client address's token buckets (the server's thread only). */
+/* A client address's token buckets (under pc_http.rate_lock). */
 typedef struct rate_slot {
     int used;
     unsigned char addr[16];
@@ -92,8 +93,9 @@ struct pc_http {
     pc_http_ops ops;
     const pc_logger *lg;
     int web;
-    char token[257];   /* "" = control over HTTP off */
+    char token[257];   /* "" = control over HTTP off (constant after start) */
     char token_why[400]; /* why it is off */
+    pthread_mutex_t rate_lock; /* the connections' threads share the buckets */
     rate_slot rate[RATE_SLOTS];
 };
 
@@ -191,6 +193,7 @@ static int rate_ok(pc_http *h, struct MHD_Connection *c, int post)
             memcpy(key + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
     }
     int64_t now = mono_ns();
+    pthread_mutex_lock(&h->rate_lock);
     rate_slot *s = NULL, *oldest = &h->rate[0];
     for (int i = 0; i < RATE_SLOTS && !s; i++) {
         if (h->rate[i].used && memcmp(h->rate[i].addr, key, 16) == 0)
@@ -211,12 +214,14 @@ static int rate_ok(pc_http *h, struct MHD_Connection *c, int post)
     s->post += dt * PC_HTTP_POST_PER_S;
     if (s->post > PC_HTTP_POST_BURST)
         s->post = PC_HTTP_POST_BURST;
-    if (s->all < 1 || (post && s->post < 1))
-        return 0;
-    s->all -= 1;
-    if (post)
-        s->post -= 1;
-    return 1;
+    int ok = s->all >= 1 && (!post || s->post >= 1);
+    if (ok) {
+        s->all -= 1;
+        if (post)
+            s->post -= 1;
+    }
+    pthread_mutex_unlock(&h->rate_lock);
+    return ok;
 }
 
 /* ------------------------------------------------------------ the token */
@@ -497,6 +502,7 @@ int pc_http_start(pc_http **out, const pc_http_config *cfg, const pc_http_ops *o
         h->ops = *ops;
     h->lg = lg;
     h->web = cfg->web;
+    pthread_mutex_init(&h->rate_lock, NULL);
     if (!cfg->web) {
         snprintf(h->token_why, sizeof h->token_why, "this listener is read-only");
     } else if (!cfg->token_file || !cfg->token_file[0]) {
@@ -516,7 +522,10 @@ int pc_http_start(pc_http **out, const pc_http_config *cfg, const pc_http_ops *o
             pc_log(lg, PC_LOG_INFO, "http: control token from %s", cfg->token_file);
         }
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    /* a thread per connection: a request may wait (the first live
+     * picture) without holding up the others */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+                     MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     uint16_t port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
@@ -527,6 +536,7 @@ int pc_http_start(pc_http **out, const pc_http_config *cfg, const pc_http_ops *o
                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)8,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+                              MHD_OPTION_THREAD_STACK_SIZE, (size_t)512 * 1024,
                               MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                               MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
@@ -534,6 +544,7 @@ int pc_http_start(pc_http **out, const pc_http_config *cfg, const pc_http_ops *o
     if (!h->mhd) {
         snprintf(err, errlen, "%s %s: cannot listen (address in use, not on this host, or a "
                  "port below 1024 without the privilege)", key, cfg->listen);
+        pthread_mutex_destroy(&h->rate_lock);
         free(h);
         return -1;
     }
@@ -553,6 +564,7 @@ void pc_http_stop(pc_http *h)
     if (!h)
         return;
     MHD_stop_daemon(h->mhd);
+    pthread_mutex_destroy(&h->rate_lock);
     free(h);
 }
 

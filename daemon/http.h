@@ -23,8 +23,8 @@
  *   4 KiB (413 past it, 415 without Content-Type: application/json).
  *
  * Bounded in both roles: 32 connections (8 per client address), 10 s idle
- * timeout, 32 KiB of request memory per connection, one internal thread
- * (every callback below runs on it, one at a time); the web role also
+ * timeout, 32 KiB of request memory per connection, a thread per
+ * connection (the callbacks below may run on several at once); the web role also
  * limits each client address to 50 requests a second (bursts of 100) and 5
  * POSTs a second (bursts of 20): past that, 429 with Retry-After. Behind a
  * reverse proxy every client shares the proxy's address and these limits;
@@ -69,8 +69,8 @@ typedef struct pc_http_ops {
     int (*api_status)(void *user, pc_json *j);
     /* The latest JPEG of the live picture (camera -1) or of camera k's
      * thumbnail: a malloc'd copy in *data (the caller frees it), its
-     * sequence number. -1 with why when there is none (yet), -2 when
-     * there is no such camera. */
+     * sequence number; waits up to 2 s for the first one. -1 with why
+     * when there is none, -2 when there is no such camera. */
     int (*picture)(void *user, int camera, uint8_t **data, size_t *len, uint64_t *seq, char *why, size_t n);
     /* algo/variant already checked against the algorithm table */
     int (*set_algo)(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t n);

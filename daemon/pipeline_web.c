@@ -54,6 +54,26 @@ struct pl_web {
 
 /* ------------------------------------------------------------- status */
 
+/* w->lock held: a snapshot no frame set took within 15 s fails, and its
+ * request is taken back. */
+static void expire_snapshots(pipeline *p, pl_web *w)
+{
+    int64_t now = pc_now_ns();
+    for (int i = 0; i < WEB_SNAPS; i++) {
+        web_snap *s = &w->snap[i];
+        if (!s->token || s->state != 1 || now - s->asked_ns <= SNAP_TIMEOUT_NS)
+            continue;
+        pthread_mutex_lock(&p->snap_lock);
+        if (p->snap_token == s->token) {
+            p->snap_path[0] = '\0';
+            p->snap_token = 0;
+        }
+        pthread_mutex_unlock(&p->snap_lock);
+        s->state = 3;
+        snprintf(s->msg, sizeof s->msg, "no frame set came within 15 s to take it");
+    }
+}
+
 /* A rate from a counter, refreshed when the last sample is >= 1 s old. */
 static double rate(int64_t now, uint64_t count, int64_t *t, uint64_t *last, double *r)
 {
@@ -243,6 +263,7 @@ static int web_status(void *user, pc_json *j)
     pc_web_picture_info_get(p->webpic, &pi);
 
     pthread_mutex_lock(&w->lock);
+    expire_snapshots(p, w);
     pc_json_object(j, NULL);
     pc_json_object(j, "daemon");
     pc_json_str(j, "version", PANOCAP_VERSION);
@@ -314,6 +335,32 @@ static int web_status(void *user, pc_json *j)
     pc_json_fixed(j, "stage_ms_max", pi.stage_ms_max, 3);
     pc_json_fixed(j, "worker_ms_mean", pi.worker_ms_mean, 2);
     pc_json_object_end(j);
+
+    /* the snapshots the web asked for, newest first: the page downloads
+     * one once it is written */
+    pc_json_array(j, "snapshots");
+    int order[WEB_SNAPS], ns = 0;
+    for (int i = 0; i < WEB_SNAPS; i++)
+        if (w->snap[i].token) {
+            int k = ns++;
+            while (k > 0 && w->snap[order[k - 1]].asked_ns < w->snap[i].asked_ns) {
+                order[k] = order[k - 1];
+                k--;
+            }
+            order[k] = i;
+        }
+    for (int k = 0; k < ns; k++) {
+        const web_snap *sn = &w->snap[order[k]];
+        char url[128];
+        snprintf(url, sizeof url, "api/snapshots/%s", sn->name);
+        pc_json_object(j, NULL);
+        pc_json_str(j, "file", sn->name);
+        pc_json_str(j, "url", url);
+        pc_json_str(j, "state", sn->state == 1 ? "writing" : sn->state == 2 ? "written" : "failed");
+        pc_json_str(j, "error", sn->state == 3 ? sn->msg : "");
+        pc_json_object_end(j);
+    }
+    pc_json_array_end(j);
 
     /* the virtual cameras, once there are any: their picture and controls */
     pc_json_array(j, "views");
@@ -417,6 +464,7 @@ static int web_snapshot_file(void *user, const char *name, char *path, size_t pa
     pl_web *w = p->webapi;
     *unknown = 0;
     pthread_mutex_lock(&w->lock);
+    expire_snapshots(p, w);
     web_snap *s = NULL;
     for (int i = 0; i < WEB_SNAPS && !s; i++)
         if (w->snap[i].token && !strcmp(w->snap[i].name, name))
@@ -425,18 +473,6 @@ static int web_snapshot_file(void *user, const char *name, char *path, size_t pa
     if (!s) {
         *unknown = 1;
         snprintf(err, n, "no snapshot %s (the web keeps its last %d)", name, WEB_SNAPS);
-        rc = -1;
-    } else if (s->state == 1 && pc_now_ns() - s->asked_ns > SNAP_TIMEOUT_NS) {
-        /* no frame set took it: take the request back */
-        pthread_mutex_lock(&p->snap_lock);
-        if (p->snap_token == s->token) {
-            p->snap_path[0] = '\0';
-            p->snap_token = 0;
-        }
-        pthread_mutex_unlock(&p->snap_lock);
-        s->state = 3;
-        snprintf(s->msg, sizeof s->msg, "no frame set came within 15 s to take it");
-        snprintf(err, n, "snapshot %s: %s", name, s->msg);
         rc = -1;
     } else if (s->state == 1) {
         rc = 1;

@@ -22,6 +22,7 @@
 #define THUMB_MIN_W 160
 #define WANTED_NS (5LL * 1000000000)
 #define JPEG_QUALITY 4
+#define FIRST_WAIT_MS 2000 /* a reader waits this long for the first picture */
 
 typedef struct jpeg_buf {
     uint8_t *data;
@@ -47,7 +48,8 @@ struct pc_web_picture {
     int failed;            /* stage thread: the downscale failed once: off */
 
     pthread_mutex_t lock;
-    pthread_cond_t cond;
+    pthread_cond_t cond;   /* -> the worker: busy, stop */
+    pthread_cond_t made;   /* -> waiting readers: a picture was published (CLOCK_MONOTONIC) */
     int busy, stop;
     pthread_t thread;
     int started;
@@ -163,6 +165,7 @@ static void make_jpegs(pc_web_picture *w)
     w->seq++;
     w->made_ns = pc_now_ns();
     w->worker_ms_sum += ms;
+    pthread_cond_broadcast(&w->made);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -197,6 +200,11 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     w->cfg = *cfg;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->made, &ca);
+    pthread_condattr_destroy(&ca);
     atomic_init(&w->wanted_ns, 0);
     *out = w; /* from here on, pc_web_picture_close cleans up */
 
@@ -319,9 +327,13 @@ int pc_web_picture_get(pc_web_picture *w, int camera, uint8_t **data, size_t *le
     atomic_store(&w->wanted_ns, pc_now_ns());
     pthread_mutex_lock(&w->lock);
     const jpeg_buf *b = camera < 0 ? &w->pano : &w->cam[camera];
+    /* the first one after a pause comes within a frame period or two */
+    struct timespec until = pc_deadline_ms(CLOCK_MONOTONIC, FIRST_WAIT_MS);
+    while (!b->data && !w->stop && pthread_cond_timedwait(&w->made, &w->lock, &until) == 0)
+        ;
     int rc = -1;
     if (!b->data) {
-        snprintf(why, n, "no picture yet%s%s (one comes within a second of being asked for while frame sets flow)",
+        snprintf(why, n, "no picture within %.1f s%s%s (one is made while frame sets flow)", FIRST_WAIT_MS / 1000.0,
                  w->last_error[0] ? ": " : "", w->last_error);
     } else if (!(*data = malloc(b->len))) {
         snprintf(why, n, "out of memory");
@@ -388,5 +400,6 @@ void pc_web_picture_close(pc_web_picture *w)
         free(w->cam[k].data);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
+    pthread_cond_destroy(&w->made);
     free(w);
 }

@@ -18,9 +18,10 @@
  * The size: the strip is at most about 1600 pixels wide (each camera
  * scaled down by the same integer, a thumbnail at least 160 pixels wide).
  *
- * Threads: offer from the stage thread only; get and info from any
- * thread; open and close from the main thread (before the stage thread
- * starts, after it ended). */
+ * Threads: offer from the stage thread only; get (which waits up to 2 s
+ * for the first picture) and info from any thread; open and close from
+ * the main thread (before the stage thread starts, after it ended; close
+ * after the HTTP server stopped). */
 #ifndef PANOCAP_WEB_PICTURE_H
 #define PANOCAP_WEB_PICTURE_H
 
@@ -64,8 +65,8 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
 /* Stage thread, per frame set, once slot's picture is complete (waited). */
 void pc_web_picture_offer(pc_web_picture *w, int slot);
 /* The latest JPEG: the strip (camera -1) or camera k's thumbnail, as a
- * malloc'd copy (the caller frees it). Marks the picture as wanted.
- * 0; -1 none yet (why); -2 no such camera. */
+ * malloc'd copy (the caller frees it). Marks the picture as wanted and
+ * waits up to 2 s for the first one. 0; -1 none (why); -2 no such camera. */
 int pc_web_picture_get(pc_web_picture *w, int camera, uint8_t **data, size_t *len, uint64_t *seq, char *why,
                        size_t n);
 void pc_web_picture_info_get(pc_web_picture *w, pc_web_picture_info *info);
