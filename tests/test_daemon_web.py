@@ -22,12 +22,14 @@ recording with a retention limit, automatic white balance, a control socket.
     answers again after a pause;
   - a second daemon without a usable token file (mode 0644): control over
     HTTP is off (403 with the reason) and metrics_listen = http_listen is
-    one listener.
+    one listener; a third with the first one's token file: not shown again;
+  - the keys' checks (--check-config).
 Usage: test_daemon_web.py PANOCAP"""
 import io
 import os
 import re
 import stat
+import subprocess
 import sys
 import time
 
@@ -42,7 +44,7 @@ except ImportError:
 
 if len(sys.argv) < 2:
     skip_all("usage: test_daemon_web.py PANOCAP")
-EXE = sys.argv[1]
+EXE = os.path.abspath(sys.argv[1])
 DIR = tmpdir("web")
 W, H = (320, 180) if sanitized() else (640, 360)
 
@@ -366,7 +368,20 @@ def second_daemon(old_token_file):
     check(d.stop() == 0, "SIGTERM: exit 0")
 
 
+def settings():
+    """The keys' checks, as --check-config and a start make them."""
+    r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_listen=localhost:8080"], capture_output=True,
+                       text=True, cwd=DIR)
+    check(r.returncode == 78 and 'daemon.http_listen: "localhost:8080": "localhost" is not a numeric' in r.stderr,
+          "--check-config: a host name in http_listen is refused (78): %s" % r.stderr.strip().splitlines()[0])
+    r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_token_file=" + os.path.join(DIR, "t")],
+                       capture_output=True, text=True, cwd=DIR)
+    check(r.returncode == 0 and "daemon.http_token_file: has no effect without daemon.http_listen" in r.stderr,
+          "--check-config: a token file without http_listen is a warning")
+
+
 def main():
+    settings()
     tf = main_daemon()
     if tf:
         second_daemon(tf)

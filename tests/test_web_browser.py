@@ -30,7 +30,7 @@ from web_testutil import (Daemon, check, control, diag, done, free_port, sanitiz
 
 if len(sys.argv) < 3:
     skip_all("usage: test_web_browser.py PANOCAP ARTEFACT_DIR")
-EXE, ARTEFACTS = sys.argv[1], sys.argv[2]
+EXE, ARTEFACTS = os.path.abspath(sys.argv[1]), sys.argv[2]
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 try:
     from selenium import webdriver
@@ -147,9 +147,10 @@ def run(drv, d, token):
     time.sleep(0.3)
     s2, b = seq(), img.screenshot_as_png
     check(s2 > s1 and a != b, "the live picture changes between two reads (pictures %d -> %d, pixels differ)" % (s1, s2))
-    thumbs = wait_for(lambda: [t for t in drv.find_elements(By.CSS_SELECTOR, "#camera-table img.thumb")
-                               if drv.execute_script("return arguments[0].naturalWidth", t) > 0], 10 * SLOW)
-    check(len(thumbs) == 5, "each camera's thumbnail shows (%d)" % len(thumbs))
+    loaded = lambda: [t for t in drv.find_elements(By.CSS_SELECTOR, "#camera-table img.thumb")  # noqa: E731
+                      if drv.execute_script("return arguments[0].naturalWidth", t) > 0]
+    wait_for(lambda: len(loaded()) == 5, 10 * SLOW)
+    check(len(loaded()) == 5, "each camera's thumbnail shows (%d)" % len(loaded()))
 
     time.sleep(1)
     logs = [e for e in console(drv) if e[0] in ("SEVERE", "WARNING")]
