@@ -144,8 +144,22 @@ static MHD_RESULT queue(struct MHD_Connection *c, http_answer *a)
         return MHD_NO;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->type ? a->type : "text/plain; charset=utf-8");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (a->etag) {
+        /* the page's files: revalidated every time (304 while unchanged),
+         * so a new panocap's page replaces the old one without a forced
+         * reload; nothing but its own files, never in a frame */
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, a->etag);
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+        MHD_add_response_header(r, "X-Frame-Options", "DENY");
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: "
+                                "data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action "
+                                "'none'");
+    } else {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    }
     if (a->allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, a->allow);
     char v[160];
@@ -315,6 +329,7 @@ static void plain_get(pc_http *h, struct MHD_Connection *c, const char *url, htt
     }
     const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     a->type = as->type;
+    a->etag = as->etag;
     if (inm && strcmp(inm, as->etag) == 0) {
         a->code = 304;
         return;
@@ -327,36 +342,6 @@ static void plain_get(pc_http *h, struct MHD_Connection *c, const char *url, htt
     memcpy(a->body, as->data, as->size);
     a->len = as->size;
     a->code = 200;
-}
-
-/* Headers the page's own files carry (besides queue()'s). */
-static MHD_RESULT queue_asset(struct MHD_Connection *c, http_answer *a, const char *url)
-{
-    const pc_web_asset *as = pc_web_asset_find(url);
-    struct MHD_Response *r = MHD_create_response_from_buffer(a->len, a->body ? a->body : (char *)"",
-                                                             a->body ? MHD_RESPMEM_MUST_FREE
-                                                                     : MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        http_answer_free(a);
-        return MHD_NO;
-    }
-    a->body = NULL;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
-    /* revalidated every time (304 while unchanged): a new panocap's page
-     * replaces the old one without a forced reload */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, as->etag);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
-    MHD_add_response_header(r, "Content-Security-Policy",
-                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: "
-                            "data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action "
-                            "'none'");
-    MHD_RESULT ret = MHD_queue_response(c, a->code, r);
-    MHD_destroy_response(r);
-    http_answer_free(a);
-    return ret;
 }
 
 /* First call of a POST route: what can be refused before the body. */
@@ -458,13 +443,9 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
             http_answer_error(&a, 413, "the body is longer than %d bytes", PC_HTTP_BODY_MAX);
         else
             http_api_run(&h->ops, &rq->route, rq->body, rq->len, h->lg, &a);
-        if (a.code >= 200 && a.code < 300 && rq->route.post)
-            pc_log(h->lg, PC_LOG_INFO, "http: %s %s: %u", method, url, a.code);
         return queue(c, &a);
     }
     plain_get(h, c, url, &a);
-    if (h->web && pc_web_asset_find(url) && (a.code == 200 || a.code == 304))
-        return queue_asset(c, &a, url);
     return queue(c, &a);
 }
 

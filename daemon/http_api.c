@@ -252,7 +252,7 @@ static void white_balance(const pc_http_ops *ops, const char *body, size_t len, 
     ok_answer(a, "mode", mode, "gains", text);
 }
 
-static void idr(const pc_http_ops *ops, const char *body, size_t len, http_answer *a)
+static void idr(const pc_http_ops *ops, const char *body, size_t len, const pc_logger *lg, http_answer *a)
 {
     pc_json_field f[BODY_FIELDS];
     if (read_body(body, len, "POST /api/idr", "", f, a) < 0)
@@ -266,6 +266,7 @@ static void idr(const pc_http_ops *ops, const char *body, size_t len, http_answe
         http_answer_error(a, 409, "%s", err);
         return;
     }
+    pc_log(lg, PC_LOG_NOTICE, "http: keyframe requested");
     ok_answer(a, NULL, NULL, NULL, NULL);
 }
 
@@ -353,7 +354,7 @@ void http_api_run(const pc_http_ops *ops, const http_route *r, const char *body,
 {
     switch (r->id) {
     case API_STATUS: {
-        size_t cap = 128 * 1024;
+        size_t cap = 512 * 1024; /* 16 cameras, 17 encoders, 8 outputs each: under 150 KB */
         char *buf = malloc(cap);
         if (!buf) {
             http_answer_error(a, 500, "out of memory");
@@ -373,7 +374,7 @@ void http_api_run(const pc_http_ops *ops, const http_route *r, const char *body,
     case API_SNAPSHOT_FILE: snapshot_file(ops, r->name, a); return;
     case API_ALGO: set_algo(ops, body, len, lg, a); return;
     case API_WB: white_balance(ops, body, len, lg, a); return;
-    case API_IDR: idr(ops, body, len, a); return;
+    case API_IDR: idr(ops, body, len, lg, a); return;
     case API_SNAPSHOT: snapshot(ops, body, len, a); return;
     }
     http_answer_error(a, 500, "route %d not handled", (int)r->id);

@@ -38,6 +38,8 @@ typedef struct http_answer {
     int retry_after;         /* > 0: Retry-After: N */
     char filename[96];       /* "": none; else Content-Disposition: attachment */
     uint64_t seq;            /* > 0: X-Panocap-Picture: N */
+    const char *etag;        /* one of the page's own files: its ETag (and
+                              * the headers a page gets: http.c) */
 } http_answer;
 
 #define HTTP_JSON "application/json; charset=utf-8"

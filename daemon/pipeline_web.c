@@ -47,7 +47,8 @@ struct pl_web {
     uint64_t band_bytes[PL_MAX_BANDS + 1];
     double band_bps[PL_MAX_BANDS + 1];
     pc_camera_stats cams[PC_CAPTURE_MAX_CAMERAS];
-    pc_encoder_stats est;
+    pc_encoder_stats est[PL_MAX_BANDS + 1];
+    char enc_name[PL_MAX_BANDS + 1][32], enc_codec[PL_MAX_BANDS + 1][16];
     web_snap snap[WEB_SNAPS];
     unsigned long long next_token;
 };
@@ -181,56 +182,53 @@ static void recording_json(pc_json *j, const pc_output_stats *o)
 static void encoders_json(pipeline *p, pl_web *w, pc_json *j, const pc_stats_snapshot *snap, int64_t now)
 {
     int nthreads = p->have_encoder ? p->nthreads : 0;
+    pthread_mutex_lock(&p->enc_lock); /* a band's thread may be swapping its encoder */
+    for (int b = 0; b < nthreads; b++) {
+        pc_encoder *e = p->band[b].enc;
+        snprintf(w->enc_name[b], sizeof w->enc_name[b], "%s", e ? pc_encoder_name(e) : "");
+        snprintf(w->enc_codec[b], sizeof w->enc_codec[b], "%s", e ? pc_encoder_codec(e) : "");
+        if (e)
+            pc_encoder_stats_get(e, &w->est[b]);
+        else
+            memset(&w->est[b], 0, sizeof w->est[b]);
+    }
+    pthread_mutex_unlock(&p->enc_lock);
+
     pc_json_array(j, "encoders");
     for (int b = 0; b < nthreads; b++) {
-        pl_band *band = &p->band[b];
-        pthread_mutex_lock(&p->enc_lock);
-        const char *name = band->enc ? pc_encoder_name(band->enc) : "", *codec = band->enc ? pc_encoder_codec(band->enc) : "";
-        char nm[32], cd[16];
-        snprintf(nm, sizeof nm, "%s", name);
-        snprintf(cd, sizeof cd, "%s", codec);
-        if (band->enc)
-            pc_encoder_stats_get(band->enc, &w->est);
-        else
-            memset(&w->est, 0, sizeof w->est);
-        pthread_mutex_unlock(&p->enc_lock);
+        const pl_band *band = &p->band[b];
+        const pc_encoder_stats *es = &w->est[b];
         pc_json_object(j, NULL);
         pc_json_int(j, "band", band->preview ? -1 : b);
         pc_json_bool(j, "preview", band->preview);
-        pc_json_str(j, "encoder", nm);
-        pc_json_str(j, "codec", cd);
-        if (band->preview) {
+        pc_json_str(j, "encoder", w->enc_name[b]);
+        pc_json_str(j, "codec", w->enc_codec[b]);
+        if (band->preview) { /* its size is kept in rows x row0 (pipeline_encoder.c) */
             pc_json_int(j, "width", band->rows);
             pc_json_int(j, "height", band->row0);
         } else {
             pc_json_int(j, "first_row", band->row0);
             pc_json_int(j, "rows", band->rows);
         }
-        pc_json_int(j, "bitrate_bps", w->est.bitrate);
-        pc_json_fixed(j, "bitrate_out_bps",
-                      rate(now, w->est.bytes_out * 8, &w->band_t[b], &w->band_bytes[b], &w->band_bps[b]), 0);
-        pc_json_uint(j, "frames", w->est.frames_in);
-        pc_json_uint(j, "keyframes", w->est.keyframes);
+        pc_json_int(j, "bitrate_bps", es->bitrate);
+        pc_json_fixed(j, "bitrate_out_bps", rate(now, es->bytes_out * 8, &w->band_t[b], &w->band_bytes[b],
+                                                 &w->band_bps[b]), 0);
+        pc_json_uint(j, "frames", es->frames_in);
+        pc_json_uint(j, "keyframes", es->keyframes);
         pc_json_object_end(j);
     }
     pc_json_array_end(j);
 
     pc_json_array(j, "outputs");
     for (int b = 0; b < nthreads; b++) {
-        pl_band *band = &p->band[b];
+        const pl_band *band = &p->band[b];
         if (p->mux && b > 0 && !band->preview)
-            continue;
-        pthread_mutex_lock(&p->enc_lock);
-        if (band->enc)
-            pc_encoder_stats_get(band->enc, &w->est);
-        else
-            memset(&w->est, 0, sizeof w->est);
-        pthread_mutex_unlock(&p->enc_lock);
-        for (int o = 0; o < w->est.n_outputs; o++) {
-            const pc_output_stats *os = &w->est.outputs[o];
+            continue; /* the bands' shared outputs: once */
+        for (int o = 0; o < w->est[b].n_outputs; o++) {
+            const pc_output_stats *os = &w->est[b].outputs[o];
             pc_json_object(j, NULL);
             pc_json_int(j, "index", o);
-            pc_json_int(j, "band", band->preview ? -1 : p->mux ? -1 : b);
+            pc_json_int(j, "band", band->preview || p->mux ? -1 : b);
             pc_json_bool(j, "preview", band->preview);
             pc_json_str(j, "url", os->url);
             pc_json_str(j, "state", pc_output_state_name(os->state));

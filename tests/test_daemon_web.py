@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """test_daemon_web.py - the web page's JSON API (daemon.http_listen) of the
-real panocap: fake cameras (small), CPU backend, libx264 in bands into a
-recording with a retention limit, automatic white balance, a control socket.
+real panocap: fake cameras (small), CPU backend, libx264 in five bands into
+one recording with a retention limit, a preview rendition, automatic white
+balance, a control socket.
 
   - the token file is made (mode 0600, 64 hex digits) and the token is in
     the log exactly once;
@@ -76,6 +77,8 @@ def main_daemon():
     args = ["--source", "fake", "--fps", "25", "-s", "outputs[0].url=" + rec, "--encoder", "libx264", "--stats-interval", "0",
             "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H, "-s", "capture.wb_gains=auto",
             "-s", "debayer.backend=cpu", "-s", "encode.gop=3000", "-s", "encode.bitrate=2M",
+            "-s", "encode.layout=bands", "-s", "encode.bands=5", "-s", "encode.preview_scale=4",
+            "-s", "encode.preview_url=" + os.path.join(DIR, "preview.ts"),
             "-s", "outputs[0].segment=3600", "-s", "outputs[0].max_bytes=500M",
             "-s", "daemon.control=" + sock, "-s", "daemon.http_listen=127.0.0.1:%d" % port,
             "-s", "daemon.http_token_file=" + token_file, "-s", "daemon.snapshot_dir=" + DIR]
@@ -124,20 +127,27 @@ def main_daemon():
           and pl["stages"]["debayer"]["p99_ms"] >= pl["stages"]["debayer"]["p50_ms"] > 0,
           "status: stage times p50/p99 (debayer p50 %.2f p99 %.2f ms)" % (pl["stages"]["debayer"]["p50_ms"],
                                                                            pl["stages"]["debayer"]["p99_ms"]))
-    enc = s2["encoders"]
-    check(len(enc) == pl["bands"] and all(e["encoder"] == "libx264" and e["frames"] > 0 for e in enc),
-          "status: %d encoders, libx264, encoding" % len(enc))
+    enc = [e for e in s2["encoders"] if not e["preview"]]
+    prev = [e for e in s2["encoders"] if e["preview"]]
+    check(pl["layout"] == "bands" and len(enc) == pl["bands"] == 5 and [e["band"] for e in enc] == list(range(5))
+          and all(e["encoder"] == "libx264" and e["frames"] > 0 and e["rows"] == H and e["first_row"] == i * H
+                  for i, e in enumerate(enc)),
+          "status: 5 band encoders, libx264, %d rows each, encoding" % H)
+    check(len(prev) == 1 and prev[0]["width"] == W // 4 and prev[0]["height"] == 5 * H // 4 and prev[0]["frames"] > 0,
+          "status: the preview's encoder, %sx%s" % (prev[0].get("width") if prev else None,
+                                                   prev[0].get("height") if prev else None))
     outs = s2["outputs"]
-    o = outs[0] if outs else {}
+    o = ([x for x in outs if not x["preview"]] or [{}])[0]
     recd = o.get("recording") or {}
-    check(len(outs) == 1 and o["url"] == rec and o["state"] == "ok" and o["packets_written"] > 0 and o["errors"] == 0,
-          "status: the recording output: %s, state %s, %s packets written" % (o.get("url"), o.get("state"),
-                                                                                o.get("packets_written")))
+    check(len(outs) == 2 and o["url"] == rec and o["band"] == -1 and o["state"] == "ok" and o["packets_written"] > 0
+          and o["errors"] == 0 and any(x["preview"] and x["url"].endswith("preview.ts") for x in outs),
+          "status: the recording (the 5 bands' streams, listed once): %s, state %s, %s packets written; and the "
+          "preview's output" % (o.get("url"), o.get("state"), o.get("packets_written")))
     check(recd.get("folder") == DIR and recd.get("max_bytes") == 500000000 and recd.get("segment_s") == 3600
           and (recd.get("used_bytes") or 0) > 0 and recd.get("free_bytes", 0) > 0,
           "status: the recording folder, its limit 500 MB, %s bytes used, %s free" % (recd.get("used_bytes"),
                                                                                     recd.get("free_bytes")))
-    files = [f for f in os.listdir(DIR) if f.startswith("rec-") and f.endswith(".ts")]
+    files = [f for f in os.listdir(DIR) if f.startswith("rec-") and f.endswith(".ts")]  # one segment so far
     size = sum(os.path.getsize(os.path.join(DIR, f)) for f in files)
     check(recd.get("used_bytes") and recd.get("segments") == len(files) == 1 and
           abs(recd["used_bytes"] - size) < 2 * 1024 * 1024,
@@ -210,7 +220,7 @@ def main_daemon():
     check(wait_for(lambda: get_json(port, "/api/status")["pipeline"]["algo"] == "bilinear", 5),
           "... and in /api/status")
 
-    kf = lambda: sum(e["keyframes"] for e in get_json(port, "/api/status")["encoders"])  # noqa: E731
+    kf = lambda: sum(e["keyframes"] for e in get_json(port, "/api/status")["encoders"] if not e["preview"])  # noqa: E731
     k0 = kf()
     r = post_json(port, "/api/idr", None, token, raw=b"")
     check(r.status == 200 and wait_for(lambda: kf() >= k0 + len(enc), 5),
