@@ -14,6 +14,7 @@ white balance, its control socket).
   - a snapshot asked for in the page is downloaded (a PNG);
   - the page says plainly when the daemon is gone, and carries on by itself
     when it is back (restarted on the same port: new figures, the notice);
+  - behind a reverse proxy, under a path prefix, it works the same;
   - on a phone's width the page fits without sideways scrolling.
 The screenshots are kept: ARTEFACTS/web-page.png (laptop) and
 ARTEFACTS/web-page-phone.png.
@@ -25,8 +26,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_testutil import (Daemon, check, control, diag, done, free_port, sanitized, skip_all,  # noqa: E402
-                          tmpdir, wait_for)
+from web_testutil import (Daemon, check, control, diag, done, free_port, reverse_proxy, sanitized,  # noqa: E402
+                          skip_all, tmpdir, wait_for)
 
 if len(sys.argv) < 3:
     skip_all("usage: test_web_browser.py PANOCAP ARTEFACT_DIR")
@@ -226,6 +227,22 @@ def run(drv, d, token):
         f2 = frames(drv)
         check(len(f2) == 5 and all(b > a for a, b in zip(f1, f2)), "frames count up again: %s -> %s" % (f1, f2))
         check(wait_for(lambda: "edge" in text(drv, "#pipeline-facts"), 5), "the new daemon's algorithm (edge) shows")
+
+    # behind a reverse proxy, under a prefix
+    if d2:
+        srv, pport = reverse_proxy("/site/panocap", PORT)
+        try:
+            console(drv)
+            drv.get("http://127.0.0.1:%d/site/panocap/" % pport)
+            ok = wait_for(lambda: len(frames(drv)) == 5 and min(frames(drv)) > 0, 10 * SLOW)
+            img = drv.find_element(By.ID, "live-img")
+            pic = wait_for(lambda: int(img.get_attribute("data-seq") or 0) > 0, 10 * SLOW)
+            time.sleep(1)
+            logs = [e for e in console(drv) if e[0] in ("SEVERE", "WARNING")]
+            check(ok and pic and not logs, "behind a reverse proxy under /site/panocap/: the cameras, the live "
+                  "picture, no console error%s" % (": %s" % logs[:2] if logs else ""))
+        finally:
+            srv.shutdown()
 
     # a phone's width
     drv.set_window_size(390, 1400)

@@ -7,6 +7,7 @@ temp dir removed at the end. Standard library only; Debian's python3."""
 import atexit
 import ctypes
 import http.client
+import http.server
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # --- TAP ---------------------------------------------------------------------
@@ -242,3 +244,44 @@ def wait_for(pred, timeout, step=0.1):
         time.sleep(step)
         v = pred()
     return v
+
+
+# --- a reverse proxy ------------------------------------------------------------------
+
+def reverse_proxy(prefix, port):
+    """Serves http://127.0.0.1:<its port>/<prefix>/... from 127.0.0.1:port/...,
+    as a site's reverse proxy would (headers passed on, the prefix cut).
+    Returns (server, its port); server.shutdown() ends it."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def forward(self):
+            if not self.path.startswith(prefix + "/"):
+                self.send_error(404)
+                return
+            n = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(n) if n else None
+            hs = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
+            try:
+                r = request(port, self.command, self.path[len(prefix):], body, hs)
+            except OSError:
+                self.send_error(502)
+                return
+            self.send_response(r.status)
+            for k, v in r.headers.items():
+                if k not in ("connection", "content-length", "transfer-encoding", "date", "server"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(r.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(r.body)
+
+        do_GET = do_POST = do_HEAD = forward
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, srv.server_address[1]
