@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """test_daemon_web.py - the web page's JSON API (daemon.http_listen) of the
-real panocap: fake cameras (small), CPU backend, libx264 in five bands into
+real panocap: fake cameras (small), the GPU where there is one (else the
+CPU), libx264 in five bands into
 one recording with a retention limit, a preview rendition, automatic white
 balance, a control socket.
 
@@ -76,7 +77,7 @@ def main_daemon():
     rec = os.path.join(DIR, "rec.ts")
     args = ["--source", "fake", "--fps", "25", "-s", "outputs[0].url=" + rec, "--encoder", "libx264", "--stats-interval", "0",
             "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H, "-s", "capture.wb_gains=auto",
-            "-s", "debayer.backend=cpu", "-s", "encode.gop=3000", "-s", "encode.bitrate=2M",
+            "-s", "debayer.backend=auto", "-s", "encode.gop=3000", "-s", "encode.bitrate=2M",
             "-s", "encode.layout=bands", "-s", "encode.bands=5", "-s", "encode.preview_scale=4",
             "-s", "encode.preview_url=" + os.path.join(DIR, "preview.ts"),
             "-s", "outputs[0].segment=3600", "-s", "outputs[0].max_bytes=500M",
@@ -165,7 +166,10 @@ def main_daemon():
 
     # --- the live picture --------------------------------------------------------
     pic = s2["picture"]
-    check(pic["available"] and pic["url"] == "api/picture.jpg", "status: a live picture (%s)" % pic.get("source"))
+    gpu = pl["backend"] == "cuda"
+    check(pic["available"] and pic["url"] == "api/picture.jpg" and pic["source"].startswith(
+        "GPU box downscale" if gpu else "sampled"), "status: a live picture (%s, %s backend)" % (pic.get("source"),
+                                                                                           pl["backend"]))
     t0 = time.monotonic()
     first = request(port, "GET", "/api/picture.jpg")
     check(first.status == 200 and first.headers.get("content-type") == "image/jpeg",
@@ -319,7 +323,8 @@ def main_daemon():
     time.sleep(0.5)
     after = control(sock, "status").split("|")[0].strip()
     s3 = get_json(port, "/api/status")
-    check(before == after == "bilinear/cpu" and all(c["auto"] and not c["frozen"] for c in s3["white_balance"]["cameras"]),
+    check(before == after and before.startswith("bilinear/") and
+          all(c["auto"] and not c["frozen"] for c in s3["white_balance"]["cameras"]),
           "nothing changed: still %s, white balance automatic" % after)
     check(d.running(), "the daemon runs on")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test_web_browser.py - the operator page in a real browser: Debian's
 chromium, headless, driven through chromium-driver by python3-selenium, on
-the real panocap (fake cameras, CPU backend, libx264 into a file, automatic
+the real panocap (fake cameras, the GPU where there is one, libx264 into a file, automatic
 white balance, its control socket).
 
   - the page loads without a console error or warning;
@@ -59,7 +59,7 @@ def start(name):
     args = ["--source", "fake", "--fps", "25", "--encoder", "libx264", "--stats-interval", "0",
             "-s", "outputs[0].url=" + os.path.join(DIR, "rec.ts"),
             "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H, "-s", "capture.wb_gains=auto",
-            "-s", "debayer.backend=cpu", "-s", "encode.bitrate=2M",
+            "-s", "debayer.backend=auto", "-s", "encode.bitrate=2M",
             "-s", "daemon.control=" + SOCK, "-s", "daemon.http_listen=127.0.0.1:%d" % PORT,
             "-s", "daemon.http_token_file=" + TOKEN_FILE, "-s", "daemon.snapshot_dir=" + DIR]
     d = Daemon(EXE, DIR, name, args, PORT)
