@@ -241,6 +241,11 @@ def main_daemon():
           "frozen at the gains they had: %s" % ([c["gains"] for c in wb] if wb else None))
     wbtext = control(sock, "wb")
     check(wb and all(("%.4f" % c["gains"][0]) in wbtext for c in wb), "the control socket's wb says the same")
+    r = post_json(port, "/api/wb", {"mode": "freeze"}, token)
+    time.sleep(0.5)
+    wb2 = get_json(port, "/api/status")["white_balance"]["cameras"]
+    check(r.status == 200 and wb and all(c["frozen"] and c["gains"] == old["gains"] for c, old in zip(wb2, wb)),
+          "a second freeze keeps them frozen at the same gains")
     r = post_json(port, "/api/wb", {"mode": "auto"}, token)
     check(r.status == 200 and wait_for(lambda: all(c["auto"] and not c["frozen"] for c in get_json(
         port, "/api/status")["white_balance"]["cameras"]), 5), "POST /api/wb auto: automatic again")
