@@ -718,7 +718,8 @@ static void retention(pc_out *o, int64_t need_free, int count_only)
         nv++;
     }
     closedir(d);
-    qsort(v, nv, sizeof *v, seg_cmp);
+    if (nv) /* qsort of NULL, 0 is undefined */
+        qsort(v, nv, sizeof *v, seg_cmp);
     time_t now = time(NULL);
     int64_t fb = min_free ? free_bytes(dir) : 0;
     for (size_t i = 0; i < nv; i++) {

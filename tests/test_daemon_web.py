@@ -134,7 +134,8 @@ def main_daemon():
           and all(e["encoder"] == "libx264" and e["frames"] > 0 and e["rows"] == H and e["first_row"] == i * H
                   for i, e in enumerate(enc)),
           "status: 5 band encoders, libx264, %d rows each, encoding" % H)
-    check(len(prev) == 1 and prev[0]["width"] == W // 4 and prev[0]["height"] == 5 * H // 4 and prev[0]["frames"] > 0,
+    check(len(prev) == 1 and prev[0]["width"] == (W // 4) & ~1 and prev[0]["height"] == (5 * H // 4) & ~1
+          and prev[0]["frames"] > 0,
           "status: the preview's encoder, %sx%s" % (prev[0].get("width") if prev else None,
                                                    prev[0].get("height") if prev else None))
     outs = s2["outputs"]
