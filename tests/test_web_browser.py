@@ -157,12 +157,6 @@ def run(drv, d, token):
     logs = [e for e in console(drv) if e[0] in ("SEVERE", "WARNING")]
     check(not logs, "no console error or warning since the page loaded%s" % (": %s" % logs[:3] if logs else ""))
 
-    os.makedirs(ARTEFACTS, exist_ok=True)
-    shot = os.path.join(ARTEFACTS, "web-page.png")
-    drv.set_window_size(1280, drv.execute_script("return document.documentElement.scrollHeight") + 120)
-    time.sleep(0.5)
-    check(drv.save_screenshot(shot), "screenshot kept: %s" % shot)
-
     # the algorithm switch, made in the page
     check(control_algo() == "edge", "the control socket says edge before")
     drv.find_element(By.ID, "token").send_keys(token)
@@ -208,6 +202,13 @@ def run(drv, d, token):
     if got:
         with open(os.path.join(DOWNLOADS, got[0]), "rb") as f:
             check(f.read(8) == b"\x89PNG\r\n\x1a\n", "... a PNG")
+
+    # the page in use (token saved, a switch made, a snapshot taken)
+    os.makedirs(ARTEFACTS, exist_ok=True)
+    shot = os.path.join(ARTEFACTS, "web-page.png")
+    drv.set_window_size(1280, drv.execute_script("return document.documentElement.scrollHeight") + 120)
+    time.sleep(1.2)
+    check(drv.save_screenshot(shot), "screenshot kept: %s" % shot)
 
     # the daemon goes away, and comes back
     rc = d.stop()

@@ -264,6 +264,12 @@ function renderControl(s) {
   if (!auto && !frozen) { $('wb-auto').disabled = true; $('wb-freeze').disabled = true; }
   $('wb-auto').setAttribute('aria-pressed', String(!frozen && auto > 0));
   $('wb-freeze').setAttribute('aria-pressed', String(frozen > 0));
+  const snaps = (s.snapshots || []).slice(0, 4);
+  $('snapshots').hidden = snaps.length === 0;
+  $('snapshot-list').replaceChildren(...snaps.map((sn) => el('li', {},
+    sn.state === 'written' ? el('a', {href: sn.url, download: sn.file}, sn.file) : el('span', {}, sn.file),
+    el('span', {class: sn.state === 'failed' ? 'bad-text' : 'muted', title: sn.error || null},
+      sn.state === 'failed' ? 'failed' : sn.state))));
   // a snapshot asked for here is downloaded once written
   for (const sn of s.snapshots || []) {
     if (state.snapshots[sn.file] !== 'asked') continue;
