@@ -60,6 +60,7 @@ typedef struct pc_cam {
     int64_t win_start_ns;
     uint64_t win_frames, win_bad;
     int loss_warned;
+    size_t packet_payload;    /* image bytes per GVSP data packet (capture lock); 0: no packets */
     void *src;                /* source-private per-camera state */
 } pc_cam;
 

@@ -35,6 +35,10 @@
 #include "tsan.h"
 
 #define BACKOFF_MIN_NS 250000000LL
+/* Smallest GVSP payload the capture counts packets of: one holds two
+ * marks at any offset (capture.c: a mark every 256 bytes). */
+#define MIN_PACKET_PAYLOAD 516
+
 /* 2 s: a try at an absent camera costs a few GVCP packets, and a camera
  * that comes back is picked up within ~5 s (one failing try of ~3 s, then
  * at most this wait). */
@@ -534,7 +538,7 @@ static void refresh_stats(arv_cam *ac, int fold)
     pthread_mutex_lock(&c->lock);
     pc_camera_stats *st = &c->cam[ac->idx].st;
     st->packets_received = ac->base_recv + recv;
-    st->packets_missing = ac->base_missing + missing;
+    st->packets_after_gap = ac->base_missing + missing;
     st->packets_resent = ac->base_resent + resent;
     st->resend_requests = ac->base_requests + requests;
     st->underruns = ac->base_underruns + underruns;
@@ -587,7 +591,13 @@ static int cam_stream_start(arv_cam *ac, char *err, size_t errlen)
     } else {
         ac->path = PC_PATH_IN_PROCESS;
     }
+    /* image bytes per GVSP data packet, for counting the missing ones from
+     * the frames: the stream's packet size less IP (20), UDP (8) and GVSP
+     * (8) headers (GVSP 2.0 extended ids, 12 bytes more, are off: neither
+     * panocap nor Aravis turns them on) */
+    guint psize = ARV_IS_GV_STREAM(s) ? arv_camera_gv_get_packet_size(ac->camera, NULL) : 0;
     pthread_mutex_lock(&c->lock);
+    cam->packet_payload = psize > 36 + MIN_PACKET_PAYLOAD ? psize - 36 : 0;
     ac->stream = s;
     ac->stream_live = 1;
     for (int p = 0; p < cam->nslots; p++)

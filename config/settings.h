@@ -330,7 +330,11 @@ typedef struct pc_layout_plan {
  * forced encoder name decides; else the software rule). cores: CPU cores
  * (software encoders). auto: software encoders get one-camera bands (each
  * encoder max(1, cores / cameras) threads); NVENC the stacked picture if
- * it fits, else a grid if one fits, else bands. Bad combinations (bands
+ * it fits, else a grid if one fits, else bands. Layout bands with
+ * bands = 0 counts them by the same rule (software: one camera each, or
+ * one band for a small panorama; NVENC: the fewest inside its limit).
+ * Every picture is within the encoder's size limits (encode_limits.h:
+ * PC_ENCODE_MIN_SIDE..PC_ENCODE_MAX_SIDE). Bad combinations (bands
  * not dividing the cameras, a grid that is not the cameras, a picture
  * over the encoder's limit) are errors naming the limit and what would
  * fit. */

@@ -4,6 +4,7 @@
  * values are all reported, each with file, line, key and what is allowed.
  * Built only when libconfig is found; settings_nofile.c stands in. */
 #include "settings_keys.h"
+#include "settings_literals.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -40,15 +41,25 @@ static void error_at(loader *L, const config_setting_t *st, const char *key, con
     pc_diag_add(L->d, PC_DIAG_ERROR, where(L, st), st ? config_setting_source_line(st) : 0, key, "%s", msg);
 }
 
-/* "a string (\"fifty\")", "a float (2.5)"... for wrong-type messages. */
+/* "a string (\"fifty\")", "a float (2.5)"... for wrong-type messages;
+ * numbers as written. */
 static void describe(const config_setting_t *st, char *buf, size_t len)
 {
+    const pc_literal *lit = pc_literal_of(st);
     switch (config_setting_type(st)) {
     case CONFIG_TYPE_INT:
     case CONFIG_TYPE_INT64:
-        snprintf(buf, len, "an integer (%lld)", (long long)config_setting_get_int64(st));
+        if (lit)
+            snprintf(buf, len, "an integer (%s)", lit->text);
+        else
+            snprintf(buf, len, "an integer (%lld)", (long long)config_setting_get_int64(st));
         break;
-    case CONFIG_TYPE_FLOAT: snprintf(buf, len, "a float (%g)", config_setting_get_float(st)); break;
+    case CONFIG_TYPE_FLOAT:
+        if (lit)
+            snprintf(buf, len, "a float (%s)", lit->text);
+        else
+            snprintf(buf, len, "a float (%g)", config_setting_get_float(st));
+        break;
     case CONFIG_TYPE_BOOL:
         snprintf(buf, len, "a boolean (%s)", config_setting_get_bool(st) ? "true" : "false");
         break;
@@ -65,45 +76,40 @@ static int is_num(const pc_key *k)
     return k->type == PC_KT_INT || k->type == PC_KT_INT64 || k->type == PC_KT_DOUBLE;
 }
 
-/* libconfig turns an integer literal too large for 64 bits into -1: the
- * text as written (from the file, at the setting's line), or "" when it
- * cannot be found. */
-static void raw_integer_text(const config_setting_t *st, char *buf, size_t n)
+/* A string-of-numbers key given as an array or list of numbers
+ * ([2.0, 1.0, 1.5]): stored as the text "2.0, 1.0, 1.5" (each number as
+ * written), which the key's own parser checks like the string form. */
+static int load_numbers(const pc_key *k, const config_setting_t *st, void *base, char *err, size_t n)
 {
-    buf[0] = '\0';
-    const char *path = config_setting_source_file(st);
-    int line = (int)config_setting_source_line(st);
-    const char *name = config_setting_name(st);
-    FILE *f = path && name ? fopen(path, "r") : NULL;
-    char text[4096];
-    for (int l = 1; f && fgets(text, sizeof text, f); l++) {
-        if (l != line)
-            continue;
-        const char *p = strstr(text, name);
-        p = p ? strpbrk(p + strlen(name), "=:") : NULL;
-        if (p) {
-            p++;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            size_t k = strspn(p, "+-0123456789xXabcdefABCDEFL");
-            snprintf(buf, n, "%.*s", (int)(k < n ? k : n - 1), p);
+    char text[1024] = "", got[96];
+    size_t off = 0;
+    for (int i = 0; i < config_setting_length(st); i++) {
+        const config_setting_t *e = config_setting_get_elem(st, (unsigned)i);
+        const pc_literal *lit = pc_literal_of(e);
+        char num[64];
+        int type = config_setting_type(e);
+        if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
+            snprintf(num, sizeof num, "%lld", lit ? lit->value : (long long)config_setting_get_int64(e));
+        else if (type == CONFIG_TYPE_FLOAT && lit)
+            snprintf(num, sizeof num, "%s", lit->text);
+        else if (type == CONFIG_TYPE_FLOAT)
+            snprintf(num, sizeof num, "%.17g", config_setting_get_float(e));
+        else {
+            describe(e, got, sizeof got);
+            snprintf(err, n, "entry %d: expected a number, got %s", i, got);
+            return -1;
         }
-        break;
+        if (lit && lit->overflow) {
+            snprintf(err, n, "entry %d: %s is too large for any integer", i, lit->text);
+            return -1;
+        }
+        off += (size_t)snprintf(text + off, sizeof text - off, "%s%s", i ? ", " : "", num);
+        if (off >= sizeof text) {
+            snprintf(err, n, "%d numbers: too many", config_setting_length(st));
+            return -1;
+        }
     }
-    if (f)
-        fclose(f);
-}
-
-/* Too many digits for a 64-bit integer (libconfig gave up on it). */
-static int integer_overflows(const char *t)
-{
-    if (*t == '+' || *t == '-')
-        t++;
-    if (!t[0] || t[0] == '0' || strpbrk(t, "xX"))
-        return 0;
-    errno = 0;
-    (void)strtoll(t, NULL, 10);
-    return errno == ERANGE;
+    return pc_key_parse_(k, text, base, err, n);
 }
 
 /* Stores one scalar setting; 0 on success. */
@@ -114,17 +120,19 @@ static int load_value(loader *L, const pc_key *k, const config_setting_t *st, vo
     switch (config_setting_type(st)) {
     case CONFIG_TYPE_INT:
     case CONFIG_TYPE_INT64:
+        /* the value as written (settings_literals.h), never libconfig's
+         * 32-bit reading of it */
         if (is_num(k)) {
-            char raw[128];
-            raw_integer_text(st, raw, sizeof raw);
-            if (integer_overflows(raw)) {
+            const pc_literal *lit = pc_literal_of(st);
+            if (lit && lit->overflow) {
                 char allowed[160];
                 pc_key_allowed_(k, allowed, sizeof allowed);
-                snprintf(err, sizeof err, "%s is out of range (too large for any integer); allowed: %s", raw,
-                         allowed);
+                snprintf(err, sizeof err, "%s is out of range (too large for any integer); allowed: %s",
+                         lit->text, allowed);
                 rc = -1;
             } else {
-                rc = pc_key_set_int_(k, (long long)config_setting_get_int64(st), base, err, sizeof err);
+                rc = pc_key_set_int_(k, lit ? lit->value : (long long)config_setting_get_int64(st), base, err,
+                                     sizeof err);
             }
         }
         break;
@@ -146,7 +154,9 @@ static int load_value(loader *L, const pc_key *k, const config_setting_t *st, vo
         break;
     case CONFIG_TYPE_ARRAY:
     case CONFIG_TYPE_LIST:
-        if (k->type == PC_KT_LIST) {
+        if (k->type == PC_KT_STRING && (k->flags & PC_KF_NUMBERS))
+            rc = load_numbers(k, st, base, err, sizeof err);
+        else if (k->type == PC_KT_LIST) {
             pc_name_list l;
             memset(&l, 0, sizeof l);
             int n = config_setting_length(st);
@@ -421,6 +431,20 @@ int pc_settings_load(pc_settings *s, const char *path, pc_diag *d)
         return -1;
     }
 
+    /* every value as written, hung on its setting (settings_literals.h) */
+    pc_literals lits;
+    char lerr[512];
+    const char *lfile = path;
+    int lline = 0;
+    if (pc_literals_scan(&lits, path, slash ? (dir[0] ? dir : "/") : NULL, lerr, sizeof lerr) ||
+        pc_literals_attach(&lits, &cfg, &lfile, &lline, lerr, sizeof lerr)) {
+        pc_diag_add(d, PC_DIAG_ERROR, lfile, lline, "", "cannot read the numbers of the file at their full width: %s",
+                    lerr);
+        pc_literals_free(&lits);
+        config_destroy(&cfg);
+        return -1;
+    }
+
     const config_setting_t *root = config_root_setting(&cfg);
     int count_given = 0, have_cameras = 0;
     for (int i = 0; i < config_setting_length(root); i++) {
@@ -442,6 +466,7 @@ int pc_settings_load(pc_settings *s, const char *path, pc_diag *d)
     if (have_cameras && !count_given && s->cameras_listed > 0)
         s->capture.cameras = s->cameras_listed;
     config_destroy(&cfg);
+    pc_literals_free(&lits);
     snprintf(s->config_file, sizeof s->config_file, "%s", path);
     pc_settings_finish(s);
     return L.errors ? -1 : 0;

@@ -119,12 +119,12 @@ const pc_key pc_camera_keys_[] = {
      "exposure time; 0 = leave the camera's setting"},
     {"gain", PC_KT_DOUBLE, CAM(gain_db), 0, 100, PC_KF_NEG_AUTO, NULL, 0, "-1", "dB",
      "analog gain; negative = leave the camera's setting"},
-    {"packet_size", PC_KT_INT, CAM(packet_size), 576, 16384, PC_KF_ZERO_AUTO, NULL, 0, "0", "bytes",
-     "GevSCPSPacketSize (jumbo frames: 8000-9000); 0 = negotiate the largest that works"},
+    {"packet_size", PC_KT_INT, CAM(packet_size), 576, 16384, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
+     "GevSCPSPacketSize (jumbo frames: 8000-9000, \"9k\"); 0 = negotiate the largest that works"},
     {"packet_delay", PC_KT_INT, CAM(packet_delay_ns), 0, 100000000, 0, NULL, 0, "0", "ns",
      "inter-packet delay (GevSCPD)"},
-    {"socket_buffer", PC_KT_INT, CAM(socket_buffer), 65536, 256 << 20, PC_KF_ZERO_AUTO, NULL, 0,
-     "0", "bytes", "stream socket receive buffer; 0 = Aravis's automatic size"},
+    {"socket_buffer", PC_KT_INT, CAM(socket_buffer), 65536, 256 << 20, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0,
+     "0", "bytes", "stream socket receive buffer (\"64Mi\"); 0 = Aravis's automatic size"},
     {"resend", PC_KT_BOOL, CAM(resend), 0, 1, 0, NULL, 0, "true", NULL,
      "ask the camera to resend missing packets"},
     {"packet_timeout", PC_KT_INT, CAM(packet_timeout_ms), 1, 10000, 0, NULL, 0, "20", "ms",
@@ -145,11 +145,11 @@ const pc_key pc_camera_keys_[] = {
      "black pedestal in sensor units of the pixel format"},
     {"white_level", PC_KT_DOUBLE, CAM(white_level), 1, 65535, PC_KF_ZERO_AUTO, NULL, PC_LIVE_COLOUR, "0", "codes",
      "sensor code of full white; 0 = the largest code"},
-    {"wb_gains", PC_KT_STRING, CAM(wb_gains), 0, 0, 0, NULL, PC_LIVE_COLOUR, "1, 1, 1", NULL,
-     "white-balance gains \"red, green, blue\", \"auto\" (grey world, smoothed) or \"auto shared\" "
-     "(one estimate over every camera set so)"},
-    {"ccm", PC_KT_STRING, CAM(ccm), 0, 0, 0, NULL, PC_LIVE_COLOUR, "", NULL,
-     "colour matrix: 9 numbers, row-major, applied to R, G, B; \"\" = identity"},
+    {"wb_gains", PC_KT_STRING, CAM(wb_gains), 0, 0, PC_KF_NUMBERS, NULL, PC_LIVE_COLOUR, "1, 1, 1", NULL,
+     "white-balance gains \"red, green, blue\" (or an array [2.0, 1.0, 1.5]), \"auto\" (grey world, "
+     "smoothed) or \"auto shared\" (one estimate over every camera set so)"},
+    {"ccm", PC_KT_STRING, CAM(ccm), 0, 0, PC_KF_NUMBERS, NULL, PC_LIVE_COLOUR, "", NULL,
+     "colour matrix: 9 numbers, row-major, applied to R, G, B, as a string or an array; \"\" = identity"},
     {"transfer", PC_KT_STRING, CAM(transfer), 0, 0, 0, NULL, PC_LIVE_COLOUR, "linear", NULL,
      "linear, srgb, bt709, a gamma value (e.g. \"2.2\"), or a LUT file (2^bits codes 0..255)"},
 };
@@ -215,7 +215,8 @@ static const pc_key encode_keys[] = {
      "encoder per band of whole cameras), or auto (software encoders: one-camera bands; NVENC: stacked if it "
      "fits, else grid, else bands)"},
     {"bands", PC_KT_INT, ENC(bands), 1, 16, PC_KF_ZERO_AUTO, NULL, 0, "0", "bands",
-     "layout bands: number of bands, a divisor of the camera count; 0 = automatic"},
+     "layout bands: number of bands, a divisor of the camera count; 0 = counted as layout auto does "
+     "(software encoders: one camera each, or one band for a small panorama; NVENC: the fewest that fit)"},
     {"grid", PC_KT_STRING, ENC(grid), 0, 0, 0, NULL, 0, "", NULL,
      "layout grid: tiles across x down, e.g. \"4x4\" (their product = the cameras); \"\" = the grid closest "
      "to square within the encoder's limit"},
@@ -243,11 +244,11 @@ const pc_key pc_output_keys_[] = {
     {"segment", PC_KT_INT, OUT(segment_s), 1, 86400, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "recordings: start a new file (named by start time) every N seconds; 0 = one file"},
     {"max_bytes", PC_KT_INT64, OUT(max_bytes), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
-     "segmented recordings: delete the oldest closed segments while they take more (k/M/G); 0 = no limit"},
+     "segmented recordings: delete the oldest closed segments while they take more (\"5G\", \"2Ti\"); 0 = no limit"},
     {"max_age", PC_KT_INT64, OUT(max_age_s), 2, 3153600000LL, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "segmented recordings: delete closed segments older than this; 0 = keep"},
     {"min_free", PC_KT_INT64, OUT(min_free), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
-     "segmented recordings: delete the oldest closed segments while the disk has less free (k/M/G); 0 = only when full"},
+     "segmented recordings: delete the oldest closed segments while the disk has less free (\"50G\"); 0 = only when full"},
 };
 const int pc_noutput_keys_ = (int)(sizeof pc_output_keys_ / sizeof *pc_output_keys_);
 

@@ -25,9 +25,12 @@ enum {
     PC_KF_CAMERA_ONLY = 1u << 0, /* not a per-camera default in `capture` */
     PC_KF_ZERO_AUTO = 1u << 1,   /* 0 is allowed besides min..max and means "auto" */
     PC_KF_EVEN = 1u << 2,        /* must be even (Bayer 2x2 tiles) */
-    PC_KF_SI = 1u << 3,          /* text may carry k/M/G (x1000) and a string is accepted in files */
+    PC_KF_SI = 1u << 3,          /* text may carry k/M/G/T (x1000) or Ki/Mi/Gi/Ti (x1024); a string is
+                                  * accepted in files ("5G") */
     PC_KF_REQUIRED = 1u << 4,    /* must be given (output url) */
     PC_KF_NEG_AUTO = 1u << 5,    /* negative values allowed and mean "leave unchanged" */
+    PC_KF_NUMBERS = 1u << 6,     /* a string of numbers ("2, 1, 1"): files may give an array or a list
+                                  * of numbers instead ([2.0, 1.0, 1.0]) */
 };
 
 typedef struct pc_enum {

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -74,7 +75,7 @@ const char *pc_key_type_name_(const pc_key *k)
     case PC_KT_INT64: return "an integer";
     case PC_KT_DOUBLE: return "a number";
     case PC_KT_BOOL: return "a boolean (true or false)";
-    case PC_KT_STRING: return "a string";
+    case PC_KT_STRING: return (k->flags & PC_KF_NUMBERS) ? "a string or an array of numbers" : "a string";
     case PC_KT_ENUM: return "a name (string)";
     case PC_KT_LIST: return "an array of strings";
     }
@@ -83,7 +84,7 @@ const char *pc_key_type_name_(const pc_key *k)
 
 static void fmt_num(char *buf, size_t len, double v)
 {
-    if (v == floor(v) && fabs(v) < 1e15)
+    if (v == floor(v) && fabs(v) < 1e19)
         snprintf(buf, len, "%.0f", v);
     else
         snprintf(buf, len, "%g", v);
@@ -113,7 +114,9 @@ void pc_key_allowed_(const pc_key *k, char *buf, size_t len)
         if ((k->flags & PC_KF_NEG_AUTO) && off < len)
             off += (size_t)snprintf(buf + off, len - off, ", or negative (leave unchanged)");
         if ((k->flags & PC_KF_EVEN) && off < len)
-            snprintf(buf + off, len - off, ", even");
+            off += (size_t)snprintf(buf + off, len - off, ", even");
+        if ((k->flags & PC_KF_SI) && off < len)
+            snprintf(buf + off, len - off, "; units k, M, G, T (x1000), Ki, Mi, Gi, Ti (x1024)");
         break;
     case PC_KT_BOOL: snprintf(buf, len, "true or false"); break;
     case PC_KT_STRING:
@@ -155,8 +158,12 @@ int pc_key_set_int_(const pc_key *k, long long v, void *base, char *err, size_t 
 {
     char shown[32];
     snprintf(shown, sizeof shown, "%lld", v);
-    if (k->type == PC_KT_DOUBLE)
-        return pc_key_set_double_(k, (double)v, base, err, len);
+    if (k->type == PC_KT_DOUBLE) { /* shown as written, not as 5e+09 */
+        if (check_num(k, (double)v, shown, err, len))
+            return -1;
+        *(double *)pc_key_field_(k, base) = (double)v;
+        return 0;
+    }
     if (k->type != PC_KT_INT && k->type != PC_KT_INT64) {
         snprintf(err, len, "expected %s, got an integer (%s)", pc_key_type_name_(k), shown);
         return -1;
@@ -170,10 +177,9 @@ int pc_key_set_int_(const pc_key *k, long long v, void *base, char *err, size_t 
     return 0;
 }
 
-int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t len)
+/* shown: the value in messages (as written where there is a text). */
+static int set_double(const pc_key *k, double v, const char *shown, void *base, char *err, size_t len)
 {
-    char shown[32];
-    snprintf(shown, sizeof shown, "%g", v);
     if (k->type == PC_KT_INT || k->type == PC_KT_INT64) {
         if (v != floor(v)) {
             snprintf(err, len, "expected %s, got a fractional number (%s)", pc_key_type_name_(k), shown);
@@ -197,32 +203,136 @@ int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t 
     return 0;
 }
 
+int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t len)
+{
+    char shown[32];
+    snprintf(shown, sizeof shown, "%g", v);
+    return set_double(k, v, shown, base, err, len);
+}
+
+/* Unit suffixes of PC_KF_SI keys: the factor of the suffix at p (its
+ * length in *n), or 1 with *n = 0 when there is none. */
+static long long si_factor(const char *p, size_t *n)
+{
+    static const struct {
+        const char *s;
+        long long f;
+    } u[] = {{"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30}, {"Ti", 1LL << 40},
+             {"k", 1000}, {"K", 1000}, {"M", 1000000}, {"G", 1000000000}, {"T", 1000000000000LL}};
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        if (strncmp(p, u[i].s, strlen(u[i].s)) == 0) {
+            *n = strlen(u[i].s);
+            return u[i].f;
+        }
+    *n = 0;
+    return 1;
+}
+
+#define SI_HELP " (suffixes: k, M, G, T = x1000; Ki, Mi, Gi, Ti = x1024)"
+
+static int not_a_number(const pc_key *k, const char *text, char *err, size_t len)
+{
+    snprintf(err, len, "\"%s\" is not a number%s; expected %s", text, (k->flags & PC_KF_SI) ? SI_HELP : "",
+             pc_key_type_name_(k));
+    return -1;
+}
+
+static int too_large(const pc_key *k, const char *text, char *err, size_t len)
+{
+    char allowed[160];
+    pc_key_allowed_(k, allowed, sizeof allowed);
+    snprintf(err, len, "%s is out of range (too large for any integer); allowed: %s", text, allowed);
+    return -1;
+}
+
+/* Integer keys: "5000000000", "-3", "0x1F", "2.5M", "1e9", "64Mi", read
+ * exactly in integer arithmetic (a double would round past 2^53). */
+static int parse_integer(const pc_key *k, const char *text, long long *out, char *err, size_t len)
+{
+    const unsigned __int128 cap = (unsigned __int128)1 << 100; /* far past 64 bits, far from overflow */
+    const char *p = text;
+    int neg = *p == '-';
+    p += *p == '-' || *p == '+';
+    unsigned __int128 m = 0;
+    int scale = 0, nd = 0, big = 0;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && !neg && p == text) {
+        for (p += 2; isxdigit((unsigned char)*p); p++, nd++) {
+            m = m * 16 + (unsigned)(isdigit((unsigned char)*p) ? *p - '0' : (*p | 0x20) - 'a' + 10);
+            big |= m > cap;
+            m = big ? 0 : m;
+        }
+    } else {
+        for (; isdigit((unsigned char)*p); p++, nd++) {
+            m = m * 10 + (unsigned)(*p - '0');
+            big |= m > cap;
+            m = big ? 0 : m;
+        }
+        if (*p == '.')
+            for (p++; isdigit((unsigned char)*p); p++, nd++) {
+                if (m * 10 + 9 > cap) { /* digits past 30: only zeros keep it whole */
+                    if (*p != '0')
+                        big = 1;
+                    continue;
+                }
+                m = m * 10 + (unsigned)(*p - '0');
+                scale--;
+            }
+        if (nd && (*p == 'e' || *p == 'E')) {
+            const char *q = p + 1;
+            int eneg = *q == '-';
+            q += *q == '-' || *q == '+';
+            int e = 0, ed = 0;
+            for (; isdigit((unsigned char)*q); q++, ed++)
+                e = e < 1000 ? e * 10 + (*q - '0') : e;
+            if (!ed)
+                return not_a_number(k, text, err, len);
+            scale += eneg ? -e : e;
+            p = q;
+        }
+    }
+    if (!nd)
+        return not_a_number(k, text, err, len);
+    size_t sn = 0;
+    long long f = (k->flags & PC_KF_SI) ? si_factor(p, &sn) : 1;
+    for (p += sn; isspace((unsigned char)*p); p++)
+        ;
+    if (*p)
+        return not_a_number(k, text, err, len);
+    if (big)
+        return too_large(k, text, err, len);
+    m *= (unsigned __int128)f; /* m < 2^100, f < 2^41: fits */
+    for (; scale < 0 && m; scale++) {
+        if (m % 10) {
+            snprintf(err, len, "expected %s, got a fractional number (%s)", pc_key_type_name_(k), text);
+            return -1;
+        }
+        m /= 10;
+    }
+    for (; scale > 0 && m; scale--)
+        if ((m *= 10) > cap)
+            return too_large(k, text, err, len);
+    if (m > (unsigned __int128)LLONG_MAX + (unsigned)neg)
+        return too_large(k, text, err, len);
+    *out = neg ? (long long)(-(__int128)m) : (long long)m;
+    return 0;
+}
+
 static int parse_number(const pc_key *k, const char *text, double *out, char *err, size_t len)
 {
     char *end;
     errno = 0;
-    while (isspace((unsigned char)*text))
-        text++;
     double v = strtod(text, &end);
-    if (end == text || errno == ERANGE) {
-        snprintf(err, len, "\"%s\" is not a number%s; expected %s", text,
-                 (k->flags & PC_KF_SI) ? " (suffixes: k, M, G)" : "", pc_key_type_name_(k));
-        return -1;
-    }
+    if (end == text || errno == ERANGE)
+        return not_a_number(k, text, err, len);
     if (k->flags & PC_KF_SI) {
-        switch (*end) {
-        case 'k': case 'K': v *= 1e3; end++; break;
-        case 'M': v *= 1e6; end++; break;
-        case 'G': v *= 1e9; end++; break;
-        }
+        size_t sn;
+        v *= (double)si_factor(end, &sn);
+        end += sn;
     }
     while (isspace((unsigned char)*end))
         end++;
-    if (*end) {
-        snprintf(err, len, "\"%s\" is not a number%s; expected %s", text,
-                 (k->flags & PC_KF_SI) ? " (suffixes: k, M, G)" : "", pc_key_type_name_(k));
-        return -1;
-    }
+    if (*end)
+        return not_a_number(k, text, err, len);
     *out = v;
     return 0;
 }
@@ -271,10 +381,18 @@ int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size
     case PC_KT_INT:
     case PC_KT_INT64:
     case PC_KT_DOUBLE: {
+        while (isspace((unsigned char)*text))
+            text++;
+        if (k->type != PC_KT_DOUBLE) {
+            long long iv = 0;
+            if (parse_integer(k, text, &iv, err, len))
+                return -1;
+            return pc_key_set_int_(k, iv, base, err, len);
+        }
         double v;
         if (parse_number(k, text, &v, err, len))
             return -1;
-        return pc_key_set_double_(k, v, base, err, len);
+        return set_double(k, v, text, base, err, len);
     }
     case PC_KT_BOOL: {
         static const char *const yes[] = {"true", "yes", "on", "1"};

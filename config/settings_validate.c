@@ -4,6 +4,7 @@
 #include "settings_keys.h"
 
 #include "debayer.h"
+#include "encode_limits.h"
 #include "cpulist.h"
 #include "netaddr.h"
 #include "settings_colour.h"
@@ -114,6 +115,39 @@ static const char *cam_label(const pc_settings *s, int i, char *buf, size_t len)
 static int cam_line(const pc_settings *s, int i)
 {
     return s->cameras[i].line ? s->cameras[i].line : s->capture.line;
+}
+
+/* Where a camera size key was given: "cameras[i].width" in the first
+ * entry that sets it, else the capture default "capture.width". */
+static int size_key(const pc_settings *s, const char *name, char *key, size_t n)
+{
+    const pc_key *k = pc_key_find_(pc_camera_keys_, pc_ncamera_keys_, name);
+    unsigned bit = k ? 1u << pc_key_index_(pc_camera_keys_, k) : 0;
+    for (int i = 0; i < s->capture.cameras && i < s->cameras_listed; i++)
+        if (s->cameras[i].set_mask & bit) {
+            snprintf(key, n, "cameras[%d].%s", i, name);
+            return cam_line(s, i);
+        }
+    snprintf(key, n, "capture.%s", name);
+    return s->capture.line;
+}
+
+/* The encoder's picture sides (encode_limits.h): a plan whose pictures it
+ * would refuse at the start is refused here, naming the camera size. */
+static int check_picture_sides(const pc_settings *s, pc_diag *d, const pc_layout_plan *lp, const char *which)
+{
+    char key[64];
+    int bad_w = lp->width < PC_ENCODE_MIN_SIDE, bad_h = lp->height < PC_ENCODE_MIN_SIDE;
+    if (!bad_w && !bad_h)
+        return 0;
+    int line = size_key(s, bad_w ? "width" : "height", key, sizeof key);
+    pc_diag_add(d, PC_DIAG_ERROR, s->config_file, line, key,
+                "the cameras are %dx%d: the encoder's picture would be %dx%d (%s %s), and encoders take %d..%d "
+                "pixels a side; make the cameras at least %d pixels %s, or use the output \"null\" (no encoder)",
+                s->cameras[0].width, s->cameras[0].height, lp->width, lp->height, which,
+                pc_layout_name(lp->layout), PC_ENCODE_MIN_SIDE, PC_ENCODE_MAX_SIDE, PC_ENCODE_MIN_SIDE,
+                bad_w ? "wide" : "high");
+    return 1;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -273,6 +307,11 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
             H = lp.height;
     }
     int EW = lp.width > 0 ? lp.width : W; /* the encoder's picture: a grid is wider */
+    int encodes = 0;
+    for (int i = 0; i < s->output_count; i++)
+        encodes |= strcmp(s->outputs[i].url, "null") != 0;
+    if (encodes && lp.width > 0)
+        errors += check_picture_sides(s, d, &lp, "layout");
     if (s->encode.preview_scale && !s->encode.preview_url[0])
         ERR(s->encode.line, "encode.preview_url", "encode.preview_scale = %d needs the preview's output URL",
             s->encode.preview_scale);

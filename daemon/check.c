@@ -88,7 +88,10 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
     pc_check_capture_config(s, &cc, &quiet);
     if (pc_capture_check(&cc, err, sizeof err)) {
         int cam = camera_of(err);
-        if (cam >= 0 && cam < s->capture.cameras) {
+        if (cam >= 0 && cam < s->capture.cameras && strstr(err, ": picture ") && !s->cameras[cam].image[0] &&
+            s->capture.image[0]) {
+            ERR(s->capture.line, "capture.image", "%s", err); /* every camera's picture */
+        } else if (cam >= 0 && cam < s->capture.cameras) {
             snprintf(key, sizeof key, "cameras[%d]", cam);
             ERR(s->cameras[cam].line ? s->cameras[cam].line : s->capture.line, key, "%s", err);
         } else {

@@ -316,10 +316,26 @@ static int snapshot_path(const char *dir, const char *arg, char *out, size_t n, 
     return 0;
 }
 
-/* Returns 1 when the connection must be closed. */
-static int handle_line(pc_control *c, client *k, char *line)
+/* Returns 1 when the connection must be closed. line: len bytes, NUL
+ * added after them. */
+static int handle_line(pc_control *c, client *k, char *line, size_t len)
 {
-    size_t n = strlen(line);
+    /* A NUL byte would end the text early (a line starting with one read
+     * as empty and got no answer): commands are text, so the line is
+     * answered with ERR, and an HTTP request line or header with one is
+     * not HTTP either. */
+    if (memchr(line, '\0', len)) {
+        static const char msg[] = "ERR the line holds a NUL byte; commands are text lines\n";
+        static const char bad[] = "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                  "Content-Length: 31\r\nConnection: close\r\n\r\na NUL byte in the request head\n";
+        if (k->http) {
+            client_send(k, bad, sizeof bad - 1);
+            return 1;
+        }
+        client_send(k, msg, sizeof msg - 1);
+        return 0;
+    }
+    size_t n = len;
     while (n && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t'))
         line[--n] = '\0';
 
@@ -460,7 +476,7 @@ static void process_lines(pc_control *c, client *k)
     while (!k->dead && !k->waiting && !k->plen &&
            (nl = memchr(start, '\n', k->inlen - (size_t)(start - k->in)))) {
         *nl = '\0';
-        if (handle_line(c, k, start)) {
+        if (handle_line(c, k, start, (size_t)(nl - start))) {
             if (k->plen)
                 k->close_after = 1;
             else

@@ -8,10 +8,12 @@
  *   capture threads  (capture/)  group camera frames into frame sets; when
  *                    this pipeline is slow the capture pool is full and whole
  *                    sets are dropped there, counted (the one drop point).
- *   stage thread     (stage)     takes a set, uploads its slabs by DMA into
- *                    the device panorama (CUDA) or stacks them (CPU), runs the
- *                    chosen algorithm into picture slot k, waits for it, gives
- *                    the set back to capture and queues slot k for encoding.
+ *   stage thread     (stage)     takes a set and hands it down the list of
+ *                    steps (pipeline_step.h: raw recording, colour, snapshot,
+ *                    then into picture slot k the debayer: its slabs by DMA
+ *                    into the device panorama (CUDA) or stacked (CPU), the
+ *                    chosen algorithm), waits for slot k, gives the set back
+ *                    to capture and queues slot k for encoding.
  *   encoder thread   (encoder)   copies slot k into the encoder's frame (a
  *                    device-to-device copy into NVENC's CUDA frame, or a
  *                    download / memcpy into a software encoder's frame),
@@ -147,11 +149,21 @@ static int choose_backend(pipeline *p)
     return 0;
 }
 
-/* The picture slots and the algorithms, once the encoder has said which
- * picture format it takes. */
-static int open_debayer(pipeline *p)
+/* The picture slots, once the encoder has said which picture format it
+ * takes. */
+static int open_slots(pipeline *p)
 {
-    const pc_settings *s = p->s;
+    const pl_steps *l = &p->steps;
+    if (l->last_writer < 0) {
+        snprintf(p->err, sizeof p->err, "no step of the stage writes a picture");
+        return -1;
+    }
+    if (l->out.width != p->width || l->out.height != p->height) {
+        snprintf(p->err, sizeof p->err, "step %s makes a %dx%d picture; the %s backend allocates picture slots of "
+                 "the %dx%d frame only", l->step[l->last_writer].ops->name, l->out.width, l->out.height,
+                 pc_backend_name(p->be), p->width, p->height);
+        return -1;
+    }
     for (int i = 0; i < p->nslots; i++) {
         if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, &p->pic[i], p->err, sizeof p->err))
             return -1;
@@ -182,18 +194,7 @@ static int open_debayer(pipeline *p)
     char what[256];
     pc_backend_describe(p->be, what, sizeof what);
     pc_log(&p->d->logger, PC_LOG_INFO, "%s, %d frame sets in flight", what, p->nslots);
-    /* Prepare every algorithm once (CUDA: graph capture, variant and tile
-     * measurement, tens of ms each; CPU: its scratch, mlri 28 bytes per
-     * pixel, and set_algo reserves the one in force) so that a live switch
-     * later costs nothing on the stage thread. */
-    for (int a = 0; a < pc_algo_count(); a++) {
-        pc_debayer_config dc = {.algo = (pc_algo_id)a, .variant = (pc_variant)s->debayer.variant, .cfa = p->cfa,
-                                .fmt = p->fmt, .matrix = p->st.matrix, .range = p->st.range};
-        if (a != s->debayer.algo && pc_backend_prepare_algo(p->be, &dc, p->err, sizeof p->err))
-            pc_log(&p->d->logger, PC_LOG_WARNING, "%s: preparing %s failed: %s", pc_backend_name(p->be),
-                   pc_algo_get(a)->name, p->err);
-    }
-    return pl_apply_algo(p, (pc_algo_id)s->debayer.algo, (pc_variant)s->debayer.variant, p->err, sizeof p->err);
+    return 0;
 }
 
 /* ------------------------------------------------------------- run */
@@ -238,8 +239,8 @@ static void teardown(pipeline *p)
     pl_bands_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
-    if (p->st.raw && pc_raw_writer_close(p->st.raw, p->err, sizeof p->err))
-        pc_log(&p->d->logger, PC_LOG_ERR, "--record-raw: %s", p->err);
+    pl_steps_close(&p->steps); /* the recording's end; the intermediate pictures */
+    pl_web_close(p);           /* after the HTTP server, the stage thread and the snapshots */
     if (p->cap)
         pc_capture_close(p->cap);
     if (p->be) {
@@ -249,12 +250,6 @@ static void teardown(pipeline *p)
             pc_backend_host_picture_free(p->bops, &p->prev_pic[i]);
         }
         pc_backend_close(p->be);
-    }
-    pl_web_close(p); /* after the stage thread and the snapshots */
-    if (p->col) {
-        pl_colour_free(p->col);
-        pl_colour_free(p->col_next);
-        pthread_mutex_destroy(&p->col_lock);
     }
 }
 
@@ -327,6 +322,14 @@ int pc_run_pipeline(pc_daemon *d)
     if (pc_backend_open(&p->be, p->bops, &bc, p->err, sizeof p->err))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
+    /* The stage's steps say what picture the slots and the encoders get. */
+    const char *failed;
+    if (pl_stage_prepare(p, &failed)) {
+        step = failed[0] ? failed : "stage";
+        goto fail;
+    }
+    p->pic_w = p->steps.out.width;
+    p->pic_h = p->steps.out.height;
     step = "encoder";
     if (pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err))
         goto fail;
@@ -336,23 +339,13 @@ int pc_run_pipeline(pc_daemon *d)
         goto fail;
     if (p->have_encoder)
         pc_stats_set_layout(p->stats, pc_layout_name(p->plan.layout), p->nbands);
-    step = "debayer";
-    if (open_debayer(p))
+    step = "picture slots";
+    if (open_slots(p))
         goto fail;
-    step = "colour";
-    if (pl_colour_open(p))
-        goto fail;
-
-    pc_rawfmt rawfmt;
-    pc_capture_rawfmt(p->cap, &rawfmt);
-    if (p->s->daemon.record_raw[0] &&
-        pc_raw_writer_open_fmt(&p->st.raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, &rawfmt, p->fps,
-                               p->err, sizeof p->err)) {
-        step = "--record-raw";
+    if (pl_stage_start(p, &failed)) {
+        step = failed[0] ? failed : "stage";
         goto fail;
     }
-    if (p->s->daemon.snapshot[0])
-        snprintf(p->snap_path, sizeof p->snap_path, "%s", p->s->daemon.snapshot);
 
     if (p->s->daemon.control[0]) {
         pc_control_ops ops;
@@ -402,7 +395,8 @@ int pc_run_pipeline(pc_daemon *d)
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
     snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->pic_w, p->pic_h, pc_algo_get(p->st.algo)->name, pc_backend_name(p->be));
+             p->slab_h, p->pic_w, p->pic_h, pc_algo_get(pl_algo_of(atomic_load(&p->algo_in_force)))->name,
+             pc_backend_name(p->be));
     if (p->enc_started) {
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);

@@ -25,6 +25,7 @@ static void fill_camera_metrics(pipeline *p, int *n)
             .other_failures = c->frames_failed[PC_FAIL_WRONG_PACKET_ID] + c->frames_failed[PC_FAIL_ABORTED] +
                               c->frames_failed[PC_FAIL_OTHER],
             .packets_resent = c->packets_resent, .packets_missing = c->packets_missing,
+            .resend_requests = c->resend_requests, .packets_after_gap = c->packets_after_gap,
             .substituted = c->frames_substituted, .repaired = c->frames_repaired,
             .reconnects = c->reconnects,
             .connected = c->state == PC_CAM_STREAMING,

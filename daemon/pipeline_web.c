@@ -1,11 +1,12 @@
 /* pipeline_web.c - the operator's web page on daemon.http_listen: its
- * server (http.c in the web role) and the live picture (web_picture.c)
- * set up and torn down, and the API's callbacks into the pipeline (they
+ * server (http.c in the web role) set up and torn down, and the API's
+ * callbacks into the pipeline (they
  * run on the HTTP server's thread): the status as JSON, the picture, the
  * algorithm switch, white balance, IDR, and the snapshots the web asked
  * for (written by the stage thread's snapshot path, answered through
  * pl_snapshot_done). The same actions as the control socket, through the
- * same callbacks (pl_control_ops). */
+ * same callbacks (pl_control_ops). The live picture is the stage
+ * thread's last step (step_web_picture.c), reached through p->webpic. */
 #include "panocap_config.h"
 #include "pipeline_int.h"
 
@@ -521,15 +522,6 @@ void pl_web_start(pipeline *p)
     snprintf(w->instance, sizeof w->instance, "%ld-%lld", (long)getpid(), (long long)pc_wall_ns());
     p->webapi = w;
 
-    int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
-    pc_web_picture_config wc = {
-        .bops = p->bops, .be = p->be, .pics = p->pic, .host_pics = dev && p->host_ref ? p->host_pic : NULL,
-        .nslots = p->nslots, .width = p->pic_w, .height = p->pic_h, .ncam = p->ncam, .cam_w = p->width,
-        .cam_h = p->slab_h, .grid_cols = p->have_encoder && p->plan.layout == PC_LAYOUT_GRID ? p->plan.grid_cols : 1,
-        .lg = &p->d->logger};
-    if (pc_web_picture_open(&p->webpic, &wc, p->err, sizeof p->err))
-        pc_log(&p->d->logger, PC_LOG_WARNING, "web page: no live picture: %s", p->err);
-
     pc_http_ops ops = w->hops;
     ops.api_status = web_status;
     ops.picture = web_picture;
@@ -552,8 +544,6 @@ void pl_web_stop(pipeline *p)
 
 void pl_web_close(pipeline *p)
 {
-    pc_web_picture_close(p->webpic);
-    p->webpic = NULL;
     if (p->webapi) {
         pthread_mutex_destroy(&p->webapi->lock);
         free(p->webapi);

@@ -219,29 +219,27 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     w->tw = (cfg->cam_w / s) & ~1;
     w->th = (cfg->cam_h / s) & ~1;
     int sw = (cfg->width / s) & ~1, sh = (cfg->height / s) & ~1;
-    const pc_picture *p0 = &cfg->pics[0];
     int dev = (cfg->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
     if (cfg->ncam < 1 || cfg->ncam > 64 || w->tw < 16 || w->th < 16) {
         snprintf(w->why, sizeof w->why, "cameras of %dx%d are too small for a picture", cfg->cam_w, cfg->cam_h);
-    } else if (p0->fmt != PC_FMT_NV12 && p0->fmt != PC_FMT_I420) {
-        snprintf(w->why, sizeof w->why, "the pictures are %s, not YUV", pc_pixfmt_name(p0->fmt));
-    } else if (dev && cfg->bops->downscale && p0->fmt == PC_FMT_NV12) {
+    } else if (cfg->fmt != PC_FMT_NV12 && cfg->fmt != PC_FMT_I420) {
+        snprintf(w->why, sizeof w->why, "the pictures are %s, not YUV", pc_pixfmt_name(cfg->fmt));
+    } else if (dev && cfg->bops->downscale && cfg->fmt == PC_FMT_NV12) {
         w->mode = 1;
-    } else if (dev && cfg->host_pics && cfg->host_pics[0].plane[0]) {
-        w->mode = 2;
     } else if (!dev) {
         w->mode = 2;
     } else {
-        snprintf(w->why, sizeof w->why, "the pictures stay on the GPU in a format it cannot scale (%s)",
-                 pc_pixfmt_name(p0->fmt));
+        snprintf(w->why, sizeof w->why, "the pictures stay on the GPU in a format its downscale does not take "
+                 "(%s; the encoder asked for it)", pc_pixfmt_name(cfg->fmt));
     }
     if (!w->mode) {
         pc_log(cfg->lg, PC_LOG_WARNING, "web picture: none: %s", w->why);
         return 0;
     }
     w->small_ops = w->mode == 1 ? cfg->bops : NULL;
-    if (pc_backend_host_picture_alloc(w->small_ops, PC_FMT_NV12, p0->matrix, p0->range, sw, sh, &w->small, err, n) ||
-        pc_backend_host_picture_alloc(NULL, PC_FMT_NV12, p0->matrix, p0->range, cfg->ncam * w->tw, w->th,
+    if (pc_backend_host_picture_alloc(w->small_ops, PC_FMT_NV12, cfg->matrix, cfg->range, sw, sh, &w->small, err,
+                                      n) ||
+        pc_backend_host_picture_alloc(NULL, PC_FMT_NV12, cfg->matrix, cfg->range, cfg->ncam * w->tw, w->th,
                                       &w->strip, err, n) ||
         pc_jpeg_open(&w->jpeg_strip, JPEG_QUALITY, err, n) || pc_jpeg_open(&w->jpeg_thumb, JPEG_QUALITY, err, n)) {
         snprintf(w->why, sizeof w->why, "%.150s", err);
@@ -266,7 +264,7 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     return 0;
 }
 
-void pc_web_picture_offer(pc_web_picture *w, int slot)
+void pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic)
 {
     if (!w || !w->mode || w->failed)
         return;
@@ -282,15 +280,14 @@ void pc_web_picture_offer(pc_web_picture *w, int slot)
     const pc_web_picture_config *c = &w->cfg;
     char err[256];
     if (w->mode == 1) {
-        if (pc_backend_downscale(c->be, slot, &c->pics[slot], &w->small, w->scale, err, sizeof err) ||
+        if (pc_backend_downscale(c->be, slot, pic, &w->small, w->scale, err, sizeof err) ||
             pc_backend_wait(c->be, slot, err, sizeof err)) {
             w->failed = 1;
             set_error(w, err);
             return;
         }
     } else {
-        sample(c->host_pics && c->host_pics[slot].plane[0] ? &c->host_pics[slot] : &c->pics[slot], &w->small,
-               w->scale);
+        sample(pic, &w->small, w->scale);
     }
     double ms = (pc_now_ns() - now) / 1e6;
     w->stage_ms_sum += ms;

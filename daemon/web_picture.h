@@ -4,13 +4,15 @@
  * encoder's picture only while someone looks at them.
  *
  * Cost to the frame path: the stage thread calls pc_web_picture_offer once
- * per frame set; it returns at once (two atomic loads and a clock read)
+ * per frame set (the last step of its list, step_web_picture.c, with the
+ * slot's finished picture); it returns at once (an atomic load and a clock read)
  * unless a picture was asked for over HTTP in the last 5 s, the last one
  * is 1/PC_WEB_PICTURE_FPS s old and the worker is idle. Then it makes the
  * small rendition of that set's picture: on a GPU backend the backend's
  * box downscale (pc_backend_downscale, the preview's kernel) into a pinned
- * host picture, a few hundred KB over PCIe; on host pictures a sampled
- * 2x2 mean at every scale-th pixel (reading 4/scale^2 of the picture).
+ * host picture, a few hundred KB over PCIe, and a wait for the slot's
+ * queue; on host pictures a sampled 2x2 mean at every scale-th pixel
+ * (reading 4/scale^2 of the picture).
  * Everything else (the side-by-side strip, the colour conversion, the JPEG
  * encoding) runs on the module's own thread. The stage thread's time in
  * it is measured and reported (pc_web_picture_info).
@@ -38,10 +40,10 @@ typedef struct pc_web_picture pc_web_picture;
 typedef struct pc_web_picture_config {
     const pc_backend_ops *bops;
     pc_backend *be;              /* the stage thread's backend (downscale, wait) */
-    const pc_picture *pics;      /* the picture slots, [nslots] */
-    const pc_picture *host_pics; /* their pinned host copies (device backend, host encoder), or NULL */
-    int nslots;
-    int width, height;           /* the pictures' size */
+    pc_pixfmt fmt;               /* the pictures offered: format, colours, size */
+    pc_matrix matrix;
+    pc_range range;
+    int width, height;
     int ncam;                    /* cameras in the picture */
     int cam_w, cam_h;            /* one camera's size in it */
     int grid_cols;               /* cameras across (grid layout); 1: one above the other */
@@ -62,8 +64,10 @@ typedef struct pc_web_picture_info {
 } pc_web_picture_info;
 
 int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, char *err, size_t n);
-/* Stage thread, per frame set, once slot's picture is complete (waited). */
-void pc_web_picture_offer(pc_web_picture *w, int slot);
+/* Stage thread, per frame set: pic, the picture of backend slot `slot`
+ * once the demosaic into it is queued (device pictures: the downscale
+ * goes on the slot's queue, then waits) or done (host pictures). */
+void pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic);
 /* The latest JPEG: the strip (camera -1) or camera k's thumbnail, as a
  * malloc'd copy (the caller frees it). Marks the picture as wanted and
  * waits up to 2 s for the first one. 0; -1 none (why); -2 no such camera. */

@@ -348,10 +348,10 @@ static void close_codec(AVCodecContext **c, int fed)
 
 static int validate(const pc_encode_config *cfg, char *err, size_t n)
 {
-    if (cfg->width < 16 || cfg->height < 16 || cfg->width > 16384 || cfg->height > 16384 ||
-        (cfg->width & 1) || (cfg->height & 1)) {
-        snprintf(err, n, "frame size %dx%d: width and height must be even, 16..16384",
-                 cfg->width, cfg->height);
+    if (cfg->width < PC_ENCODE_MIN_SIDE || cfg->height < PC_ENCODE_MIN_SIDE || cfg->width > PC_ENCODE_MAX_SIDE ||
+        cfg->height > PC_ENCODE_MAX_SIDE || (cfg->width & 1) || (cfg->height & 1)) {
+        snprintf(err, n, "frame size %dx%d: width and height must be even, %d..%d", cfg->width, cfg->height,
+                 PC_ENCODE_MIN_SIDE, PC_ENCODE_MAX_SIDE);
         return PC_EINVAL;
     }
     if (cfg->fps_num <= 0 || cfg->fps_den <= 0 || (double)cfg->fps_num / cfg->fps_den > 1000) {

@@ -261,7 +261,7 @@ static void test_errors(void)
     check_error("duplicate output", "dupout.conf", "outputs = ( \"a.ts\",\n \"a.ts\" );\n", 2, "outputs[1].url",
                 "duplicate output", NULL);
     check_error("bad bitrate text", "bitrate.conf", "encode = { bitrate = \"fast\"; };\n", 1, "encode.bitrate",
-                "not a number (suffixes: k, M, G)", NULL);
+                "not a number (suffixes: k, M, G, T = x1000; Ki, Mi, Gi, Ti = x1024)", NULL);
     check_error("bitrate out of range", "bitrate2.conf", "encode = { bitrate = 0; };\n", 1, "encode.bitrate",
                 "0 is out of range", NULL);
     check_error("fallback entry not a string", "fallback.conf", "encode = { fallback = [ 1, 2 ]; };\n", 1,

@@ -349,6 +349,36 @@ int main(void)
     ask(path, longline, buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR line too long\n") == 0, "line too long: ERR");
 
+    /* NUL bytes: a line that starts with one (it read as empty: no answer)
+     * and one inside a command get ERR; the connection goes on */
+    {
+        int fd = dial(path), idr0 = c.idr;
+        static const char nul_first[] = "\0status\n", nul_mid[] = "idr\0x\n";
+        char b1[256] = "", b2[256] = "", b3[512] = "";
+        int sent = send(fd, nul_first, sizeof nul_first - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof nul_first - 1);
+        read_answer(fd, b1, sizeof b1);
+        sent &= send(fd, nul_mid, sizeof nul_mid - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof nul_mid - 1);
+        read_answer(fd, b2, sizeof b2);
+        sent &= send(fd, "status\n", 7, MSG_NOSIGNAL) == 7;
+        read_answer(fd, b3, sizeof b3);
+        close(fd);
+        TAP_CHECK(sent && strcmp(b1, "ERR the line holds a NUL byte; commands are text lines\n") == 0,
+                  "a line starting with a NUL byte: ERR (%s)", b1);
+        TAP_CHECK(strncmp(b2, "ERR ", 4) == 0 && strstr(b2, "NUL") && c.idr == idr0,
+                  "a NUL inside a command: ERR, the command not run (%s)", b2);
+        TAP_CHECK(strstr(b3, "fps") && strstr(b3, "\nOK\n"), "the same connection answers the next line");
+        int hfd = dial(path);
+        static const char req[] = "GET /metrics HTTP/1.0\r\nX-A: \0b\r\n\r\n";
+        char hb[512] = "";
+        size_t off = 0;
+        if (send(hfd, req, sizeof req - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof req - 1))
+            for (ssize_t r; off + 1 < sizeof hb && (r = recv(hfd, hb + off, sizeof hb - 1 - off, 0)) > 0;)
+                off += (size_t)r;
+        hb[off] = '\0';
+        close(hfd);
+        TAP_CHECK(strncmp(hb, "HTTP/1.0 400", 12) == 0, "an HTTP header with a NUL byte: 400 (%.20s)", hb);
+    }
+
     /* HTTP on the same socket. */
     ask_all(path, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n", buf, sizeof buf);
     const char *body = strstr(buf, "\r\n\r\n");

@@ -126,6 +126,9 @@ static void one_validation(void)
     int have_blk = mknod(blk, S_IFBLK | 0600, makedev(8, 0)) == 0;
     const char *rate = conf("bitrate.conf", "encode = {\n  bitrate = 900000000;\n};\n");
     const char *huge = conf("huge.conf", "capture = {\n  pool_size = 999999999999999999999999999999;\n};\n");
+    const char *wide = conf("wide.conf", "capture = {\n  width = 4294967616;\n};\n");
+    char notpic[200];
+    snprintf(notpic, sizeof notpic, "capture.image=%s", conf("notapicture.png", "this is text, not a picture\n"));
     struct {
         const char *args[8];
         const char *needle;
@@ -138,7 +141,7 @@ static void one_validation(void)
         {{"--encoder", "libfoo"}, "encode.encoder: encoder \"libfoo\" is not a video encoder", 1},
         {{"--encoder", "libx264", "-s", "encode.preset=turbo"}, "encode.preset: preset \"turbo\"", 1},
         {{"-s", "outputs[0].format=foo"}, "outputs[0].format: output 0 'panocap.ts': format 'foo'", 1},
-        {{"-s", "capture.image=/nonexistent/pano.png"}, "cameras[0]: camera 0: picture /nonexistent/pano.png", 0},
+        {{"-s", "capture.image=/nonexistent/pano.png"}, "capture.image: camera 0: picture /nonexistent/pano.png", 0},
         {{"--source", raw}, "capture.file: raw file ", 0},
         {{"--source", srcfile, "--cameras", "3"}, "has 5 cameras, the configuration 3", 0},
         {{"--output", "udp://127.0.0.1:99999"}, "outputs[0].url: output 0 'udp://127.0.0.1:99999': port", 1},
@@ -149,6 +152,18 @@ static void one_validation(void)
         {{"--output", have_blk ? blk : "/dev/null/x.ts"}, have_blk ? "is a block device" : "is not a folder", 1},
         {{"--config", huge}, "huge.conf:2: error: capture.pool_size: 999999999999999999999999999999 is out of "
                              "range", 0},
+        /* libconfig 1.5 reads 4294967616 as 320: the value as written is refused */
+        {{"--config", wide}, "wide.conf:2: error: capture.width: 4294967616 is out of range; allowed: 8..32768", 0},
+        /* what the encoder refuses at the start: cameras 8, 10, 14 wide (16..16384) */
+        {{"-s", "capture.width=8"}, "error: capture.width: the cameras are 8x1080: the encoder's picture would be "
+                                    "8x5400 (layout stacked), and encoders take 16..16384 pixels a side", 0},
+        {{"-s", "capture.width=14"}, "error: capture.width: the cameras are 14x1080: the encoder's picture would "
+                                     "be 14x5400", 0},
+        {{"--cameras", "1", "-s", "capture.height=10"}, "error: capture.height: the cameras are 2040x10: the "
+                                                         "encoder's picture would be 2040x10", 0},
+        /* a picture the fake cameras cannot read */
+        {{"-s", notpic}, "capture.image: camera 0: picture ", 0},
+        {{"-s", notpic}, "notapicture.png: not a PNG or PPM image", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         if (cases[i].ffmpeg && !PANOCAP_HAVE_FFMPEG)
@@ -168,9 +183,20 @@ static void one_validation(void)
         TAP_CHECK(!strstr(errs, "Svt[") && !strstr(out, "Svt[") && !strstr(errs, "x265 [") &&
                       !strstr(errs, "x264 ["),
                   "--check-config %s: no encoder library lines in the answer", what);
+        /* the start says the same: the line of the error --check-config gave */
+        char same[1024] = "";
+        const char *e = strstr(errs, "error: ");
+        if (e) {
+            const char *sol = e;
+            while (sol > errs && sol[-1] != '\n')
+                sol--;
+            snprintf(same, sizeof same, "%.*s", (int)strcspn(sol, "\n"), sol);
+        }
         rc = run2(a, start);
-        ok = rc == 78 && strstr(errs, cases[i].needle) && strstr(errs, "<3>") && strstr(errs, "not starting");
-        TAP_CHECK(ok, "starting with %s: 78, \"<3>...%s\", not starting", what, cases[i].needle);
+        ok = rc == 78 && strstr(errs, cases[i].needle) && same[0] && strstr(errs, same) && strstr(errs, "<3>") &&
+             strstr(errs, "not starting");
+        TAP_CHECK(ok, "starting with %s: 78, \"<3>...%s\" (the line --check-config printed), not starting", what,
+                  cases[i].needle);
         if (!ok)
             tap_diag("exit %d, stderr: %s", rc, errs);
     }
@@ -272,6 +298,19 @@ int main(int argc, char **argv)
     TAP_CHECK(rc == 78 && strstr(errs, "every camera must be listed"), "command line contradicting the file: 78");
 
     one_validation();
+
+    /* Numbers past 32 bits, as the issue wrote them (no L): read at full
+     * width, through the file and through -s. */
+    const char *ok64 = conf("wide-ok.conf", "outputs = ( { url = \"rec/x.ts\"; segment = 60;\n"
+                                            "  max_bytes = 5000000000; min_free = 6000000000; max_age = 3153600000; } );\n"
+                                            "daemon = { frames = 4294967306; };\n");
+    rc = run("--config", ok64, "--dump-config", NULL);
+    TAP_CHECK(rc == 0 && strstr(out, "max_bytes = 5000000000L;") && strstr(out, "min_free = 6000000000L;") &&
+                  strstr(out, "max_age = 3153600000L;") && strstr(out, "frames = 4294967306L;"),
+              "max_bytes 5000000000, min_free 6000000000, max_age 3153600000, frames 4294967306 in a file: "
+              "kept whole (exit %d)", rc);
+    rc = run("-s", "outputs[0].segment=60", "-s", "outputs[0].max_bytes=5000000000", "--dump-config", NULL);
+    TAP_CHECK(rc == 0 && strstr(out, "max_bytes = 5000000000L;"), "-s outputs[0].max_bytes=5000000000: kept whole");
 
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

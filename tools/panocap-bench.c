@@ -385,7 +385,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
          * margin refresh (both one launch per frame) */
         INFO(o, "colour extra at upload: %.2f us per frame (the pass - the margin refresh)\n", cus - mus);
         /* the 4 slots hold raw frames of that format, uploaded per camera
-         * slab as the daemon does (pl_colour_debayer); their colour pass
+         * slab as the daemon does (its debayer step); their colour pass
          * runs once, before the first debayer of each */
         const int sh = h / BENCH_CAMS;
         size_t sb = pc_rawfmt_frame_bytes(&cf, w, sh);

@@ -1,17 +1,21 @@
-/* pipeline_colour.c - the colour stage of the pipeline (docs/colour.md):
- * per slab, the raw format, the per-colour tables and the conversion
- * matrix with the camera's colour matrix folded in, built from the
- * settings; automatic white balance; live changes.
+/* step_colour.c - the colour step (docs/colour.md): per slab, the raw
+ * format, the per-colour tables and the conversion matrix with the
+ * camera's colour matrix folded in, built from the settings; automatic
+ * white balance; live changes. Its word to the later steps is
+ * pl_set.colour (the debayer uploads through the tables, the snapshot
+ * stacks through them).
  *
- * Ownership: the stage thread owns the state in force (p->col) and uses
- * it for every frame set. A reload (main thread) or a control command
- * builds a complete new state off the stage thread and hands it over
- * under col_lock; the stage thread swaps it in between two frame sets
- * (begin_set) and frees the old one; the backend gets the tables from
- * the stage thread only. Automatic white balance
- * runs on the stage thread about once a second, on a sample of the raw
- * slab (1/64 of the tiles), and rebuilds only the tables of a camera
- * whose smoothed gains moved. */
+ * Ownership: the stage thread owns the state in force (in_force) and uses
+ * it for every frame set. A reload (main thread, the reload op) or a
+ * control command (wb freeze) builds a complete new state off the stage
+ * thread and hands it over under lock (a freeze marks the cameras it
+ * holds, a thaw builds from the settings again); the stage thread swaps it in at
+ * the start of a set (begin_set) and frees the old one; the backend gets
+ * the tables from the stage thread only. Automatic white balance runs on
+ * the stage thread about once a second, on a sample of the raw slab (1/64
+ * of the tiles), and rebuilds only the tables of a camera whose smoothed
+ * gains moved; the gains are written under lock (the control thread and
+ * reloads read them). */
 #include "pipeline_int.h"
 
 #include "settings_colour.h"
@@ -21,10 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct pl_colour {
+/* One complete colour state, built from the settings. */
+typedef struct colour_state {
     int n;                  /* slabs */
     pc_rawfmt fmt;          /* the capture's format */
-    int active;             /* 0: 8-bit and nothing set anywhere: today's path */
+    int active;             /* 0: 8-bit and nothing set anywhere: the plain upload */
     int matrices;           /* some camera has a colour matrix: per-band final pass */
     pc_camera_colour cc[PC_CAPTURE_MAX_CAMERAS];
     pc_colour_tables tables[PC_CAPTURE_MAX_CAMERAS];
@@ -34,10 +39,19 @@ struct pl_colour {
     int tables_stale;       /* the backend's copies of the tables need refreshing */
     unsigned frozen;        /* bit k: slab k's camera is "auto" in the settings, held at
                              * fixed gains by a freeze (pl_colour_freeze_wb) */
-    uint64_t sets;          /* frame sets seen (white-balance cadence) */
+    pl_set_colour view;     /* what later steps get (pl_set.colour) */
+} colour_state;
+
+/* The step (p->col: the control thread's wb commands reach it there). */
+struct pl_colour {
+    const pl_step_env *env;
+    colour_state *in_force; /* the stage thread's; swapped under lock */
+    colour_state *next;     /* lock: built by a reload or a control command */
+    pthread_mutex_t lock;
+    uint64_t sets;          /* stage thread: frame sets seen (white-balance cadence) */
 };
 
-void pl_colour_free(pl_colour *c)
+static void state_free(colour_state *c)
 {
     if (!c)
         return;
@@ -62,10 +76,10 @@ typedef struct awb_history {
 
 /* Builds a complete state from settings s for the capture's format fmt;
  * keeps the white-balance history prev (may be NULL). */
-static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const awb_history *prev, char *err,
-                        size_t errlen)
+static colour_state *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const awb_history *prev, char *err,
+                           size_t errlen)
 {
-    pl_colour *c = calloc(1, sizeof *c);
+    colour_state *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(err, errlen, "colour: out of memory");
         return NULL;
@@ -83,7 +97,7 @@ static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const
         tmp.pattern = (int)fmt->cfa;
         if (pc_settings_camera_colour(&tmp, &c->cc[k], key, sizeof key, e, sizeof e)) {
             snprintf(err, errlen, "colour of slab %d (%s): %s: %s", k, cs->name[0] ? cs->name : "camera", key, e);
-            pl_colour_free(c);
+            state_free(c);
             return NULL;
         }
         pc_awb_init(&c->awb[k]);
@@ -96,7 +110,7 @@ static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const
             pc_yuv_coeffs_ccm((pc_matrix)s->debayer.matrix, (pc_range)s->debayer.range, c->cc[k].cfg.ccm,
                               &c->bands[k], e, sizeof e)) {
             snprintf(err, errlen, "colour of slab %d: %s", k, e);
-            pl_colour_free(c);
+            state_free(c);
             return NULL;
         }
         static const double id[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -104,29 +118,50 @@ static pl_colour *build(const pc_settings *s, int n, const pc_rawfmt *fmt, const
         c->matrices |= memcmp(c->cc[k].cfg.ccm, id, sizeof id) != 0;
     }
     c->active |= c->matrices || fmt->packing != PC_PACK_8;
+    c->view = (pl_set_colour){&c->fmt, c->tables, c->matrices ? c->bands : NULL, c->n};
     return c;
 }
 
-int pl_colour_open(pipeline *p)
+static int colour_prepare(void **priv, const pl_step_env *env, pl_step_io *io, char *err, size_t errlen)
 {
-    pc_rawfmt fmt;
-    pc_capture_rawfmt(p->cap, &fmt);
-    p->col = build(p->s, p->ncam, &fmt, NULL, p->err, sizeof p->err);
-    if (!p->col)
+    pl_colour *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "colour: out of memory");
         return -1;
-    pthread_mutex_init(&p->col_lock, NULL);
-    if (p->col->active) {
-        char fn[32];
-        pc_rawfmt_name(&fmt, fn, sizeof fn);
-        pc_log(&p->d->logger, PC_LOG_INFO, "colour stage on: %s, %d camera%s%s", fn, p->ncam, p->ncam == 1 ? "" : "s",
-               p->col->matrices ? ", colour matrices in the final pass" : "");
     }
+    *priv = c;
+    c->env = env;
+    pthread_mutex_init(&c->lock, NULL);
+    c->in_force = build(env->s, env->ncam, &env->rawfmt, NULL, err, errlen);
+    if (!c->in_force)
+        return -1;
+    if (c->in_force->active) {
+        char fn[32];
+        pc_rawfmt_name(&env->rawfmt, fn, sizeof fn);
+        pc_log(env->log, PC_LOG_INFO, "colour stage on: %s, %d camera%s%s", fn, env->ncam, env->ncam == 1 ? "" : "s",
+               c->in_force->matrices ? ", colour matrices in the final pass" : "");
+    }
+    if (env->p)
+        env->p->col = c; /* the control thread's wb commands */
     return 0;
 }
 
-/* Builds the state for settings s and hands it to the stage thread;
- * frozen: its pl_colour.frozen. */
-static int request(pipeline *p, const pc_settings *s, unsigned frozen, char *err, size_t errlen)
+static void colour_close(void *priv)
+{
+    pl_colour *c = priv;
+    if (!c)
+        return;
+    if (c->env->p && c->env->p->col == c)
+        c->env->p->col = NULL;
+    state_free(c->in_force);
+    state_free(c->next);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* Any thread: builds the state for settings s off the stage thread and
+ * hands it over for the next set; frozen: its colour_state.frozen. */
+static int request(pl_colour *c, const pc_settings *s, unsigned frozen, char *err, size_t errlen)
 {
     /* the history under the lock, the tables outside it: the stage
      * thread never waits for a build */
@@ -135,69 +170,81 @@ static int request(pipeline *p, const pc_settings *s, unsigned frozen, char *err
         snprintf(err, errlen, "colour: out of memory");
         return -1;
     }
-    pthread_mutex_lock(&p->col_lock);
-    int n = p->col->n;
-    pc_rawfmt fmt = p->col->fmt;
+    pthread_mutex_lock(&c->lock);
+    int n = c->in_force->n;
+    pc_rawfmt fmt = c->in_force->fmt;
     for (int k = 0; k < n; k++) {
-        h->awb[k] = p->col->awb[k];
+        h->awb[k] = c->in_force->awb[k];
         /* a frozen camera kept its estimate: thawed, it goes on from it */
-        h->wb_auto[k] = p->col->cc[k].wb_auto || (p->col->frozen >> k & 1);
+        h->wb_auto[k] = c->in_force->cc[k].wb_auto || (c->in_force->frozen >> k & 1);
     }
-    pthread_mutex_unlock(&p->col_lock);
-    pl_colour *next = build(s, n, &fmt, h, err, errlen);
+    pthread_mutex_unlock(&c->lock);
+    colour_state *next = build(s, n, &fmt, h, err, errlen);
     free(h);
     if (!next)
         return -1;
     next->frozen = frozen;
-    pthread_mutex_lock(&p->col_lock);
-    pl_colour_free(p->col_next);
-    p->col_next = next;
-    pthread_mutex_unlock(&p->col_lock);
+    pthread_mutex_lock(&c->lock);
+    state_free(c->next);
+    c->next = next;
+    pthread_mutex_unlock(&c->lock);
     return 0;
 }
 
-int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen)
+static int colour_reload(void *priv, const pc_settings *s, unsigned live, char *msg, size_t msglen)
 {
-    return request(p, s, 0, err, errlen);
+    if (!(live & PC_LIVE_COLOUR))
+        return PL_RELOAD_NONE;
+    char err[512];
+    if (request(priv, s, 0, err, sizeof err)) {
+        snprintf(msg, msglen, "colour: %s; keeping the colour in force", err);
+        return -1;
+    }
+    snprintf(msg, msglen, "colour settings applied from the next frame set");
+    return PL_RELOAD_LIVE;
 }
 
 /* Stage thread: the backend's copies of the tables in force (CUDA:
  * enqueued on the upload stream, so they apply from this set's uploads on). */
-static int tables_refresh(pipeline *p)
+static int tables_refresh(pl_colour *c, pl_set *set)
 {
-    pl_colour *c = p->col;
-    if (c->active && c->tables_stale) {
-        for (int k = 0; k < c->n; k++)
-            if (pc_backend_set_colour_tables(p->be, k, &c->tables[k], p->st.err, sizeof p->st.err))
+    colour_state *st = c->in_force;
+    if (st->active && st->tables_stale) {
+        char e[400];
+        for (int k = 0; k < st->n; k++)
+            if (pc_backend_set_colour_tables(c->env->be, k, &st->tables[k], e, sizeof e)) {
+                snprintf(set->err, set->errlen, "colour: camera %d's tables to the %s backend: %s", k,
+                         pc_backend_name(c->env->be), e);
                 return -1;
-        c->tables_stale = 0;
+            }
+        st->tables_stale = 0;
     }
     return 0;
 }
 
 /* Stage thread, before a frame set: swap in a requested state. */
-static void begin_set(pipeline *p)
+static void begin_set(pl_colour *c)
 {
-    pthread_mutex_lock(&p->col_lock);
-    pl_colour *next = p->col_next;
-    p->col_next = NULL;
+    pthread_mutex_lock(&c->lock);
+    colour_state *next = c->next;
+    c->next = NULL;
     if (next) {
-        next->sets = p->col->sets;
-        pl_colour *old = p->col;
-        p->col = next;
-        pl_colour_free(old);
+        colour_state *old = c->in_force;
+        c->in_force = next;
+        state_free(old);
     }
-    pthread_mutex_unlock(&p->col_lock);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* Stage thread, while it holds the set: automatic white balance about
  * once a second. "auto" cameras use their own estimate; "auto shared"
  * ones the geometric mean of theirs (one set of gains for all). */
-static void auto_wb(pipeline *p, const pc_frameset *set)
+static void auto_wb(pl_colour *cs, const pc_frameset *set)
 {
-    pl_colour *c = p->col;
-    int every = p->fps > 1 ? (int)(p->fps + 0.5) : 1;
-    if (c->sets++ % (uint64_t)every)
+    colour_state *c = cs->in_force;
+    double fps = cs->env->fps;
+    int every = fps > 1 ? (int)(fps + 0.5) : 1;
+    if (cs->sets++ % (uint64_t)every)
         return;
     double ests[PC_CAPTURE_MAX_CAMERAS][3], shared[3] = {0, 0, 0};
     int have[PC_CAPTURE_MAX_CAMERAS] = {0}, nshared = 0;
@@ -222,7 +269,7 @@ static void auto_wb(pipeline *p, const pc_frameset *set)
             for (int j = 0; j < 3; j++)
                 est[j] = exp(shared[j] / nshared);
         /* the gains are also read by reloads and the control thread */
-        pthread_mutex_lock(&p->col_lock);
+        pthread_mutex_lock(&cs->lock);
         double before[3] = {c->awb[k].gain[0], c->awb[k].gain[1], c->awb[k].gain[2]};
         int had = c->awb[k].have;
         pc_awb_update(&c->awb[k], est);
@@ -233,54 +280,66 @@ static void auto_wb(pipeline *p, const pc_frameset *set)
         if (moved)
             for (int j = 0; j < 3; j++)
                 c->cc[k].cfg.wb[j] = g.wb[j];
-        pthread_mutex_unlock(&p->col_lock);
+        pthread_mutex_unlock(&cs->lock);
         char e[256];
         if (moved && pc_colour_tables_build(&g, c->fmt.bits, &c->tables[k], e, sizeof e) == 0)
             c->tables_stale = 1;
     }
 }
 
-int pl_colour_active(pipeline *p)
+/* Stage thread, per set: a requested state swapped in; when the stage is
+ * on, white balance and the backend's tables, and the tables for the
+ * later steps. */
+static int colour_run(void *priv, pl_set *set)
 {
-    begin_set(p);
-    return p->col->active;
+    pl_colour *c = priv;
+    begin_set(c);
+    set->colour = NULL;
+    if (!c->in_force->active)
+        return 0;
+    auto_wb(c, set->frames);
+    if (tables_refresh(c, set))
+        return -1;
+    set->colour = &c->in_force->view;
+    return 0;
 }
 
-int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot)
+static void colour_describe(void *priv, char *buf, size_t len)
 {
-    pl_colour *c = p->col;
-    auto_wb(p, set);
-    if (tables_refresh(p))
-        return -1;
-    pc_picture *pic = &p->pic[slot];
-    pic->bands = c->matrices ? c->bands : NULL;
-    pic->n_bands = c->n;
-    pic->band_rows = p->slab_h;
-    char *err = p->st.err;
-    size_t n = sizeof p->st.err;
-    for (int k = 0; k < set->n; k++)
-        if (pc_backend_upload_raw(p->be, slot, k * p->slab_h, set->slab[k], set->pitch[k], &c->fmt, k, p->slab_h,
-                                  err, n))
-            return -1;
-    if (pc_backend_debayer(p->be, slot, pic, err, n))
-        return -1;
-    return pl_finish_slot(p, slot); /* the encoders' download, the preview */
+    pl_colour *c = priv;
+    pthread_mutex_lock(&c->lock);
+    const colour_state *st = c->in_force;
+    int nauto = 0;
+    for (int k = 0; k < st->n; k++)
+        nauto += st->cc[k].wb_auto != 0;
+    char fn[32];
+    pc_rawfmt_name(&st->fmt, fn, sizeof fn);
+    if (!st->active)
+        snprintf(buf, len, "off: %s as captured", fn);
+    else
+        snprintf(buf, len, "%s through per-camera tables%s%s", fn, st->matrices ? ", colour matrices" : "",
+                 nauto ? ", automatic white balance" : "");
+    pthread_mutex_unlock(&c->lock);
 }
 
-void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst)
-{
-    pl_colour *c = p->col;
-    for (int k = 0; k < set->n; k++)
-        pc_colour_slab(&c->fmt, &c->tables[k], set->slab[k], set->pitch[k], set->width, set->height,
-                       dst + (size_t)k * set->height * set->width, (size_t)set->width);
-}
+const pl_step_ops pl_step_colour = {
+    .name = "colour",
+    .prepare = colour_prepare,
+    .run = colour_run,
+    .reload = colour_reload,
+    .describe = colour_describe,
+    .close = colour_close,
+};
+
+/* ------------------------------------------------ the control thread's */
 
 int pl_colour_describe_wb(pipeline *p, char *buf, size_t len)
 {
     /* the gains in force, as config lines (the stage thread writes them
      * under the same lock) */
-    pthread_mutex_lock(&p->col_lock);
-    pl_colour *c = p->col;
+    pl_colour *cs = p->col;
+    pthread_mutex_lock(&cs->lock);
+    colour_state *c = cs->in_force;
     size_t o = 0;
     int nauto = 0;
     for (int k = 0; k < c->n && o < len; k++) {
@@ -290,7 +349,7 @@ int pl_colour_describe_wb(pipeline *p, char *buf, size_t len)
                               c->cc[k].cfg.wb[0], c->cc[k].cfg.wb[1], c->cc[k].cfg.wb[2],
                               c->cc[k].wb_auto ? "  # was auto" : "");
     }
-    pthread_mutex_unlock(&p->col_lock);
+    pthread_mutex_unlock(&cs->lock);
     return nauto;
 }
 
@@ -305,8 +364,9 @@ int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len)
     pthread_mutex_lock(&p->settings_lock); /* the main thread changes them under it */
     *s = *p->s;
     pthread_mutex_unlock(&p->settings_lock);
-    pthread_mutex_lock(&p->col_lock);
-    pl_colour *c = p->col;
+    pl_colour *cs = p->col;
+    pthread_mutex_lock(&cs->lock);
+    colour_state *c = cs->in_force;
     unsigned frozen = 0;
     for (int k = 0; k < c->n; k++) {
         int cam = pc_settings_camera_for_slab(s, k);
@@ -317,10 +377,10 @@ int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len)
             frozen |= 1u << k;
         }
     }
-    pthread_mutex_unlock(&p->col_lock);
+    pthread_mutex_unlock(&cs->lock);
     pl_colour_describe_wb(p, buf, len);
     char err[256];
-    int rc = request(p, s, frozen, err, sizeof err);
+    int rc = request(cs, s, frozen, err, sizeof err);
     if (rc)
         snprintf(buf, len, "freeze failed: %s\n", err);
     free(s);
@@ -340,7 +400,7 @@ int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len)
     *s = *p->s;
     pthread_mutex_unlock(&p->settings_lock);
     char err[256];
-    int rc = request(p, s, 0, err, sizeof err);
+    int rc = request(p->col, s, 0, err, sizeof err);
     free(s);
     if (rc)
         snprintf(buf, len, "thaw failed: %s\n", err);
@@ -351,20 +411,23 @@ int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len)
 
 void pl_colour_wb_json(pipeline *p, pc_json *j)
 {
-    pthread_mutex_lock(&p->col_lock);
-    const pl_colour *c = p->col_next ? p->col_next : p->col; /* a change asked for shows at once */
+    pl_colour *cs = p->col;
     pc_json_array(j, "cameras");
-    for (int k = 0; c && k < c->n; k++) {
-        pc_json_object(j, NULL);
-        pc_json_int(j, "camera", k);
-        pc_json_bool(j, "auto", c->cc[k].wb_auto != 0);
-        pc_json_bool(j, "frozen", (c->frozen >> k & 1) != 0);
-        pc_json_array(j, "gains");
-        for (int i = 0; i < 3; i++)
-            pc_json_fixed(j, NULL, c->cc[k].cfg.wb[i], 4);
-        pc_json_array_end(j);
-        pc_json_object_end(j);
+    if (cs) {
+        pthread_mutex_lock(&cs->lock);
+        const colour_state *c = cs->next ? cs->next : cs->in_force; /* a change asked for shows at once */
+        for (int k = 0; c && k < c->n; k++) {
+            pc_json_object(j, NULL);
+            pc_json_int(j, "camera", k);
+            pc_json_bool(j, "auto", c->cc[k].wb_auto != 0);
+            pc_json_bool(j, "frozen", (c->frozen >> k & 1) != 0);
+            pc_json_array(j, "gains");
+            for (int i = 0; i < 3; i++)
+                pc_json_fixed(j, NULL, c->cc[k].cfg.wb[i], 4);
+            pc_json_array_end(j);
+            pc_json_object_end(j);
+        }
+        pthread_mutex_unlock(&cs->lock);
     }
     pc_json_array_end(j);
-    pthread_mutex_unlock(&p->col_lock);
 }
