@@ -285,8 +285,8 @@ static const pc_key daemon_keys[] = {
      "file holding the token that every state-changing web request must send (header X-Panocap-Token); "
      "made with a new random token, mode 0600, when absent; \"\" = no control over HTTP"},
     {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
-     "the control command `snapshot NAME.png` and the web page's snapshots write only inside this "
-     "folder; \"\" = refused"},
+     "the control commands `snapshot NAME.png` and `snapshot-cameras DIR` and the web page's snapshots "
+     "write only inside this folder; \"\" = refused"},
     {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
      "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
      "only); \"\" = any"},

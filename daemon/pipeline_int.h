@@ -257,8 +257,9 @@ struct pipeline {
     /* ---- requests to the owning thread, and what it publishes ---- */
     atomic_int req_algo;      /* -> stage: packed algorithm, -1 = none */
     atomic_int algo_in_force; /* stage ->: packed algorithm in force (readers) */
-    pthread_mutex_t snap_lock;      /* guards snap_path, snap_token */
+    pthread_mutex_t snap_lock;      /* guards snap_path, snap_token, snap_cameras */
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
+    int snap_cameras;               /* 1: snap_path is a folder, one PNG per camera */
     unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
     pthread_mutex_t reopen_lock;    /* guards reopen */
     pc_settings *reopen[PL_MAX_BANDS]; /* -> band b: reopen with these outputs (it frees it) */

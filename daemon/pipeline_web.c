@@ -69,6 +69,7 @@ static void expire_snapshots(pipeline *p, pl_web *w)
         if (p->snap_token == s->token) {
             p->snap_path[0] = '\0';
             p->snap_token = 0;
+            p->snap_cameras = 0;
         }
         pthread_mutex_unlock(&p->snap_lock);
         s->state = 3;

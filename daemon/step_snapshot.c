@@ -3,9 +3,12 @@
  * page's snapshot button), copies
  * the set's raw panorama (through the cameras' colour tables when the
  * colour step is on) and writes it demosaiced as a PNG on a thread of its
- * own, so that a snapshot never delays the stream.
+ * own, so that a snapshot never delays the stream: the panorama as one
+ * PNG, or each camera's picture as its own PNG (`snapshot-cameras DIR`,
+ * for panocap-calibrate).
  *
- * The request waits in p->snap_path / snap_token (snap_lock: the control
+ * The request waits in p->snap_path / snap_token / snap_cameras
+ * (snap_lock: the control
  * thread writes it, this step takes it); p->snapshots_active counts the
  * snapshot threads still writing (teardown waits for them before it
  * stops the control socket, through which they answer; the web's answers
@@ -21,34 +24,62 @@ typedef struct snapshot_job {
     int width, height;
     pc_cfa cfa;
     pc_algo_id algo;
+    int slab_h;               /* > 0: one PNG per camera (slab) into the folder path */
     char path[PC_PATH_LEN];
     const pc_logger *log;
     pipeline *p;              /* answers the client that asked (token) */
     unsigned long long token; /* 0: asked by --snapshot */
 } snapshot_job;
 
+/* Demosaics rows y0 .. y0+h-1 of the copied raw panorama (pattern cfa at
+ * row 0) with the algorithm in force and writes them as the PNG path;
+ * 0, or -1 with msg. */
+static int snapshot_write(const snapshot_job *sj, int y0, int h, const char *path, uint8_t *rgb, char *msg,
+                          size_t msglen)
+{
+    char err[256];
+    size_t pitch = (size_t)sj->width * 3;
+    /* an odd first row swaps the pattern's rows: RGGB <-> GBRG, GRBG <-> BGGR */
+    pc_cfa cfa = (y0 & 1) ? (pc_cfa)(sj->cfa ^ 2) : sj->cfa;
+    pc_bayer b = {sj->raw + (size_t)y0 * sj->width, (size_t)sj->width, sj->width, h, cfa};
+    pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {pitch}, .width = sj->width, .height = h};
+    if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
+        snprintf(msg, msglen, "snapshot %s: %s", path, err);
+    else if (pc_image_write(path, rgb, pitch, sj->width, h, err, sizeof err))
+        snprintf(msg, msglen, "snapshot: %s", err);
+    else
+        return 0;
+    return -1;
+}
+
 /* Runs detached: demosaics the copied raw panorama with the algorithm in
- * force (the reference is bit-identical to every backend) and writes a PNG. */
+ * force (the reference is bit-identical to every backend) and writes a PNG,
+ * or (snapshot-cameras) each camera's slab on its own, as the camera's
+ * picture, into cam0.png .. in the folder. */
 static void *snapshot_thread(void *arg)
 {
     snapshot_job *sj = arg;
-    char err[256], msg[PC_PATH_LEN + 300];
-    size_t pitch = (size_t)sj->width * 3;
-    uint8_t *rgb = malloc(pitch * (size_t)sj->height);
-    int rc = -1;
-    pc_bayer b = {sj->raw, (size_t)sj->width, sj->width, sj->height, sj->cfa};
-    pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {pitch},
-                      .width = sj->width, .height = sj->height};
+    char msg[PC_PATH_LEN + 300], file[PC_PATH_LEN + 32];
+    uint8_t *rgb = malloc((size_t)sj->width * 3 * (size_t)sj->height);
+    int rc = -1, n = sj->slab_h > 0 ? sj->height / sj->slab_h : 1;
     if (!rgb)
         snprintf(msg, sizeof msg, "snapshot %s: out of memory", sj->path);
-    else if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
-        snprintf(msg, sizeof msg, "snapshot %s: %s", sj->path, err);
-    else if (pc_image_write(sj->path, rgb, pitch, sj->width, sj->height, err, sizeof err))
-        snprintf(msg, sizeof msg, "snapshot: %s", err);
+    else if (sj->slab_h <= 0)
+        rc = snapshot_write(sj, 0, sj->height, sj->path, rgb, msg, sizeof msg);
     else
-        rc = 0;
+        for (int s = 0; s < n; s++) {
+            if (snprintf(file, sizeof file, "%s/cam%d.png", sj->path, s) >= (int)sizeof file) {
+                snprintf(msg, sizeof msg, "snapshot-cameras %s: path too long", sj->path);
+                break;
+            }
+            if ((rc = snapshot_write(sj, s * sj->slab_h, sj->slab_h, file, rgb, msg, sizeof msg)))
+                break;
+        }
     if (rc)
         pc_log(sj->log, PC_LOG_ERR, "%s", msg);
+    else if (sj->slab_h > 0)
+        pc_log(sj->log, PC_LOG_NOTICE, "camera snapshots written to %s/cam0.png .. cam%d.png (%dx%d each, %s)",
+               sj->path, n - 1, sj->width, sj->slab_h, pc_algo_get(sj->algo)->name);
     else
         pc_log(sj->log, PC_LOG_NOTICE, "snapshot written to %s (%dx%d, %s)", sj->path, sj->width,
                sj->height, pc_algo_get(sj->algo)->name);
@@ -84,8 +115,10 @@ static int snapshot_run(void *priv, pl_set *set)
     pthread_mutex_lock(&p->snap_lock);
     snprintf(path, sizeof path, "%s", p->snap_path);
     unsigned long long token = p->snap_token;
+    int cameras = p->snap_cameras;
     p->snap_path[0] = '\0';
     p->snap_token = 0;
+    p->snap_cameras = 0;
     pthread_mutex_unlock(&p->snap_lock);
     if (!path[0])
         return 0;
@@ -108,7 +141,8 @@ static int snapshot_run(void *priv, pl_set *set)
     /* the algorithm in force: the debayer step changes it only later in
      * the set's trip */
     pc_algo_id algo = pl_algo_of(atomic_load(&p->algo_in_force));
-    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, algo, "", &p->d->logger, p, token};
+    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, algo, cameras ? p->slab_h : 0, "",
+                         &p->d->logger, p, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
     pthread_t t;
     pthread_attr_t a;

@@ -7,7 +7,7 @@
  * clients that ask for large answers and never read them, `status` is
  * still answered. Snapshots stay inside the snapshot folder (.., absolute
  * paths elsewhere, symlinked folders refused) and are answered with the
- * writer's real result. */
+ * writer's real result; snapshot-cameras makes its folder there. */
 #include "control.h"
 #include "tap.h"
 
@@ -25,7 +25,7 @@
 
 typedef struct calls {
     pthread_mutex_t mu;
-    int status, metrics, algo, snapshot, idr, reload;
+    int status, metrics, algo, snapshot, snapshot_cameras, idr, reload;
     pc_algo_id last_algo;
     pc_variant last_variant;
     char last_path[PATH_MAX];
@@ -83,6 +83,20 @@ static int cb_snapshot(void *u, const char *path, unsigned long long token, char
     int fail = c->snapshot_fails;
     pthread_mutex_unlock(&c->mu);
     pc_control_done(c->ctl, token, fail ? -1 : 0, fail ? "disk full" : path);
+    return 0;
+}
+
+/* snapshot-cameras: the folder exists when the callback runs. */
+static int cb_snapshot_cameras(void *u, const char *dir, unsigned long long token, char *err, size_t len)
+{
+    calls *c = u;
+    struct stat st;
+    pthread_mutex_lock(&c->mu);
+    c->snapshot_cameras++;
+    snprintf(c->last_path, sizeof c->last_path, "%s", dir);
+    pthread_mutex_unlock(&c->mu);
+    int isdir = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+    pc_control_done(c->ctl, token, isdir ? 0 : -1, isdir ? dir : "no folder");
     return 0;
 }
 
@@ -198,7 +212,8 @@ int main(void)
     snprintf(other, sizeof other, "%s/other", dir);
     mkdir(snapdir, 0755);
     mkdir(other, 0755);
-    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL};
+    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL,
+                          cb_snapshot_cameras};
     pc_logger quiet = {.max_level = PC_LOG_ERR};
     pc_control *ctl = NULL;
     int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
@@ -265,6 +280,34 @@ int main(void)
     TAP_CHECK(strcmp(buf, "ERR disk full\n") == 0 && c.snapshot == 3,
               "snapshot: the writer's failure is the answer: %s", buf);
     c.snapshot_fails = 0;
+    /* snapshot-cameras: a folder inside the snapshot folder, made when absent */
+    ask(path, "snapshot-cameras cal\n", buf, sizeof buf);
+    snprintf(want, sizeof want, "OK snapshot-cameras %s/cal\n", snapdir);
+    TAP_CHECK(strcmp(buf, want) == 0 && c.snapshot_cameras == 1, "snapshot-cameras DIR: the folder made: %s", buf);
+    ask(path, "snapshot-cameras cal/\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, want) == 0 && c.snapshot_cameras == 2, "snapshot-cameras DIR/: an existing folder: %s", buf);
+    ask(path, "snapshot-cameras ../cal\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "\"..\" is not allowed") && c.snapshot_cameras == 2,
+              "snapshot-cameras ../cal: ERR: %s", buf);
+    snprintf(cmd, sizeof cmd, "snapshot-cameras %s/cal\n", other);
+    ask(path, cmd, buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "outside the snapshot folder") && c.snapshot_cameras == 2,
+              "snapshot-cameras to a folder elsewhere: ERR: %s", buf);
+    ask(path, "snapshot-cameras out/cal\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "outside the snapshot folder") && c.snapshot_cameras == 2,
+              "snapshot-cameras through a symlinked folder: ERR: %s", buf);
+    char afile[PATH_MAX + 16];
+    snprintf(afile, sizeof afile, "%s/afile", snapdir);
+    FILE *af = fopen(afile, "w");
+    if (af)
+        fclose(af);
+    ask(path, "snapshot-cameras afile\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "not a folder") && c.snapshot_cameras == 2,
+              "snapshot-cameras onto a file: ERR: %s", buf);
+    ask(path, "snapshot-cameras .\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && c.snapshot_cameras == 2, "snapshot-cameras .: ERR: %s", buf);
+    ask(path, "snapshot-cameras\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR usage: snapshot-cameras") == buf, "snapshot-cameras without a folder: usage");
     unlink(link);
     ask(path, "idr\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "OK idr\n") == 0 && c.idr == 1, "idr");
