@@ -171,6 +171,8 @@ typedef struct pc_daemon_settings {
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
     char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
+    char http_listen[PC_NAME_LEN * 2]; /* web page + JSON API "host:port", "" = off */
+    char http_token_file[PC_PATH_LEN]; /* token of state-changing web requests, "" = none (read-only) */
     char snapshot_dir[PC_PATH_LEN]; /* control `snapshot` writes only in here, "" = refused */
     char capture_cpus[PC_NAME_LEN]; /* CPU list for the capture threads ("0-3"), "" = any */
     int line;

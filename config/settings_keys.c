@@ -277,8 +277,16 @@ static const pc_key daemon_keys[] = {
      "HTTP address for Prometheus: GET /metrics, /status, /healthz (200 while frame sets flow, "
      "else 503), e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"; no control commands over TCP; "
      "\"\" = off"},
+    {"http_listen", PC_KT_STRING, DMN(http_listen), 0, 0, 0, NULL, 0, "", NULL,
+     "HTTP address of the operator's web page and its JSON API (GET /, /api/status, POST /api/...; "
+     "also /metrics, /status, /healthz), e.g. \"127.0.0.1:8080\"; read-only unless http_token_file is "
+     "set; \"\" = off"},
+    {"http_token_file", PC_KT_STRING, DMN(http_token_file), 0, 0, 0, NULL, 0, "", NULL,
+     "file holding the token that every state-changing web request must send (header X-Panocap-Token); "
+     "made with a new random token, mode 0600, when absent; \"\" = no control over HTTP"},
     {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
-     "the control commands `snapshot NAME.png` and `snapshot-cameras DIR` write only inside this folder; \"\" = refused"},
+     "the control commands `snapshot NAME.png` and `snapshot-cameras DIR` and the web page's snapshots "
+     "write only inside this folder; \"\" = refused"},
     {"capture_cpus", PC_KT_STRING, DMN(capture_cpus), 0, 0, 0, NULL, 0, "", NULL,
      "CPUs the capture threads (and the stage thread) run on, a list like \"0-3\" (online CPUs "
      "only); \"\" = any"},

@@ -427,6 +427,19 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         else if (pc_parse_listen(s->daemon.metrics_listen, &ss, &sl, why, sizeof why))
             ERR(s->daemon.line, "daemon.metrics_listen", "%s", why);
     }
+    if (s->daemon.http_listen[0]) {
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        char why[256];
+        if (!PANOCAP_HAVE_HTTP)
+            ERR(s->daemon.line, "daemon.http_listen",
+                "this panocap was built without libmicrohttpd, so it cannot serve the web page (install "
+                "libmicrohttpd-dev and rebuild)");
+        else if (pc_parse_listen(s->daemon.http_listen, &ss, &sl, why, sizeof why))
+            ERR(s->daemon.line, "daemon.http_listen", "%s", why);
+    } else if (s->daemon.http_token_file[0]) {
+        WARN(s->daemon.line, "daemon.http_token_file", "has no effect without daemon.http_listen");
+    }
 #undef ERR
 #undef WARN
     return errors ? -1 : 0;

@@ -433,7 +433,9 @@ void pc_cli_usage(FILE *f)
             "\nControl socket (daemon.control): line commands status, metrics, algos, algo NAME [VARIANT],\n"
             "snapshot NAME.png and snapshot-cameras DIR (into daemon.snapshot_dir), idr, reload, help; also\n"
             "curl --unix-socket SOCKET http://localhost/metrics. HTTP on TCP for Prometheus:\n"
-            "daemon.metrics_listen = \"127.0.0.1:9464\" (/metrics, /status, /healthz).\n"
+            "daemon.metrics_listen = \"127.0.0.1:9464\" (/metrics, /status, /healthz). The operator's web page\n"
+            "and its JSON API: daemon.http_listen = \"127.0.0.1:8080\" (control with the token of\n"
+            "daemon.http_token_file).\n"
             "\nExit status: 0 success, 1 runtime failure, 64 usage error, 78 configuration error.\n",
             names, pc_cli_default_config_path());
 }

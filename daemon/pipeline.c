@@ -21,6 +21,8 @@
  *                    the outputs' own threads (encode/).
  *   main thread      (here)      signals, reloads, the status line, stop.
  *   control thread   (control.c, pipeline_control.c) status / metrics / live algorithm switch.
+ *   HTTP threads     (http.c; pipeline_control.c, pipeline_web.c) metrics, the web page and its API;
+ *                    the web picture's thread (web_picture.c) makes its JPEGs.
  * Between the stage and encoder threads sit `in_flight` picture slots (a
  * fixed pool): the GPU stage works on set k+1 while set k is encoded. Nothing
  * in the steady state allocates.
@@ -233,10 +235,12 @@ static void teardown(pipeline *p)
         pc_control_stop(p->ctl);
     pc_http_stop(p->http);
     p->http = NULL;
+    pl_web_stop(p);
     pl_bands_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
     pl_steps_close(&p->steps); /* the recording's end; the intermediate pictures */
+    pl_web_close(p);           /* after the HTTP server, the stage thread and the snapshots */
     if (p->cap)
         pc_capture_close(p->cap);
     if (p->be) {
@@ -349,10 +353,16 @@ int pc_run_pipeline(pc_daemon *d)
         if (pc_control_start(&p->ctl, p->s->daemon.control, &ops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "control socket off: %s", p->err);
     }
-    if (p->s->daemon.metrics_listen[0]) {
+    if (p->s->daemon.http_listen[0])
+        pl_web_start(p);
+    if (p->s->daemon.metrics_listen[0] && !strcmp(p->s->daemon.metrics_listen, p->s->daemon.http_listen)) {
+        pc_log(&d->logger, PC_LOG_INFO, "metrics: served by the web page's listener (%s)",
+               p->s->daemon.http_listen);
+    } else if (p->s->daemon.metrics_listen[0]) {
         pc_http_ops hops;
         pl_http_ops(p, &hops);
-        if (pc_http_start(&p->http, p->s->daemon.metrics_listen, &hops, &d->logger, p->err, sizeof p->err))
+        pc_http_config hc = {.listen = p->s->daemon.metrics_listen, .key = "metrics_listen"};
+        if (pc_http_start(&p->http, &hc, &hops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "HTTP metrics off: %s", p->err);
     }
 

@@ -17,6 +17,7 @@ static const pl_step_ops *const stage_steps[] = {
     &pl_step_colour,     /* tables and white balance: pl_set.colour */
     &pl_step_snapshot,   /* a requested PNG, through the tables */
     &pl_step_debayer,    /* upload + demosaic into the slot's picture */
+    &pl_step_web_picture, /* the web page's live picture, when watched (last: the finished picture) */
 };
 
 /* The slots' and the intermediate pictures: in the backend's memory,
