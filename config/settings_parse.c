@@ -151,7 +151,7 @@ static int check_num(const pc_key *k, double v, const char *shown, char *err, si
         return -1;
     }
     if ((k->flags & PC_KF_EVEN) && fmod(v, 2.0) != 0) {
-        snprintf(err, len, "%s is odd; it must be even (whole 2x2 Bayer tiles)", shown);
+        snprintf(err, len, "%s is odd; it must be even (whole 2x2 blocks: Bayer tiles, 4:2:0 chroma)", shown);
         return -1;
     }
     return 0;

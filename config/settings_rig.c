@@ -171,11 +171,16 @@ static int check_size(const pc_settings *s, const pc_rig *rig, pc_diag *d)
     return errors;
 }
 
-/* "pan 80.0 -> 61.4: ..." names the first axis pc_vcam_clamp changed. */
+/* The first axis pc_vcam_clamp changed ("hfov 60.0 -> 47.4" comes first):
+ * the key of the warning. Changes below what the message shows (a tenth
+ * of a degree) are rounding on the way back towards the rig's centre. */
 static const char *moved_axis(pc_vcam_pose a, pc_vcam_pose b)
 {
-    return a.hfov != b.hfov ? "hfov" : a.pan != b.pan ? "pan" : "tilt";
+    return fabs(a.hfov - b.hfov) >= 0.05 ? "hfov" : fabs(a.pan - b.pan) >= 0.05 ? "pan" : "tilt";
 }
+
+/* An angle as the messages show it: no "-0.0". */
+static double shown(double deg) { return fabs(deg) < 0.05 ? 0.0 : deg; }
 
 /* Each view's pose and presets inside the coverage of the rig. */
 static int check_views(const pc_settings *s, const pc_rig *rig, pc_rig_setup *out, pc_diag *d)
@@ -203,8 +208,8 @@ static int check_views(const pc_settings *s, const pc_rig *rig, pc_rig_setup *ou
         pc_vcam_pose q = p;
         if (pc_vcam_clamp(cov, &lim, &q, why, sizeof why)) {
             snprintf(key, sizeof key, "virtual_cameras[%d].%s", i, moved_axis(p, q));
-            WARN(v->line, key, "%s (%s): the view starts at pan %.1f, tilt %.1f, hfov %.1f", why, v->name, q.pan, q.tilt,
-                 q.hfov);
+            WARN(v->line, key, "%s (%s): the view starts at pan %.1f, tilt %.1f, hfov %.1f", why, v->name, shown(q.pan),
+                 shown(q.tilt), q.hfov);
         }
         if (out)
             out->start[i] = q;
@@ -214,7 +219,7 @@ static int check_views(const pc_settings *s, const pc_rig *rig, pc_rig_setup *ou
             if (pc_vcam_clamp(cov, &lim, &b, why, sizeof why)) {
                 snprintf(key, sizeof key, "virtual_cameras[%d].presets[%d].%s", i, j, moved_axis(a, b));
                 WARN(pr->line, key, "%s (preset %s of %s): it goes to pan %.1f, tilt %.1f, hfov %.1f", why, pr->name,
-                     v->name, b.pan, b.tilt, b.hfov);
+                     v->name, shown(b.pan), shown(b.tilt), b.hfov);
             }
         }
     }
