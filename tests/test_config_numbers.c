@@ -12,48 +12,13 @@
 #include "settings.h"
 #include "settings_keys.h"
 #include "panocap_config.h"
+#include "config_testutil.h"
 #include "tap.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char tmpdir[64];
-
-static const char *write_conf(const char *name, const char *text)
-{
-    static char paths[8][128];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    snprintf(p, 128, "%s/%s", tmpdir, name);
-    FILE *f = fopen(p, "w");
-    if (!f)
-        return NULL;
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
-static const pc_diag_item *find_item(const pc_diag *d, const char *a, const char *b, const char *c)
-{
-    char line[1024];
-    for (int i = 0; i < d->count; i++) {
-        pc_diag_format(&d->item[i], line, sizeof line);
-        if ((!a || strstr(line, a)) && (!b || strstr(line, b)) && (!c || strstr(line, c)))
-            return &d->item[i];
-    }
-    return NULL;
-}
-
-static void dump(const pc_diag *d)
-{
-    char line[1024];
-    for (int i = 0; i < d->count; i++) {
-        pc_diag_format(&d->item[i], line, sizeof line);
-        tap_diag("  %s", line);
-    }
-}
 
 /* Loads text as file name (no validation: the key checks alone). */
 static int load(const char *name, const char *text, pc_settings *s, pc_diag *d)
@@ -300,17 +265,11 @@ static void test_scanner(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pc-numbers-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (config_tmpdir_make("pc-numbers"))
         return 1;
-    }
     test_every_key();
     if (PANOCAP_HAVE_LIBCONFIG)
         test_scanner();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        tap_diag("could not remove %s", tmpdir);
+    config_tmpdir_remove();
     return tap_done();
 }
