@@ -57,8 +57,8 @@ static void diff_add(pc_settings_delta *d, const char *key, const char *before, 
         return;
     pc_settings_change *c = &d->item[d->count++];
     snprintf(c->key, sizeof c->key, "%s", key);
-    snprintf(c->before, sizeof c->before, "%s", before);
-    snprintf(c->after, sizeof c->after, "%s", after);
+    snprintf(c->before, sizeof c->before, "%.*s", (int)sizeof c->before - 1, before); /* long lists: shortened */
+    snprintf(c->after, sizeof c->after, "%.*s", (int)sizeof c->after - 1, after);
     c->live = live;
 }
 
@@ -70,10 +70,9 @@ static void outputs_text(const pc_settings *s, char *buf, size_t len)
         o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", s->outputs[i].url);
 }
 
-/* How a changed key of a group applies: its table flag, except the rig
- * (live between two rigs only: adding or removing one changes what the
- * outputs carry). */
-static unsigned group_key_live(const pc_key *k, const void *ba, const void *bb)
+/* How a changed key applies: its table flag, except the rig (live between
+ * two rigs only: adding or removing one changes what the outputs carry). */
+static unsigned key_live(const pc_key *k, const void *ba, const void *bb)
 {
     if (k->live == PC_LIVE_RIG && (!*(const char *)pc_key_cfield_(k, ba) || !*(const char *)pc_key_cfield_(k, bb)))
         return 0;
@@ -102,24 +101,31 @@ static int same_vcams(const pc_settings *a, const pc_settings *b)
     return 1;
 }
 
-int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_delta *d)
+/* The changed keys of one group or entry, named prefix.key. */
+static void diff_keys(pc_settings_delta *d, const char *prefix, const pc_key *keys, int n, const void *ba,
+                      const void *bb)
 {
     char va[256], vb[256], key[96];
+    for (int i = 0; i < n; i++) {
+        const pc_key *k = &keys[i];
+        if (field_equal(k, ba, bb))
+            continue;
+        pc_key_format_(k, ba, va, sizeof va, 0);
+        pc_key_format_(k, bb, vb, sizeof vb, 0);
+        snprintf(key, sizeof key, "%s.%s", prefix, k->name);
+        unsigned live = key_live(k, ba, bb);
+        diff_add(d, key, va, vb, live != 0, live);
+    }
+}
+
+int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_delta *d)
+{
+    char va[256], vb[PC_PATH_LEN + 32], key[96];
     memset(d, 0, sizeof *d);
     for (int si = 0; si < pc_nsections_; si++) {
         const pc_section *S = &pc_sections_[si];
         if (S->kind == PC_SEC_GROUP) {
-            const void *ba = (const char *)a + S->off, *bb = (const char *)b + S->off;
-            for (int i = 0; i < S->nkeys; i++) {
-                const pc_key *k = &S->keys[i];
-                if (field_equal(k, ba, bb))
-                    continue;
-                pc_key_format_(k, ba, va, sizeof va, 0);
-                pc_key_format_(k, bb, vb, sizeof vb, 0);
-                snprintf(key, sizeof key, "%s.%s", S->name, k->name);
-                unsigned live = group_key_live(k, ba, bb);
-                diff_add(d, key, va, vb, live != 0, live);
-            }
+            diff_keys(d, S->name, S->keys, S->nkeys, (const char *)a + S->off, (const char *)b + S->off);
             /* the same .pto, rewritten (recalibrated): swapped like another one */
             if (strcmp(S->name, "panorama") == 0 && a->panorama.rig[0] &&
                 strcmp(a->panorama.rig, b->panorama.rig) == 0 && a->panorama.rig_digest != b->panorama.rig_digest) {
@@ -128,16 +134,10 @@ int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_del
             }
         } else if (S->kind == PC_SEC_CAMERAS) {
             int n = a->capture.cameras < b->capture.cameras ? a->capture.cameras : b->capture.cameras;
-            for (int c = 0; c < n; c++)
-                for (int i = 0; i < S->nkeys; i++) {
-                    const pc_key *k = &S->keys[i];
-                    if (field_equal(k, &a->cameras[c], &b->cameras[c]))
-                        continue;
-                    pc_key_format_(k, &a->cameras[c], va, sizeof va, 0);
-                    pc_key_format_(k, &b->cameras[c], vb, sizeof vb, 0);
-                    snprintf(key, sizeof key, "cameras[%d].%s", c, k->name);
-                    diff_add(d, key, va, vb, k->live != 0, k->live);
-                }
+            for (int c = 0; c < n; c++) {
+                snprintf(key, sizeof key, "cameras[%d]", c);
+                diff_keys(d, key, S->keys, S->nkeys, &a->cameras[c], &b->cameras[c]);
+            }
         } else if (S->kind == PC_SEC_OUTPUTS) {
             if (!list_equal(S->list, (const char *)a + S->off, (const char *)b + S->off)) {
                 outputs_text(a, va, sizeof va);
@@ -149,16 +149,10 @@ int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_del
             vcams_text(b, vb, sizeof vb);
             diff_add(d, "virtual_cameras", va, vb, 0, 0);
         } else {
-            for (int v = 0; v < a->vcam_count; v++)
-                for (int i = 0; i < S->nkeys; i++) {
-                    const pc_key *k = &S->keys[i];
-                    if (field_equal(k, &a->vcams[v], &b->vcams[v]))
-                        continue;
-                    pc_key_format_(k, &a->vcams[v], va, sizeof va, 0);
-                    pc_key_format_(k, &b->vcams[v], vb, sizeof vb, 0);
-                    snprintf(key, sizeof key, "virtual_cameras[%d].%s", v, k->name);
-                    diff_add(d, key, va, vb, k->live != 0, k->live);
-                }
+            for (int v = 0; v < a->vcam_count; v++) {
+                snprintf(key, sizeof key, "virtual_cameras[%d]", v);
+                diff_keys(d, key, S->keys, S->nkeys, &a->vcams[v], &b->vcams[v]);
+            }
         }
     }
     return d->changes;
@@ -179,7 +173,7 @@ void pc_settings_apply_live(pc_settings *cur, const pc_settings *next)
             void *bc = (char *)cur + S->off;
             const void *bn = (const char *)next + S->off;
             for (int i = 0; i < S->nkeys; i++)
-                if (group_key_live(&S->keys[i], bc, bn))
+                if (key_live(&S->keys[i], bc, bn))
                     memcpy(pc_key_field_(&S->keys[i], bc), pc_key_cfield_(&S->keys[i], bn),
                            pc_key_field_size_(&S->keys[i]));
         } else if (S->kind == PC_SEC_CAMERAS) {
