@@ -81,8 +81,9 @@ void pc_settings_write_set_keys(FILE *f)
         const pc_section *S = &pc_sections_[si];
         char prefix[64];
         snprintf(prefix, sizeof prefix, S->kind == PC_SEC_GROUP ? "%s" : "%s[0]", S->name);
-        for (int i = 0; i < S->nkeys; i++)
-            fprintf(f, "%s.%s\n", prefix, S->keys[i].name);
+        for (int i = 0; i < S->nkeys; i++) /* lists of groups other than URLs exist in files only */
+            if (S->keys[i].type != PC_KT_GROUPS || S->keys[i].list->strings)
+                fprintf(f, "%s.%s\n", prefix, S->keys[i].name);
         if (strcmp(S->name, "capture") == 0)
             for (int i = 0; i < pc_ncamera_keys_; i++)
                 if (!(pc_camera_keys_[i].flags & PC_KF_CAMERA_ONLY))
