@@ -3,12 +3,14 @@
 
 #include "image.h"
 #include "panocap_config.h"
+#include "settings_rig.h"
 #if PANOCAP_HAVE_FFMPEG
 #include "encode.h"
 #endif
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,6 +77,31 @@ static int camera_of(const char *msg)
     return sscanf(msg, "camera %d", &i) == 1 ? i : -1;
 }
 
+#if PANOCAP_HAVE_FFMPEG
+/* One picture's outputs as the encoder would open them (prefix: the key of
+ * the list, "outputs" or "virtual_cameras[0].outputs"). */
+static int check_outputs(const pc_settings *s, pc_diag *d, const char *prefix, const pc_output_settings *outs, int n)
+{
+    char err[1024], key[160];
+    int errors = 0;
+    for (int i = 0; i < n; i++) {
+        const pc_output_settings *o = &outs[i];
+        if (!strcmp(o->url, "null"))
+            continue;
+        pc_output_config oc = {.url = o->url, .format = o->format[0] ? o->format : NULL,
+                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL,
+                               .max_bytes = o->max_bytes, .max_age_s = o->max_age_s, .min_free = o->min_free};
+        if (pc_output_check(i, &oc, err, sizeof err)) {
+            snprintf(key, sizeof key, "%s[%d].%s", prefix, i,
+                     strstr(err, "options:") ? "options" : strstr(err, "format") ? "format" : "url");
+            errors++;
+            pc_diag_add(d, PC_DIAG_ERROR, s->config_file, o->line, key, "%s", err);
+        }
+    }
+    return errors;
+}
+#endif
+
 int pc_check_modules(const pc_settings *s, pc_diag *d)
 {
     const char *file = s->config_file;
@@ -99,10 +126,19 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
         }
     }
 
-    /* encoder and outputs */
+    /* the rig (panorama and virtual cameras): read, against the cameras,
+     * the encoder and its coverage */
+    errors += pc_settings_check_rig(s, NULL, d);
+
+    /* encoders and outputs: every picture's */
     int real = 0;
     for (int i = 0; i < s->output_count; i++)
         real += strcmp(s->outputs[i].url, "null") != 0;
+    for (int i = 0; pc_settings_stitching(s) && i < s->panorama.unstitched.count; i++)
+        real += strcmp(s->panorama.unstitched.item[i].url, "null") != 0;
+    for (int v = 0; v < s->vcam_count; v++)
+        for (int i = 0; i < s->vcams[v].outputs.count; i++)
+            real += strcmp(s->vcams[v].outputs.item[i].url, "null") != 0;
 #if PANOCAP_HAVE_FFMPEG
     if (real) {
         if (pc_encoder_check_name("encoder", s->encode.encoder, s->encode.preset, err, sizeof err))
@@ -111,18 +147,13 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
             if (pc_encoder_check_name("fallback encoder", s->encode.fallback.item[i], NULL, err, sizeof err))
                 ERR(s->encode.line, "encode.fallback", "%s", err);
     }
-    for (int i = 0; i < s->output_count; i++) {
-        const pc_output_settings *o = &s->outputs[i];
-        if (!strcmp(o->url, "null"))
-            continue;
-        pc_output_config oc = {.url = o->url, .format = o->format[0] ? o->format : NULL,
-                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL,
-                               .max_bytes = o->max_bytes, .max_age_s = o->max_age_s, .min_free = o->min_free};
-        if (pc_output_check(i, &oc, err, sizeof err)) {
-            snprintf(key, sizeof key, strstr(err, "options:") ? "outputs[%d].options"
-                                      : strstr(err, "format") ? "outputs[%d].format" : "outputs[%d].url", i);
-            ERR(o->line, key, "%s", err);
-        }
+    errors += check_outputs(s, d, "outputs", s->outputs, s->output_count);
+    if (pc_settings_stitching(s))
+        errors += check_outputs(s, d, "panorama.unstitched_outputs", s->panorama.unstitched.item,
+                                s->panorama.unstitched.count);
+    for (int v = 0; v < s->vcam_count; v++) {
+        snprintf(key, sizeof key, "virtual_cameras[%d].outputs", v);
+        errors += check_outputs(s, d, key, s->vcams[v].outputs.item, s->vcams[v].outputs.count);
     }
 #else
     if (real)

@@ -48,6 +48,10 @@ check "completion: --algo '' -> the $(echo $algos | wc -w) algorithms of --list-
 check "completion: -s debayer.al -> debayer.algo=" grep -qx debayer.algo= <(complete_words "$panocap" -s debayer.al)
 check "completion: --variant '' -> 2px 4px auto" \
     test "$(complete_words "$panocap" --variant '' | sort | tr '\n' ' ')" = "2px 4px auto "
+check "completion: -s virtual_cameras[0].pa -> virtual_cameras[0].pan=" \
+    grep -qxF 'virtual_cameras[0].pan=' <(complete_words "$panocap" -s 'virtual_cameras[0].pa')
+check "completion: -s panorama.ri -> panorama.rig=" grep -qx panorama.rig= <(complete_words "$panocap" -s panorama.ri)
+check "completion: --rig FILE completes files" grep -qx "$dir/panocap.8" <(complete_words "$panocap" --rig "$dir/panocap.")
 check "completion: --config FILE completes files" grep -qx "$dir/panocap.8" <(complete_words "$panocap" --config "$dir/panocap.")
 echo "1..$n"
 [ $failed -eq 0 ]
