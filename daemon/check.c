@@ -65,8 +65,9 @@ void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const 
         k->trigger_line = c->trigger_source[0] ? c->trigger_source : NULL;
         k->image = c->image[0] ? c->image : picture;
         k->slab = c->slab;
-        k->image_part = c->slab;
-        k->image_parts = s->capture.cameras;
+        /* a camera's own picture is shown whole; the shared one in bands */
+        k->image_part = c->image[0] ? 0 : c->slab;
+        k->image_parts = c->image[0] ? 1 : s->capture.cameras;
     }
 }
 
