@@ -282,13 +282,34 @@ static void render_tile(const sc_frame *all, const pc_scene_eye *e, int x0, int 
                     dx[c] = (ray[3 * (r + 1) + c] - ray[3 * (r - 1) + c]) * (0.5f / SUB);
                     dy[c] = (ray[3 * (r + RW) + c] - ray[3 * (r - RW) + c]) * (0.5f / SUB);
                 }
-                int n = 0;
+                /* the sub-pixel rays: bilinear between this pixel's ray
+                 * and its neighbours' (the pixel -> ray map is smooth: off
+                 * by far less than 1e-4 px), the lens model where a
+                 * neighbour has none */
+                int n = 0, all_ok = 1;
+                for (int q = -1; q <= 1; q++)
+                    for (int p = -1; p <= 1; p++)
+                        all_ok &= ok[r + q * RW + p];
                 for (int b = 0; b < SUB; b++)
                     for (int a = 0; a < SUB; a++) {
                         float d[3], c3[3];
                         int sid;
-                        if (!sc_eye_ray(e, px + (a + 0.5f) / SUB - 0.5f, py + (b + 0.5f) / SUB - 0.5f, d))
+                        const float ox = (a + 0.5f) / SUB - 0.5f, oy = (b + 0.5f) / SUB - 0.5f;
+                        if (all_ok) {
+                            const int sx = ox < 0 ? -1 : 1, sy = oy < 0 ? -RW : RW;
+                            const float wx = fabsf(ox), wy = fabsf(oy);
+                            const float *r00 = &ray[3 * r], *r10 = &ray[3 * (r + sx)];
+                            const float *r01 = &ray[3 * (r + sy)], *r11 = &ray[3 * (r + sx + sy)];
+                            float l2 = 0.0f;
+                            for (int c = 0; c < 3; c++) {
+                                d[c] = (1 - wy) * ((1 - wx) * r00[c] + wx * r10[c]) + wy * ((1 - wx) * r01[c] + wx * r11[c]);
+                                l2 += d[c] * d[c];
+                            }
+                            const float il = 1.0f / sqrtf(l2);
+                            d[0] *= il, d[1] *= il, d[2] *= il;
+                        } else if (!sc_eye_ray(e, px + ox, py + oy, d)) {
                             continue;
+                        }
                         sc_trace(f, d, dx, dy, c3, &sid);
                         acc[0] += c3[0], acc[1] += c3[1], acc[2] += c3[2];
                         n++;
