@@ -92,14 +92,9 @@ int pc_scene_objects(const pc_scene *s, double t, pc_scene_object *out, int max)
 const char *pc_scene_kind_name(pc_scene_kind k);
 
 /* The direction from the rig to scene point p, in the rig's world frame
- * (camera_model.h; not normalised): pc_cam_project / pc_scene_view_project
- * of it is where p appears. */
+ * (camera_model.h; not normalised): pc_cam_project / pc_view_project of
+ * it is where p appears. */
 void pc_scene_ray_to(const double p[3], float ray[3]);
-
-/* Where world direction ray appears in output picture v (the inverse of
- * pc_view_ray): 1 and (*x, *y) in output pixels when it lies in front of
- * a rectilinear view (any position, also outside the picture), else 0. */
-int pc_scene_view_project(const pc_view_model *v, const float ray[3], float *x, float *y);
 
 /* --- rendering --------------------------------------------------------- */
 
@@ -125,8 +120,7 @@ void pc_scene_eye_camera(const pc_rig *rig, int i, pc_scene_eye *out);
 void pc_scene_eye_view(const pc_view_model *v, const pc_rig *rig, pc_scene_eye *out);
 
 /* The unit direction (rig world frame, camera_model.h) that pixel (x, y)
- * of eye sees: the camera model inverted (shear, lens shift, the radial
- * polynomial by Newton, the lens), or the view's projection. 0 where the
+ * of eye sees: pc_cam_unproject or pc_view_ray, normalised. 0 where the
  * pixel sees nothing (past a fisheye's field or the distortion's fold). */
 int pc_scene_eye_ray(const pc_scene_eye *e, float x, float y, float ray[3]);
 

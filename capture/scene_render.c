@@ -34,17 +34,15 @@ int sc_threads(int threads)
 
 /* --- eyes --------------------------------------------------------------------- */
 
-/* The camera response used for the simulated cameras and for outputs
- * without R1.
- * PLACEHOLDER until rig/'s EMoR curves (pc_rig_emor_curve) are merged: a
- * plain gamma 1/2.2 for every Ra..Re. Hugin reads the .pto's Ra..Re as
- * EMoR coefficients, so photometric comparisons against nona are only
- * exact once this calls pc_rig_emor_curve(resp, knots). */
-static void camera_response(const double resp[5], float *knots)
+/* A camera's response (its .pto Rt/Ra..Re): linear [0, 1] -> value. */
+static void camera_response(const pc_rig_camera *c, float *knots)
 {
-    (void)resp;
-    for (int i = 0; i < PC_RIG_RESPONSE_KNOTS; i++)
-        knots[i] = (float)pow((double)i / (PC_RIG_RESPONSE_KNOTS - 1), 1.0 / 2.2);
+    if (c->response == 1) { /* Rt1: linear */
+        for (int i = 0; i < PC_RIG_RESPONSE_KNOTS; i++)
+            knots[i] = (float)i / (PC_RIG_RESPONSE_KNOTS - 1);
+    } else {
+        pc_rig_emor_curve(c->resp, knots);
+    }
 }
 
 void pc_scene_eye_camera(const pc_rig *rig, int i, pc_scene_eye *out)
@@ -57,90 +55,38 @@ void pc_scene_eye_camera(const pc_rig *rig, int i, pc_scene_eye *out)
     out->gain[0] = (float)(g * c->er);
     out->gain[1] = g;
     out->gain[2] = (float)(g * c->eb);
-    camera_response(c->resp, out->response);
+    camera_response(c, out->response);
     out->w = c->w;
     out->h = c->h;
 }
 
 void pc_scene_eye_view(const pc_view_model *v, const pc_rig *rig, pc_scene_eye *out)
 {
-    static const double none[5] = {0, 0, 0, 0, 0};
+    static const pc_rig_camera emor_mean; /* Rt0, Ra..Re 0: EMoR's mean curve */
     memset(out, 0, sizeof *out);
     out->is_view = 1;
     out->view = *v;
     const float g = rig ? (float)pow(2.0, -rig->pano.exposure) : 1.0f;
     out->gain[0] = out->gain[1] = out->gain[2] = g;
+    /* as nona writes: p R0 through image 0's response, p R1 linear
+     * (rig/photometry.c's output response) */
     if (rig && rig->pano.response == 1) {
         for (int k = 0; k < PC_RIG_RESPONSE_KNOTS; k++)
             out->response[k] = (float)k / (PC_RIG_RESPONSE_KNOTS - 1);
     } else {
-        camera_response(rig && rig->ncam > 0 ? rig->cam[0].resp : none, out->response);
+        camera_response(rig && rig->ncam > 0 ? &rig->cam[0] : &emor_mean, out->response);
     }
     out->w = v->w;
     out->h = v->h;
 }
 
-/* Camera pixel -> camera-frame direction: pc_cam_project undone step by
- * step (shear, shift, the radial polynomial by Newton, the lens).
- * TEMPORARY: rig/camera_model.h gets pc_cam_unproject; use it then. */
-static int cam_unproject(const pc_cam_model *c, float sx, float sy, float q[3])
-{
-    const float up = sx - c->cx, vp = sy - c->cy;
-    float u = up, v = vp;
-    if (c->g_h != 0.0f || c->t_w != 0.0f) {
-        const float det = 1.0f - c->g_h * c->t_w;
-        u = (up - c->g_h * vp) / det;
-        v = (vp - c->t_w * up) / det;
-    }
-    u -= c->sx_d;
-    v -= c->sy_e;
-    const float rd = sqrtf(u * u + v * v) * c->rn_inv;
-    if (rd > 1e-9f) {
-        /* converges quadratically from rd / d: a few steps reach float's
-         * precision (1e-6 of the radius: 1e-3 px) */
-        float r = rd / c->d;
-        for (int k = 0; k < 8; k++) {
-            const float s = ((c->a * r + c->b) * r + c->c) * r + c->d;
-            const float ds = ((4.0f * c->a * r + 3.0f * c->b) * r + 2.0f * c->c) * r + c->d;
-            if (ds <= 0.0f)
-                return 0;
-            const float step = (r * s - rd) / ds;
-            r -= step;
-            if (fabsf(step) <= 1e-6f * r)
-                break;
-        }
-        if (!(r >= 0.0f && r < c->rmax))
-            return 0;
-        u *= r / rd;
-        v *= r / rd;
-    }
-    if (!c->fisheye) {
-        q[0] = u;
-        q[1] = -v;
-        q[2] = c->f;
-    } else {
-        const float rr = sqrtf(u * u + v * v), th = rr / c->f;
-        const float k = rr > 0.0f ? sinf(th) / rr : 1.0f / c->f;
-        q[0] = k * u;
-        q[1] = -k * v;
-        q[2] = cosf(th);
-    }
-    return 1;
-}
-
 int sc_eye_ray(const pc_scene_eye *e, float x, float y, float d[3])
 {
     float w[3];
-    if (e->is_view) {
+    if (e->is_view)
         pc_view_ray(&e->view, x, y, w);
-    } else {
-        float q[3];
-        if (!cam_unproject(&e->cam, x, y, q))
-            return 0;
-        const float *R = e->cam.R; /* world -> camera: world = R^T q */
-        for (int i = 0; i < 3; i++)
-            w[i] = R[i] * q[0] + R[3 + i] * q[1] + R[6 + i] * q[2];
-    }
+    else if (!pc_cam_unproject(&e->cam, x, y, w))
+        return 0;
     /* rig world (X right, Y up, Z forward) -> scene (x, y forward, z up) */
     float l = sqrtf(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
     if (!(l > 0.0f))
@@ -177,35 +123,6 @@ void pc_scene_rig_scale(pc_rig *r, double k)
     r->pano.h = (int)lround(r->pano.h / k);
     for (int j = 0; j < 4; j++)
         r->pano.crop[j] = (int)lround(r->pano.crop[j] / k);
-}
-
-int pc_scene_view_project(const pc_view_model *v, const float ray[3], float *x, float *y)
-{
-    float q[3];
-    if (v->rotated) /* R is view -> world: its transpose */
-        for (int i = 0; i < 3; i++)
-            q[i] = v->R[i] * ray[0] + v->R[3 + i] * ray[1] + v->R[6 + i] * ray[2];
-    else
-        q[0] = ray[0], q[1] = ray[1], q[2] = ray[2];
-    float dx, dy;
-    if (v->proj == PC_PROJ_CYLINDRICAL) {
-        float h = sqrtf(q[0] * q[0] + q[2] * q[2]);
-        if (!(h > 0.0f))
-            return 0;
-        dx = v->f * atan2f(q[0], q[2]);
-        dy = v->f * q[1] / h;
-    } else if (v->proj == PC_PROJ_EQUIRECT) {
-        dx = v->f * atan2f(q[0], q[2]);
-        dy = v->f * atan2f(q[1], sqrtf(q[0] * q[0] + q[2] * q[2]));
-    } else {
-        if (!(q[2] > 0.0f))
-            return 0;
-        dx = v->f * q[0] / q[2];
-        dy = v->f * q[1] / q[2];
-    }
-    *x = dx + v->cx - v->ox;
-    *y = v->cy - dy - v->oy;
-    return 1;
 }
 
 /* --- rectangles ---------------------------------------------------------------- */

@@ -205,7 +205,7 @@ static int write_objects(const pc_scene *s, const pc_rig *rig, double t, const p
         for (int q = 0; q < 2; q++) {
             if (!vs[q])
                 continue;
-            if (pc_scene_view_project(vs[q], ray, &x, &y))
+            if (pc_view_project(vs[q], ray, &x, &y))
                 fprintf(f, ",%.3f,%.3f", x, y);
             else
                 fprintf(f, ",,");
