@@ -84,6 +84,9 @@ int sc_eye_ray(const pc_scene_eye *e, float x, float y, float d[3]);
 int sc_render_rect(const sc_frame *f, const pc_scene_eye *e, int x0, int y0, int w, int h,
                    uint8_t *rgb, size_t pitch);
 
-int sc_threads(int threads); /* 0 -> online CPUs */
+int sc_threads(int threads); /* 0 -> online CPUs (at most 64) */
+/* worker(arg) on min(sc_threads(threads), jobs) threads, this one among
+ * them; returns when all have returned (they share the jobs themselves). */
+void sc_run_workers(int threads, int jobs, void *(*worker)(void *), void *arg);
 
 #endif

@@ -19,7 +19,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -306,19 +305,7 @@ int pc_scene_loop_create(pc_scene_loop **out, const pc_scene *s, const pc_rig *r
     free(rgb);
     if (!rc) {
         loop_job j = {s, l, cams, 0, 0};
-        int n = sc_threads(threads);
-        if (n > frames)
-            n = frames;
-        pthread_t th[64];
-        int started = 0;
-        for (int i = 1; i < n; i++) {
-            if (pthread_create(&th[started], NULL, loop_worker, &j) != 0)
-                break;
-            started++;
-        }
-        loop_worker(&j);
-        for (int i = 0; i < started; i++)
-            pthread_join(th[i], NULL);
+        sc_run_workers(threads, frames, loop_worker, &j);
         rc = j.fail ? j.fail : j.next < frames ? PC_ENOMEM : 0;
         if (rc && err && errlen)
             snprintf(err, errlen, "scene: out of memory rendering the frames");

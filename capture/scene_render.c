@@ -27,9 +27,26 @@
 int sc_threads(int threads)
 {
     if (threads > 0)
-        return threads;
+        return threads < 64 ? threads : 64;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)(n < 64 ? n : 64) : 1;
+}
+
+void sc_run_workers(int threads, int jobs, void *(*worker)(void *), void *arg)
+{
+    int n = sc_threads(threads);
+    if (n > jobs)
+        n = jobs;
+    pthread_t th[64];
+    int started = 0;
+    for (int i = 1; i < n; i++) {
+        if (pthread_create(&th[started], NULL, worker, arg) != 0)
+            break; /* fewer threads: the work is shared all the same */
+        started++;
+    }
+    worker(arg);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* --- eyes --------------------------------------------------------------------- */
@@ -339,19 +356,7 @@ int pc_scene_render(const pc_scene *s, const pc_scene_eye *eye, double t, int fl
     sc_frame_build(s, t, flags, f);
     render_job j = {f, eye, x0, y0, w, h, (w + TILE - 1) / TILE, 0, rgb, pitch, 0, 0};
     j.ntiles = j.tiles_x * ((h + TILE - 1) / TILE);
-    int n = sc_threads(threads);
-    if (n > j.ntiles)
-        n = j.ntiles;
-    pthread_t th[64];
-    int started = 0;
-    for (int i = 1; i < n; i++) {
-        if (pthread_create(&th[started], NULL, render_worker, &j) != 0)
-            break;
-        started++;
-    }
-    render_worker(&j);
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    sc_run_workers(threads, j.ntiles, render_worker, &j);
     free(f);
     if (j.next < j.ntiles) { /* every worker failed to get its scratch */
         if (err && errlen)
