@@ -7,9 +7,10 @@
  * 105 x 68 m (mown stripes, every line to scale, goals), advertising boards,
  * stands with a crowd, sky and sun; 22 players, a referee and a ball that
  * move as a function of (seed, t) only: the play sweeps from one half to
- * the other (about 47 s a cycle), the ball is passed every 1.3 to 2.7 s
- * (rolling, a quarter of the passes lofted), the players keep a 4-4-2
- * shape that follows the play and close in on the ball.
+ * the other (about 47 s a cycle), the ball is passed at 10 to 16 m/s and
+ * held 0.3 to 1.5 s by the receiver (a quarter of the longer passes
+ * lofted), the players (at most about 9 m/s) keep a 4-4-2 shape that
+ * follows the play and close in on where the ball was.
  *
  * Coordinates: metres, origin at the centre spot, x along the touchlines
  * (right as the rig sees it), y across the pitch (away from the rig), z up.
@@ -18,8 +19,8 @@
  * Z forward) is the scene's (x, z, y) seen from there: yaw 0, pitch 0
  * looks horizontally across the pitch over the centre spot.
  *
- * Rendering (scene_render.c): each pixel's ray (the camera model inverted,
- * or an output picture's projection) is cast into the scene. Textures and
+ * Rendering (scene_render.c): each pixel's ray (pc_cam_unproject, or an
+ * output picture's pc_view_ray) is cast into the scene (scene_trace.c). Textures and
  * lines are box-filtered over the pixel's footprint on the surface; pixels
  * where the surface hit changes (silhouettes, shadow edges, the stands'
  * outline) are supersampled 4x4. The result is the radiance of the scene
