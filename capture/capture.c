@@ -33,6 +33,7 @@
  * a warning.
  */
 #include "capture_int.h"
+#include "image.h"
 
 #include <errno.h>
 #include <math.h>
@@ -45,6 +46,7 @@
 
 #include "clock.h"
 #include "panocap_config.h"
+#include "scene.h"
 
 /* --- small helpers ------------------------------------------------------- */
 
@@ -142,6 +144,7 @@ static int own_strings(pc_capture *c)
     const char **fields[2 + 4 * PC_CAPTURE_MAX_CAMERAS];
     int nf = 0;
     fields[nf++] = &c->cfg.file;
+    fields[nf++] = &c->cfg.scene;
     for (int i = 0; i < PC_CAPTURE_MAX_CAMERAS; i++) {
         fields[nf++] = &c->cfg.cam[i].address;
         fields[nf++] = &c->cfg.cam[i].pixel_format;
@@ -174,6 +177,41 @@ static const char *cam_label(const pc_capture_config *cfg, int i, char *buf, siz
     else
         snprintf(buf, n, "%s", (k->address && *k->address) ? k->address : "no address");
     return buf;
+}
+
+/* The fake cameras' scene: a known name, fake cameras, and a rig whose
+ * cameras are these cameras (count and size). */
+static int validate_scene(const pc_capture_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->scene)
+        return 0;
+    int known = 0;
+    for (int i = 0; pc_scene_names[i]; i++)
+        known |= strcmp(cfg->scene, pc_scene_names[i]) == 0;
+    if (!known) {
+        PC_ERR(err, errlen, "capture: scene '%s' is not known (scenes: stadium)", cfg->scene);
+        return PC_EINVAL;
+    }
+    if (cfg->source != PC_SOURCE_FAKE) {
+        PC_ERR(err, errlen, "capture: scene '%s' is shown by fake cameras only (the source is %s)", cfg->scene,
+               cfg->source == PC_SOURCE_GIGE ? "gige" : "file");
+        return PC_EINVAL;
+    }
+    if (!cfg->scene_rig) {
+        PC_ERR(err, errlen, "capture: scene '%s' needs a rig (the .pto whose cameras see it)", cfg->scene);
+        return PC_EINVAL;
+    }
+    if (!(cfg->scene_seconds >= 0.0 && cfg->scene_seconds <= 600.0)) {
+        PC_ERR(err, errlen, "capture: scene length %g s is out of range (0 = 2 s, up to 600)", cfg->scene_seconds);
+        return PC_EINVAL;
+    }
+    char e2[400];
+    if (pc_rig_check_cameras(cfg->scene_rig, cfg->n_cameras, cfg->cam[0].width, cfg->cam[0].height, e2,
+                             sizeof e2)) {
+        PC_ERR(err, errlen, "capture: scene '%s': %s", cfg->scene, e2);
+        return PC_EINVAL;
+    }
+    return 0;
 }
 
 /* Everything that can be checked without touching a camera. */
@@ -341,7 +379,7 @@ static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
             }
         }
     }
-    return 0;
+    return validate_scene(cfg, err, errlen);
 }
 
 /* --- allocation ---------------------------------------------------------- */
@@ -733,29 +771,82 @@ static int64_t cam_time_locked(pc_capture *c, pc_cam *cam, int64_t cam_ts, int64
 #define LOSS_WARN 0.05   /* share of incomplete frames in a window that warns */
 #define LOSS_CLEAR 0.01  /* ... and that ends the warning */
 
+/* Mark offsets: every MARK_STEP bytes, and the frame's last 4 bytes (so
+ * that a lost last packet shorter than MARK_STEP leaves one too). The
+ * offset after mark o, or size when o is the last. */
+static size_t mark_next(size_t o, size_t size)
+{
+    size_t e = size - 4;
+    if (o + MARK_STEP <= e)
+        return o + MARK_STEP;
+    return o + 4 <= e ? e : size;
+}
+
+static int mark_intact(const pc_slot *slot, size_t o)
+{
+    uint32_t v;
+    memcpy(&v, slot->data + o, 4);
+    return v == MARK_WORD;
+}
+
 void pc_cap_mark_slot(pc_capture *c, pc_slot *slot)
 {
     const uint32_t m = MARK_WORD;
-    size_t size = (size_t)c->width * c->height;
-    for (size_t o = 0; o + 4 <= size; o += MARK_STEP)
+    size_t size = c->slab_bytes;
+    for (size_t o = 0; size >= 4 && o < size; o = mark_next(o, size))
         memcpy(slot->data + o, &m, 4);
+}
+
+/* Image-data packets of a marked frame that never arrived. GVSP data
+ * packet i carries bytes [i*P, (i+1)*P) of the frame and arrives whole or
+ * not at all: it is missing when every mark wholly inside it is still
+ * there (P >= 540 bytes holds at least two). P = 0: not counted. */
+static uint64_t lost_packets_locked(const pc_capture *c, const pc_slot *slot, size_t P)
+{
+    size_t size = c->slab_bytes;
+    uint64_t lost = 0;
+    size_t cur = (size_t)-1;
+    int marks = 0, intact = 0;
+    for (size_t o = 0; P && size >= 4 && o < size; o = mark_next(o, size)) {
+        size_t i = o / P;
+        if ((o + 3) / P != i)
+            continue; /* across two packets: either may have written it */
+        if (i != cur) {
+            lost += marks && intact == marks;
+            cur = i;
+            marks = intact = 0;
+        }
+        marks++;
+        intact += mark_intact(slot, o);
+    }
+    return lost + (marks && intact == marks);
 }
 
 /* Fills every line of slot that may hold bytes of a lost packet (a mark
  * still there: the lost bytes lie between the neighbouring marks that were
- * overwritten) from prev. Returns the lines filled. */
+ * overwritten) from prev. Returns the lines filled. Rows are
+ * slab_bytes / height bytes (packed formats too); where that is not whole
+ * the bytes themselves are filled. */
 static int repair_locked(pc_capture *c, pc_slot *slot, const uint8_t *prev)
 {
-    size_t w = (size_t)c->width, size = w * (size_t)c->height;
+    size_t size = c->slab_bytes, h = (size_t)c->height;
+    size_t w = size % h ? 0 : size / h;
     int64_t last = -1;
     int lines = 0;
-    for (size_t o = 0; o + 4 <= size; o += MARK_STEP) {
-        uint32_t v;
-        memcpy(&v, slot->data + o, 4);
-        if (v != MARK_WORD)
+    for (size_t prev_o = 0, o = 0; size >= 4 && o < size; prev_o = o, o = mark_next(o, size)) {
+        if (!mark_intact(slot, o))
             continue;
-        size_t lo = o >= MARK_STEP ? o - MARK_STEP + 4 : 0;
-        size_t hi = o + MARK_STEP < size ? o + MARK_STEP : size;
+        size_t lo = o ? prev_o + 4 : 0;
+        size_t hi = mark_next(o, size);
+        if (!w) {
+            memcpy(slot->data + lo, prev + lo, hi - lo);
+            for (int64_t r = (int64_t)(lo * h / size); r <= (int64_t)((hi - 1) * h / size); r++)
+                if (r > last) {
+                    last = r;
+                    lines++;
+                }
+            continue;
+        }
         for (int64_t r = (int64_t)(lo / w); r <= (int64_t)((hi - 1) / w); r++) {
             if (r <= last)
                 continue;
@@ -814,6 +905,7 @@ static void frame_in(pc_capture *c, int ci, pc_slot *slot, int reason, int64_t c
             pthread_mutex_unlock(&c->lock);
             return;
         }
+        cam->st.packets_missing += lost_packets_locked(c, slot, cam->packet_payload);
         int lines = repair_locked(c, slot, cam->last_good ? cam->last_good->data : c->grey);
         cam->st.frames_repaired++;
         cam->st.lines_repaired += (uint64_t)lines;
@@ -1098,6 +1190,15 @@ int pc_capture_check(const pc_capture_config *cfg, char *err, size_t errlen)
             PC_ERR(err, errlen, "camera %d: picture %s is not a file", i, img);
             return PC_EINVAL;
         }
+        /* read as the fake camera will (fakepic.c): a file that is not a
+         * readable picture is refused here, not when the cameras open */
+        pc_image pic;
+        char ierr[512];
+        if (pc_image_read(img, &pic, ierr, sizeof ierr)) {
+            PC_ERR(err, errlen, "camera %d: picture %s", i, ierr);
+            return PC_EINVAL;
+        }
+        pc_image_free(&pic);
     }
     return 0;
 }
@@ -1353,6 +1454,8 @@ void pc_capture_close(pc_capture *c)
     pc_capture_stop(c);
     if (c->ops)
         c->ops->close(c);
+    pc_scene_loop_destroy(c->scene_loop);
+    pc_scene_destroy(c->scene);
     for (int i = 0; i < c->nblocks; i++) {
         if (c->cfg.free)
             c->cfg.free(c->blocks[i], c->cfg.alloc_user);
@@ -1370,6 +1473,11 @@ void pc_capture_close(pc_capture *c)
     pthread_cond_destroy(&c->cond_sup);
     pthread_cond_destroy(&c->cond_free);
     free(c);
+}
+
+double pc_capture_scene_time(const pc_capture *c, uint64_t frame_id)
+{
+    return c && c->scene_loop ? pc_scene_loop_time(c->scene_loop, frame_id) : NAN;
 }
 
 int pc_capture_stats(pc_capture *c, pc_camera_stats *out, int max)

@@ -60,6 +60,7 @@ typedef struct pc_cam {
     int64_t win_start_ns;
     uint64_t win_frames, win_bad;
     int loss_warned;
+    size_t packet_payload;    /* image bytes per GVSP data packet (capture lock); 0: no packets */
     void *src;                /* source-private per-camera state */
 } pc_cam;
 
@@ -133,6 +134,8 @@ struct pc_capture {
 
     const pc_source_ops *ops;
     void *srcdata;
+    struct pc_scene *scene;          /* fake cameras' scene (cfg.scene), or NULL */
+    struct pc_scene_loop *scene_loop; /* its frames, rendered at open */
 };
 
 /* core services for the sources ------------------------------------------ */

@@ -4,6 +4,7 @@
  * values are all reported, each with file, line, key and what is allowed.
  * Built only when libconfig is found; settings_nofile.c stands in. */
 #include "settings_keys.h"
+#include "settings_literals.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -40,15 +41,25 @@ static void error_at(loader *L, const config_setting_t *st, const char *key, con
     pc_diag_add(L->d, PC_DIAG_ERROR, where(L, st), st ? config_setting_source_line(st) : 0, key, "%s", msg);
 }
 
-/* "a string (\"fifty\")", "a float (2.5)"... for wrong-type messages. */
+/* "a string (\"fifty\")", "a float (2.5)"... for wrong-type messages;
+ * numbers as written. */
 static void describe(const config_setting_t *st, char *buf, size_t len)
 {
+    const pc_literal *lit = pc_literal_of(st);
     switch (config_setting_type(st)) {
     case CONFIG_TYPE_INT:
     case CONFIG_TYPE_INT64:
-        snprintf(buf, len, "an integer (%lld)", (long long)config_setting_get_int64(st));
+        if (lit)
+            snprintf(buf, len, "an integer (%s)", lit->text);
+        else
+            snprintf(buf, len, "an integer (%lld)", (long long)config_setting_get_int64(st));
         break;
-    case CONFIG_TYPE_FLOAT: snprintf(buf, len, "a float (%g)", config_setting_get_float(st)); break;
+    case CONFIG_TYPE_FLOAT:
+        if (lit)
+            snprintf(buf, len, "a float (%s)", lit->text);
+        else
+            snprintf(buf, len, "a float (%g)", config_setting_get_float(st));
+        break;
     case CONFIG_TYPE_BOOL:
         snprintf(buf, len, "a boolean (%s)", config_setting_get_bool(st) ? "true" : "false");
         break;
@@ -65,45 +76,40 @@ static int is_num(const pc_key *k)
     return k->type == PC_KT_INT || k->type == PC_KT_INT64 || k->type == PC_KT_DOUBLE;
 }
 
-/* libconfig turns an integer literal too large for 64 bits into -1: the
- * text as written (from the file, at the setting's line), or "" when it
- * cannot be found. */
-static void raw_integer_text(const config_setting_t *st, char *buf, size_t n)
+/* A string-of-numbers key given as an array or list of numbers
+ * ([2.0, 1.0, 1.5]): stored as the text "2.0, 1.0, 1.5" (each number as
+ * written), which the key's own parser checks like the string form. */
+static int load_numbers(const pc_key *k, const config_setting_t *st, void *base, char *err, size_t n)
 {
-    buf[0] = '\0';
-    const char *path = config_setting_source_file(st);
-    int line = (int)config_setting_source_line(st);
-    const char *name = config_setting_name(st);
-    FILE *f = path && name ? fopen(path, "r") : NULL;
-    char text[4096];
-    for (int l = 1; f && fgets(text, sizeof text, f); l++) {
-        if (l != line)
-            continue;
-        const char *p = strstr(text, name);
-        p = p ? strpbrk(p + strlen(name), "=:") : NULL;
-        if (p) {
-            p++;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            size_t k = strspn(p, "+-0123456789xXabcdefABCDEFL");
-            snprintf(buf, n, "%.*s", (int)(k < n ? k : n - 1), p);
+    char text[1024] = "", got[96];
+    size_t off = 0;
+    for (int i = 0; i < config_setting_length(st); i++) {
+        const config_setting_t *e = config_setting_get_elem(st, (unsigned)i);
+        const pc_literal *lit = pc_literal_of(e);
+        char num[64];
+        int type = config_setting_type(e);
+        if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
+            snprintf(num, sizeof num, "%lld", lit ? lit->value : (long long)config_setting_get_int64(e));
+        else if (type == CONFIG_TYPE_FLOAT && lit)
+            snprintf(num, sizeof num, "%s", lit->text);
+        else if (type == CONFIG_TYPE_FLOAT)
+            snprintf(num, sizeof num, "%.17g", config_setting_get_float(e));
+        else {
+            describe(e, got, sizeof got);
+            snprintf(err, n, "entry %d: expected a number, got %s", i, got);
+            return -1;
         }
-        break;
+        if (lit && lit->overflow) {
+            snprintf(err, n, "entry %d: %s is too large for any integer", i, lit->text);
+            return -1;
+        }
+        off += (size_t)snprintf(text + off, sizeof text - off, "%s%s", i ? ", " : "", num);
+        if (off >= sizeof text) {
+            snprintf(err, n, "%d numbers: too many", config_setting_length(st));
+            return -1;
+        }
     }
-    if (f)
-        fclose(f);
-}
-
-/* Too many digits for a 64-bit integer (libconfig gave up on it). */
-static int integer_overflows(const char *t)
-{
-    if (*t == '+' || *t == '-')
-        t++;
-    if (!t[0] || t[0] == '0' || strpbrk(t, "xX"))
-        return 0;
-    errno = 0;
-    (void)strtoll(t, NULL, 10);
-    return errno == ERANGE;
+    return pc_key_parse_(k, text, base, err, n);
 }
 
 /* Stores one scalar setting; 0 on success. */
@@ -114,17 +120,19 @@ static int load_value(loader *L, const pc_key *k, const config_setting_t *st, vo
     switch (config_setting_type(st)) {
     case CONFIG_TYPE_INT:
     case CONFIG_TYPE_INT64:
+        /* the value as written (settings_literals.h), never libconfig's
+         * 32-bit reading of it */
         if (is_num(k)) {
-            char raw[128];
-            raw_integer_text(st, raw, sizeof raw);
-            if (integer_overflows(raw)) {
+            const pc_literal *lit = pc_literal_of(st);
+            if (lit && lit->overflow) {
                 char allowed[160];
                 pc_key_allowed_(k, allowed, sizeof allowed);
-                snprintf(err, sizeof err, "%s is out of range (too large for any integer); allowed: %s", raw,
-                         allowed);
+                snprintf(err, sizeof err, "%s is out of range (too large for any integer); allowed: %s",
+                         lit->text, allowed);
                 rc = -1;
             } else {
-                rc = pc_key_set_int_(k, (long long)config_setting_get_int64(st), base, err, sizeof err);
+                rc = pc_key_set_int_(k, lit ? lit->value : (long long)config_setting_get_int64(st), base, err,
+                                     sizeof err);
             }
         }
         break;
@@ -146,7 +154,9 @@ static int load_value(loader *L, const pc_key *k, const config_setting_t *st, vo
         break;
     case CONFIG_TYPE_ARRAY:
     case CONFIG_TYPE_LIST:
-        if (k->type == PC_KT_LIST) {
+        if (k->type == PC_KT_STRING && (k->flags & PC_KF_NUMBERS))
+            rc = load_numbers(k, st, base, err, sizeof err);
+        else if (k->type == PC_KT_LIST) {
             pc_name_list l;
             memset(&l, 0, sizeof l);
             int n = config_setting_length(st);
@@ -219,7 +229,21 @@ static int *section_line(pc_settings *s, const char *name)
         return &s->encode.line;
     if (strcmp(name, "daemon") == 0)
         return &s->daemon.line;
+    if (strcmp(name, "panorama") == 0)
+        return &s->panorama.line;
     return NULL;
+}
+
+static void load_list(loader *L, const pc_list_desc *D, const config_setting_t *l, void *list, const char *name);
+
+/* One key of a group or an entry: a value, or a list of groups. */
+static int load_key(loader *L, const pc_key *k, const config_setting_t *e, void *base, const char *key)
+{
+    if (k->type != PC_KT_GROUPS)
+        return load_value(L, k, e, base, key);
+    int before = L->errors;
+    load_list(L, k->list, e, pc_key_field_(k, base), key);
+    return L->errors == before ? 0 : -1;
 }
 
 static void load_group(loader *L, const pc_section *S, const config_setting_t *g, int *count_given)
@@ -253,7 +277,7 @@ static void load_group(loader *L, const pc_section *S, const config_setting_t *g
             unknown_key(L, e, key, name, S->keys, S->nkeys, cap, what);
             continue;
         }
-        if (load_value(L, k, e, base, key) == 0 && cap && strcmp(name, "cameras") == 0)
+        if (load_key(L, k, e, base, key) == 0 && cap && strcmp(name, "cameras") == 0)
             *count_given = 1;
     }
 }
@@ -304,61 +328,73 @@ static void load_cameras(loader *L, const config_setting_t *l)
     L->s->cameras_listed = n;
 }
 
-static void load_outputs(loader *L, const config_setting_t *l)
+/* A list of groups (entries as D describes) into list: the top-level
+ * outputs and virtual_cameras, and lists inside a group or an entry
+ * (name: "panorama.unstitched_outputs", "virtual_cameras[0].presets").
+ * Every entry starts from the defaults; required keys not given are
+ * errors. */
+static void load_list(loader *L, const pc_list_desc *D, const config_setting_t *l, void *list, const char *name)
 {
-    char key[96], got[96];
+    char key[160], got[96], what[64];
+    const char *base_name = strrchr(name, '.') ? strrchr(name, '.') + 1 : name;
     if (!list_like(l)) {
         describe(l, got, sizeof got);
-        error_at(L, l, "outputs", "expected a list outputs = ( \"file.ts\", { url = \"...\"; ... } ), got %s",
-                 got);
+        error_at(L, l, name, "expected a list %s = %s, got %s", base_name, D->example, got);
         return;
     }
     int n = config_setting_length(l);
-    if (n > PC_MAX_OUTPUTS) {
-        error_at(L, l, "outputs", "%d outputs; at most %d", n, PC_MAX_OUTPUTS);
-        n = PC_MAX_OUTPUTS;
+    if (n > D->max) {
+        error_at(L, l, name, "%d %s; at most %d", n, D->plural, D->max);
+        n = D->max;
     }
-    const pc_key *url = &pc_output_keys_[0];
+    snprintf(what, sizeof what, "%s %s entry", strchr("aeiou", D->entry[0]) ? "an" : "a", D->entry);
     for (int i = 0; i < n; i++) {
         const config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
-        pc_output_settings *o = &L->s->outputs[i];
-        pc_output_defaults_(o);
-        o->line = config_setting_source_line(g);
-        snprintf(key, sizeof key, "outputs[%d]", i);
-        if (config_setting_type(g) == CONFIG_TYPE_STRING) {
-            snprintf(key, sizeof key, "outputs[%d].url", i);
-            if (load_value(L, url, g, o, key) == 0)
-                o->set_mask |= 1;
+        void *o = pc_list_entry_(D, list, i);
+        pc_list_entry_defaults_(D, o);
+        *(int *)((char *)o + D->line_off) = config_setting_source_line(g);
+        uint32_t *mask = (uint32_t *)((char *)o + D->mask_off);
+        snprintf(key, sizeof key, "%s[%d]", name, i);
+        if (D->strings && config_setting_type(g) == CONFIG_TYPE_STRING) {
+            snprintf(key, sizeof key, "%s[%d].%s", name, i, D->keys[0].name);
+            if (load_value(L, &D->keys[0], g, o, key) == 0)
+                *mask |= 1;
             continue;
         }
         if (!config_setting_is_group(g)) {
             describe(g, got, sizeof got);
-            error_at(L, g, key, "expected a URL string or a group { url = \"...\"; ... }, got %s", got);
+            if (D->strings)
+                error_at(L, g, key, "expected a URL string or a group { url = \"...\"; ... }, got %s", got);
+            else
+                error_at(L, g, key, "expected a group { %s = ...; ... }, got %s", D->keys[0].name, got);
             continue;
         }
+        uint32_t given = 0; /* a bad value is reported as such, not as missing too */
         for (int j = 0; j < config_setting_length(g); j++) {
             const config_setting_t *e = config_setting_get_elem(g, (unsigned)j);
-            const char *name = config_setting_name(e);
-            snprintf(key, sizeof key, "outputs[%d].%s", i, name ? name : "?");
-            const pc_key *k = pc_key_find_(pc_output_keys_, pc_noutput_keys_, name);
+            const char *kn = config_setting_name(e);
+            snprintf(key, sizeof key, "%s[%d].%s", name, i, kn ? kn : "?");
+            const pc_key *k = pc_key_find_(D->keys, D->nkeys, kn);
             if (!k) {
-                unknown_key(L, e, key, name, pc_output_keys_, pc_noutput_keys_, 0, "an output entry");
+                unknown_key(L, e, key, kn, D->keys, D->nkeys, 0, what);
                 continue;
             }
-            if (load_value(L, k, e, o, key) == 0)
-                o->set_mask |= 1u << pc_key_index_(pc_output_keys_, k);
+            given |= 1u << pc_key_index_(D->keys, k);
+            if (load_key(L, k, e, o, key) == 0)
+                *mask |= 1u << pc_key_index_(D->keys, k);
         }
-        if (!(o->set_mask & 1)) {
-            snprintf(key, sizeof key, "outputs[%d].url", i);
-            error_at(L, g, key, "missing: every output needs a url");
-        }
+        for (int j = 0; j < D->nkeys; j++)
+            if ((D->keys[j].flags & PC_KF_REQUIRED) && !(given & (1u << j))) {
+                snprintf(key, sizeof key, "%s[%d].%s", name, i, D->keys[j].name);
+                error_at(L, g, key, "missing: every %s needs a %s", D->entry, D->keys[j].name);
+            }
     }
-    L->s->output_count = n;
+    *pc_list_count_(list) = n;
 }
 
 static void unknown_section(loader *L, const config_setting_t *e, const char *name)
 {
-    char list[128] = "", sug[160] = "";
+    char list[192] = "", sug[160] = "";
     size_t off = 0;
     for (int i = 0; i < pc_nsections_; i++)
         off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", pc_sections_[i].name);
@@ -369,9 +405,9 @@ static void unknown_section(loader *L, const config_setting_t *e, const char *na
             snprintf(sug, sizeof sug, "it belongs in a section: %s = { %s = ...; }; ", S->name, name);
     }
     if (!sug[0]) {
-        pc_key k[8];
+        pc_key k[16];
         memset(k, 0, sizeof k);
-        for (int i = 0; i < pc_nsections_ && i < 8; i++)
+        for (int i = 0; i < pc_nsections_ && i < 16; i++)
             k[i].name = pc_sections_[i].name;
         pc_key_suggest_(name, k, pc_nsections_, 0, sug, sizeof sug);
     }
@@ -421,6 +457,20 @@ int pc_settings_load(pc_settings *s, const char *path, pc_diag *d)
         return -1;
     }
 
+    /* every value as written, hung on its setting (settings_literals.h) */
+    pc_literals lits;
+    char lerr[512];
+    const char *lfile = path;
+    int lline = 0;
+    if (pc_literals_scan(&lits, path, slash ? (dir[0] ? dir : "/") : NULL, lerr, sizeof lerr) ||
+        pc_literals_attach(&lits, &cfg, &lfile, &lline, lerr, sizeof lerr)) {
+        pc_diag_add(d, PC_DIAG_ERROR, lfile, lline, "", "cannot read the numbers of the file at their full width: %s",
+                    lerr);
+        pc_literals_free(&lits);
+        config_destroy(&cfg);
+        return -1;
+    }
+
     const config_setting_t *root = config_root_setting(&cfg);
     int count_given = 0, have_cameras = 0;
     for (int i = 0; i < config_setting_length(root); i++) {
@@ -437,11 +487,12 @@ int pc_settings_load(pc_settings *s, const char *path, pc_diag *d)
             load_cameras(&L, e);
             have_cameras = 1;
         } else
-            load_outputs(&L, e);
+            load_list(&L, S->list, e, (char *)s + S->off, S->name);
     }
     if (have_cameras && !count_given && s->cameras_listed > 0)
         s->capture.cameras = s->cameras_listed;
     config_destroy(&cfg);
+    pc_literals_free(&lits);
     snprintf(s->config_file, sizeof s->config_file, "%s", path);
     pc_settings_finish(s);
     return L.errors ? -1 : 0;

@@ -7,13 +7,14 @@
  * (NVENC or not, cores): used by the configuration check and the daemon. */
 #include "settings.h"
 
-#include "debayer.h" /* PC_GRID_TILE_ALIGN */
+#include "debayer.h"       /* PC_GRID_TILE_ALIGN */
+#include "encode_limits.h" /* the encoder's picture sides */
 
 #include <stdio.h>
 #include <string.h>
 
-/* Largest picture side libavcodec's encoders are opened with (encode/). */
-#define SW_LIMIT 16384
+/* Largest picture side libavcodec's encoders are opened with. */
+#define SW_LIMIT PC_ENCODE_MAX_SIDE
 
 /* The largest picture one software encoder is given whole: one 2040x1080
  * camera (libx264 ultrafast, 16-core host, BENCHMARKS.md: one camera per
@@ -21,9 +22,19 @@
  * picture with 16 threads missed the 20 ms budget 272 times in 3003). */
 #define SW_ONE_ENCODER_PIXELS (2040LL * 1080)
 
-static int nvenc_limit(const pc_encode_settings *e) { return e->codec == PC_CODEC_H264 ? 4096 : 8192; }
-
 static int is_nvenc_name(const char *n) { return strstr(n, "_nvenc") != NULL; }
+
+int pc_encoder_side_limit(const pc_encode_settings *e, int nvenc, const char **name)
+{
+    if (is_nvenc_name(e->encoder))
+        nvenc = 1;
+    else if (strcmp(e->encoder, "auto") != 0)
+        nvenc = 0;
+    if (name)
+        *name = nvenc == 1 ? (e->codec == PC_CODEC_H264 ? "NVENC H.264" : "NVENC HEVC")
+                           : "libavcodec's software encoders";
+    return nvenc == 1 ? (e->codec == PC_CODEC_H264 ? 4096 : 8192) : SW_LIMIT;
+}
 
 /* The smallest divisor k of ncam with whole-camera bands of at most
  * max_rows rows (and width) and max_pixels pixels; 0 when even one camera
@@ -157,9 +168,8 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
         nvenc = 1;
     else if (strcmp(e->encoder, "auto") != 0)
         nvenc = 0;
-    int limit = nvenc == 1 ? nvenc_limit(e) : SW_LIMIT;
-    const char *limit_name = nvenc == 1 ? (e->codec == PC_CODEC_H264 ? "NVENC H.264" : "NVENC HEVC")
-                                        : "libavcodec's software encoders";
+    const char *limit_name;
+    int limit = pc_encoder_side_limit(e, nvenc, &limit_name);
     const char *how = e->layout == PC_LAYOUT_AUTO ? "auto" : "configured";
     int H = ncam * slab_h;
     char divs[128], shapes[160], alt[256];
@@ -232,8 +242,14 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
         snprintf(out->why, sizeof out->why, "configured: %dx%d fits %s (limit %d)", width, H, limit_name, limit);
         return 0;
     }
+    /* encode.bands = 0 counts the bands by the rule of layout auto, so
+     * that "bands" and "auto" agree: a software encoder one-camera bands
+     * (one band when the whole panorama is small), NVENC the fewest bands
+     * inside its limit */
+    int sw_small = ncam == 1 || (long long)width * H <= SW_ONE_ENCODER_PIXELS;
+    int auto_k = nvenc == 1 ? (fit ? fit : ncam) : sw_small ? 1 : ncam;
     if (e->layout == PC_LAYOUT_BANDS || e->bands) {
-        int k = e->bands ? e->bands : (fit ? fit : ncam);
+        int k = e->bands ? e->bands : auto_k;
         if ((ncam / k) * slab_h > limit || width > limit) {
             snprintf(err, n, "encode.bands = %d: bands of %dx%d are over the limit of %s (%d pixels a "
                      "side); use encode.bands = %d or more (a divisor of %d: %s)", k, width,
@@ -241,8 +257,13 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
             return -1;
         }
         set_bands(out, ncam, width, slab_h, k);
-        snprintf(out->why, sizeof out->why, "%s: %d band%s of %d camera%s (%dx%d each)", how, k,
-                 k == 1 ? "" : "s", ncam / k, ncam / k == 1 ? "" : "s", width, (ncam / k) * slab_h);
+        const char *count = e->bands ? "" : nvenc == 1 ? ", the fewest inside the limit (encode.bands = 0, as auto)"
+                                       : sw_small ? ", the panorama is small enough for one software encoder "
+                                                    "(encode.bands = 0, as auto)"
+                                                  : ", one camera each: a software encoder scales best so "
+                                                    "(encode.bands = 0, as auto)";
+        snprintf(out->why, sizeof out->why, "%s: %d band%s of %d camera%s (%dx%d each)%s", how, k,
+                 k == 1 ? "" : "s", ncam / k, ncam / k == 1 ? "" : "s", width, (ncam / k) * slab_h, count);
         return 0;
     }
     /* auto */
@@ -257,7 +278,7 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
          * BENCHMARKS.md: 5 cameras stacked with 16 threads 272 of 3003
          * frames over the 20 ms budget, 5 bands x 3 threads none; 16
          * cameras 8 bands x 2 threads 1304 over, 16 x 1 thread 484) */
-        if (ncam == 1 || (long long)width * H <= SW_ONE_ENCODER_PIXELS) {
+        if (sw_small) {
             set_stacked(out, width, H);
             snprintf(out->why, sizeof out->why, "auto: the %dx%d panorama is small enough for one software encoder "
                      "(up to 2040x1080)", width, H);

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -74,16 +75,18 @@ const char *pc_key_type_name_(const pc_key *k)
     case PC_KT_INT64: return "an integer";
     case PC_KT_DOUBLE: return "a number";
     case PC_KT_BOOL: return "a boolean (true or false)";
-    case PC_KT_STRING: return "a string";
+    case PC_KT_STRING: return (k->flags & PC_KF_NUMBERS) ? "a string or an array of numbers" : "a string";
     case PC_KT_ENUM: return "a name (string)";
     case PC_KT_LIST: return "an array of strings";
+    case PC_KT_GROUPS:
+        return k->list->strings ? "a list ( \"URL\", { url = \"...\"; ... } )" : "a list of groups ( { ... }, ... )";
     }
     return "?";
 }
 
 static void fmt_num(char *buf, size_t len, double v)
 {
-    if (v == floor(v) && fabs(v) < 1e15)
+    if (v == floor(v) && fabs(v) < 1e19)
         snprintf(buf, len, "%.0f", v);
     else
         snprintf(buf, len, "%g", v);
@@ -113,7 +116,9 @@ void pc_key_allowed_(const pc_key *k, char *buf, size_t len)
         if ((k->flags & PC_KF_NEG_AUTO) && off < len)
             off += (size_t)snprintf(buf + off, len - off, ", or negative (leave unchanged)");
         if ((k->flags & PC_KF_EVEN) && off < len)
-            snprintf(buf + off, len - off, ", even");
+            off += (size_t)snprintf(buf + off, len - off, ", even");
+        if ((k->flags & PC_KF_SI) && off < len)
+            snprintf(buf + off, len - off, "; units k, M, G, T (x1000), Ki, Mi, Gi, Ti (x1024)");
         break;
     case PC_KT_BOOL: snprintf(buf, len, "true or false"); break;
     case PC_KT_STRING:
@@ -123,6 +128,7 @@ void pc_key_allowed_(const pc_key *k, char *buf, size_t len)
         snprintf(buf, len, "at most %d names of at most %d characters", PC_MAX_FALLBACKS,
                  PC_NAME_LEN - 1);
         break;
+    case PC_KT_GROUPS: snprintf(buf, len, "at most %d %s", k->list->max, k->list->plural); break;
     case PC_KT_ENUM: {
         int n = k->en->count();
         for (int i = 0; i < n && off < len; i++)
@@ -145,7 +151,7 @@ static int check_num(const pc_key *k, double v, const char *shown, char *err, si
         return -1;
     }
     if ((k->flags & PC_KF_EVEN) && fmod(v, 2.0) != 0) {
-        snprintf(err, len, "%s is odd; it must be even (whole 2x2 Bayer tiles)", shown);
+        snprintf(err, len, "%s is odd; it must be even (whole 2x2 blocks: Bayer tiles, 4:2:0 chroma)", shown);
         return -1;
     }
     return 0;
@@ -155,8 +161,12 @@ int pc_key_set_int_(const pc_key *k, long long v, void *base, char *err, size_t 
 {
     char shown[32];
     snprintf(shown, sizeof shown, "%lld", v);
-    if (k->type == PC_KT_DOUBLE)
-        return pc_key_set_double_(k, (double)v, base, err, len);
+    if (k->type == PC_KT_DOUBLE) { /* shown as written, not as 5e+09 */
+        if (check_num(k, (double)v, shown, err, len))
+            return -1;
+        *(double *)pc_key_field_(k, base) = (double)v;
+        return 0;
+    }
     if (k->type != PC_KT_INT && k->type != PC_KT_INT64) {
         snprintf(err, len, "expected %s, got an integer (%s)", pc_key_type_name_(k), shown);
         return -1;
@@ -170,10 +180,9 @@ int pc_key_set_int_(const pc_key *k, long long v, void *base, char *err, size_t 
     return 0;
 }
 
-int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t len)
+/* shown: the value in messages (as written where there is a text). */
+static int set_double(const pc_key *k, double v, const char *shown, void *base, char *err, size_t len)
 {
-    char shown[32];
-    snprintf(shown, sizeof shown, "%g", v);
     if (k->type == PC_KT_INT || k->type == PC_KT_INT64) {
         if (v != floor(v)) {
             snprintf(err, len, "expected %s, got a fractional number (%s)", pc_key_type_name_(k), shown);
@@ -197,32 +206,136 @@ int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t 
     return 0;
 }
 
+int pc_key_set_double_(const pc_key *k, double v, void *base, char *err, size_t len)
+{
+    char shown[32];
+    snprintf(shown, sizeof shown, "%g", v);
+    return set_double(k, v, shown, base, err, len);
+}
+
+/* Unit suffixes of PC_KF_SI keys: the factor of the suffix at p (its
+ * length in *n), or 1 with *n = 0 when there is none. */
+static long long si_factor(const char *p, size_t *n)
+{
+    static const struct {
+        const char *s;
+        long long f;
+    } u[] = {{"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30}, {"Ti", 1LL << 40},
+             {"k", 1000}, {"K", 1000}, {"M", 1000000}, {"G", 1000000000}, {"T", 1000000000000LL}};
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        if (strncmp(p, u[i].s, strlen(u[i].s)) == 0) {
+            *n = strlen(u[i].s);
+            return u[i].f;
+        }
+    *n = 0;
+    return 1;
+}
+
+#define SI_HELP " (suffixes: k, M, G, T = x1000; Ki, Mi, Gi, Ti = x1024)"
+
+static int not_a_number(const pc_key *k, const char *text, char *err, size_t len)
+{
+    snprintf(err, len, "\"%s\" is not a number%s; expected %s", text, (k->flags & PC_KF_SI) ? SI_HELP : "",
+             pc_key_type_name_(k));
+    return -1;
+}
+
+static int too_large(const pc_key *k, const char *text, char *err, size_t len)
+{
+    char allowed[160];
+    pc_key_allowed_(k, allowed, sizeof allowed);
+    snprintf(err, len, "%s is out of range (too large for any integer); allowed: %s", text, allowed);
+    return -1;
+}
+
+/* Integer keys: "5000000000", "-3", "0x1F", "2.5M", "1e9", "64Mi", read
+ * exactly in integer arithmetic (a double would round past 2^53). */
+static int parse_integer(const pc_key *k, const char *text, long long *out, char *err, size_t len)
+{
+    const unsigned __int128 cap = (unsigned __int128)1 << 100; /* far past 64 bits, far from overflow */
+    const char *p = text;
+    int neg = *p == '-';
+    p += *p == '-' || *p == '+';
+    unsigned __int128 m = 0;
+    int scale = 0, nd = 0, big = 0;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && !neg && p == text) {
+        for (p += 2; isxdigit((unsigned char)*p); p++, nd++) {
+            m = m * 16 + (unsigned)(isdigit((unsigned char)*p) ? *p - '0' : (*p | 0x20) - 'a' + 10);
+            big |= m > cap;
+            m = big ? 0 : m;
+        }
+    } else {
+        for (; isdigit((unsigned char)*p); p++, nd++) {
+            m = m * 10 + (unsigned)(*p - '0');
+            big |= m > cap;
+            m = big ? 0 : m;
+        }
+        if (*p == '.')
+            for (p++; isdigit((unsigned char)*p); p++, nd++) {
+                if (m * 10 + 9 > cap) { /* digits past 30: only zeros keep it whole */
+                    if (*p != '0')
+                        big = 1;
+                    continue;
+                }
+                m = m * 10 + (unsigned)(*p - '0');
+                scale--;
+            }
+        if (nd && (*p == 'e' || *p == 'E')) {
+            const char *q = p + 1;
+            int eneg = *q == '-';
+            q += *q == '-' || *q == '+';
+            int e = 0, ed = 0;
+            for (; isdigit((unsigned char)*q); q++, ed++)
+                e = e < 1000 ? e * 10 + (*q - '0') : e;
+            if (!ed)
+                return not_a_number(k, text, err, len);
+            scale += eneg ? -e : e;
+            p = q;
+        }
+    }
+    if (!nd)
+        return not_a_number(k, text, err, len);
+    size_t sn = 0;
+    long long f = (k->flags & PC_KF_SI) ? si_factor(p, &sn) : 1;
+    for (p += sn; isspace((unsigned char)*p); p++)
+        ;
+    if (*p)
+        return not_a_number(k, text, err, len);
+    if (big)
+        return too_large(k, text, err, len);
+    m *= (unsigned __int128)f; /* m < 2^100, f < 2^41: fits */
+    for (; scale < 0 && m; scale++) {
+        if (m % 10) {
+            snprintf(err, len, "expected %s, got a fractional number (%s)", pc_key_type_name_(k), text);
+            return -1;
+        }
+        m /= 10;
+    }
+    for (; scale > 0 && m; scale--)
+        if ((m *= 10) > cap)
+            return too_large(k, text, err, len);
+    if (m > (unsigned __int128)LLONG_MAX + (unsigned)neg)
+        return too_large(k, text, err, len);
+    *out = neg ? (long long)(-(__int128)m) : (long long)m;
+    return 0;
+}
+
 static int parse_number(const pc_key *k, const char *text, double *out, char *err, size_t len)
 {
     char *end;
     errno = 0;
-    while (isspace((unsigned char)*text))
-        text++;
     double v = strtod(text, &end);
-    if (end == text || errno == ERANGE) {
-        snprintf(err, len, "\"%s\" is not a number%s; expected %s", text,
-                 (k->flags & PC_KF_SI) ? " (suffixes: k, M, G)" : "", pc_key_type_name_(k));
-        return -1;
-    }
+    if (end == text || errno == ERANGE)
+        return not_a_number(k, text, err, len);
     if (k->flags & PC_KF_SI) {
-        switch (*end) {
-        case 'k': case 'K': v *= 1e3; end++; break;
-        case 'M': v *= 1e6; end++; break;
-        case 'G': v *= 1e9; end++; break;
-        }
+        size_t sn;
+        v *= (double)si_factor(end, &sn);
+        end += sn;
     }
     while (isspace((unsigned char)*end))
         end++;
-    if (*end) {
-        snprintf(err, len, "\"%s\" is not a number%s; expected %s", text,
-                 (k->flags & PC_KF_SI) ? " (suffixes: k, M, G)" : "", pc_key_type_name_(k));
-        return -1;
-    }
+    if (*end)
+        return not_a_number(k, text, err, len);
     *out = v;
     return 0;
 }
@@ -262,6 +375,55 @@ static int parse_list(const pc_key *k, const char *text, pc_name_list *out, char
     return 0;
 }
 
+/* A list of groups from text (the command line): for lists of URL-like
+ * entries, the entries' first key (a URL) separated by blanks,
+ * "rec.ts udp://239.1.1.1:5000"; "" = none. Others exist in files only. */
+static int parse_groups(const pc_key *k, const char *text, void *list, char *err, size_t len)
+{
+    const pc_list_desc *L = k->list;
+    if (!L->strings) {
+        if (!text[0]) { /* "" = none (the default) */
+            *pc_list_count_(list) = 0;
+            return 0;
+        }
+        snprintf(err, len, "a list of %s groups is written in the configuration file: %s = %s", L->entry, k->name,
+                 L->example);
+        return -1;
+    }
+    const pc_key *first = &L->keys[0];
+    int n = 0;
+    char e2[256];
+    for (const char *p = text; *p;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        size_t w = strcspn(p, " \t\n");
+        if (n >= L->max) {
+            snprintf(err, len, "too many %s (at most %d)", L->plural, L->max);
+            return -1;
+        }
+        char one[PC_URL_LEN];
+        if (w >= sizeof one) {
+            snprintf(err, len, "entry %d: \"%.40s...\" is too long (at most %zu characters)", n, p, sizeof one - 1);
+            return -1;
+        }
+        memcpy(one, p, w);
+        one[w] = '\0';
+        void *e = pc_list_entry_(L, list, n);
+        pc_list_entry_defaults_(L, e);
+        if (pc_key_parse_(first, one, e, e2, sizeof e2)) {
+            snprintf(err, len, "entry %d: %s", n, e2);
+            return -1;
+        }
+        *(uint32_t *)((char *)e + L->mask_off) = 1u;
+        n++;
+        p += w;
+    }
+    *pc_list_count_(list) = n;
+    return 0;
+}
+
 int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size_t len)
 {
     char allowed[256];
@@ -271,10 +433,18 @@ int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size
     case PC_KT_INT:
     case PC_KT_INT64:
     case PC_KT_DOUBLE: {
+        while (isspace((unsigned char)*text))
+            text++;
+        if (k->type != PC_KT_DOUBLE) {
+            long long iv = 0;
+            if (parse_integer(k, text, &iv, err, len))
+                return -1;
+            return pc_key_set_int_(k, iv, base, err, len);
+        }
         double v;
         if (parse_number(k, text, &v, err, len))
             return -1;
-        return pc_key_set_double_(k, v, base, err, len);
+        return set_double(k, v, text, base, err, len);
     }
     case PC_KT_BOOL: {
         static const char *const yes[] = {"true", "yes", "on", "1"};
@@ -312,6 +482,8 @@ int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size
     }
     case PC_KT_LIST:
         return parse_list(k, text, (pc_name_list *)pc_key_field_(k, base), err, len);
+    case PC_KT_GROUPS:
+        return parse_groups(k, text, pc_key_field_(k, base), err, len);
     }
     return -1;
 }
@@ -409,12 +581,24 @@ void pc_key_format_(const pc_key *k, const void *base, char *buf, size_t len, in
             snprintf(buf + o, len - o, "]");
         break;
     }
+    case PC_KT_GROUPS: { /* the entries' first keys: "rec.ts udp://..." (settings_write.c writes them whole) */
+        const pc_list_desc *L = k->list;
+        size_t o = 0;
+        buf[0] = '\0';
+        char one[PC_URL_LEN];
+        for (int i = 0; i < *(const int *)p && o < len; i++) {
+            pc_key_format_(&L->keys[0], pc_list_centry_(L, p, i), one, sizeof one, 0);
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", one);
+        }
+        break;
+    }
     }
 }
 
 /* --- setting from text ------------------------------------------------ */
 
-/* Parses "section.key", "cameras[N].key", "outputs[N].key". */
+/* Parses "section.key", "cameras[N].key", "outputs[N].key",
+ * "virtual_cameras[N].key". */
 int pc_settings_set(pc_settings *s, const char *key, const char *value, char *err, size_t errlen)
 {
     char sec[32], name[64];
@@ -439,7 +623,7 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
     }
     const pc_section *S = pc_section_find_(sec);
     if (!S) {
-        char list[128] = "";
+        char list[192] = "";
         size_t off = 0;
         for (int i = 0; i < pc_nsections_; i++)
             off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", pc_sections_[i].name);
@@ -485,7 +669,7 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
             pc_settings_finish(s);
         return 0;
     }
-    int max = S->kind == PC_SEC_CAMERAS ? PC_MAX_CAMERAS : PC_MAX_OUTPUTS;
+    int max = S->kind == PC_SEC_CAMERAS ? PC_MAX_CAMERAS : S->list->max;
     if (idx < 0 || idx >= max) {
         snprintf(err, errlen, "%s: index %d out of range 0..%d", key, idx, max - 1);
         return -1;
@@ -495,7 +679,7 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
         pc_key_suggest_(name, S->keys, S->nkeys, 0, sug, sizeof sug);
         pc_key_list_(S->keys, S->nkeys, 0, list, sizeof list);
         snprintf(err, errlen, "%s: unknown setting; %sa %s entry takes: %s", key, sug,
-                 S->kind == PC_SEC_CAMERAS ? "camera" : "output", list);
+                 S->kind == PC_SEC_CAMERAS ? "camera" : S->list->entry, list);
         return -1;
     }
     if (S->kind == PC_SEC_CAMERAS) {
@@ -508,19 +692,32 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
         pc_settings_finish(s);
         return 0;
     }
-    pc_output_settings tmp = idx < s->output_count ? s->outputs[idx] : (pc_output_settings){0};
-    if (idx >= s->output_count)
-        pc_output_defaults_(&tmp);
-    if (pc_key_parse_(k, value, &tmp, e2, sizeof e2)) {
-        snprintf(err, errlen, "%s: %s", key, e2);
+    /* outputs, virtual_cameras: entry idx (new entries, and gaps before
+     * them, start from the defaults; validation reports empty ones) */
+    const pc_list_desc *L = S->list;
+    void *lb = (char *)s + S->off;
+    int *count = pc_list_count_(lb);
+    void *tmp = malloc(L->entry_size);
+    if (!tmp) {
+        snprintf(err, errlen, "%s: out of memory", key);
         return -1;
     }
-    tmp.set_mask |= 1u << pc_key_index_(pc_output_keys_, k);
-    for (int i = s->output_count; i < idx; i++) /* gaps: empty, validate reports them */
-        pc_output_defaults_(&s->outputs[i]);
-    s->outputs[idx] = tmp;
-    if (idx >= s->output_count)
-        s->output_count = idx + 1;
+    if (idx < *count)
+        memcpy(tmp, pc_list_entry_(L, lb, idx), L->entry_size);
+    else
+        pc_list_entry_defaults_(L, tmp);
+    if (pc_key_parse_(k, value, tmp, e2, sizeof e2)) {
+        snprintf(err, errlen, "%s: %s", key, e2);
+        free(tmp);
+        return -1;
+    }
+    *(uint32_t *)((char *)tmp + L->mask_off) |= 1u << pc_key_index_(L->keys, k);
+    for (int i = *count; i < idx; i++)
+        pc_list_entry_defaults_(L, pc_list_entry_(L, lb, i));
+    memcpy(pc_list_entry_(L, lb, idx), tmp, L->entry_size);
+    free(tmp);
+    if (idx >= *count)
+        *count = idx + 1;
     return 0;
 }
 

@@ -35,7 +35,7 @@
 #define PEND_MAX (1024 * 1024)    /* unread answers kept per client */
 #define WRITE_TIMEOUT_MS 2000     /* a client must take its answer within this */
 #define IDLE_TIMEOUT_MS 60000
-#define ASYNC_TIMEOUT_MS 15000    /* snapshot answers */
+#define ASYNC_TIMEOUT_MS 15000    /* snapshot, snapshot-cameras answers */
 
 typedef struct client {
     int fd;       /* -1 = free */
@@ -54,6 +54,7 @@ typedef struct client {
     int eof;                   /* the client shut down its side */
     int dead;                  /* drop at the end of this round */
     int waiting;               /* an asynchronous command is running */
+    const char *wait_cmd;      /* its name, for the OK line */
     int64_t wait_ms;
     int discard;               /* dropping the rest of an over-long line */
 } client;
@@ -173,6 +174,7 @@ static const char help_text[] =
     "algos                  the algorithm table\n"
     "algo NAME [VARIANT]    switch the demosaicing algorithm live (VARIANT: auto, 2px, 4px)\n"
     "snapshot NAME.png      write a PNG of the current panorama into the snapshot folder\n"
+    "snapshot-cameras DIR   one PNG per camera (DIR/cam0.png ...) in a folder of the snapshot folder\n"
     "idr                    force an IDR frame\n"
     "reload                 re-read the configuration file (as SIGHUP)\n"
     "wb [freeze]            white-balance gains as config lines; freeze fixes automatic ones\n"
@@ -262,11 +264,14 @@ static int get_text(pc_control *c, text_cb cb)
     return rc;
 }
 
-/* The file a "snapshot ARG" writes: ARG relative to the snapshot folder or
- * absolute inside it, no ".." anywhere, a name ending in .png, the folder
- * resolved (symlinks followed) and still inside the snapshot folder, and no
- * existing non-file (or symlink) at the name. */
-static int snapshot_path(const char *dir, const char *arg, char *out, size_t n, char *err, size_t errlen)
+/* The file a "snapshot ARG" writes (folder 0), or the folder a
+ * "snapshot-cameras ARG" writes into (folder 1): ARG relative to the
+ * snapshot folder or absolute inside it, no ".." anywhere, a file name
+ * ending in .png, its parent resolved (symlinks followed) and still inside
+ * the snapshot folder, and no existing non-file (or symlink) at a file's
+ * name; a folder is made when absent and must be a folder (no symlink). */
+static int snapshot_path(const char *dir, const char *arg, int folder, char *out, size_t n, char *err,
+                         size_t errlen)
 {
     char rdir[PATH_MAX], cand[PATH_MAX], rpar[PATH_MAX];
     if (!dir || !dir[0]) {
@@ -287,10 +292,17 @@ static int snapshot_path(const char *dir, const char *arg, char *out, size_t n, 
         snprintf(err, errlen, "snapshot path too long");
         return -1;
     }
+    size_t cl = strlen(cand);
+    while (folder && cl > 1 && cand[cl - 1] == '/')
+        cand[--cl] = '\0';
     char *slash = strrchr(cand, '/');
     const char *name = slash + 1;
     size_t nl = strlen(name);
-    if (nl < 5 || strcasecmp(name + nl - 4, ".png") != 0) {
+    if (folder && (nl == 0 || strcmp(name, ".") == 0)) {
+        snprintf(err, errlen, "snapshot-cameras \"%.200s\": name a folder inside the snapshot folder", arg);
+        return -1;
+    }
+    if (!folder && (nl < 5 || strcasecmp(name + nl - 4, ".png") != 0)) {
         snprintf(err, errlen, "snapshot \"%.200s\": the name must end in .png", arg);
         return -1;
     }
@@ -309,17 +321,41 @@ static int snapshot_path(const char *dir, const char *arg, char *out, size_t n, 
         return -1;
     }
     struct stat st;
-    if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (!folder && lstat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "snapshot %.200s exists and is not a regular file", out);
+        return -1;
+    }
+    if (folder && lstat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "snapshot-cameras %.200s exists and is not a folder", out);
+        return -1;
+    }
+    if (folder && mkdir(out, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "snapshot-cameras %.200s: cannot make the folder: %s", out, strerror(errno));
         return -1;
     }
     return 0;
 }
 
-/* Returns 1 when the connection must be closed. */
-static int handle_line(pc_control *c, client *k, char *line)
+/* Returns 1 when the connection must be closed. line: len bytes, NUL
+ * added after them. */
+static int handle_line(pc_control *c, client *k, char *line, size_t len)
 {
-    size_t n = strlen(line);
+    /* A NUL byte would end the text early (a line starting with one read
+     * as empty and got no answer): commands are text, so the line is
+     * answered with ERR, and an HTTP request line or header with one is
+     * not HTTP either. */
+    if (memchr(line, '\0', len)) {
+        static const char msg[] = "ERR the line holds a NUL byte; commands are text lines\n";
+        static const char bad[] = "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                  "Content-Length: 31\r\nConnection: close\r\n\r\na NUL byte in the request head\n";
+        if (k->http) {
+            client_send(k, bad, sizeof bad - 1);
+            return 1;
+        }
+        client_send(k, msg, sizeof msg - 1);
+        return 0;
+    }
+    size_t n = len;
     while (n && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t'))
         line[--n] = '\0';
 
@@ -401,18 +437,22 @@ static int handle_line(pc_control *c, client *k, char *line)
         outf(c, "OK\n");
     } else if (strcasecmp(cmd, "algo") == 0) {
         cmd_algo(c, args);
-    } else if (strcasecmp(cmd, "snapshot") == 0) {
+    } else if (strcasecmp(cmd, "snapshot") == 0 || strcasecmp(cmd, "snapshot-cameras") == 0) {
+        int cams = strcasecmp(cmd, "snapshot-cameras") == 0;
         char err[512] = "", full[PATH_MAX];
         if (!*args)
-            err_line(c, "usage: snapshot NAME.png (written into the snapshot folder)");
-        else if (!c->ops.snapshot)
+            err_line(c, cams ? "usage: snapshot-cameras DIR (a folder of the snapshot folder)"
+                             : "usage: snapshot NAME.png (written into the snapshot folder)");
+        else if (!(cams ? c->ops.snapshot_cameras : c->ops.snapshot))
             err_line(c, "not available");
-        else if (snapshot_path(c->snapshot_dir, args, full, sizeof full, err, sizeof err) != 0 ||
-                 c->ops.snapshot(c->ops.user, full, k->serial, err, sizeof err) != 0)
+        else if (snapshot_path(c->snapshot_dir, args, cams, full, sizeof full, err, sizeof err) != 0 ||
+                 (cams ? c->ops.snapshot_cameras : c->ops.snapshot)(c->ops.user, full, k->serial, err,
+                                                                    sizeof err) != 0)
             err_line(c, err);
         else {
-            pc_log(c->lg, PC_LOG_INFO, "control: snapshot to %s requested", full);
+            pc_log(c->lg, PC_LOG_INFO, "control: %s to %s requested", cams ? "snapshot-cameras" : "snapshot", full);
             k->waiting = 1; /* answered by pc_control_done */
+            k->wait_cmd = cams ? "snapshot-cameras" : "snapshot";
             k->wait_ms = now_ms();
         }
     } else if (strcasecmp(cmd, "idr") == 0) {
@@ -460,7 +500,7 @@ static void process_lines(pc_control *c, client *k)
     while (!k->dead && !k->waiting && !k->plen &&
            (nl = memchr(start, '\n', k->inlen - (size_t)(start - k->in)))) {
         *nl = '\0';
-        if (handle_line(c, k, start)) {
+        if (handle_line(c, k, start, (size_t)(nl - start))) {
             if (k->plen)
                 k->close_after = 1;
             else
@@ -551,7 +591,7 @@ static void deliver_done(pc_control *c)
                 continue;
             out_reset(c);
             if (got[i].rc == 0)
-                outf(c, "OK snapshot %s\n", got[i].msg);
+                outf(c, "OK %s %s\n", k->wait_cmd, got[i].msg);
             else
                 err_line(c, got[i].msg);
             k->waiting = 0;

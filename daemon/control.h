@@ -13,6 +13,11 @@
  *                           or an absolute path inside it); the answer comes
  *                           when the file is written: OK snapshot PATH, or
  *                           ERR with the reason
+ *   snapshot-cameras DIR    each camera's demosaiced picture of the next
+ *                           set, DIR/cam0.png .. cam<N-1>.png, in a folder
+ *                           of the snapshot folder (made when absent; the
+ *                           same rules as snapshot); answered when written:
+ *                           OK snapshot-cameras PATH (panocap-calibrate)
  *   idr                     force an IDR frame (a new viewer joined)
  *   reload                  re-read the configuration (as SIGHUP)
  *   wb                      the white-balance gains in force, as config lines
@@ -68,6 +73,9 @@ typedef struct pc_control_ops {
      * also fixes automatic white balance at them. */
     int (*wb)(void *user, char *buf, size_t len);
     int (*wb_freeze)(void *user, char *buf, size_t len);
+    /* The same for snapshot-cameras: dir is a folder inside snapshot_dir
+     * (made by the control thread); one PNG per camera goes into it. */
+    int (*snapshot_cameras)(void *user, const char *dir, unsigned long long token, char *err, size_t errlen);
 } pc_control_ops;
 
 typedef struct pc_control pc_control;
@@ -76,8 +84,8 @@ typedef struct pc_control pc_control;
  * answers on it), starts the thread. Returns 0 or -1 with err. */
 int pc_control_start(pc_control **out, const char *path, const pc_control_ops *ops, const pc_logger *lg,
                      char *err, size_t errlen);
-/* The answer to an asynchronous command (snapshot): rc 0 answers
- * "OK snapshot <msg>", else "ERR <msg>". Thread-safe; a token whose client
+/* The answer to an asynchronous command (snapshot, snapshot-cameras): rc 0
+ * answers "OK <command> <msg>", else "ERR <msg>". Thread-safe; a token whose client
  * has gone is ignored; an answer later than 15 s was already given as ERR. */
 void pc_control_done(pc_control *c, unsigned long long token, int rc, const char *msg);
 /* Stops the thread, closes the connections, removes the socket file. */

@@ -8,10 +8,12 @@
  *   capture threads  (capture/)  group camera frames into frame sets; when
  *                    this pipeline is slow the capture pool is full and whole
  *                    sets are dropped there, counted (the one drop point).
- *   stage thread     (stage)     takes a set, uploads its slabs by DMA into
- *                    the device panorama (CUDA) or stacks them (CPU), runs the
- *                    chosen algorithm into picture slot k, waits for it, gives
- *                    the set back to capture and queues slot k for encoding.
+ *   stage thread     (stage)     takes a set and hands it down the list of
+ *                    steps (pipeline_step.h: raw recording, colour, snapshot,
+ *                    then into picture slot k the debayer: its slabs by DMA
+ *                    into the device panorama (CUDA) or stacked (CPU), the
+ *                    chosen algorithm), waits for slot k, gives the set back
+ *                    to capture and queues slot k for encoding.
  *   encoder thread   (encoder)   copies slot k into the encoder's frame (a
  *                    device-to-device copy into NVENC's CUDA frame, or a
  *                    download / memcpy into a software encoder's frame),
@@ -19,6 +21,8 @@
  *                    the outputs' own threads (encode/).
  *   main thread      (here)      signals, reloads, the status line, stop.
  *   control thread   (control.c, pipeline_control.c) status / metrics / live algorithm switch.
+ *   HTTP threads     (http.c; pipeline_control.c, pipeline_web.c) metrics, the web page and its API;
+ *                    the web picture's thread (web_picture.c) makes its JPEGs.
  * Between the stage and encoder threads sit `in_flight` picture slots (a
  * fixed pool): the GPU stage works on set k+1 while set k is encoded. Nothing
  * in the steady state allocates.
@@ -98,10 +102,39 @@ void pl_fail(pipeline *p, const char *what)
 static void *backend_host_alloc(size_t n, void *user) { return pc_backend_host_alloc(user, n); }
 static void backend_host_free(void *ptr, void *user) { pc_backend_host_free(user, ptr); }
 
+/* panorama.rig, read as --check-config read it (a file changed since is
+ * a configuration error: 78), for the capture's scene and the render
+ * step. Without a rig p->rig stays NULL. */
+static int open_rig(pipeline *p)
+{
+    if (!p->s->panorama.rig[0])
+        return 0;
+    p->rig = calloc(1, sizeof *p->rig);
+    pc_diag *dg = calloc(1, sizeof *dg);
+    int rc = -1;
+    if (!p->rig || !dg) {
+        snprintf(p->err, sizeof p->err, "out of memory");
+    } else {
+        pc_diag_init(dg);
+        if (pc_settings_check_rig(p->s, p->rig, dg) == 0 && p->rig->have_rig) {
+            rc = 0;
+        } else {
+            for (int i = 0; i < dg->count; i++)
+                if (dg->item[i].severity == PC_DIAG_ERROR) {
+                    snprintf(p->err, sizeof p->err, "%s: %s", dg->item[i].key, dg->item[i].msg);
+                    break;
+                }
+        }
+    }
+    free(dg);
+    return rc;
+}
+
 static int open_capture(pipeline *p)
 {
     pc_capture_config cc;
-    pc_check_capture_config(p->s, &cc, &p->d->logger); /* as --check-config saw it */
+    /* as --check-config saw it */
+    pc_check_capture_config(p->s, p->rig ? &p->rig->rig : NULL, &cc, &p->d->logger);
     if (p->bops->host_alloc) { /* else capture's own page-aligned buffers */
         cc.alloc = backend_host_alloc;
         cc.free = backend_host_free;
@@ -145,13 +178,17 @@ static int choose_backend(pipeline *p)
     return 0;
 }
 
-/* The picture slots and the algorithms, once the encoder has said which
- * picture format it takes. */
-static int open_debayer(pipeline *p)
+/* The picture slots, once the encoder has said which picture format it
+ * takes. */
+static int open_slots(pipeline *p)
 {
-    const pc_settings *s = p->s;
+    const pl_steps *l = &p->steps;
+    if (l->last_writer < 0) {
+        snprintf(p->err, sizeof p->err, "no step of the stage writes a picture");
+        return -1;
+    }
     for (int i = 0; i < p->nslots; i++) {
-        if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, &p->pic[i], p->err, sizeof p->err))
+        if (pl_picture_alloc(p, p->fmt, l->out.width, l->out.height, &p->pic[i], p->err, sizeof p->err))
             return -1;
         /* grid: the same memory as the cameras' tiles; the final pass
          * stores each camera's rows in its tile (no copy) */
@@ -180,18 +217,7 @@ static int open_debayer(pipeline *p)
     char what[256];
     pc_backend_describe(p->be, what, sizeof what);
     pc_log(&p->d->logger, PC_LOG_INFO, "%s, %d frame sets in flight", what, p->nslots);
-    /* Prepare every algorithm once (CUDA: graph capture, variant and tile
-     * measurement, tens of ms each; CPU: its scratch, mlri 28 bytes per
-     * pixel, and set_algo reserves the one in force) so that a live switch
-     * later costs nothing on the stage thread. */
-    for (int a = 0; a < pc_algo_count(); a++) {
-        pc_debayer_config dc = {.algo = (pc_algo_id)a, .variant = (pc_variant)s->debayer.variant, .cfa = p->cfa,
-                                .fmt = p->fmt, .matrix = p->st.matrix, .range = p->st.range};
-        if (a != s->debayer.algo && pc_backend_prepare_algo(p->be, &dc, p->err, sizeof p->err))
-            pc_log(&p->d->logger, PC_LOG_WARNING, "%s: preparing %s failed: %s", pc_backend_name(p->be),
-                   pc_algo_get(a)->name, p->err);
-    }
-    return pl_apply_algo(p, (pc_algo_id)s->debayer.algo, (pc_variant)s->debayer.variant, p->err, sizeof p->err);
+    return 0;
 }
 
 /* ------------------------------------------------------------- run */
@@ -232,11 +258,12 @@ static void teardown(pipeline *p)
         pc_control_stop(p->ctl);
     pc_http_stop(p->http);
     p->http = NULL;
+    pl_web_stop(p);
     pl_bands_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
-    if (p->st.raw && pc_raw_writer_close(p->st.raw, p->err, sizeof p->err))
-        pc_log(&p->d->logger, PC_LOG_ERR, "--record-raw: %s", p->err);
+    pl_steps_close(&p->steps); /* the recording's end; the intermediate pictures */
+    pl_web_close(p);           /* after the HTTP server, the stage thread and the snapshots */
     if (p->cap)
         pc_capture_close(p->cap);
     if (p->be) {
@@ -247,11 +274,8 @@ static void teardown(pipeline *p)
         }
         pc_backend_close(p->be);
     }
-    if (p->col) {
-        pl_colour_free(p->col);
-        pl_colour_free(p->col_next);
-        pthread_mutex_destroy(&p->col_lock);
-    }
+    free(p->rig);
+    p->rig = NULL;
 }
 
 int pc_run_pipeline(pc_daemon *d)
@@ -292,6 +316,11 @@ int pc_run_pipeline(pc_daemon *d)
      * capture and the encoder threads, then its own set again. */
     const char *cap_cpus = p->s->daemon.capture_cpus, *enc_cpus = p->s->encode.cpus;
     cpu_set_t own;
+    step = "rig";
+    if (open_rig(p)) {
+        rc = PC_EXIT_CONFIG;
+        goto fail;
+    }
     step = "capture";
     if (pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err))
         goto fail;
@@ -323,6 +352,14 @@ int pc_run_pipeline(pc_daemon *d)
     if (pc_backend_open(&p->be, p->bops, &bc, p->err, sizeof p->err))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
+    /* The stage's steps say what picture the slots and the encoders get. */
+    const char *failed;
+    if (pl_stage_prepare(p, &failed)) {
+        step = failed[0] ? failed : "stage";
+        goto fail;
+    }
+    p->pic_w = p->steps.out.width;
+    p->pic_h = p->steps.out.height;
     step = "encoder";
     if (pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err))
         goto fail;
@@ -332,23 +369,13 @@ int pc_run_pipeline(pc_daemon *d)
         goto fail;
     if (p->have_encoder)
         pc_stats_set_layout(p->stats, pc_layout_name(p->plan.layout), p->nbands);
-    step = "debayer";
-    if (open_debayer(p))
+    step = "picture slots";
+    if (open_slots(p))
         goto fail;
-    step = "colour";
-    if (pl_colour_open(p))
-        goto fail;
-
-    pc_rawfmt rawfmt;
-    pc_capture_rawfmt(p->cap, &rawfmt);
-    if (p->s->daemon.record_raw[0] &&
-        pc_raw_writer_open_fmt(&p->st.raw, p->s->daemon.record_raw, p->width, p->slab_h, p->ncam, &rawfmt, p->fps,
-                               p->err, sizeof p->err)) {
-        step = "--record-raw";
+    if (pl_stage_start(p, &failed)) {
+        step = failed[0] ? failed : "stage";
         goto fail;
     }
-    if (p->s->daemon.snapshot[0])
-        snprintf(p->snap_path, sizeof p->snap_path, "%s", p->s->daemon.snapshot);
 
     if (p->s->daemon.control[0]) {
         pc_control_ops ops;
@@ -356,10 +383,16 @@ int pc_run_pipeline(pc_daemon *d)
         if (pc_control_start(&p->ctl, p->s->daemon.control, &ops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "control socket off: %s", p->err);
     }
-    if (p->s->daemon.metrics_listen[0]) {
+    if (p->s->daemon.http_listen[0])
+        pl_web_start(p);
+    if (p->s->daemon.metrics_listen[0] && !strcmp(p->s->daemon.metrics_listen, p->s->daemon.http_listen)) {
+        pc_log(&d->logger, PC_LOG_INFO, "metrics: served by the web page's listener (%s)",
+               p->s->daemon.http_listen);
+    } else if (p->s->daemon.metrics_listen[0]) {
         pc_http_ops hops;
         pl_http_ops(p, &hops);
-        if (pc_http_start(&p->http, p->s->daemon.metrics_listen, &hops, &d->logger, p->err, sizeof p->err))
+        pc_http_config hc = {.listen = p->s->daemon.metrics_listen, .key = "metrics_listen"};
+        if (pc_http_start(&p->http, &hc, &hops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "HTTP metrics off: %s", p->err);
     }
 
@@ -392,7 +425,8 @@ int pc_run_pipeline(pc_daemon *d)
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
     snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->pic_w, p->pic_h, pc_algo_get(p->st.algo)->name, pc_backend_name(p->be));
+             p->slab_h, p->pic_w, p->pic_h, pc_algo_get(pl_algo_of(atomic_load(&p->algo_in_force)))->name,
+             pc_backend_name(p->be));
     if (p->enc_started) {
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);

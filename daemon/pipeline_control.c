@@ -25,6 +25,7 @@ static void fill_camera_metrics(pipeline *p, int *n)
             .other_failures = c->frames_failed[PC_FAIL_WRONG_PACKET_ID] + c->frames_failed[PC_FAIL_ABORTED] +
                               c->frames_failed[PC_FAIL_OTHER],
             .packets_resent = c->packets_resent, .packets_missing = c->packets_missing,
+            .resend_requests = c->resend_requests, .packets_after_gap = c->packets_after_gap,
             .substituted = c->frames_substituted, .repaired = c->frames_repaired,
             .reconnects = c->reconnects,
             .connected = c->state == PC_CAM_STREAMING,
@@ -62,9 +63,11 @@ static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *e
     return 0;
 }
 
-static int ctl_snapshot(void *user, const char *path, unsigned long long token, char *err, size_t errlen)
+/* snapshot (cameras 0) and snapshot-cameras (1): the stage thread takes
+ * the request with the next set (pipeline_stage.c). */
+static int request_snapshot(pipeline *p, const char *path, int cameras, unsigned long long token, char *err,
+                            size_t errlen)
 {
-    pipeline *p = user;
     if (!path || !path[0] || strlen(path) >= PC_PATH_LEN) {
         snprintf(err, errlen, "snapshot needs a path shorter than %d bytes", PC_PATH_LEN);
         return -1;
@@ -74,11 +77,22 @@ static int ctl_snapshot(void *user, const char *path, unsigned long long token, 
     if (!busy) {
         snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
         p->snap_token = token;
+        p->snap_cameras = cameras;
     }
     pthread_mutex_unlock(&p->snap_lock);
     if (busy)
         snprintf(err, errlen, "another snapshot is waiting for the next frame set; try again");
     return busy ? -1 : 0;
+}
+
+static int ctl_snapshot(void *user, const char *path, unsigned long long token, char *err, size_t errlen)
+{
+    return request_snapshot(user, path, 0, token, err, errlen);
+}
+
+static int ctl_snapshot_cameras(void *user, const char *dir, unsigned long long token, char *err, size_t errlen)
+{
+    return request_snapshot(user, dir, 1, token, err, errlen);
 }
 
 static int ctl_idr(void *user, char *err, size_t errlen)
@@ -110,7 +124,8 @@ static int ctl_wb_freeze(void *user, char *buf, size_t len) { return pl_colour_f
 void pl_control_ops(pipeline *p, pc_control_ops *ops)
 {
     *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
-                            .snapshot = ctl_snapshot, .idr = ctl_idr, .reload = ctl_reload,
+                            .snapshot = ctl_snapshot, .snapshot_cameras = ctl_snapshot_cameras,
+                            .idr = ctl_idr, .reload = ctl_reload,
                             .snapshot_dir = p->s->daemon.snapshot_dir, .wb = ctl_wb, .wb_freeze = ctl_wb_freeze};
 }
 

@@ -653,8 +653,19 @@ static int open_encoders(pipeline *p)
     int nvenc = -1;
     if (strcmp(p->s->encode.encoder, "auto") == 0)
         nvenc = pc_encoder_opens(p->s->encode.codec == PC_CODEC_H264 ? "h264_nvenc" : "hevc_nvenc");
-    if (pc_layout_resolve(&p->s->encode, p->ncam, p->width, p->slab_h, nvenc, cores > 0 ? (int)cores : 1, &p->plan,
-                          p->err, sizeof p->err))
+    if (p->pic_w != p->width || p->pic_h != p->height) {
+        /* a step made a picture of its own (not the stacked cameras): the
+         * layouts of camera slabs do not apply, it is one picture */
+        if (p->s->encode.layout == PC_LAYOUT_GRID || p->s->encode.layout == PC_LAYOUT_BANDS) {
+            snprintf(p->err, sizeof p->err, "encode.layout %s cuts the stacked cameras, but the stage makes one "
+                     "%dx%d picture; use \"stacked\" or \"auto\"", pc_layout_name(p->s->encode.layout), p->pic_w,
+                     p->pic_h);
+            return -1;
+        }
+        snprintf(p->plan.why, sizeof p->plan.why, "one %dx%d picture, as the stage's last step makes it", p->pic_w,
+                 p->pic_h);
+    } else if (pc_layout_resolve(&p->s->encode, p->ncam, p->width, p->slab_h, nvenc, cores > 0 ? (int)cores : 1,
+                                 &p->plan, p->err, sizeof p->err))
         return -1;
     if (p->plan.layout == PC_LAYOUT_GRID) {
         p->pic_w = p->plan.width;
@@ -712,9 +723,9 @@ int pl_open_encoder_or_null(pipeline *p)
     p->fmt = PC_FMT_NV12;
     p->nbands = 1;
     p->nthreads = 1;
-    p->plan = (pc_layout_plan){.layout = PC_LAYOUT_STACKED, .bands = 1, .width = p->width, .height = p->height};
-    p->pic_w = p->width;
-    p->pic_h = p->height;
+    /* pic_w x pic_h: the stage's last picture (pl_stage_prepare), the
+     * stacked cameras unless a step makes another */
+    p->plan = (pc_layout_plan){.layout = PC_LAYOUT_STACKED, .bands = 1, .width = p->pic_w, .height = p->pic_h};
     for (int i = 0; i <= PL_MAX_BANDS; i++) {
         pl_band *b = &p->band[i];
         b->p = p;

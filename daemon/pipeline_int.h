@@ -1,13 +1,25 @@
 /* pipeline_int.h - the pipeline's private state and the calls between its
- * files (daemon/pipeline*.c); nothing outside daemon/pipeline*.c includes it.
+ * files (daemon/pipeline*.c, daemon/step_*.c); nothing else includes it but
+ * the steps' unit test.
  *
  * Files, one per thread:
  *   pipeline.c          set-up, the main thread's run loop, teardown
- *   pipeline_stage.c    stage thread: capture -> debayer into a picture slot
+ *   pipeline_stage.c    stage thread: takes a set from capture, hands it
+ *                       down the list of steps into a picture slot,
+ *                       queues the slot for the encoders; the list in force
  *   pipeline_encoder.c  encoder threads, one per band (+ the preview's):
  *                       band of a slot -> its encoder; per-frame times
  *   pipeline_reload.c   main thread: configuration reload
  *   pipeline_control.c  control thread: the control socket's callbacks
+ *   pipeline_web.c      HTTP thread: the web page's API callbacks, its
+ *                       server and live picture (web_picture.c) set up
+ * and the stage thread's steps (pipeline_step.h: the ops table and the
+ * list, pipeline_steps.c), one file each, each the owner of its state:
+ *   step_raw_record.c   --record-raw
+ *   step_colour.c       colour tables, automatic white balance
+ *   step_snapshot.c     snapshot requests
+ *   step_debayer.c      upload + demosaic; the algorithm in force
+ *   step_web_picture.c  the web page's live picture (web_picture.c)
  *
  * Who owns what. Set-up (main thread) writes everything before it starts
  * the threads and teardown reads it after joining them; "owner" is who
@@ -23,14 +35,26 @@
  *   geometry, nslots, fmt,     constant after        reading
  *     bops, have_encoder,      set-up
  *     stats, cap, ctl, be
- *   st.* (err, raw, algo,      stage thread          algo_in_force (atomic),
- *     variant, limits)                               stats labels
- *   THE ALGORITHM IN FORCE     stage thread: st.algo/variant and the
- *                              backend's copy (be), changed only by
- *                              pl_apply_algo between sets
+ *   st.* (err, limits)         stage thread          -
+ *   steps (the list), step_env constant after set-up reload: pl_steps_reload
+ *                              (pl_steps_start);     (each step's reload op);
+ *                              run on the stage      describe: any thread
+ *                              thread
+ *   steps.step[i].mid[k]       the stage thread      - (an intermediate
+ *                              (slot k's)            picture: the encoders
+ *                                                    get only pic[k])
+ *   each step's own state      the step (step_*.c;   its reload / describe
+ *     (steps.step[i].priv)     its file's top        ops, under its own lock
+ *                              comment says how)     or atomics
+ *   THE ALGORITHM IN FORCE     stage thread: the debayer step's copy and the
+ *                              backend's (be), changed only there at the
+ *                              start of a set
+ *   algo_in_force              atomic                debayer step -> snapshot,
+ *                                                    status readers
  *   req_algo                   atomic request slot   control / reload store,
- *                              (packed algo+variant) the stage thread takes
- *   snap_path                  snap_lock             control / set-up -> stage
+ *                              (packed algo+variant) the debayer step takes
+ *   snap_path                  snap_lock             control / set-up -> the
+ *                                                    snapshot step
  *   plan, nbands, nthreads,    constant after set-up reading
  *     host_ref, preview_gpu,
  *     band[b].index/row0/rows/preview
@@ -49,10 +73,15 @@
  *                              free_slots (q_lock)
  *   times[], packets_seq[b],   t_lock                stage (put), band threads
  *     outputs_live[b]                                and the outputs' threads
- *   col (colour in force)      stage thread; awb     col_next under col_lock
- *                              gains under col_lock  (reload, control -> stage)
+ *   col (the colour step)      step_colour.c; set    control (wb, wb freeze)
+ *                              at prepare            through its lock
  *   camstats, cammetrics       metrics_lock          control thread
  *   last_frame_ns              atomic                encoder -> HTTP threads
+ *   webpic                     the web picture step  the HTTP threads get
+ *                              (step_web_picture.c;  JPEGs (web_picture.c's
+ *                              set at start)         lock)
+ *   webapi (web snapshots,     pipeline_web.c,       HTTP thread, snapshot
+ *     rates)                   under its lock        threads (answers)
  *   stop, failed, *_done,      atomics               any thread
  *     sets_taken, frames_done,
  *     snapshots_active
@@ -61,8 +90,10 @@
 #define PANOCAP_PIPELINE_INT_H
 
 #include "pipeline.h"
+#include "pipeline_step.h"
 
 #include "capture.h"
+#include "settings_rig.h"
 #include "clock.h"
 #include "control.h"
 #include "http.h"
@@ -72,6 +103,8 @@
 #include "stats.h"
 #include "backend.h"
 #include "encode.h" /* encode_stub.c without FFmpeg */
+#include "json.h"
+#include "web_picture.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -114,7 +147,7 @@ static inline int pl_algo_pack(pc_algo_id algo, pc_variant variant) { return ((i
 static inline pc_algo_id pl_algo_of(int packed) { return (pc_algo_id)(packed >> 8); }
 static inline pc_variant pl_variant_of(int packed) { return (pc_variant)(packed & 0xff); }
 
-typedef struct pl_colour pl_colour; /* pipeline_colour.c */
+typedef struct pl_colour pl_colour; /* the colour step, step_colour.c */
 
 typedef struct pipeline pipeline;
 
@@ -158,14 +191,11 @@ typedef struct pl_slot_token {
  * touches it. */
 typedef struct stage_state {
     char err[512];
-    pc_raw_writer *raw;          /* --record-raw; NULL once it failed */
     uint64_t sets_dropped_seen;
     int64_t frames_limit;        /* --frames (daemon.frames), 0 = none */
     int watchdog;                /* daemon.watchdog */
     pc_matrix matrix;            /* debayer.matrix / range (restart-only) */
     pc_range range;
-    pc_algo_id algo;             /* THE algorithm in force (also in be) */
-    pc_variant variant;
 } stage_state;
 
 struct pipeline {
@@ -185,6 +215,11 @@ struct pipeline {
                            * zero-copy band threads: download/wait of their
                            * rows of the slot they hold */
     pc_http *http;        /* daemon.metrics_listen, or NULL (its own threads) */
+    pc_rig_setup *rig;    /* panorama.rig as read at set-up (NULL: no rig): the
+                           * scene's cameras, the render step's starting rig */
+    pc_http *web;         /* daemon.http_listen: the web page, or NULL (its own threads) */
+    pc_web_picture *webpic; /* its live picture (stage thread offers; own thread) */
+    struct pl_web *webapi;  /* the web API's state (pipeline_web.c, its own lock) */
     atomic_int_fast64_t last_frame_ns; /* band 0 ->: pc_now_ns() of the last frame set done (healthz) */
     /* layout: 1 band (stacked) or K bands of whole cameras */
     pc_layout_plan plan;
@@ -217,12 +252,17 @@ struct pipeline {
     pc_pixfmt fmt;
 
     stage_state st;       /* stage thread */
+    /* the stage thread's steps (pipeline_stage.c's list), and what they
+     * got at set-up */
+    pl_steps steps;
+    pl_step_env step_env;
 
     /* ---- requests to the owning thread, and what it publishes ---- */
     atomic_int req_algo;      /* -> stage: packed algorithm, -1 = none */
     atomic_int algo_in_force; /* stage ->: packed algorithm in force (readers) */
-    pthread_mutex_t snap_lock;      /* guards snap_path, snap_token */
+    pthread_mutex_t snap_lock;      /* guards snap_path, snap_token, snap_cameras */
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
+    int snap_cameras;               /* 1: snap_path is a folder, one PNG per camera */
     unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
     pthread_mutex_t reopen_lock;    /* guards reopen */
     pc_settings *reopen[PL_MAX_BANDS]; /* -> band b: reopen with these outputs (it frees it) */
@@ -257,10 +297,9 @@ struct pipeline {
     pc_camera_stats camstats[PC_CAPTURE_MAX_CAMERAS];
     pc_camera_metrics cammetrics[PC_CAPTURE_MAX_CAMERAS];
 
-    /* colour stage (pipeline_colour.c): in force (stage thread), and the
-     * next one built by a reload or a control command (col_lock) */
-    pl_colour *col, *col_next;
-    pthread_mutex_t col_lock;
+    /* the colour step (step_colour.c), for the control thread's wb
+     * commands; NULL outside prepare..close */
+    pl_colour *col;
 };
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -271,13 +310,20 @@ void pl_put(pipeline *p, fifo *q, job j);
 void pl_wake_all(pipeline *p);
 void pl_fail(pipeline *p, const char *what);
 
-/* pipeline_stage.c */
-/* After the final pass into slot: the download to the slots' pinned host
- * pictures for host encoders and the preview's scaling (device backends),
- * then waits for the slot. */
-int pl_finish_slot(pipeline *p, int slot);
-int pl_apply_algo(pipeline *p, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
+/* pipeline_stage.c: the list of steps, prepared (before the encoders:
+ * p->steps.out is the slots' picture) and started (after the picture
+ * slots); on failure p->err says why and *failed names the step. */
+int pl_stage_prepare(pipeline *p, const char **failed);
+/* A picture in the backend's memory of any size (set-up): the frame's
+ * through picture_alloc, another (a panorama, a view) through
+ * render_picture_alloc. */
+int pl_picture_alloc(pipeline *p, pc_pixfmt fmt, int w, int h, pc_picture *out, char *err, size_t errlen);
+int pl_stage_start(pipeline *p, const char **failed);
 void *pl_stage_main(void *arg);
+
+/* the steps (step_*.c), in pipeline_stage.c's list */
+extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, pl_step_debayer, pl_step_render,
+    pl_step_web_picture;
 
 /* pipeline_encoder.c */
 int pl_open_encoder_or_null(pipeline *p);
@@ -292,21 +338,16 @@ void pl_bands_summary(pipeline *p, char *buf, size_t n);
 void pl_request_idr(pipeline *p);
 int pl_set_bitrate(pipeline *p, int64_t bitrate, char *err, size_t n);
 
-/* pipeline_colour.c */
-int pl_colour_open(pipeline *p);           /* after capture and backend */
-void pl_colour_free(pl_colour *c);
-/* Stage thread, per set: swaps in a requested state; 1 when the colour
- * stage is on (then pl_colour_debayer does the set), 0 for today's path. */
-int pl_colour_active(pipeline *p);
-int pl_colour_debayer(pipeline *p, const pc_frameset *set, int slot);
-/* 8-bit Bayer panorama of a set through the tables (snapshots). */
-void pl_colour_stack(pipeline *p, const pc_frameset *set, uint8_t *dst);
-/* Builds the state for settings s (any thread) for the next set. */
-int pl_colour_request(pipeline *p, const pc_settings *s, char *err, size_t errlen);
-/* The gains in force as config lines; returns how many cameras are auto.
+/* step_colour.c, for the control thread:
+ * the gains in force as config lines; returns how many cameras are auto.
  * freeze: also fixes the auto cameras at those gains (until a reload). */
 int pl_colour_describe_wb(pipeline *p, char *buf, size_t len);
 int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len);
+/* Undoes a freeze: the configuration's "auto" cameras automatic again. */
+int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len);
+/* The white balance in force as the JSON array "cameras" (per slab: auto,
+ * frozen, gains). */
+void pl_colour_wb_json(pipeline *p, pc_json *j);
 
 /* pipeline_reload.c */
 void pl_reload(pipeline *p);
@@ -315,5 +356,16 @@ void pl_reload(pipeline *p);
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
 /* The HTTP metrics server's callbacks (pipeline_control.c). */
 void pl_http_ops(pipeline *p, pc_http_ops *ops);
+
+/* pipeline_web.c: the web page (daemon.http_listen). start: after the
+ * steps started (p->webpic), before the stage thread; stop: with the
+ * other servers; close: after the steps closed and the snapshots ended. */
+typedef struct pl_web pl_web;
+void pl_web_start(pipeline *p);
+void pl_web_stop(pipeline *p);
+void pl_web_close(pipeline *p);
+/* The answer to a snapshot request (any thread): to the control client
+ * or the web request that asked, by token. */
+void pl_snapshot_done(pipeline *p, unsigned long long token, int rc, const char *msg);
 
 #endif

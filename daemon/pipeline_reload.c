@@ -1,7 +1,8 @@
 /* pipeline_reload.c - configuration reload (SIGHUP or the control
  * socket's "reload"), on the main thread: re-reads the configuration,
  * applies what can change live and hands the rest to the threads that own
- * it (outputs -> encoder thread, algorithm -> stage thread). */
+ * it (outputs -> encoder threads; colour, algorithm -> the stage thread's
+ * steps, through their reload op). */
 #include "pipeline_int.h"
 
 #include <stdio.h>
@@ -85,16 +86,9 @@ void pl_reload(pipeline *p)
             pthread_mutex_unlock(&p->reopen_lock);
         }
     }
-    if (live & PC_LIVE_COLOUR) {
-        char err[512];
-        if (pl_colour_request(p, &d->settings, err, sizeof err))
-            pc_log(&d->logger, PC_LOG_ERR, "reload: colour: %s; keeping the colour in force", err);
-        else
-            pc_log(&d->logger, PC_LOG_NOTICE, "reload: colour settings applied from the next frame set");
-    }
-    if (live & (PC_LIVE_ALGO | PC_LIVE_VARIANT)) /* the stage thread applies it between sets */
-        atomic_store(&p->req_algo, pl_algo_pack((pc_algo_id)d->settings.debayer.algo,
-                                                (pc_variant)d->settings.debayer.variant));
+    /* the stage thread's steps (colour, algorithm, ...): each builds what
+     * it needs here and its run takes it at the start of its next set */
+    pl_steps_reload(&p->steps, &d->settings, live, &d->logger);
     if (delta->restart)
         pc_log(&d->logger, PC_LOG_WARNING, "reload: %d changed setting%s need%s a restart to take effect",
                delta->restart, delta->restart == 1 ? "" : "s", delta->restart == 1 ? "s" : "");

@@ -132,7 +132,10 @@ typedef struct pc_camera_metrics {
     const char *serial;           /* may be NULL */
     uint64_t frames;              /* complete frames received */
     uint64_t timeouts, missing_packets, size_mismatch, other_failures; /* failed buffers by status */
-    uint64_t packets_resent, packets_missing;
+    uint64_t packets_missing;     /* image-data packets that never arrived (pc_camera_stats) */
+    uint64_t packets_resent;      /* arrived after a resend request */
+    uint64_t resend_requests;     /* packets asked for again */
+    uint64_t packets_after_gap;   /* Aravis's n_missing_packets (from a frame's first gap to its end) */
     uint64_t substituted;         /* slabs substituted for this camera */
     uint64_t repaired;            /* incomplete frames used, missing lines from the previous frame */
     uint64_t reconnects;

@@ -8,5 +8,7 @@
 #define PC_ENCODE_MIN_BITRATE 100000LL    /* bit/s */
 #define PC_ENCODE_MAX_BITRATE 800000000LL /* bit/s: 800 Mbit/s */
 #define PC_ENCODE_MAX_PKT_SIZE 65507      /* UDP/SRT datagram payload */
+#define PC_ENCODE_MIN_SIDE 16             /* pixels: a picture's width and height (even) */
+#define PC_ENCODE_MAX_SIDE 16384
 
 #endif

@@ -348,10 +348,10 @@ static void close_codec(AVCodecContext **c, int fed)
 
 static int validate(const pc_encode_config *cfg, char *err, size_t n)
 {
-    if (cfg->width < 16 || cfg->height < 16 || cfg->width > 16384 || cfg->height > 16384 ||
-        (cfg->width & 1) || (cfg->height & 1)) {
-        snprintf(err, n, "frame size %dx%d: width and height must be even, 16..16384",
-                 cfg->width, cfg->height);
+    if (cfg->width < PC_ENCODE_MIN_SIDE || cfg->height < PC_ENCODE_MIN_SIDE || cfg->width > PC_ENCODE_MAX_SIDE ||
+        cfg->height > PC_ENCODE_MAX_SIDE || (cfg->width & 1) || (cfg->height & 1)) {
+        snprintf(err, n, "frame size %dx%d: width and height must be even, %d..%d", cfg->width, cfg->height,
+                 PC_ENCODE_MIN_SIDE, PC_ENCODE_MAX_SIDE);
         return PC_EINVAL;
     }
     if (cfg->fps_num <= 0 || cfg->fps_den <= 0 || (double)cfg->fps_num / cfg->fps_den > 1000) {
@@ -1073,10 +1073,15 @@ int pc_encoder_check_name(const char *what, const char *name, const char *preset
         return 0;
     const AVCodec *c = avcodec_find_encoder_by_name(name);
     if (!c || c->type != AVMEDIA_TYPE_VIDEO) {
-        char list[1024];
-        list_encoders(list, sizeof list, 0);
-        snprintf(err, n, "%s \"%s\" is not a video encoder of this FFmpeg build (known to panocap: %s; or "
-                 "\"auto\")", what, name, list);
+        /* Names only: a check opens nothing (opening libsvtav1 prints its
+         * 20-line banner on stderr, into --check-config's answer). */
+        char list[512] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < sizeof known_encoders / sizeof *known_encoders && off + 1 < sizeof list; i++)
+            if (avcodec_find_encoder_by_name(known_encoders[i]))
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", off ? ", " : "", known_encoders[i]);
+        snprintf(err, n, "%s \"%s\" is not a video encoder of this FFmpeg build (known to panocap and built "
+                 "in: %s; or \"auto\": NVENC, else the first of them that opens)", what, name, list);
         return PC_EINVAL;
     }
     if (!preset || !preset[0])

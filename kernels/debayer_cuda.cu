@@ -1223,6 +1223,18 @@ extern "C" int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev
     return 0;
 }
 
+extern "C" int pc_gpu_slot_mark(pc_gpu *g, int slot, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_slot_mark", err, errlen);
+    if (rc)
+        return rc;
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
+    return 0;
+}
+
+extern "C" int pc_gpu_device(const pc_gpu *g) { return g ? g->device : -1; }
+
 extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
 {
     int rc = check_slot(g, slot, "pc_gpu_slot_wait", err, errlen);

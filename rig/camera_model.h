@@ -5,9 +5,9 @@
  * calls but sqrtf/atan2f/sinf/cosf/tanf).
  *
  * It is Hugin's model as its renderer `nona` applies it (Hugin 2022.0;
- * pano_trafo agrees with these formulas to 1e-6 px over random rigs with
- * every parameter non-zero, tests/test_rig.c). docs/panorama.md derives
- * each step. In short, for an output pixel (x, y):
+ * pano_trafo agrees with these formulas to 5e-5 px, float arithmetic, over
+ * random rigs with every parameter non-zero, tests/test_rig.c).
+ * docs/panorama.md derives each step. In short, for an output pixel (x, y):
  *
  *   ray   = view projection^-1 (x, y), world coordinates: X right, Y up,
  *           Z forward (yaw 0, pitch 0); not normalised
@@ -23,15 +23,22 @@
  *   shear   u' = u + (g/h) v,  v' = v + (t/w) u   (both from the same u, v)
  *   source  sx = (w-1)/2 + u',  sy = (h-1)/2 + v'  (pixel centres at integers)
  *
- * Photometry (Hugin's, checked against nona's float output to 3e-5): a
- * camera value V in [0,1] is the camera response of the scene radiance
- * times vignetting, exposure and white balance. Correcting it to the
- * panorama's exposure E (the `p` line's E):
- *   L   = f_c^-1(V) * 2^Eev / (Er, 1, Eb) / vig(rho_v) * 2^-E
- *   out = f_o(L)   (f_o: the response of image 0, or identity for p R1)
- * vig = Va + Vb q + Vc q^2 + Vd q^3, q = rho_v^2, rho_v the distance from
- * the image centre + (Vx, Vy) over the half diagonal. rig.h builds the
- * tables (f_c^-1 per camera for 8-bit values, f_o as 1024 knots).
+ * Photometry (Hugin's, checked against nona's float layers, tests/
+ * test_rig_photo.c): a camera value V in [0,1] is the camera response of
+ * the scene radiance times vignetting, exposure and white balance.
+ * Correcting it to the panorama's exposure E (the `p` line's E):
+ *   L   = f_c^-1(V) * 2^Eev / (Er, 1, Eb) / vig(x, y) * 2^-E
+ *   out = f_o(L)   (f_o: image 0's response, its EMoR curve Ra..Re or
+ *                   linear; the identity for p R1; clamped to [0, 1])
+ * vig = Va + Vb q + Vc q^2 + Vd q^3, q the squared distance of the source
+ * position (x, y) from the image centre + (Vx, Vy) over the squared half
+ * diagonal (Vm5 only). f_c^-1 and f_o are tables of 1024 knots over
+ * [0, 1], linearly interpolated, built by pc_rig_photometry_build (rig.h)
+ * exactly as Hugin builds its lookup tables.
+ *
+ * The inverses (pc_view_project, pc_cam_unproject) serve the simulated
+ * rig's scene renderer and the coverage computations: camera pixel ->
+ * world direction -> panorama pixel.
  */
 #ifndef PANOCAP_CAMERA_MODEL_H
 #define PANOCAP_CAMERA_MODEL_H
@@ -61,10 +68,12 @@ typedef struct pc_cam_model {
     float g_h, t_w;   /* shear g / h, t / w */
     float cx, cy;     /* (w-1)/2, (h-1)/2 */
     /* valid source area: [x0, x1] x [y0, y1] (the image, or the `i` line's
-     * crop S), and for a circular fisheye the ellipse inscribed in it */
+     * rectangular crop S), and for a circular fisheye with a crop S (Hugin's
+     * circular crop) also the disc of centre (ccx, ccy), squared radius cr2 */
     float x0, x1, y0, y1;
     int circle;
     int w, h;
+    float ccx, ccy, cr2;
 } pc_cam_model;
 
 /* An output picture's projection: the panorama (rotation identity) or a
@@ -149,11 +158,114 @@ PC_RIG_HD int pc_cam_project(const pc_cam_model *c, const float ray[3], float *s
     if (!(front && x >= c->x0 && x <= c->x1 && y >= c->y0 && y <= c->y1))
         return 0;
     if (c->circle) {
-        const float ex = (x - 0.5f * (c->x0 + c->x1)) / (0.5f * (c->x1 - c->x0));
-        const float ey = (y - 0.5f * (c->y0 + c->y1)) / (0.5f * (c->y1 - c->y0));
-        if (ex * ex + ey * ey > 1.0f)
+        const float ex = x - c->ccx, ey = y - c->ccy;
+        if (ex * ex + ey * ey >= c->cr2)
             return 0;
     }
+    return 1;
+}
+
+/* The output pixel (*x, *y) of v that sees world direction ray: the
+ * inverse of pc_view_ray. Returns 1, or 0 where v's projection does not
+ * reach (behind a rectilinear view, the poles of a cylinder); the output
+ * picture's bounds are not checked. */
+PC_RIG_HD int pc_view_project(const pc_view_model *v, const float ray[3], float *x, float *y)
+{
+    float q[3];
+    if (!v->rotated) {
+        q[0] = ray[0], q[1] = ray[1], q[2] = ray[2];
+    } else { /* world -> view: R's transpose */
+        for (int i = 0; i < 3; i++)
+            q[i] = v->R[i] * ray[0] + v->R[3 + i] * ray[1] + v->R[6 + i] * ray[2];
+    }
+    float dx, dy;
+    if (v->proj == PC_PROJ_RECTILINEAR) {
+        if (q[2] <= 0.0f)
+            return 0;
+        dx = v->f * q[0] / q[2];
+        dy = v->f * q[1] / q[2];
+    } else {
+        const float hz = sqrtf(q[0] * q[0] + q[2] * q[2]);
+        dx = v->f * atan2f(q[0], q[2]);
+        if (v->proj == PC_PROJ_CYLINDRICAL) {
+            if (!(hz > 0.0f))
+                return 0;
+            dy = v->f * q[1] / hz;
+        } else {
+            dy = v->f * atan2f(q[1], hz);
+        }
+    }
+    *x = v->cx + dx - v->ox;
+    *y = v->cy - dy - v->oy;
+    return 1;
+}
+
+/* The inverse of pc_cam_project: the world direction (not normalised) that
+ * camera c sees at source pixel (sx, sy). Shear and shift are undone
+ * exactly; the radial polynomial by Newton's method on r s(r) = rd (rd the
+ * distorted radius), kept inside a bracket where r s(r) grows (below
+ * c->rmax). Returns 1, or 0 where no direction maps to (sx, sy): beyond
+ * the largest radius the polynomial reaches, or a fisheye angle past 180
+ * degrees. The valid area is not checked (pc_cam_project does that).
+ * Round trip with pc_cam_project: within 1e-3 px (tests/test_rig.c). */
+PC_RIG_HD int pc_cam_unproject(const pc_cam_model *c, float sx, float sy, float ray[3])
+{
+    const float a = sx - c->cx, b = sy - c->cy;
+    const float det = 1.0f - c->g_h * c->t_w; /* |g|,|t| <= 1: det > 0 */
+    float u = (a - c->g_h * b) / det - c->sx_d;
+    float v = (b - c->t_w * a) / det - c->sy_e;
+    const float rd = sqrtf(u * u + v * v) * c->rn_inv;
+    if (rd > 0.0f) {
+        /* g(r) = r s(r) - rd: g(0) = -rd < 0, increasing up to rmax */
+        float lo = 0.0f, hi;
+        if (c->rmax < 1e29f) {
+            hi = c->rmax;
+            if (((c->a * hi + c->b) * hi + c->c) * hi * hi + c->d * hi < rd)
+                return 0;
+        } else {
+            hi = rd > 1.0f ? rd : 1.0f;
+            for (int k = 0; k < 64 && ((c->a * hi + c->b) * hi + c->c) * hi * hi + c->d * hi < rd; k++)
+                hi *= 2.0f;
+        }
+        float r = rd / c->d; /* the linear term's answer: close for small a, b, c */
+        if (!(r > lo && r < hi))
+            r = 0.5f * (lo + hi);
+        for (int k = 0; k < 40; k++) {
+            const float g = (((c->a * r + c->b) * r + c->c) * r + c->d) * r - rd;
+            if (g < 0.0f)
+                lo = r;
+            else
+                hi = r;
+            const float dg = ((4.0f * c->a * r + 3.0f * c->b) * r + 2.0f * c->c) * r + c->d;
+            float next = dg > 0.0f ? r - g / dg : 0.5f * (lo + hi);
+            if (!(next > lo && next < hi)) /* Newton left the bracket: bisect */
+                next = 0.5f * (lo + hi);
+            const float step = next - r;
+            r = next;
+            if (step * step <= 1e-14f * r * r)
+                break;
+        }
+        const float k = r / rd; /* the ideal radius over the distorted one */
+        u *= k;
+        v *= k;
+    }
+    float X, Y, Z;
+    if (!c->fisheye) {
+        X = u;
+        Y = -v;
+        Z = c->f;
+    } else {
+        const float rr = sqrtf(u * u + v * v);
+        const float th = rr / c->f;
+        if (th > 3.14159265f)
+            return 0;
+        const float k = rr > 0.0f ? sinf(th) / rr : 0.0f;
+        X = k * u;
+        Y = -k * v;
+        Z = cosf(th);
+    }
+    for (int i = 0; i < 3; i++) /* camera -> world: R's transpose */
+        ray[i] = c->R[i] * X + c->R[3 + i] * Y + c->R[6 + i] * Z;
     return 1;
 }
 
@@ -186,6 +298,15 @@ PC_RIG_HD float pc_lut_interp(const float *knots, int n, float x)
         i = n - 2;
     const float t = p - (float)i;
     return knots[i] + t * (knots[i + 1] - knots[i]);
+}
+
+/* Hugin's photometric correction of one camera value V in [0, 1] (an 8-bit
+ * value / 255, or an interpolated sample): the camera's inverse response,
+ * times k = gain / vignetting factor (pc_rig_photometry's gain over
+ * pc_vig_factor), through the output response. inv and out are n knots. */
+PC_RIG_HD float pc_photo_correct(const float *inv, const float *out, int n, float V, float k)
+{
+    return pc_lut_interp(out, n, pc_lut_interp(inv, n, V) * k);
 }
 
 #endif

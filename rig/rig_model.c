@@ -83,20 +83,33 @@ void pc_rig_camera_model(const pc_rig *rig, int i, pc_cam_model *out)
     out->w = c->w;
     out->h = c->h;
     const int cropped = c->crop[0] || c->crop[1] || c->crop[2] || c->crop[3];
-    /* The whole image: pixel centres 0 .. w-1 (a bilinear sample needs its
-     * right/bottom neighbour only where the weight is non-zero). */
-    out->x0 = (float)(cropped ? c->crop[0] : 0);
-    out->x1 = (float)(cropped ? c->crop[1] - 1 : c->w - 1);
-    out->y0 = (float)(cropped ? c->crop[2] : 0);
-    out->y1 = (float)(cropped ? c->crop[3] - 1 : c->h - 1);
-    out->circle = c->lens == PC_LENS_FISHEYE_CIRCULAR;
+    /* Hugin's crop modes (SrcPanoImage): a circular fisheye with a crop S
+     * keeps the disc inscribed in S, centred at S's left + width/2, radius
+     * half S's smaller side (S may pass the image's edges); any other crop
+     * is a rectangle, and no crop the whole image. Pixel centres 0 .. w-1
+     * (a bilinear sample needs its right/bottom neighbour only where the
+     * weight is non-zero). A circular fisheye without S is not masked. */
+    out->circle = cropped && c->lens == PC_LENS_FISHEYE_CIRCULAR;
+    const int rect = cropped && !out->circle;
+    out->x0 = (float)(rect ? c->crop[0] : 0);
+    out->x1 = (float)(rect ? c->crop[1] - 1 : c->w - 1);
+    out->y0 = (float)(rect ? c->crop[2] : 0);
+    out->y1 = (float)(rect ? c->crop[3] - 1 : c->h - 1);
+    if (out->circle) {
+        const double cw = c->crop[1] - c->crop[0], ch = c->crop[3] - c->crop[2];
+        const double r = (cw < ch ? cw : ch) / 2.0;
+        out->ccx = (float)(c->crop[0] + cw / 2.0);
+        out->ccy = (float)(c->crop[2] + ch / 2.0);
+        out->cr2 = (float)(r * r);
+    }
 }
 
 void pc_rig_vig_model(const pc_rig *rig, int i, pc_vig_model *out)
 {
     const pc_rig_camera *c = &rig->cam[i];
     memset(out, 0, sizeof *out);
-    out->on = !(c->va == 1.0 && c->vb == 0.0 && c->vc == 0.0 && c->vd == 0.0);
+    /* Hugin corrects vignetting in mode Vm5 only (radial, by division) */
+    out->on = c->vm == 5 && !(c->va == 1.0 && c->vb == 0.0 && c->vc == 0.0 && c->vd == 0.0);
     out->va = (float)c->va;
     out->vb = (float)c->vb;
     out->vc = (float)c->vc;

@@ -9,7 +9,7 @@
  * too. The colour stage through the table: 5 cameras' 12p / 10Packed /
  * 8-bit raw slabs with their own tables and matrices == the C colour rows
  * + reference.
- * The encoders' path (the daemon's stage thread, pl_finish_slot): download
+ * The encoders' path (the daemon's stage thread, finish_slot): download
  * into a host picture of the backend's host memory (CUDA: pinned) and the
  * preview's downscale, both queued after the debayer with one wait, ==
  * the reference and pc_picture_downscale of it.
@@ -371,7 +371,7 @@ static void parallel_pool(void)
     }
 }
 
-/* Download + downscale after one debayer, then one wait (pl_finish_slot). */
+/* Download + downscale after one debayer, then one wait (the stage loop's finish_slot). */
 static void finish_slot_path(const pc_backend_ops *ops, int scale)
 {
     char err[256];

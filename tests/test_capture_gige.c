@@ -11,7 +11,8 @@
  * without it and picks it up when it answers; none answering: mid-grey sets
  * keep coming), random packet loss on the namespace's loopback with
  * nftables (0.5 % and 2 %: a set every frame period, incomplete frames
- * repaired and counted, a warning), and bad configurations. */
+ * repaired and counted, the packets counted missing exactly the ones
+ * nftables dropped, a warning), and bad configurations. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -661,14 +662,37 @@ static int shell(const char *fmt, ...)
     return system(cmd);
 }
 
-/* Loss of per_mille of the stream packets (GVSP; GVCP control on port 3956
- * is spared) for secs: every frame period must get a set. Dropped on the
- * output hook: Aravis's packet socket taps the device, before input. */
+/* Packets the nftables counter "drops" counted (-1: cannot read it). */
+static long long nft_drops(void)
+{
+    FILE *f = popen("nft list counter inet pcloss drops 2>/dev/null", "r");
+    long long n = -1;
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "packets ");
+        if (p)
+            n = strtoll(p + 8, NULL, 10);
+    }
+    if (f)
+        pclose(f);
+    return n;
+}
+
+/* Loss of per_mille of the image-data packets (GVSP payload packets,
+ * content type 3 at byte 4 of the UDP payload; GVCP control on port 3956
+ * is spared) for secs: every frame period must get a set, and the packets
+ * the capture counts missing are exactly the ones nftables dropped (the
+ * simulators never answer a resend request, so none is recovered). Dropped
+ * on the output hook: Aravis's packet socket taps the device, before
+ * input. */
 static void loss_run(pc_capture *c, int per_mille, double secs)
 {
     shell("nft flush chain inet pcloss in");
-    if (shell("nft add rule inet pcloss in udp sport != 3956 udp dport != 3956 "
-              "numgen random mod 1000 lt %d drop", per_mille) != 0) {
+    shell("nft reset counter inet pcloss drops >/dev/null");
+    pc_camera_stats cx[N], cy[N];
+    pc_capture_stats(c, cx, N); /* before any loss: nothing in flight is missing packets */
+    if (shell("nft add rule inet pcloss in udp sport != 3956 udp dport != 3956 @th,96,8 3 "
+              "numgen random mod 1000 lt %d counter name drops drop", per_mille) != 0) {
         TAP_CHECK(0, "nft rule for %d per mille loss", per_mille);
         return;
     }
@@ -686,9 +710,15 @@ static void loss_run(pc_capture *c, int per_mille, double secs)
     pc_capture_set_stats(c, &s1);
     pc_capture_stats(c, c1, N);
     shell("nft flush chain inet pcloss in");
+    tally ty;
+    tally_init(&ty);
+    consume(c, &ty, 1000000, 0.5, NULL); /* the frames in flight when the loss stopped come in */
+    pc_capture_stats(c, cy, N);
+    long long dropped = nft_drops();
     uint64_t periods = s1.periods - s0.periods, emitted = s1.sets_emitted - s0.sets_emitted;
     uint64_t nocomp = s1.sets_no_complete - s0.sets_no_complete, noframe = s1.sets_no_frame - s0.sets_no_frame;
     uint64_t rep = 0, inc = 0, miss = 0, resent = 0, comp = 0, subst = 0;
+    uint64_t all_miss = 0, all_gap = 0, all_resent = 0, underruns = 0;
     for (int k = 0; k < N; k++) {
         rep += c1[k].frames_repaired - c0[k].frames_repaired;
         comp += c1[k].frames_completed - c0[k].frames_completed;
@@ -696,6 +726,10 @@ static void loss_run(pc_capture *c, int per_mille, double secs)
         inc += failed(&c1[k]) - failed(&c0[k]);
         miss += c1[k].packets_missing - c0[k].packets_missing;
         resent += c1[k].packets_resent - c0[k].packets_resent;
+        all_miss += cy[k].packets_missing - cx[k].packets_missing;
+        all_gap += cy[k].packets_after_gap - cx[k].packets_after_gap;
+        all_resent += cy[k].packets_resent - cx[k].packets_resent;
+        underruns += cy[k].underruns - cx[k].underruns;
     }
     tap_diag("%.1f %% loss: %llu sets emitted for %llu frame periods (%.1f s at %.0f fps = %.0f), %d "
              "delivered; %llu sets with no complete frame, %llu with no frame; frames: %llu complete, "
@@ -716,6 +750,11 @@ static void loss_run(pc_capture *c, int per_mille, double secs)
               "%.1f %% loss counted: %llu incomplete frames, all %llu repaired from the previous frame, "
               "%llu packets missing", per_mille / 10.0, (unsigned long long)inc, (unsigned long long)rep,
               (unsigned long long)miss);
+    TAP_CHECK(dropped > 0 && all_miss == (uint64_t)dropped && all_resent == 0 && underruns == 0,
+              "%.1f %% loss: packets missing %llu = the %lld nftables dropped (none resent, %llu frames without a "
+              "buffer); Aravis's after-the-first-gap count: %llu (%.0fx)", per_mille / 10.0,
+              (unsigned long long)all_miss, dropped, (unsigned long long)underruns, (unsigned long long)all_gap,
+              dropped > 0 ? (double)all_gap / (double)dropped : 0.0);
 }
 
 static void test_nft_loss(void)
@@ -724,7 +763,7 @@ static void test_nft_loss(void)
         tap_skip("nft (nftables) not installed: tools/install-deps installs it");
         return;
     }
-    if (shell("nft add table inet pcloss && nft add chain inet pcloss in "
+    if (shell("nft add table inet pcloss && nft add counter inet pcloss drops && nft add chain inet pcloss in "
               "'{ type filter hook output priority 0; policy accept; }'") != 0) {
         tap_skip("nft cannot add a table in this namespace");
         return;

@@ -7,7 +7,7 @@
  * clients that ask for large answers and never read them, `status` is
  * still answered. Snapshots stay inside the snapshot folder (.., absolute
  * paths elsewhere, symlinked folders refused) and are answered with the
- * writer's real result. */
+ * writer's real result; snapshot-cameras makes its folder there. */
 #include "control.h"
 #include "tap.h"
 
@@ -25,7 +25,7 @@
 
 typedef struct calls {
     pthread_mutex_t mu;
-    int status, metrics, algo, snapshot, idr, reload;
+    int status, metrics, algo, snapshot, snapshot_cameras, idr, reload;
     pc_algo_id last_algo;
     pc_variant last_variant;
     char last_path[PATH_MAX];
@@ -83,6 +83,20 @@ static int cb_snapshot(void *u, const char *path, unsigned long long token, char
     int fail = c->snapshot_fails;
     pthread_mutex_unlock(&c->mu);
     pc_control_done(c->ctl, token, fail ? -1 : 0, fail ? "disk full" : path);
+    return 0;
+}
+
+/* snapshot-cameras: the folder exists when the callback runs. */
+static int cb_snapshot_cameras(void *u, const char *dir, unsigned long long token, char *err, size_t len)
+{
+    calls *c = u;
+    struct stat st;
+    pthread_mutex_lock(&c->mu);
+    c->snapshot_cameras++;
+    snprintf(c->last_path, sizeof c->last_path, "%s", dir);
+    pthread_mutex_unlock(&c->mu);
+    int isdir = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+    pc_control_done(c->ctl, token, isdir ? 0 : -1, isdir ? dir : "no folder");
     return 0;
 }
 
@@ -198,7 +212,8 @@ int main(void)
     snprintf(other, sizeof other, "%s/other", dir);
     mkdir(snapdir, 0755);
     mkdir(other, 0755);
-    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL};
+    pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL,
+                          cb_snapshot_cameras};
     pc_logger quiet = {.max_level = PC_LOG_ERR};
     pc_control *ctl = NULL;
     int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
@@ -265,6 +280,34 @@ int main(void)
     TAP_CHECK(strcmp(buf, "ERR disk full\n") == 0 && c.snapshot == 3,
               "snapshot: the writer's failure is the answer: %s", buf);
     c.snapshot_fails = 0;
+    /* snapshot-cameras: a folder inside the snapshot folder, made when absent */
+    ask(path, "snapshot-cameras cal\n", buf, sizeof buf);
+    snprintf(want, sizeof want, "OK snapshot-cameras %s/cal\n", snapdir);
+    TAP_CHECK(strcmp(buf, want) == 0 && c.snapshot_cameras == 1, "snapshot-cameras DIR: the folder made: %s", buf);
+    ask(path, "snapshot-cameras cal/\n", buf, sizeof buf);
+    TAP_CHECK(strcmp(buf, want) == 0 && c.snapshot_cameras == 2, "snapshot-cameras DIR/: an existing folder: %s", buf);
+    ask(path, "snapshot-cameras ../cal\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "\"..\" is not allowed") && c.snapshot_cameras == 2,
+              "snapshot-cameras ../cal: ERR: %s", buf);
+    snprintf(cmd, sizeof cmd, "snapshot-cameras %s/cal\n", other);
+    ask(path, cmd, buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "outside the snapshot folder") && c.snapshot_cameras == 2,
+              "snapshot-cameras to a folder elsewhere: ERR: %s", buf);
+    ask(path, "snapshot-cameras out/cal\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "outside the snapshot folder") && c.snapshot_cameras == 2,
+              "snapshot-cameras through a symlinked folder: ERR: %s", buf);
+    char afile[PATH_MAX + 16];
+    snprintf(afile, sizeof afile, "%s/afile", snapdir);
+    FILE *af = fopen(afile, "w");
+    if (af)
+        fclose(af);
+    ask(path, "snapshot-cameras afile\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "not a folder") && c.snapshot_cameras == 2,
+              "snapshot-cameras onto a file: ERR: %s", buf);
+    ask(path, "snapshot-cameras .\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && c.snapshot_cameras == 2, "snapshot-cameras .: ERR: %s", buf);
+    ask(path, "snapshot-cameras\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR usage: snapshot-cameras") == buf, "snapshot-cameras without a folder: usage");
     unlink(link);
     ask(path, "idr\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "OK idr\n") == 0 && c.idr == 1, "idr");
@@ -348,6 +391,36 @@ int main(void)
     longline[sizeof longline - 1] = '\0';
     ask(path, longline, buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR line too long\n") == 0, "line too long: ERR");
+
+    /* NUL bytes: a line that starts with one (it read as empty: no answer)
+     * and one inside a command get ERR; the connection goes on */
+    {
+        int fd = dial(path), idr0 = c.idr;
+        static const char nul_first[] = "\0status\n", nul_mid[] = "idr\0x\n";
+        char b1[256] = "", b2[256] = "", b3[512] = "";
+        int sent = send(fd, nul_first, sizeof nul_first - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof nul_first - 1);
+        read_answer(fd, b1, sizeof b1);
+        sent &= send(fd, nul_mid, sizeof nul_mid - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof nul_mid - 1);
+        read_answer(fd, b2, sizeof b2);
+        sent &= send(fd, "status\n", 7, MSG_NOSIGNAL) == 7;
+        read_answer(fd, b3, sizeof b3);
+        close(fd);
+        TAP_CHECK(sent && strcmp(b1, "ERR the line holds a NUL byte; commands are text lines\n") == 0,
+                  "a line starting with a NUL byte: ERR (%s)", b1);
+        TAP_CHECK(strncmp(b2, "ERR ", 4) == 0 && strstr(b2, "NUL") && c.idr == idr0,
+                  "a NUL inside a command: ERR, the command not run (%s)", b2);
+        TAP_CHECK(strstr(b3, "fps") && strstr(b3, "\nOK\n"), "the same connection answers the next line");
+        int hfd = dial(path);
+        static const char req[] = "GET /metrics HTTP/1.0\r\nX-A: \0b\r\n\r\n";
+        char hb[512] = "";
+        size_t off = 0;
+        if (send(hfd, req, sizeof req - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof req - 1))
+            for (ssize_t r; off + 1 < sizeof hb && (r = recv(hfd, hb + off, sizeof hb - 1 - off, 0)) > 0;)
+                off += (size_t)r;
+        hb[off] = '\0';
+        close(hfd);
+        TAP_CHECK(strncmp(hb, "HTTP/1.0 400", 12) == 0, "an HTTP header with a NUL byte: 400 (%.20s)", hb);
+    }
 
     /* HTTP on the same socket. */
     ask_all(path, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n", buf, sizeof buf);

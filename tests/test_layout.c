@@ -145,6 +145,30 @@ int main(void)
     TAP_CHECK(r == 0 && lp.layout == PC_LAYOUT_BANDS && lp.bands == 5 && lp.height == SLAB,
               "5 bands of 5 cameras: one camera each (%s)", r ? err : lp.why);
 
+    /* layout bands with bands = 0 counts the bands as auto does (a 2-core
+     * machine got one band of all cameras from "bands", one-camera bands
+     * from "auto") */
+    for (int cores = 2; cores <= 16; cores += 14) {
+        pc_layout_plan la;
+        pc_encode_settings ea = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_AUTO, 0);
+        e = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_BANDS, 0);
+        r = pc_layout_resolve(&e, 5, W, SLAB, 0, cores, &lp, err, sizeof err);
+        int ra = pc_layout_resolve(&ea, 5, W, SLAB, 0, cores, &la, err, sizeof err);
+        TAP_CHECK(r == 0 && ra == 0 && lp.layout == PC_LAYOUT_BANDS && lp.bands == la.bands && lp.bands == 5 &&
+                      strstr(lp.why, "as auto"),
+                  "software, %d cores: layout bands with bands = 0 gives the bands auto gives (%d and %d: %s)", cores,
+                  lp.bands, la.bands, r ? err : lp.why);
+    }
+    e = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_BANDS, 0);
+    r = pc_layout_resolve(&e, 2, 640, 360, 0, 2, &lp, err, sizeof err);
+    TAP_CHECK(r == 0 && lp.bands == 1 && strstr(lp.why, "small enough"),
+              "software, a small panorama: bands = 0 is one band, as auto's one picture (%s)", r ? err : lp.why);
+    e = enc("hevc_nvenc", PC_CODEC_HEVC, PC_LAYOUT_BANDS, 0);
+    r = pc_layout_resolve(&e, 16, W, SLAB, 1, 2, &lp, err, sizeof err);
+    TAP_CHECK(r == 0 && lp.bands == 4 && lp.height == 4 * SLAB && strstr(lp.why, "fewest"),
+              "NVENC HEVC, 16 cameras: bands = 0 is the fewest bands inside 8192 (4 of 4 cameras: %s)",
+              r ? err : lp.why);
+
     e = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_STACKED, 2);
     r = pc_layout_resolve(&e, 4, W, SLAB, 0, 16, &lp, err, sizeof err);
     TAP_CHECK(r != 0 && strstr(err, "needs encode.layout \"bands\""), "bands with layout stacked: refused (%s)", err);

@@ -219,7 +219,8 @@ int main(void)
     /* Prometheus. */
     pc_camera_metrics cams[2] = {
         {.name = "left \"A\"", .serial = "S\\1", .frames = 1000, .timeouts = 2, .missing_packets = 3,
-         .packets_resent = 40, .substituted = 2, .connected = 1, .last_frame_age_s = 0.02},
+         .packets_resent = 40, .packets_missing = 7, .resend_requests = 47, .packets_after_gap = 250,
+         .substituted = 2, .connected = 1, .last_frame_age_s = 0.02},
         {.name = "right", .serial = NULL, .frames = 990, .connected = 0, .last_frame_age_s = -1},
     };
     size_t cap = 64 * 1024;
@@ -233,12 +234,17 @@ int main(void)
                   strstr(prom, "panocap_output_packets_dropped_total{output=\"1\",url=\"udp://239.1.1.1:5000\"} 50\n") &&
                   strstr(prom, "panocap_camera_failed_buffers_total{camera=\"0\",name=\"left \\\"A\\\"\",serial=\"S\\\\1\",reason=\"missing_packets\"} 3\n") &&
                   strstr(prom, "panocap_camera_connected{camera=\"1\",name=\"right\",serial=\"\"} 0\n") &&
+                  strstr(prom, "panocap_camera_packets_missing_total{camera=\"0\",name=\"left \\\"A\\\"\",serial=\"S\\\\1\"} 7\n") &&
+                  strstr(prom, "panocap_camera_packets_resent_total{camera=\"0\",name=\"left \\\"A\\\"\",serial=\"S\\\\1\"} 40\n") &&
+                  strstr(prom, "panocap_camera_packet_resend_requests_total{camera=\"0\",name=\"left \\\"A\\\"\",serial=\"S\\\\1\"} 47\n") &&
+                  strstr(prom, "panocap_camera_packets_after_gap_total{camera=\"0\",name=\"left \\\"A\\\"\",serial=\"S\\\\1\"} 250\n") &&
                   strstr(prom, "panocap_algo_info{algo=\"edge\",variant=\"auto\"} 1\n") &&
                   strstr(prom, "# TYPE panocap_stage_latency_seconds summary\n") &&
                   strstr(prom, "panocap_encoder_bytes_per_second 500000\n") &&
                   strstr(prom, "panocap_build_info{version=\"") && !strstr(prom, "NaN") &&
                   !strstr(prom, "panocap_camera_last_frame_age_seconds{camera=\"1\""),
-              "prometheus: expected samples with escaped labels, build_info, no NaN (no sample instead)");
+              "prometheus: expected samples with escaped labels (packets missing, resent, resend requests and Aravis's "
+              "after-gap count apart), build_info, no NaN (no sample instead)");
     char bad[512] = "";
     int samples = 0;
     int valid = valid_exposition(prom, &samples, bad, sizeof bad);

@@ -1,6 +1,6 @@
-/* test_tools_cli.c - the command-line conventions of the four tools
+/* test_tools_cli.c - the command-line conventions of the six tools
  * (panocap-bench, panocap-quality, panocap-encode-bench,
- * panocap-capture-bench; tools/tool_cli.h): --help exits 0 with the usage
+ * panocap-capture-bench, panocap-calibrate, panocap-scene; tools/tool_cli.h): --help exits 0 with the usage
  * on stdout, --version exits 0 with the same version as `panocap
  * --version`, and usage errors (unknown option, missing value, bad value,
  * stray operand) exit 64 with a message naming the option.
@@ -21,6 +21,8 @@ static const tool_case cases[] = {
     {"panocap-quality", "--threads", "-3"},
     {"panocap-encode-bench", "--frames", "12x"},
     {"panocap-capture-bench", "--seconds", "soon"},
+    {"panocap-calibrate", "--hfov", "wide"},
+    {"panocap-scene", "--time", "noon"},
 };
 
 static rt_result r;
@@ -80,8 +82,13 @@ int main(int argc, char **argv)
         TAP_CHECK(r.status == 64 && strstr(r.err, "option --help takes no value"), "%s --help=yes: exit %d",
                   t->name, r.status);
 
-        /* panocap-quality takes images as operands; the others take none */
-        if (strcmp(t->name, "panocap-quality")) {
+        /* panocap-quality and panocap-calibrate take images as operands;
+         * the others take none */
+        if (!strcmp(t->name, "panocap-calibrate")) {
+            run(exe, NULL, NULL);
+            TAP_CHECK(r.status == 64 && strstr(r.err, "no frame set given"), "%s without a frame set: exit %d",
+                      t->name, r.status);
+        } else if (strcmp(t->name, "panocap-quality")) {
             run(exe, "stray", NULL);
             TAP_CHECK(r.status == 64 && strstr(r.err, "unexpected argument 'stray'"), "%s stray: exit %d",
                       t->name, r.status);

@@ -1,0 +1,157 @@
+/* vcam_coverage.c - what the rig's cameras see, for virtual cameras: a view
+ * is allowed only where every pixel of it is seen by some camera, so that
+ * an operator's drag or the follow mode can never show a grey corner.
+ * Tested on the view's border (8 points a side) and centre through the same
+ * camera model the renderer uses (rig/camera_model.h). */
+#include "vcam.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SIDE_POINTS 8
+
+static int ray_seen(const pc_vcam_coverage *c, const float ray[3])
+{
+    for (int i = 0; i < c->ncam; i++) {
+        float sx, sy;
+        if (pc_cam_project(&c->cam[i], ray, &sx, &sy))
+            return 1;
+    }
+    return 0;
+}
+
+int pc_vcam_covered(const pc_vcam_coverage *c, pc_vcam_pose p)
+{
+    if (!(p.hfov > 0 && p.hfov < 180))
+        return 0;
+    /* a nominal 1000-pixel-wide view: only directions matter */
+    const int w = 1000, h = (int)lround(1000 * c->aspect);
+    pc_view_model v;
+    pc_rig_rect_view(w, h, p.hfov, p.pan, p.tilt, 0.0, &v);
+    float ray[3];
+    pc_view_ray(&v, (w - 1) / 2.0f, (h - 1) / 2.0f, ray);
+    if (!ray_seen(c, ray))
+        return 0;
+    for (int k = 0; k <= SIDE_POINTS; k++) {
+        const float fx = (float)(w - 1) * k / SIDE_POINTS, fy = (float)(h - 1) * k / SIDE_POINTS;
+        const float pts[4][2] = {{fx, 0}, {fx, (float)(h - 1)}, {0, fy}, {(float)(w - 1), fy}};
+        for (int s = 0; s < 4; s++) {
+            pc_view_ray(&v, pts[s][0], pts[s][1], ray);
+            if (!ray_seen(c, ray))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->ncam = rig->ncam;
+    for (int i = 0; i < rig->ncam; i++)
+        pc_rig_camera_model(rig, i, &c->cam[i]);
+    c->aspect = (double)h / w;
+    /* home: the cameras' mean yaw (as unit vectors, so yaws of -170 and
+     * 170 average to 180, not 0) and mean pitch */
+    double sx = 0, sz = 0, tilt = 0;
+    for (int i = 0; i < rig->ncam; i++) {
+        const double y = rig->cam[i].yaw * M_PI / 180;
+        sx += sin(y);
+        sz += cos(y);
+        tilt += rig->cam[i].pitch;
+    }
+    c->home.pan = atan2(sx, sz) * 180 / M_PI;
+    c->home.tilt = tilt / rig->ncam;
+    c->home.hfov = 1.0;
+    if (!pc_vcam_covered(c, c->home)) { /* a rig with a hole in the middle */
+        c->home.pan = rig->cam[0].yaw;
+        c->home.tilt = rig->cam[0].pitch;
+    }
+    if (!pc_vcam_covered(c, c->home)) {
+        snprintf(err, errlen, "%s: no view of aspect %dx%d fits in what the cameras see", rig->path, w, h);
+        return -1;
+    }
+    /* the widest covered view at home (bisection: coverage shrinks as the
+     * view widens for any rig without holes) */
+    double lo = 1.0, hi = 179.0;
+    pc_vcam_pose p = c->home;
+    for (int k = 0; k < 40; k++) {
+        p.hfov = 0.5 * (lo + hi);
+        if (pc_vcam_covered(c, p))
+            lo = p.hfov;
+        else
+            hi = p.hfov;
+    }
+    c->max_hfov = lo;
+    c->home.hfov = lo;
+    return 0;
+}
+
+static double pan_delta(double a, double b)
+{
+    double d = fmod(b - a, 360.0);
+    if (d > 180.0)
+        d -= 360.0;
+    if (d < -180.0)
+        d += 360.0;
+    return d;
+}
+
+int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_pose *p, char *why, size_t whylen)
+{
+    const pc_vcam_pose want = *p;
+    char msg[256] = "";
+    size_t n = 0;
+    if (whylen)
+        why[0] = '\0';
+    double hmax = lim->max_hfov < c->max_hfov ? lim->max_hfov : c->max_hfov;
+    double hmin = lim->min_hfov < hmax ? lim->min_hfov : hmax;
+    if (!(p->hfov >= hmin)) {
+        p->hfov = hmin;
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "hfov %.1f -> %.1f: the narrowest view allowed", want.hfov,
+                              p->hfov);
+    } else if (p->hfov > hmax) {
+        p->hfov = hmax;
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "hfov %.1f -> %.1f: the widest view the %s", want.hfov,
+                              p->hfov, hmax == c->max_hfov ? "cameras cover" : "limits allow");
+    }
+    if (!pc_vcam_covered(c, *p)) {
+        /* along the line from home (covered at any hfov <= max_hfov) */
+        pc_vcam_pose h = c->home, q = *p;
+        h.hfov = p->hfov;
+        const double dp = pan_delta(h.pan, p->pan), dt = p->tilt - h.tilt;
+        double lo = 0.0, hi = 1.0;
+        for (int k = 0; k < 40; k++) {
+            double m = 0.5 * (lo + hi);
+            q.pan = h.pan + m * dp;
+            q.tilt = h.tilt + m * dt;
+            if (pc_vcam_covered(c, q))
+                lo = m;
+            else
+                hi = m;
+        }
+        p->pan = h.pan + lo * dp;
+        p->tilt = h.tilt + lo * dt;
+        if (p->pan > 180.0)
+            p->pan -= 360.0;
+        if (p->pan <= -180.0)
+            p->pan += 360.0;
+        const double cp = pan_delta(want.pan, p->pan), ct = p->tilt - want.tilt;
+        if (n && n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "; ");
+        if (fabs(cp) >= 0.05 && n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.1f -> %.1f%s", want.pan, p->pan,
+                                  fabs(ct) >= 0.05 ? ", " : "");
+        if (fabs(ct) >= 0.05 && n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.1f -> %.1f", want.tilt, p->tilt);
+        if (n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, ": the cameras see nothing further %s%s%s",
+                                  fabs(cp) >= 0.05 ? (cp < 0 ? "right" : "left") : "",
+                                  fabs(cp) >= 0.05 && fabs(ct) >= 0.05 ? " or " : "",
+                                  fabs(ct) >= 0.05 ? (ct < 0 ? "up" : "down") : "");
+    }
+    if (whylen)
+        snprintf(why, whylen, "%s", msg);
+    return msg[0] != '\0';
+}
