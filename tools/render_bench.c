@@ -15,6 +15,7 @@
  * bytes a frame must move at least).
  * CPU: the reference (1 thread) and the CPU backend's renderer on 2 and
  * on all online CPUs (and --threads N), ms per frame.
+ * Then render_bench_ops.c: moving views, the activity map, RGB -> YUV.
  *
  * The rig is synthetic (render_synth.h; yaw -60..60 step 30, hfov 38,
  * ~15 % overlaps, distortion, lens shift, pitch/roll), with Hugin's
@@ -514,5 +515,7 @@ int pc_render_bench(const pc_render_bench_opts *o)
     int rc = o->gpu ? bench_gpu(o, s, jobs) : 0;
     if (!rc && o->cpu)
         rc = bench_cpu(o, s, jobs);
+    if (!rc)
+        rc = pc_render_bench_ops(o, &s->rig, &s->ph, s->cams);
     return rc;
 }

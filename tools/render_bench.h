@@ -2,6 +2,9 @@
 #ifndef PANOCAP_RENDER_BENCH_H
 #define PANOCAP_RENDER_BENCH_H
 
+#include "debayer.h"
+#include "rig.h"
+
 typedef struct pc_render_bench_opts {
     int iters;     /* GPU frames timed per case */
     int cpu_iters; /* CPU frames timed per case and thread count */
@@ -12,5 +15,11 @@ typedef struct pc_render_bench_opts {
 
 /* Runs the whole render benchmark, printing as it goes; 0 or 1. */
 int pc_render_bench(const pc_render_bench_opts *o);
+
+/* Its second part (render_bench_ops.c): moving views, the activity map and
+ * RGB -> YUV, on the first part's rig, photometry and cameras (cams[0]
+ * RGBX32, cams[1] the same as RGB24, host memory); 0 or 1. */
+int pc_render_bench_ops(const pc_render_bench_opts *o, const pc_rig *rig, const pc_rig_photometry *ph,
+                        const pc_picture cams[2]);
 
 #endif
