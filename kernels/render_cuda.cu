@@ -108,6 +108,14 @@ extern "C" void pc_gpu_render_free(pc_gpu_renderer *r)
     free(r);
 }
 
+/* The bytes of the view's arrays in staging: col, row, tmask. */
+static size_t stage_bytes(const pc_rkparams &k, size_t *row_off, size_t *mask_off)
+{
+    *row_off = sizeof(float) * 2 * (size_t)k.w;
+    *mask_off = *row_off + sizeof(float) * 2 * (size_t)k.h;
+    return *mask_off + sizeof(uint16_t) * (size_t)k.ntx * ((k.h + PC_RENDER_TILE_H - 1) / PC_RENDER_TILE_H);
+}
+
 static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, char *err, size_t errlen)
 {
     const int w = p->view.w, h = p->view.h;
@@ -186,6 +194,13 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
         r->have_peer = 1;
     }
     pc_rkparams_plan(&r->kp, p);
+    /* moving views' staging (pc_gpu_render_update), so that no update allocates */
+    size_t row_off, mask_off;
+    const size_t sbytes = stage_bytes(r->kp, &row_off, &mask_off);
+    for (int k = 0; k < 2; k++) {
+        CKR(cudaHostAlloc((void **)&r->h_stage[k], sbytes, cudaHostAllocPortable));
+        CKR(cudaEventCreateWithFlags(&r->stage_ev[k], cudaEventDisableTiming));
+    }
     r->kp.col = (const float2 *)r->d_col;
     r->kp.row = (const float2 *)r->d_row;
     r->kp.tmask = r->d_tmask;
@@ -249,14 +264,6 @@ extern "C" int pc_gpu_render_set_gains(pc_gpu_renderer *r, const float gains[][3
     return 0;
 }
 
-/* The bytes of the view's arrays in staging: col, row, tmask. */
-static size_t stage_bytes(const pc_rkparams &k, size_t *row_off, size_t *mask_off)
-{
-    *row_off = sizeof(float) * 2 * (size_t)k.w;
-    *mask_off = *row_off + sizeof(float) * 2 * (size_t)k.h;
-    return *mask_off + sizeof(uint16_t) * (size_t)k.ntx * ((k.h + PC_RENDER_TILE_H - 1) / PC_RENDER_TILE_H);
-}
-
 extern "C" int pc_gpu_render_update(pc_gpu_renderer *r, const pc_render_plan *plan, char *err, size_t errlen)
 {
     if (!r || !plan) {
@@ -274,10 +281,6 @@ extern "C" int pc_gpu_render_update(pc_gpu_renderer *r, const pc_render_plan *pl
     size_t row_off, mask_off;
     const size_t bytes = stage_bytes(r->kp, &row_off, &mask_off);
     const int k = r->stage_next;
-    if (!r->h_stage[k]) {
-        CKR(cudaHostAlloc((void **)&r->h_stage[k], bytes, cudaHostAllocPortable));
-        CKR(cudaEventCreateWithFlags(&r->stage_ev[k], cudaEventDisableTiming));
-    }
     if (r->stage_used[k]) /* the copy out of this buffer, queued two updates ago */
         CKR(cudaEventSynchronize(r->stage_ev[k]));
     uint8_t *h = r->h_stage[k];

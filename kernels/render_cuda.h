@@ -19,9 +19,10 @@
  *       copied into pinned staging and from there, asynchronously, to
  *       the device on the compute stream, so renders queued before still
  *       read the old ones; the view itself travels by value in the next
- *       launches. Two staging buffers, each with an event: the host
- *       refills one only once the copy queued from it two updates ago has
- *       run (it waits there if the GPU is that far behind).
+ *       launches. Two staging buffers (allocated by prepare: an update
+ *       allocates nothing), each with an event: the host refills one only
+ *       once the copy queued from it two updates ago has run (it waits
+ *       there if the GPU is that far behind).
  *   pc_gpu_render_measure / pc_gpu_render_stats  the overlap statistics
  *       of gain compensation, on the slot's picture, read after the wait.
  *

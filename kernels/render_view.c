@@ -30,7 +30,8 @@
  * pc_cam_project at a pixel of it) decides the whole run.
  *
  * The outline is rebuilt (finer) only when a view needs a smaller eps than
- * it was built for: zooming in by more than 2x past the last build.
+ * it was built for: zooming in by more than 8x past the first sampling
+ * (4x past a later one).
  */
 #include "render.h"
 
@@ -447,8 +448,9 @@ int pc_render_plan_set_view(pc_render_plan *p, const pc_view_model *view, char *
         p->outline->ncam = p->ncam;
     }
     pc_render_outline *o = p->outline;
-    /* finer than asked, so that zooming in a little more does not rebuild */
-    if ((o->eps == 0 || eps < o->eps) && outline_build(o, p, fmax(0.5 * eps, MIN_EPS))) {
+    /* finer than asked, so that zooming in does not rebuild at once: the
+     * first sampling for views up to 8x narrower, a later one 4x */
+    if ((o->eps == 0 || eps < o->eps) && outline_build(o, p, fmax(eps / (o->eps == 0 ? 8 : 4), MIN_EPS))) {
         o->eps = 0;
         pc_set_err(err, errlen, "render plan: set view: out of memory for the cameras' outlines");
         return PC_ENOMEM;

@@ -19,6 +19,7 @@
  */
 #include "activity.h"
 #include "backend.h"
+#include "backend_test_util.h"
 #include "cuda_emu_ops.h"
 #include "debayer_test_util.h"
 #include "render.h"
@@ -35,7 +36,7 @@ static void scene(uint8_t *l, size_t pitch, int w, int h, int t)
 {
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            unsigned hsh = (unsigned)(x * 73856093) ^ (unsigned)(y * 19349663);
+            unsigned hsh = (unsigned)x * 73856093u ^ (unsigned)y * 19349663u;
             hsh ^= hsh >> 13;
             int v = 60 + (int)(hsh % 50) + (t >= 4 ? 30 : 0);
             for (int b = 0; b < 3; b++) {
@@ -105,13 +106,9 @@ enum { NCAM = 3, CW = 160, CH = 96, AW = 120, AH = 40 };
 
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256], why[256];
-    if (!ops->probe(why, sizeof why)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
-        tap_skip(msg);
+    char err[256];
+    if (!tu_backend_usable(ops))
         return;
-    }
     pc_rig rig;
     pc_synth_rig(&rig, NCAM, CW, CH, 40.0, 34.0, PC_PROJ_CYLINDRICAL, 480, 120);
     pc_view_model v;

@@ -20,6 +20,7 @@
  *  - Bad pictures: clear errors.
  */
 #include "backend.h"
+#include "backend_test_util.h"
 #include "colour.h"
 #include "convert.h"
 #include "cuda_emu_ops.h"
@@ -206,13 +207,9 @@ static int fetch(pc_backend *b, int slot, const pc_picture *dev, const pc_pictur
 
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256], why[256];
-    if (!ops->probe(why, sizeof why)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
-        tap_skip(msg);
+    char err[256];
+    if (!tu_backend_usable(ops))
         return;
-    }
     pc_backend *b = NULL;
     pc_backend_config cfgb = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 2};
     int rc = pc_backend_open(&b, ops, &cfgb, err, sizeof err);
