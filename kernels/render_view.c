@@ -358,8 +358,7 @@ static void camera_mask(pc_render_plan *p, pc_render_outline *o, int c)
     for (int ty = 0; ty < nty; ty++) {
         const uint8_t *m = o->mark + (size_t)ty * ntx;
         uint16_t *t = p->tmask + (size_t)ty * ntx;
-        const int y = ty * PC_RENDER_TILE_H + PC_RENDER_TILE_H / 2 < v->h ? ty * PC_RENDER_TILE_H + PC_RENDER_TILE_H / 2
-                                                                          : v->h - 1;
+        const int yc = ty * PC_RENDER_TILE_H + PC_RENDER_TILE_H / 2, y = yc < v->h ? yc : v->h - 1;
         for (int tx = 0; tx < ntx;) {
             if (m[tx]) {
                 t[tx++] |= bit;
@@ -368,8 +367,7 @@ static void camera_mask(pc_render_plan *p, pc_render_outline *o, int c)
             const int s = tx;
             while (tx < ntx && !m[tx])
                 tx++;
-            const int x = s * PC_RENDER_TILE_W + PC_RENDER_TILE_W / 2 < v->w ? s * PC_RENDER_TILE_W + PC_RENDER_TILE_W / 2
-                                                                             : v->w - 1;
+            const int xc = s * PC_RENDER_TILE_W + PC_RENDER_TILE_W / 2, x = xc < v->w ? xc : v->w - 1;
             if (sees(p, c, x, y))
                 for (int k = s; k < tx; k++)
                     t[k] |= bit;

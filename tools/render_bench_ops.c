@@ -143,7 +143,8 @@ static int bench_cpu_ops(const pc_render_bench_opts *o, const pc_rig *rig, const
         return 1;
     }
     pc_picture small[2];
-    if (pc_rbench_host_pic(&small[0], PC_FMT_NV12, ACT_W, ACT_H) || pc_rbench_host_pic(&small[1], PC_FMT_NV12, ACT_W, ACT_H))
+    if (pc_rbench_host_pic(&small[0], PC_FMT_NV12, ACT_W, ACT_H) ||
+        pc_rbench_host_pic(&small[1], PC_FMT_NV12, ACT_W, ACT_H))
         return 1;
     pc_render_ref(p, &cams[0], &small[0], err, sizeof err);
     const float dim[16][3] = {{0.7f, 0.7f, 0.7f}, {0.7f, 0.7f, 0.7f}, {0.7f, 0.7f, 0.7f}, {0.7f, 0.7f, 0.7f},
@@ -201,7 +202,8 @@ static int bench_cpu_ops(const pc_render_bench_opts *o, const pc_rig *rig, const
             bad |= pc_rbench_psnr(&ref, &out, &md, &o1) < 99;
             stats(ms, it, &med, &p99, &max);
             printf("convert %dx%d %s -> nv12, CPU backend, %d threads: median %.2f ms%s\n", W, H,
-                   s ? "rgb24" : "rgbx32", threads[k], med, bad ? "  DIFFERS FROM pc_rgb_to_yuv" : " (== pc_rgb_to_yuv)");
+                   s ? "rgb24" : "rgbx32", threads[k], med,
+                   bad ? "  DIFFERS FROM pc_rgb_to_yuv" : " (== pc_rgb_to_yuv)");
             free(ms);
             if (bad)
                 return 1;
@@ -378,7 +380,8 @@ static int bench_moving_gpu(const pc_render_bench_opts *o, pc_gpu *g, const pc_r
             pc_picture host, ref;
             pc_render_plan *fresh;
             pc_view_model v = m.plan[k]->view;
-            if (pc_rbench_host_pic(&host, PC_FMT_NV12, VIEW_W, VIEW_H) || pc_rbench_host_pic(&ref, PC_FMT_NV12, VIEW_W, VIEW_H))
+            if (pc_rbench_host_pic(&host, PC_FMT_NV12, VIEW_W, VIEW_H) ||
+                pc_rbench_host_pic(&ref, PC_FMT_NV12, VIEW_W, VIEW_H))
                 break;
             rc = pc_render_plan_build(&fresh, rig, &v, ph, NULL, err, sizeof err);
             if (!rc)
@@ -481,9 +484,9 @@ static int bench_activity_gpu(const pc_render_bench_opts *o, pc_gpu *g, const pc
             }
             double med, p99, max;
             stats(us, o->iters, &med, &p99, &max);
-            printf("activity map %dx%d on the GPU (clear + kernel + counts to pinned memory, %d cells): median %.1f us, "
-                   "p99 %.1f us; %ld foreground pixels in the last call, counts %s the reference's\n", ACT_W, ACT_H,
-                   ncell, med, p99, fg, same ? "==" : "DIFFER FROM");
+            printf("activity map %dx%d on the GPU (clear + kernel + counts to pinned memory, %d cells): "
+                   "median %.1f us, p99 %.1f us; %ld foreground pixels in the last call, counts %s the reference's\n",
+                   ACT_W, ACT_H, ncell, med, p99, fg, same ? "==" : "DIFFER FROM");
             rc = same ? 0 : -1;
             free(hs[0].plane[0]);
             free(hs[1].plane[0]);
