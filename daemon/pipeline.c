@@ -156,14 +156,10 @@ static int open_slots(pipeline *p)
         snprintf(p->err, sizeof p->err, "no step of the stage writes a picture");
         return -1;
     }
-    if (l->out.width != p->width || l->out.height != p->height) {
-        snprintf(p->err, sizeof p->err, "step %s makes a %dx%d picture; the %s backend allocates picture slots of "
-                 "the %dx%d frame only", l->step[l->last_writer].ops->name, l->out.width, l->out.height,
-                 pc_backend_name(p->be), p->width, p->height);
-        return -1;
-    }
     for (int i = 0; i < p->nslots; i++) {
-        if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, &p->pic[i], p->err, sizeof p->err))
+        /* the size the last step writes (a grid: the stacked cameras') */
+        if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, l->out.width, l->out.height,
+                                     &p->pic[i], p->err, sizeof p->err))
             return -1;
         /* grid: the same memory as the cameras' tiles; the final pass
          * stores each camera's rows in its tile (no copy) */

@@ -19,18 +19,14 @@ static const pl_step_ops *const stage_steps[] = {
     &pl_step_debayer,    /* upload + demosaic into the slot's picture */
 };
 
-/* The slots' and the intermediate pictures: in the backend's memory,
- * which allocates pictures of the frame size. */
+/* The intermediate pictures: in the backend's memory, of any size. */
 static int picture_alloc(void *user, const pl_pic_desc *d, pc_picture *out, char *err, size_t errlen)
 {
     pipeline *p = user;
-    if (d->width != p->width || d->height != p->height) {
-        snprintf(err, errlen, "a %dx%d %s picture in the %s backend's memory: it allocates pictures of the "
-                 "frame size (%dx%d) only", d->width, d->height, pc_pixfmt_name((pc_pixfmt)d->fmt),
-                 pc_backend_name(p->be), p->width, p->height);
-        return -1;
-    }
-    return pc_backend_picture_alloc(p->be, (pc_pixfmt)d->fmt, p->st.matrix, p->st.range, out, err, errlen) ? -1 : 0;
+    return pc_backend_picture_alloc(p->be, (pc_pixfmt)d->fmt, p->st.matrix, p->st.range, d->width, d->height, out,
+                                    err, errlen)
+               ? -1
+               : 0;
 }
 
 static void picture_free(void *user, pc_picture *pic) { pc_backend_picture_free(((pipeline *)user)->be, pic); }

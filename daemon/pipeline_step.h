@@ -22,10 +22,9 @@
  * the format its reader asked), allocated once at start. So a geometry
  * step after the debayer reads the debayer's RGB24 picture of the stacked
  * cameras (set->in, backend memory) and writes the slot's picture
- * (set->out), at the size it declared: the pipeline sizes the encoders
- * from the list's last picture (pl_steps.out). (The backends allocate
- * pictures of the frame size only so far: set-up refuses another size
- * for the slots, saying so, until they allocate pictures of any size.)
+ * (set->out), at the size it declared: the pipeline sizes the slots and
+ * the encoders from the list's last picture (pl_steps.out); the backends
+ * allocate pictures of any size.
  *
  * More than one output picture per set (the virtual cameras) will make
  * pl_set.picture an array (one picture per output, each with its own

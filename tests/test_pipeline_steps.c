@@ -200,7 +200,8 @@ static int pic_alloc(void *user, const pl_pic_desc *d, pc_picture *out, char *er
         snprintf(err, errlen, "intermediate picture %dx%d, not the stacked cameras'", d->width, d->height);
         return -1;
     }
-    return pc_backend_picture_alloc(be, (pc_pixfmt)d->fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, out, err, errlen);
+    return pc_backend_picture_alloc(be, (pc_pixfmt)d->fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, d->width, d->height, out,
+                                    err, errlen);
 }
 
 static void pic_free(void *user, pc_picture *pic) { pc_backend_picture_free(user, pic); }
