@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+_Static_assert(PL_MAX_PICTURES <= 10, "a picture's default name (\"STEP:i\") ends in one digit");
+
 static const char *fmt_name(int fmt) { return fmt == PL_FMT_ANY ? "any format" : pc_pixfmt_name((pc_pixfmt)fmt); }
 
 static unsigned slot_flags(unsigned f) { return f & (PL_STEP_SLOT | PL_STEP_WRITES | PL_STEP_READS); }
@@ -48,7 +50,7 @@ static int check_outputs(pl_step *st, char *err, size_t errlen)
         if (!d->name[0] && io->nout == 1)
             snprintf(d->name, sizeof d->name, "%.*s", PL_PIC_NAME - 1, name);
         else if (!d->name[0])
-            snprintf(d->name, sizeof d->name, "%.*s:%d", PL_PIC_NAME - 4, name, i);
+            snprintf(d->name, sizeof d->name, "%.*s:%c", PL_PIC_NAME - 3, name, '0' + i); /* i < PL_MAX_PICTURES */
         for (int j = 0; j < i; j++)
             if (!strcmp(io->out[j].name, d->name)) {
                 snprintf(err, errlen, "step %s declared two pictures named \"%s\" (%d and %d)", name, d->name, j, i);

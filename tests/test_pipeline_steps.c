@@ -498,9 +498,9 @@ static void multi_pictures(pl_step_env *env, const pl_pic_alloc *alloc, pc_backe
         static uint8_t m0[NCAM * CAM_W * CAM_H * 2], m1[VA_W * VA_H * 2], m2[VB_W * VB_H * 2], vb[VB_W * VB_H * 3];
         pc_picture w0, w1, w2;
         char e[256];
-        pc_picture_layout(&w0, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, NCAM * CAM_W, CAM_H, 64, m0);
-        pc_picture_layout(&w1, PC_FMT_I420, PC_MATRIX_BT709, PC_RANGE_LIMITED, VA_W, VA_H, 64, m1);
-        pc_picture_layout(&w2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, VB_W, VB_H, 64, m2);
+        pc_picture_layout(&w0, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, NCAM * CAM_W, CAM_H, 1, m0);
+        pc_picture_layout(&w1, PC_FMT_I420, PC_MATRIX_BT709, PC_RANGE_LIMITED, VA_W, VA_H, 1, m1);
+        pc_picture_layout(&w2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, VB_W, VB_H, 1, m2);
         solid((uint64_t)i, vb);
         good[0] += expected(&r, ps.colour, PC_ALGO_EDGE, &w0, &w0, e, sizeof e) == 0 && same_yuv(&w0, &slot_pic[0][k]);
         good[1] += pc_rgb_to_yuv(ref_rgb + (size_t)CAM_H * CAM_W * 3, CAM_W * 3, &w1, e, sizeof e) == 0 &&
