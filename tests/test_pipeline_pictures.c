@@ -19,8 +19,11 @@
  * the pictures; the broken picture logged and counted (summary) while the
  * others run; the summary names each picture's encoder, frames and
  * outputs. Then the same broken output in a picture that is required
- * stops the set-up, naming the picture. The capture pool holds every set
- * (the file source drops none however slow the encoders run). */
+ * stops the set-up, naming the picture. And a panorama of the size the
+ * rig's is (8600x1300, bigger than the 160x192 frame), alone, with its
+ * preview: it decodes at that size, every frame the step's picture sample
+ * for sample. The capture pool holds every set (the file source drops
+ * none however slow the encoders run). */
 #include "daemon_testutil.h"
 
 #include "pipeline_int.h"
@@ -108,12 +111,52 @@ static const pl_step_ops views_step = {.name = "views", .flags = PL_STEP_READS |
 static const pl_step_ops *const steps[] = {&pl_step_raw_record, &pl_step_colour, &pl_step_snapshot,
                                            &pl_step_debayer, &views_step};
 
+/* One picture of the panorama's size: a gradient that moves with the set. */
+#define BIG_W 8600
+#define BIG_H 1300
+#define BIG_FRAMES 4
+
+static void big_rgb(uint64_t index, uint8_t *rgb)
+{
+    for (int y = 0; y < BIG_H; y++)
+        for (int x = 0; x < BIG_W; x++) {
+            uint8_t *px = rgb + ((size_t)y * BIG_W + x) * 3;
+            px[0] = (uint8_t)(x / 4 + 9 * index);
+            px[1] = (uint8_t)(y / 2);
+            px[2] = (uint8_t)((x + y) / 8);
+        }
+}
+
+static int big_prepare(void **priv, const pl_step_env *env, pl_step_io *io, char *err, size_t errlen)
+{
+    *priv = malloc((size_t)BIG_W * BIG_H * 3);
+    io->in.fmt = PC_FMT_RGB24;
+    io->out[0] = (pl_pic_desc){BIG_W, BIG_H, PL_FMT_ANY, "panorama"};
+    return *priv ? 0 : -1;
+}
+
+static int big_run(void *priv, pl_set *set)
+{
+    char e[256];
+    big_rgb(set->frames->index, priv);
+    if (pc_rgb_to_yuv(priv, BIG_W * 3, set->out[0], e, sizeof e)) {
+        snprintf(set->err, set->errlen, "big: %s", e);
+        return -1;
+    }
+    return 0;
+}
+
+static const pl_step_ops big_step = {.name = "big", .flags = PL_STEP_READS | PL_STEP_WRITES,
+                                     .prepare = big_prepare, .run = big_run, .close = free};
+static const pl_step_ops *const big_steps[] = {&pl_step_colour, &pl_step_debayer, &big_step};
+
 /* ------------------------------------------------------- the pictures */
 
 typedef struct pictures {
     char dir[256];
     int x265;          /* libx265 opens here: vcam:solid uses it */
     int crop_required; /* the second run: vcam:crop required, its output broken */
+    int big;           /* the third: one 8600x1300 picture */
 } pictures;
 
 static void one_output(pl_picture_config *c, const char *dir, const char *name)
@@ -281,6 +324,27 @@ static int on_frame(void *user, int index, const AVFrame *f)
     return 0;
 }
 
+/* The big picture's frames against the step's gradient, through the same
+ * conversion: Y sample for sample. */
+typedef struct big_check {
+    int mismatched;
+} big_check;
+
+static int on_big_frame(void *user, int index, const AVFrame *f)
+{
+    big_check *c = user;
+    static uint8_t rgb[(size_t)BIG_W * BIG_H * 3], yuv[(size_t)BIG_W * BIG_H * 3 / 2];
+    pc_picture q;
+    char e[128];
+    big_rgb((uint64_t)index, rgb);
+    pc_picture_layout(&q, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, BIG_W, BIG_H, 1, yuv);
+    int bad = f->width != BIG_W || f->height != BIG_H || pc_rgb_to_yuv(rgb, BIG_W * 3, &q, e, sizeof e);
+    for (int y = 0; y < BIG_H && !bad; y++)
+        bad = memcmp(f->data[0] + (size_t)y * f->linesize[0], yuv + (size_t)y * BIG_W, BIG_W) != 0;
+    c->mismatched += bad;
+    return 0;
+}
+
 static void decode(const char *dir, const char *name, check *c, dt_decoded *d)
 {
     char path[512];
@@ -326,6 +390,8 @@ static int run(pictures *t, const char *name, char **args, int nargs, char *summ
         return -1;
     }
     pl_spec spec = {steps, (int)(sizeof steps / sizeof steps[0]), test_picture, t};
+    if (t->big)
+        spec = (pl_spec){big_steps, (int)(sizeof big_steps / sizeof big_steps[0]), test_picture, t};
     char path[512];
     snprintf(path, sizeof path, "%s/summary-%s.txt", t->dir, name);
     fflush(stdout);
@@ -455,6 +521,32 @@ int main(void)
     rc = run(&t, "required", args, nargs, summary, sizeof summary);
     TAP_CHECK(rc == PC_EXIT_RUNTIME && has(logged, "vcam:crop") && has(logged, "sets.pcraw/crop.mkv"),
               "a required picture whose encoder does not open stops the set-up, naming it (exit %d)", rc);
-    if (getenv("KEEP")) fprintf(stderr, "kept %s\n", dir); else dt_rmtree(dir);
+    /* the panorama's size, alone */
+    t.crop_required = 0;
+    t.big = 1;
+    logged[0] = '\0';
+    char bigout[600], bigpv[600], nframes[16];
+    snprintf(bigout, sizeof bigout, "%s/big.ts", dir);
+    snprintf(bigpv, sizeof bigpv, "encode.preview_url=%s/big-preview.ts", dir);
+    snprintf(nframes, sizeof nframes, "%d", BIG_FRAMES);
+    char *bargs[] = {"--config", conf, "--source", src, "-n", "3", "--backend", "cpu", "--control", "",
+                     "--stats-interval", "0", "--output", bigout, "-s", "encode.encoder=libx264", "-s",
+                     "encode.options=x264-params=qp=0", "-s", "encode.preview_scale=4", "-s", bigpv, "-s",
+                     "capture.pool_size=16", "--frames", nframes};
+    rc = run(&t, "big", bargs, (int)(sizeof bargs / sizeof *bargs), summary, sizeof summary);
+    big_check bc = {0};
+    dt_decoded db, dbp;
+    int drc = rc ? -1 : dt_decode(bigout, on_big_frame, &bc, &db);
+    snprintf(pp, sizeof pp, "%s/big-preview.ts", dir);
+    int prc = rc ? -1 : dt_decode(pp, NULL, NULL, &dbp);
+    TAP_CHECK(rc == PC_EXIT_OK && drc == 0 && db.width == BIG_W && db.height == BIG_H && db.frames == BIG_FRAMES &&
+                  bc.mismatched == 0 && prc == 0 && dbp.width == (BIG_W / 4 & ~1) && dbp.height == (BIG_H / 4 & ~1) &&
+                  dbp.frames == BIG_FRAMES && has(logged, "encoder: libx264 (h264), 8600x1300, 1 output"),
+              "an 8600x1300 picture (the frame is 160x192): %dx%d, %d frames, %d differ from the step's; its "
+              "preview %dx%d, %d frames (exit %d)", db.width, db.height, db.frames, bc.mismatched, dbp.width,
+              dbp.height, dbp.frames, rc);
+    if (rc)
+        tap_diag("log:\n%s", logged);
+    dt_rmtree(dir);
     return tap_done();
 }
