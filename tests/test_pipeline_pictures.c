@@ -11,15 +11,18 @@
  *                       lossless)
  *   vcam:solid   64x32  a colour per set (its own .ts, libx265: I420, the
  *                       picture made in its encoder's format)
- *   vcam:broken  64x32  an output in a folder that does not exist
+ *   vcam:broken  64x32  an output under a file (no folder can be made)
  * Checked with libavformat/libavcodec: each picture's stream decodes at
  * its size with every set's frame, the panorama and the crop sample for
  * sample equal to the C reference demosaic laid out / cropped and
  * converted, the solid colour within a few codes, one PTS sequence across
  * the pictures; the broken picture logged and counted (summary) while the
  * others run; the summary names each picture's encoder, frames and
- * outputs. Then the same broken output in a picture that is required
- * stops the set-up, naming the picture. And a panorama of the size the
+ * outputs. Then, the recording replayed in a loop, a reload that gives
+ * the broken picture a good output opens its encoder while the pipeline
+ * runs: from then on it is written, counted, and the others went on
+ * untouched. The same broken output in a picture that is required stops
+ * the set-up, naming the picture. And a panorama of the size the
  * rig's is (8600x1300, bigger than the 160x192 frame), alone, with its
  * preview: it decodes at that size, every frame the step's picture sample
  * for sample. The capture pool holds every set (the file source drops
@@ -157,6 +160,7 @@ typedef struct pictures {
     int x265;          /* libx265 opens here: vcam:solid uses it */
     int crop_required; /* the second run: vcam:crop required, its output broken */
     int big;           /* the third: one 8600x1300 picture */
+    atomic_int fixed;  /* vcam:broken's output repaired (a reload while it runs) */
 } pictures;
 
 static void one_output(pl_picture_config *c, const char *dir, const char *name)
@@ -186,7 +190,10 @@ static int test_picture(void *user, const pc_settings *s, int index, pl_picture_
             c->encode.options[0] = '\0';
         }
     } else if (!strcmp(c->name, "vcam:broken")) {
-        one_output(c, t->dir, "sets.pcraw/broken.ts"); /* a file where a folder would be */
+        if (atomic_load(&t->fixed))
+            one_output(c, t->dir, "fixed.ts");
+        else
+            one_output(c, t->dir, "sets.pcraw/broken.ts"); /* a file where a folder would be */
     } else {
         snprintf(err, errlen, "no outputs for %s", c->name);
         return -1;
@@ -198,6 +205,14 @@ static int test_picture(void *user, const pc_settings *s, int index, pl_picture_
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static char logged[1 << 16];
+
+static int log_has(const char *needle)
+{
+    pthread_mutex_lock(&log_mu);
+    int r = strstr(logged, needle) != NULL;
+    pthread_mutex_unlock(&log_mu);
+    return r;
+}
 
 static void log_sink(void *user, int level, const char *line)
 {
@@ -359,9 +374,32 @@ static void decode(const char *dir, const char *name, check *c, dt_decoded *d)
               c->frames, FRAMES, d->errors);
 }
 
+/* While a run goes on: once it runs and a few sets are through, the
+ * broken output repaired and the configuration file changed (a live
+ * setting), then a reload asked for as SIGHUP would. */
+typedef struct reloader {
+    pictures *t;
+    pc_daemon *d;
+    const char *conf;
+    int asked;
+} reloader;
+
+static void *reload_thread(void *arg)
+{
+    reloader *r = arg;
+    for (int i = 0; i < 1000 && !log_has("running: "); i++)
+        dt_sleep(0.01);
+    dt_sleep(0.2);
+    atomic_store(&r->t->fixed, 1);
+    dt_write_file(r->conf, "daemon = { log_level = \"debug\"; };\n");
+    pc_signals_request(r->d->signals, PC_SIG_RELOAD);
+    r->asked = 1;
+    return NULL;
+}
+
 /* Runs the pipeline with this test's steps and pictures; its summary
- * (stdout) into DIR/summary-NAME.txt. */
-static int run(pictures *t, const char *name, char **args, int nargs, char *summary, size_t n)
+ * (stdout) into DIR/summary-NAME.txt; rl: a reload while it runs. */
+static int run(pictures *t, const char *name, char **args, int nargs, char *summary, size_t n, reloader *rl)
 {
     static pc_cli cli;
     static pc_diag diag;
@@ -398,7 +436,15 @@ static int run(pictures *t, const char *name, char **args, int nargs, char *summ
     int saved = dup(STDOUT_FILENO), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, STDOUT_FILENO);
     close(fd);
+    pthread_t rt;
+    int have_rt = 0;
+    if (rl) {
+        rl->d = &d;
+        have_rt = pthread_create(&rt, NULL, reload_thread, rl) == 0;
+    }
     int rc = pl_run(&d, &spec);
+    if (have_rt)
+        pthread_join(rt, NULL);
     fflush(stdout);
     dup2(saved, STDOUT_FILENO);
     close(saved);
@@ -442,7 +488,7 @@ int main(void)
                     "encode.gop=4", "-s", "capture.pool_size=16"}; /* every set fits the pool: none dropped
                                                                      * where the encoders are slow (sanitizers) */
     int nargs = (int)(sizeof args / sizeof *args);
-    rc = run(&t, "four", args, nargs, summary, sizeof summary);
+    rc = run(&t, "four", args, nargs, summary, sizeof summary, NULL);
     if (!TAP_CHECK(rc == PC_EXIT_OK, "four pictures per set: the pipeline ran to the end of the recording (exit %d)",
                    rc))
         tap_diag("log:\n%s", logged);
@@ -518,11 +564,40 @@ int main(void)
     /* the same broken output, in a picture that is required */
     t.crop_required = 1;
     logged[0] = '\0';
-    rc = run(&t, "required", args, nargs, summary, sizeof summary);
+    rc = run(&t, "required", args, nargs, summary, sizeof summary, NULL);
     TAP_CHECK(rc == PC_EXIT_RUNTIME && has(logged, "vcam:crop") && has(logged, "sets.pcraw/crop.mkv"),
               "a required picture whose encoder does not open stops the set-up, naming it (exit %d)", rc);
-    /* the panorama's size, alone */
+    /* a reload repairs the broken picture's output while it runs */
     t.crop_required = 0;
+    atomic_store(&t.fixed, 0);
+    logged[0] = '\0';
+    dt_write_file(conf, "daemon = { log_level = \"info\"; };\n");
+    char *largs[sizeof args / sizeof *args + 4];
+    memcpy(largs, args, sizeof args);
+    largs[nargs] = "-s";
+    largs[nargs + 1] = "capture.file_loop=true";
+    largs[nargs + 2] = "--frames";
+    largs[nargs + 3] = "100"; /* 2 s at 50 fps: the reload comes 0.2 s after the start */
+    reloader rl = {.t = &t, .conf = conf};
+    rc = run(&t, "reload", largs, nargs + 4, summary, sizeof summary, &rl);
+    dt_decoded dfx, dm;
+    snprintf(pp, sizeof pp, "%s/fixed.ts", dir);
+    int frc = dt_decode(pp, NULL, NULL, &dfx);
+    int mrc = dt_decode(out, NULL, NULL, &dm);
+    TAP_CHECK(rc == PC_EXIT_OK && rl.asked && has(logged, "reload: vcam:broken: now writing to 1 output") &&
+                  frc == 0 && dfx.width == SOLID_W && dfx.height == SOLID_H && dfx.frames > 0 &&
+                  dfx.frames <= dm.frames && dfx.errors == 0 && mrc == 0 && dm.frames == 100,
+              "a reload with a good output opens the broken picture's encoder while the pipeline runs: the %d sets "
+              "after it written to it, the panorama all %d (exit %d)", dfx.frames, dm.frames, rc);
+    TAP_CHECK(has(summary, "picture 3 vcam:broken 64x32: libx264, ") && has(summary, "1 of 1 encoder encoding, 1 failure") &&
+                  !has(logged, "reload: now writing") && !has(logged, "reload: vcam:crop"),
+              "summary: the repaired picture encodes, its failure still counted; the other pictures were not "
+              "reopened");
+    if (rc || !has(summary, "1 of 1 encoder encoding, 1 failure"))
+        tap_diag("log:\n%s\nsummary:\n%s", logged, summary);
+    atomic_store(&t.fixed, 0);
+
+    /* the panorama's size, alone */
     t.big = 1;
     logged[0] = '\0';
     char bigout[600], bigpv[600], nframes[16];
@@ -533,7 +608,7 @@ int main(void)
                      "--stats-interval", "0", "--output", bigout, "-s", "encode.encoder=libx264", "-s",
                      "encode.options=x264-params=qp=0", "-s", "encode.preview_scale=4", "-s", bigpv, "-s",
                      "capture.pool_size=16", "--frames", nframes};
-    rc = run(&t, "big", bargs, (int)(sizeof bargs / sizeof *bargs), summary, sizeof summary);
+    rc = run(&t, "big", bargs, (int)(sizeof bargs / sizeof *bargs), summary, sizeof summary, NULL);
     big_check bc = {0};
     dt_decoded db, dbp;
     int drc = rc ? -1 : dt_decode(bigout, on_big_frame, &bc, &db);
