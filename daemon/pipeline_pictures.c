@@ -138,6 +138,28 @@ static void band_opened(pl_band *b, const pl_picture_config *c)
     b->idr_phase = b->idr_gop ? (int)((int64_t)b->band * b->idr_gop / n) : 0;
 }
 
+/* What every encoder of the pipeline shares: a w x h picture at the
+ * capture's rate, es's encoder (and fallbacks), codec, GOP and preset,
+ * the pipeline's colour signalling, its logger. */
+static void encode_base(const pipeline *p, const pc_encode_settings *es, int w, int h, pc_encode_config *ec)
+{
+    pc_encode_config_default(ec);
+    ec->width = w;
+    ec->height = h;
+    /* 50 -> 50/1; 29.97 -> 29970/1000 */
+    ec->fps_den = fabs(p->fps - lround(p->fps)) < 1e-9 ? 1 : 1000;
+    ec->fps_num = (int)lround(p->fps * ec->fps_den);
+    ec->encoder = es->encoder;
+    for (int i = 0; i < es->fallback.count && i < PC_ENCODE_MAX_FALLBACKS; i++)
+        ec->fallbacks[i] = es->fallback.item[i];
+    ec->codec = (pc_codec)es->codec;
+    ec->gop = es->gop;
+    ec->preset = es->preset[0] ? es->preset : NULL;
+    ec->matrix = p->st.matrix;
+    ec->range = p->st.range;
+    ec->log = &p->d->logger;
+}
+
 /* Opens band b's encoder for the outputs of c into *out and says which
  * picture format it takes. Set-up (main thread) or reopen (b's thread). */
 static int open_encoder(pipeline *p, pl_band *b, const pl_picture_config *c, pc_encoder **out, pc_pixfmt *fmt,
@@ -148,30 +170,17 @@ static int open_encoder(pipeline *p, pl_band *b, const pl_picture_config *c, pc_
     pc_encode_config ec;
     char urls[PC_ENCODE_MAX_OUTPUTS][PC_URL_LEN + 16];
     char label[PL_PIC_NAME + 16];
-    pc_encode_config_default(&ec);
-    ec.width = pic->plan.width;
-    ec.height = pic->plan.height;
-    /* 50 -> 50/1; 29.97 -> 29970/1000 */
-    ec.fps_den = fabs(p->fps - lround(p->fps)) < 1e-9 ? 1 : 1000;
-    ec.fps_num = (int)lround(p->fps * ec.fps_den);
-    ec.encoder = es->encoder;
-    for (int i = 0; i < es->fallback.count && i < PC_ENCODE_MAX_FALLBACKS; i++)
-        ec.fallbacks[i] = es->fallback.item[i];
-    ec.codec = (pc_codec)es->codec;
+    encode_base(p, es, pic->plan.width, pic->plan.height, &ec);
     /* the picture's bitrate: shared by its bands */
     ec.bitrate = es->bitrate / pic->nbands;
     if (ec.bitrate < 100000)
         ec.bitrate = 100000;
-    ec.gop = es->gop;
-    ec.preset = es->preset[0] ? es->preset : NULL;
     ec.threads = es->threads;
     ec.encoder_options = es->options[0] ? es->options : NULL;
     if (!ec.threads && pic->nbands > 1) { /* the cores shared by the bands' encoders */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         ec.threads = cores > pic->nbands ? (int)(cores / pic->nbands) : 1;
     }
-    ec.matrix = p->st.matrix;
-    ec.range = p->st.range;
     band_label(p, b, label, sizeof label);
     ec.label = label[0] ? label : NULL;
     pc_backend_encoder_device(p->be, &ec.cuda_ctx, &ec.cuda_stream); /* NULL: none */
@@ -187,7 +196,6 @@ static int open_encoder(pipeline *p, pl_band *b, const pl_picture_config *c, pc_
         output_config(o, &c->outputs[i], urls[i]);
     }
     pl_encoder_callbacks(b, &ec);
-    ec.log = &p->d->logger;
     pc_encoder *e = NULL;
     if (pc_encoder_open(&e, &ec, err, errlen)) {
         band_prefix(p, b, err, errlen);
@@ -293,27 +301,15 @@ static int open_preview(pipeline *p, pl_picture *pic)
     b->band = 0;
     b->preview = 1;
     pc_encode_config ec;
-    pc_encode_config_default(&ec);
     int k = p->preview_scale;
-    ec.width = (pic->width / k) & ~1; /* the whole picture (a grid's) scaled */
-    ec.height = (pic->height / k) & ~1;
-    ec.fps_den = fabs(p->fps - lround(p->fps)) < 1e-9 ? 1 : 1000;
-    ec.fps_num = (int)lround(p->fps * ec.fps_den);
-    ec.encoder = es->encoder;
-    for (int i = 0; i < es->fallback.count && i < PC_ENCODE_MAX_FALLBACKS; i++)
-        ec.fallbacks[i] = es->fallback.item[i];
-    ec.codec = (pc_codec)es->codec;
+    /* the whole picture (a grid's) scaled */
+    encode_base(p, es, (pic->width / k) & ~1, (pic->height / k) & ~1, &ec);
     ec.bitrate = es->preview_bitrate;
-    ec.gop = es->gop;
-    ec.preset = es->preset[0] ? es->preset : NULL;
     ec.threads = 2;
-    ec.matrix = p->st.matrix;
-    ec.range = p->st.range;
     ec.label = "preview";
     ec.n_outputs = 1;
     ec.outputs[0].url = es->preview_url;
     pl_encoder_callbacks(b, &ec);
-    ec.log = &p->d->logger;
     if (pc_encoder_open(&b->enc, &ec, p->err, sizeof p->err)) {
         char tmp[sizeof p->err];
         memcpy(tmp, p->err, sizeof tmp);
