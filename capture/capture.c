@@ -46,6 +46,7 @@
 
 #include "clock.h"
 #include "panocap_config.h"
+#include "scene.h"
 
 /* --- small helpers ------------------------------------------------------- */
 
@@ -143,6 +144,7 @@ static int own_strings(pc_capture *c)
     const char **fields[2 + 4 * PC_CAPTURE_MAX_CAMERAS];
     int nf = 0;
     fields[nf++] = &c->cfg.file;
+    fields[nf++] = &c->cfg.scene;
     for (int i = 0; i < PC_CAPTURE_MAX_CAMERAS; i++) {
         fields[nf++] = &c->cfg.cam[i].address;
         fields[nf++] = &c->cfg.cam[i].pixel_format;
@@ -175,6 +177,41 @@ static const char *cam_label(const pc_capture_config *cfg, int i, char *buf, siz
     else
         snprintf(buf, n, "%s", (k->address && *k->address) ? k->address : "no address");
     return buf;
+}
+
+/* The fake cameras' scene: a known name, fake cameras, and a rig whose
+ * cameras are these cameras (count and size). */
+static int validate_scene(const pc_capture_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->scene)
+        return 0;
+    int known = 0;
+    for (int i = 0; pc_scene_names[i]; i++)
+        known |= strcmp(cfg->scene, pc_scene_names[i]) == 0;
+    if (!known) {
+        PC_ERR(err, errlen, "capture: scene '%s' is not known (scenes: stadium)", cfg->scene);
+        return PC_EINVAL;
+    }
+    if (cfg->source != PC_SOURCE_FAKE) {
+        PC_ERR(err, errlen, "capture: scene '%s' is shown by fake cameras only (the source is %s)", cfg->scene,
+               cfg->source == PC_SOURCE_GIGE ? "gige" : "file");
+        return PC_EINVAL;
+    }
+    if (!cfg->scene_rig) {
+        PC_ERR(err, errlen, "capture: scene '%s' needs a rig (the .pto whose cameras see it)", cfg->scene);
+        return PC_EINVAL;
+    }
+    if (!(cfg->scene_seconds >= 0.0 && cfg->scene_seconds <= 600.0)) {
+        PC_ERR(err, errlen, "capture: scene length %g s is out of range (0 = 2 s, up to 600)", cfg->scene_seconds);
+        return PC_EINVAL;
+    }
+    char e2[400];
+    if (pc_rig_check_cameras(cfg->scene_rig, cfg->n_cameras, cfg->cam[0].width, cfg->cam[0].height, e2,
+                             sizeof e2)) {
+        PC_ERR(err, errlen, "capture: scene '%s': %s", cfg->scene, e2);
+        return PC_EINVAL;
+    }
+    return 0;
 }
 
 /* Everything that can be checked without touching a camera. */
@@ -342,7 +379,7 @@ static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
             }
         }
     }
-    return 0;
+    return validate_scene(cfg, err, errlen);
 }
 
 /* --- allocation ---------------------------------------------------------- */
@@ -1417,6 +1454,8 @@ void pc_capture_close(pc_capture *c)
     pc_capture_stop(c);
     if (c->ops)
         c->ops->close(c);
+    pc_scene_loop_destroy(c->scene_loop);
+    pc_scene_destroy(c->scene);
     for (int i = 0; i < c->nblocks; i++) {
         if (c->cfg.free)
             c->cfg.free(c->blocks[i], c->cfg.alloc_user);
@@ -1434,6 +1473,11 @@ void pc_capture_close(pc_capture *c)
     pthread_cond_destroy(&c->cond_sup);
     pthread_cond_destroy(&c->cond_free);
     free(c);
+}
+
+double pc_capture_scene_time(const pc_capture *c, uint64_t frame_id)
+{
+    return c && c->scene_loop ? pc_scene_loop_time(c->scene_loop, frame_id) : NAN;
 }
 
 int pc_capture_stats(pc_capture *c, pc_camera_stats *out, int max)

@@ -95,6 +95,17 @@ typedef struct pc_capture_config {
     void (*free)(void *ptr, void *user);
     void *alloc_user;
     const pc_logger *log; /* NULL: stderr */
+    /* Fake source: a simulated scene (scene.h) instead of the pictures.
+     * scene names it ("stadium"; NULL: pictures); scene_rig is the rig
+     * whose camera i is fake camera i (same count and size; read during
+     * check and open only); the cameras show scene_seconds of the match
+     * (0: 2 s), rendered at open and played forwards and backwards;
+     * scene_seed picks the match. A frame's id is the frame number its
+     * camera time falls on; pc_capture_scene_time says what it shows. */
+    const char *scene;
+    const struct pc_rig *scene_rig;
+    double scene_seconds;
+    uint64_t scene_seed;
 } pc_capture_config;
 
 /* Fills cfg with defaults: 5 gige cameras 2040x1080 RGGB, 50 fps, deadline
@@ -159,6 +170,10 @@ int pc_capture_n_cameras(const pc_capture *c);
 void pc_capture_geometry(const pc_capture *c, int *width, int *height, pc_cfa *cfa, double *fps);
 /* The cameras' (or the file's) raw format. */
 void pc_capture_rawfmt(const pc_capture *c, pc_rawfmt *fmt);
+/* Fake cameras showing a scene: the scene time (seconds) of the frame
+ * whose frame id is frame_id (pc_frameset.frame_id; pc_scene_objects at
+ * that time says who is where in it). NAN without a scene. */
+double pc_capture_scene_time(const pc_capture *c, uint64_t frame_id);
 /* Starts acquisition on every camera and the threads. */
 int pc_capture_start(pc_capture *c, char *err, size_t errlen);
 /* Waits up to timeout_ms (< 0: forever) for the next frame set. Returns 0

@@ -134,6 +134,8 @@ struct pc_capture {
 
     const pc_source_ops *ops;
     void *srcdata;
+    struct pc_scene *scene;          /* fake cameras' scene (cfg.scene), or NULL */
+    struct pc_scene_loop *scene_loop; /* its frames, rendered at open */
 };
 
 /* core services for the sources ------------------------------------------ */

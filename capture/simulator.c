@@ -1,6 +1,7 @@
 /* simulator.c - see simulator.h: private network namespace set-up and
  * in-process GigE Vision camera simulators for tests and benchmarks. */
 #include "simulator.h"
+#include "scene.h"
 
 #include <arpa/inet.h>
 #include <arv.h>
@@ -152,6 +153,7 @@ typedef struct sim_cam {
 
 struct pc_sim {
     int n;
+    const struct pc_scene_loop *scene; /* atomic: set by the test's thread */
     double fps_hint;   /* atomic: set by the test's thread, read by every simulator's */
     sim_cam cam[PC_CAPTURE_MAX_CAMERAS];
     int64_t fill_cpu_ns; /* atomic */
@@ -193,9 +195,19 @@ static void sim_fill(ArvBuffer *b, void *data, guint32 exposure, guint32 gain, A
     uint64_t p = fps > 0 ? (uint64_t)(1e6 / fps) * 1000 : 0;
     if (ts && p)
         arv_buffer_set_timestamp(b, ts - ts % p);
-    if (dst && w > 0 && h > 0)
+    const struct pc_scene_loop *scene = __atomic_load_n(&sc->sim->scene, __ATOMIC_ACQUIRE);
+    if (dst && w > 0 && h > 0 && scene) {
+        /* the frame of the period its (grid) timestamp names, as the
+         * capture will group it */
+        pc_scene_loop_info info;
+        pc_scene_loop_info_get(scene, &info);
+        if (w == info.width && h == info.height && sc->idx < info.cameras && p)
+            pc_scene_loop_fill(scene, sc->idx, ts / p, dst, (size_t)w);
+        __atomic_fetch_add(&sc->counter, 1, __ATOMIC_RELAXED);
+    } else if (dst && w > 0 && h > 0) {
         pc_fakepic_fill(sc->pic, dst, (size_t)w, w, h,
                         __atomic_fetch_add(&sc->counter, 1, __ATOMIC_RELAXED));
+    }
     __atomic_add_fetch(&sc->sim->fill_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 }
 
@@ -272,6 +284,11 @@ void pc_sim_set_loss(pc_sim *s, int i, double per_mille)
     s->cam[i].loss = per_mille;
     if (s->cam[i].gv)
         g_object_set(s->cam[i].gv, "gvsp-lost-ratio", per_mille / 1000.0, NULL);
+}
+
+void pc_sim_set_scene(pc_sim *s, const struct pc_scene_loop *loop)
+{
+    __atomic_store_n(&s->scene, loop, __ATOMIC_RELEASE);
 }
 
 const char *pc_sim_address(const pc_sim *s, int i) { return s->cam[i].address; }

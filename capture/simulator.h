@@ -47,6 +47,11 @@ int pc_sim_open(pc_sim **out, int n, int width, int height, pc_cfa cfa, const ch
 void pc_sim_stop(pc_sim *s, int i);                       /* the camera goes away */
 int pc_sim_start(pc_sim *s, int i, char *err, size_t errlen); /* ... and comes back */
 void pc_sim_set_loss(pc_sim *s, int i, double per_mille); /* GVSP packets dropped at the sender */
+/* From now on simulator i shows camera i of a simulated scene's frames
+ * (scene.h; the frame its time falls on, as the fake source does), or
+ * its picture again with NULL. loop must outlive the simulators' use. */
+struct pc_scene_loop;
+void pc_sim_set_scene(pc_sim *s, const struct pc_scene_loop *loop);
 const char *pc_sim_address(const pc_sim *s, int i);
 const char *pc_sim_serial(const pc_sim *s, int i);
 uint64_t pc_sim_frames(pc_sim *s, int i);                 /* frames drawn so far */

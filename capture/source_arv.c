@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "scene.h"
 #include "tsan.h"
 
 #define BACKOFF_MIN_NS 250000000LL
@@ -111,14 +112,22 @@ static void fake_fill(ArvBuffer *buffer, void *data, guint32 exposure_us, guint3
      * a free-running fake camera exposes on a grid of frame periods (it
      * sleeps to the next multiple), so stamp the grid point, as a real
      * camera's hardware clock would. Arrival stays the measured one. */
+    const uint64_t p = (uint64_t)(c->period_ns / 1000) * 1000;
     if (c->cam[ac->idx].cfg.trigger == PC_TRIGGER_FREE_RUN) {
-        uint64_t ts = arv_buffer_get_timestamp(buffer), p = (uint64_t)(c->period_ns / 1000) * 1000;
+        uint64_t ts = arv_buffer_get_timestamp(buffer);
         if (ts && p)
             arv_buffer_set_timestamp(buffer, ts - ts % p);
     }
     /* our buffers are exactly c->width x c->height; never write past them */
-    if (slot && w == c->width && h == c->height)
+    if (slot && w == c->width && h == c->height && c->scene_loop && p) {
+        /* the scene at the frame's time: the period its timestamp names,
+         * the same for every camera of one set, carried as frame id */
+        const uint64_t n = arv_buffer_get_timestamp(buffer) / p;
+        pc_scene_loop_fill(c->scene_loop, ac->idx, n, slot->data, (size_t)w);
+        arv_buffer_set_frame_id(buffer, n);
+    } else if (slot && w == c->width && h == c->height) {
         pc_fakepic_fill(ac->pic, slot->data, (size_t)w, w, h, ac->fill_counter);
+    }
     ac->fill_counter++;
     __atomic_add_fetch(&ac->fill_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
     PC_TSAN_HANDOFF(slot); /* to the worker, through Aravis's output queue */
@@ -822,6 +831,29 @@ static void *trigger_thread(void *arg)
 
 /* --- source ops ---------------------------------------------------------- */
 
+/* The fake cameras' scene: rendered here, once, on every CPU (the
+ * pipeline does not run yet). */
+static int open_scene(pc_capture *c, char *err, size_t errlen)
+{
+    const pc_capture_config *k = &c->cfg;
+    char e2[400];
+    int rc = pc_scene_create(&c->scene, k->scene, k->scene_seed, e2, sizeof e2);
+    if (!rc)
+        rc = pc_scene_loop_create(&c->scene_loop, c->scene, k->scene_rig, c->n, c->cfa, c->fps,
+                                  k->scene_seconds > 0.0 ? k->scene_seconds : 2.0, 0, e2, sizeof e2);
+    if (rc) {
+        PC_ERR(err, errlen, "capture: scene '%s': %s", k->scene, e2);
+        return rc;
+    }
+    pc_scene_loop_info info;
+    pc_scene_loop_info_get(c->scene_loop, &info);
+    pc_log(c->log, PC_LOG_INFO, "capture: fake cameras show scene '%s' through the rig %s: %d frames "
+           "(%.2f s, played forwards and backwards) rendered in %.1f s, %.0f MB, %.0f pixels drawn per set",
+           k->scene, k->scene_rig->path, info.frames, info.frames / c->fps, info.render_s, info.bytes / 1e6,
+           info.patch_pixels);
+    return 0;
+}
+
 static int arv_open(pc_capture *c, char *err, size_t errlen)
 {
     arv_src *src = calloc(1, sizeof *src);
@@ -832,6 +864,11 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
     c->srcdata = src;
     pthread_mutex_init(&src->open_lock, NULL);
     int fake = c->cfg.source == PC_SOURCE_FAKE;
+    if (fake && c->cfg.scene) {
+        int rc = open_scene(c, err, errlen);
+        if (rc)
+            return rc;
+    }
     for (int i = 0; i < c->n; i++) {
         arv_cam *ac = &src->cam[i];
         pc_cam *cam = &c->cam[i];
@@ -839,7 +876,7 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
         ac->idx = i;
         ac->fake = fake;
         pthread_mutex_init(&ac->ctl, NULL);
-        if (fake) {
+        if (fake && !c->scene_loop) {
             int parts = cam->cfg.image_parts > 0 ? cam->cfg.image_parts : c->n;
             int part = cam->cfg.image_part >= 0 ? cam->cfg.image_part : cam->slab;
             char e2[400];

@@ -10,8 +10,9 @@
 
 static const char *type_name(const pc_key *k)
 {
-    return k->type == PC_KT_ENUM ? "name" : k->type == PC_KT_LIST ? "list" : k->type == PC_KT_STRING ? "string" :
-           k->type == PC_KT_BOOL ? "bool" : k->type == PC_KT_DOUBLE ? "number" : "integer";
+    return k->type == PC_KT_ENUM ? "name" : k->type == PC_KT_LIST ? "list" : k->type == PC_KT_GROUPS ? "list of groups" :
+           k->type == PC_KT_STRING ? "string" : k->type == PC_KT_BOOL ? "bool" : k->type == PC_KT_DOUBLE ? "number" :
+           "integer";
 }
 
 static void man_key(FILE *f, const pc_key *k)
@@ -25,7 +26,7 @@ static void man_key(FILE *f, const pc_key *k)
     fputs(", default ", f);
     if (quoted)
         fputs("\"", f);
-    pc_roff_text(f, k->def);
+    pc_roff_text(f, k->type == PC_KT_GROUPS ? "none" : k->def);
     if (quoted)
         fputs("\"", f);
     fputs(k->live ? "; live on reload)\n" : ")\n", f);
@@ -36,6 +37,14 @@ static void man_key(FILE *f, const pc_key *k)
         fputs("Allowed: ", f);
         pc_roff_text(f, allowed);
         fputs(".\n", f);
+    }
+    if (k->type == PC_KT_GROUPS && k->list->keys == pc_output_keys_) {
+        fputs("Each entry: a URL string, or a group of the keys of an entry of\n.BR outputs .\n", f);
+    } else if (k->type == PC_KT_GROUPS) {
+        fputs("Each entry is a group of:\n.RS\n", f);
+        for (int i = 0; i < k->list->nkeys; i++)
+            man_key(f, &k->list->keys[i]);
+        fputs(".RE\n", f);
     }
 }
 
@@ -48,6 +57,9 @@ void pc_settings_write_man(FILE *f)
         fputs(".\n", f);
         if (S->kind == PC_SEC_OUTPUTS)
             fputs("A list of groups (or plain URL strings); the whole list changes live on reload.\n", f);
+        if (S->kind == PC_SEC_LIST)
+            fputs("A list of groups; the keys marked live change on reload while the list of views (their count "
+                  "and names) stays the same.\n", f);
         for (int i = 0; i < S->nkeys; i++)
             man_key(f, &S->keys[i]);
         if (strcmp(S->name, "capture") == 0) {
@@ -67,9 +79,11 @@ void pc_settings_write_set_keys(FILE *f)
 {
     for (int si = 0; si < pc_nsections_; si++) {
         const pc_section *S = &pc_sections_[si];
-        const char *prefix = S->kind == PC_SEC_CAMERAS ? "cameras[0]" : S->kind == PC_SEC_OUTPUTS ? "outputs[0]" : S->name;
-        for (int i = 0; i < S->nkeys; i++)
-            fprintf(f, "%s.%s\n", prefix, S->keys[i].name);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, S->kind == PC_SEC_GROUP ? "%s" : "%s[0]", S->name);
+        for (int i = 0; i < S->nkeys; i++) /* lists of groups other than URLs exist in files only */
+            if (S->keys[i].type != PC_KT_GROUPS || S->keys[i].list->strings)
+                fprintf(f, "%s.%s\n", prefix, S->keys[i].name);
         if (strcmp(S->name, "capture") == 0)
             for (int i = 0; i < pc_ncamera_keys_; i++)
                 if (!(pc_camera_keys_[i].flags & PC_KF_CAMERA_ONLY))

@@ -16,7 +16,10 @@
  *   cameras = ( { serial = "..."; address = "192.168.1.11"; slab = 0; ... }, ... );
  *   debayer = { algo = "edge"; variant = "auto"; matrix = "bt709"; ... };
  *   encode  = { codec = "hevc"; encoder = "auto"; bitrate = 20000000; ... };
+ *   panorama = { rig = "/etc/panocap/rig.pto"; blend = "feather"; width = 0; ... };
  *   outputs = ( "panocap.ts", { url = "udp://239.1.1.1:5000"; options = "pkt_size=1316"; } );
+ *   virtual_cameras = ( { name = "main"; width = 1920; height = 1080; pan = 0.0; ...;
+ *                         outputs = ( ... ); presets = ( { name = "..."; pan = ...; }, ... ); }, ... );
  *   daemon  = { stats_interval = 1.0; log_level = "info"; ... };
  * Per-camera keys given in `capture` are the defaults of every camera;
  * a camera's own entry in `cameras` overrides them.
@@ -44,6 +47,9 @@ extern "C" {
 #define PC_PATH_LEN 256  /* file paths */
 #define PC_URL_LEN 512   /* output URLs */
 #define PC_OPTS_LEN 256  /* output option strings */
+#define PC_MAX_VCAMS 8   /* virtual cameras (each its own render and encoder) */
+#define PC_MAX_PICTURE_OUTPUTS 4 /* outputs of a second picture: the unstitched cameras, a virtual camera */
+#define PC_MAX_PRESETS 16 /* named poses of one virtual camera */
 
 /* sysexits.h values: the daemon's exit codes. */
 enum {
@@ -66,6 +72,20 @@ const char *pc_trigger_name(pc_trigger v); /* "free-run", "software", "hardware"
 const char *pc_backend_pref_name(pc_backend_pref v); /* "auto", "cuda", "cpu" */
 const char *pc_codec_name(pc_codec v);     /* "hevc", "h264" */
 const char *pc_layout_name(pc_layout v);   /* "auto", "stacked", "grid", "bands" */
+
+/* panorama.blend: how overlapping cameras are mixed. */
+typedef enum pc_blend {
+    PC_BLEND_FEATHER = 0,   /* weights falling off towards each camera's border */
+    PC_BLEND_SEAM = 1,      /* one camera per pixel, the seam where the cameras agree (fixed per rig) */
+    PC_BLEND_MULTIBAND = 2, /* multi-band: low frequencies feathered wide, high ones at the seam */
+} pc_blend;
+/* virtual_cameras[].mode: who steers a view. */
+typedef enum pc_vcam_mode {
+    PC_VCAM_MANUAL = 0,     /* the operator (control socket, HTTP), from the configured pose */
+    PC_VCAM_FOLLOW = 1,     /* the follow mode (vcam/follow.h) until an operator command */
+} pc_vcam_mode;
+const char *pc_blend_name(pc_blend v);     /* "feather", "seam", "multiband" */
+const char *pc_vcam_mode_name(pc_vcam_mode v); /* "manual", "follow" */
 
 /* One camera. Also used as the per-camera defaults in capture.camera. */
 typedef struct pc_camera_settings {
@@ -108,6 +128,10 @@ typedef struct pc_capture_settings {
     double deadline_periods;   /* a set is emitted after this many frame periods */
     int pool_size;             /* frame sets in the capture pool */
     char image[PC_PATH_LEN];   /* fake cameras: one panorama split across them ("" = built-in) */
+    char scene[PC_NAME_LEN];   /* fake cameras: a simulated scene seen through panorama.rig
+                                * ("stadium"; "" = pictures) */
+    double scene_seconds;      /* the scene's loop, pre-rendered at start */
+    int64_t scene_seed;        /* which match the scene plays */
     pc_camera_settings camera; /* defaults for every camera */
     int line;
 } pc_capture_settings;
@@ -159,6 +183,82 @@ typedef struct pc_output_settings {
     uint32_t set_mask;
 } pc_output_settings;
 
+/* The outputs of a second picture (the unstitched cameras, a virtual
+ * camera): entries as in the top-level outputs list. */
+typedef struct pc_output_list {
+    int count;
+    pc_output_settings item[PC_MAX_PICTURE_OUTPUTS];
+} pc_output_list;
+
+/* panorama = { ... }: the stitched picture, from a Hugin project.
+ * The panorama exists when rig is given and enabled is true; it is then
+ * the picture of the top-level outputs. Without it (no rig, or enabled =
+ * false) the top-level outputs get the unstitched cameras in
+ * encode.layout, as before; a rig with enabled = false still serves the
+ * virtual cameras. */
+typedef struct pc_panorama_settings {
+    char rig[PC_PATH_LEN];     /* Hugin project (.pto); "" = no rig */
+    int enabled;               /* stitch where a rig is given */
+    int blend;                 /* pc_blend */
+    int gain_compensation;     /* gains measured on the overlaps (on top of the .pto's photometry) */
+    double gain_smoothing_s;   /* time constant of those gains' filter */
+    int width;                 /* 0 = the .pto's output size (its crop); else this width, same
+                                * field of view; either capped to the encoder
+                                * (pc_settings_panorama_size in settings_rig.h) */
+    pc_output_list unstitched; /* key unstitched_outputs: a second picture of the
+                                * cameras in encode.layout, for recording */
+    /* Bookkeeping: */
+    uint64_t rig_digest;       /* FNV-1a of the .pto's bytes when it was loaded
+                                * (pc_settings_stamp_rig); 0 = not read. A reload
+                                * sees a rewritten file at the same path by it */
+    int line;
+} pc_panorama_settings;
+
+/* One named pose of a virtual camera (control: preset NAME). */
+typedef struct pc_vcam_preset {
+    char name[PC_NAME_LEN];
+    double pan, tilt;          /* degrees */
+    double hfov;               /* degrees; 0 = keep the view's */
+    int line;
+    uint32_t set_mask;
+} pc_vcam_preset;
+
+typedef struct pc_preset_list {
+    int count;
+    pc_vcam_preset item[PC_MAX_PRESETS];
+} pc_preset_list;
+
+/* virtual_cameras = ( { ... }, ... ): a perspective view of the rig,
+ * rendered from the cameras and encoded to its own outputs (codec, encoder,
+ * preset and GOP from encode; bitrate its own). The motion limits and the
+ * follow parameters are vcam/'s (pc_settings_vcam_limits and
+ * pc_settings_vcam_follow in settings_rig.h fill vcam.h's structs). */
+typedef struct pc_vcam_settings {
+    char name[PC_NAME_LEN];    /* unique; control and HTTP address the view by it */
+    int width, height;         /* even, within the encoder's sides */
+    double pan, tilt, hfov;    /* the initial pose, degrees (clamped to the rig's coverage) */
+    int mode;                  /* pc_vcam_mode */
+    pc_output_list outputs;
+    int64_t bitrate;           /* bits per second */
+    pc_preset_list presets;
+    /* motion (vcam.h pc_vcam_limits) */
+    double max_speed, max_accel;           /* pan/tilt: deg/s, deg/s^2 */
+    double max_zoom_speed, max_zoom_accel; /* hfov: deg/s, deg/s^2 */
+    double response_s;                     /* the follower's time constant */
+    double min_hfov, max_hfov;             /* the zoom range an operator may use */
+    /* follow mode (follow.h pc_follow_params) */
+    double follow_dead_zone;   /* fraction of the view's width */
+    double follow_lead_s;      /* lead room: seconds of the play's motion */
+    double follow_lead_max;    /* fraction of the view's width */
+    double follow_smoothing_s; /* time constant of the target's smoothing */
+    double follow_zoom_margin; /* hfov = spread * (1 + 2 margin) */
+    double follow_min_hfov, follow_max_hfov; /* the zoom range of the follow mode */
+    double follow_tilt_offset; /* degrees added to the target's tilt */
+    /* Bookkeeping: */
+    int line;
+    uint32_t set_mask;
+} pc_vcam_settings;
+
 typedef struct pc_daemon_settings {
     double stats_interval_s;   /* status line period, 0 = off */
     double stats_window_s;     /* sliding window of the latency percentiles */
@@ -171,6 +271,8 @@ typedef struct pc_daemon_settings {
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
     char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
+    char http_listen[PC_NAME_LEN * 2]; /* web page + JSON API "host:port", "" = off */
+    char http_token_file[PC_PATH_LEN]; /* token of state-changing web requests, "" = none (read-only) */
     char snapshot_dir[PC_PATH_LEN]; /* control `snapshot` writes only in here, "" = refused */
     char capture_cpus[PC_NAME_LEN]; /* CPU list for the capture threads ("0-3"), "" = any */
     int line;
@@ -182,8 +284,11 @@ typedef struct pc_settings {
     int cameras_listed;        /* entries given by the file's cameras list */
     pc_debayer_settings debayer;
     pc_encode_settings encode;
+    pc_panorama_settings panorama;
     int output_count;
     pc_output_settings outputs[PC_MAX_OUTPUTS];
+    int vcam_count;            /* virtual_cameras: entries in use */
+    pc_vcam_settings vcams[PC_MAX_VCAMS];
     pc_daemon_settings daemon;
     char config_file[PC_PATH_LEN]; /* file loaded last, "" = embedded defaults */
 } pc_settings;
@@ -254,6 +359,12 @@ void pc_settings_finish(pc_settings *s);
 int pc_settings_validate(const pc_settings *s, pc_diag *diag);
 
 /* Derived values the pipeline uses. */
+/* 1 when the top-level outputs get the stitched panorama (a rig, enabled). */
+int pc_settings_stitching(const pc_settings *s);
+/* The unstitched picture (the cameras stacked; encode.layout then makes
+ * stacked, grid or bands of it): what the outputs get without a panorama,
+ * and the unstitched_outputs with one. The panorama's own size comes
+ * from the rig (settings_rig.h). */
 int pc_settings_panorama_width(const pc_settings *s);
 int pc_settings_panorama_height(const pc_settings *s);
 double pc_settings_budget_ms(const pc_settings *s); /* budget_ms, or 1000/fps */
@@ -270,6 +381,12 @@ enum {
     PC_LIVE_OUTPUTS = 1u << 3,
     PC_LIVE_LOG_LEVEL = 1u << 4,
     PC_LIVE_COLOUR = 1u << 5,     /* black level, gains, matrix, transfer */
+    PC_LIVE_RIG = 1u << 6,        /* panorama.rig: another .pto, or the file rewritten
+                                   * (between two rigs; adding or removing the rig
+                                   * needs a restart) */
+    PC_LIVE_BLEND = 1u << 7,      /* panorama.blend, gain_compensation, gain_smoothing */
+    PC_LIVE_VCAM = 1u << 8,       /* a virtual camera's pose, mode, presets, motion
+                                   * limits, follow parameters (same list of views) */
 };
 
 #define PC_DIFF_MAX 32
@@ -338,5 +455,12 @@ typedef struct pc_layout_plan {
  * fit. */
 int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab_h, int nvenc, int cores,
                       pc_layout_plan *out, char *err, size_t n);
+
+/* The largest picture side the encoder of e takes: NVENC HEVC 8192 and
+ * NVENC H.264 4096 (nvenc 1, or an "_nvenc" encoder named), else
+ * libavcodec's software encoders' PC_ENCODE_MAX_SIDE (nvenc 0 or -1 with
+ * encoder "auto": where NVENC is not known to open). *name (may be NULL)
+ * says whose limit it is. */
+int pc_encoder_side_limit(const pc_encode_settings *e, int nvenc, const char **name);
 
 #endif

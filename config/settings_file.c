@@ -229,7 +229,21 @@ static int *section_line(pc_settings *s, const char *name)
         return &s->encode.line;
     if (strcmp(name, "daemon") == 0)
         return &s->daemon.line;
+    if (strcmp(name, "panorama") == 0)
+        return &s->panorama.line;
     return NULL;
+}
+
+static void load_list(loader *L, const pc_list_desc *D, const config_setting_t *l, void *list, const char *name);
+
+/* One key of a group or an entry: a value, or a list of groups. */
+static int load_key(loader *L, const pc_key *k, const config_setting_t *e, void *base, const char *key)
+{
+    if (k->type != PC_KT_GROUPS)
+        return load_value(L, k, e, base, key);
+    int before = L->errors;
+    load_list(L, k->list, e, pc_key_field_(k, base), key);
+    return L->errors == before ? 0 : -1;
 }
 
 static void load_group(loader *L, const pc_section *S, const config_setting_t *g, int *count_given)
@@ -263,7 +277,7 @@ static void load_group(loader *L, const pc_section *S, const config_setting_t *g
             unknown_key(L, e, key, name, S->keys, S->nkeys, cap, what);
             continue;
         }
-        if (load_value(L, k, e, base, key) == 0 && cap && strcmp(name, "cameras") == 0)
+        if (load_key(L, k, e, base, key) == 0 && cap && strcmp(name, "cameras") == 0)
             *count_given = 1;
     }
 }
@@ -314,61 +328,73 @@ static void load_cameras(loader *L, const config_setting_t *l)
     L->s->cameras_listed = n;
 }
 
-static void load_outputs(loader *L, const config_setting_t *l)
+/* A list of groups (entries as D describes) into list: the top-level
+ * outputs and virtual_cameras, and lists inside a group or an entry
+ * (name: "panorama.unstitched_outputs", "virtual_cameras[0].presets").
+ * Every entry starts from the defaults; required keys not given are
+ * errors. */
+static void load_list(loader *L, const pc_list_desc *D, const config_setting_t *l, void *list, const char *name)
 {
-    char key[96], got[96];
+    char key[160], got[96], what[64];
+    const char *base_name = strrchr(name, '.') ? strrchr(name, '.') + 1 : name;
     if (!list_like(l)) {
         describe(l, got, sizeof got);
-        error_at(L, l, "outputs", "expected a list outputs = ( \"file.ts\", { url = \"...\"; ... } ), got %s",
-                 got);
+        error_at(L, l, name, "expected a list %s = %s, got %s", base_name, D->example, got);
         return;
     }
     int n = config_setting_length(l);
-    if (n > PC_MAX_OUTPUTS) {
-        error_at(L, l, "outputs", "%d outputs; at most %d", n, PC_MAX_OUTPUTS);
-        n = PC_MAX_OUTPUTS;
+    if (n > D->max) {
+        error_at(L, l, name, "%d %s; at most %d", n, D->plural, D->max);
+        n = D->max;
     }
-    const pc_key *url = &pc_output_keys_[0];
+    snprintf(what, sizeof what, "%s %s entry", strchr("aeiou", D->entry[0]) ? "an" : "a", D->entry);
     for (int i = 0; i < n; i++) {
         const config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
-        pc_output_settings *o = &L->s->outputs[i];
-        pc_output_defaults_(o);
-        o->line = config_setting_source_line(g);
-        snprintf(key, sizeof key, "outputs[%d]", i);
-        if (config_setting_type(g) == CONFIG_TYPE_STRING) {
-            snprintf(key, sizeof key, "outputs[%d].url", i);
-            if (load_value(L, url, g, o, key) == 0)
-                o->set_mask |= 1;
+        void *o = pc_list_entry_(D, list, i);
+        pc_list_entry_defaults_(D, o);
+        *(int *)((char *)o + D->line_off) = config_setting_source_line(g);
+        uint32_t *mask = (uint32_t *)((char *)o + D->mask_off);
+        snprintf(key, sizeof key, "%s[%d]", name, i);
+        if (D->strings && config_setting_type(g) == CONFIG_TYPE_STRING) {
+            snprintf(key, sizeof key, "%s[%d].%s", name, i, D->keys[0].name);
+            if (load_value(L, &D->keys[0], g, o, key) == 0)
+                *mask |= 1;
             continue;
         }
         if (!config_setting_is_group(g)) {
             describe(g, got, sizeof got);
-            error_at(L, g, key, "expected a URL string or a group { url = \"...\"; ... }, got %s", got);
+            if (D->strings)
+                error_at(L, g, key, "expected a URL string or a group { url = \"...\"; ... }, got %s", got);
+            else
+                error_at(L, g, key, "expected a group { %s = ...; ... }, got %s", D->keys[0].name, got);
             continue;
         }
+        uint32_t given = 0; /* a bad value is reported as such, not as missing too */
         for (int j = 0; j < config_setting_length(g); j++) {
             const config_setting_t *e = config_setting_get_elem(g, (unsigned)j);
-            const char *name = config_setting_name(e);
-            snprintf(key, sizeof key, "outputs[%d].%s", i, name ? name : "?");
-            const pc_key *k = pc_key_find_(pc_output_keys_, pc_noutput_keys_, name);
+            const char *kn = config_setting_name(e);
+            snprintf(key, sizeof key, "%s[%d].%s", name, i, kn ? kn : "?");
+            const pc_key *k = pc_key_find_(D->keys, D->nkeys, kn);
             if (!k) {
-                unknown_key(L, e, key, name, pc_output_keys_, pc_noutput_keys_, 0, "an output entry");
+                unknown_key(L, e, key, kn, D->keys, D->nkeys, 0, what);
                 continue;
             }
-            if (load_value(L, k, e, o, key) == 0)
-                o->set_mask |= 1u << pc_key_index_(pc_output_keys_, k);
+            given |= 1u << pc_key_index_(D->keys, k);
+            if (load_key(L, k, e, o, key) == 0)
+                *mask |= 1u << pc_key_index_(D->keys, k);
         }
-        if (!(o->set_mask & 1)) {
-            snprintf(key, sizeof key, "outputs[%d].url", i);
-            error_at(L, g, key, "missing: every output needs a url");
-        }
+        for (int j = 0; j < D->nkeys; j++)
+            if ((D->keys[j].flags & PC_KF_REQUIRED) && !(given & (1u << j))) {
+                snprintf(key, sizeof key, "%s[%d].%s", name, i, D->keys[j].name);
+                error_at(L, g, key, "missing: every %s needs a %s", D->entry, D->keys[j].name);
+            }
     }
-    L->s->output_count = n;
+    *pc_list_count_(list) = n;
 }
 
 static void unknown_section(loader *L, const config_setting_t *e, const char *name)
 {
-    char list[128] = "", sug[160] = "";
+    char list[192] = "", sug[160] = "";
     size_t off = 0;
     for (int i = 0; i < pc_nsections_; i++)
         off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", pc_sections_[i].name);
@@ -379,9 +405,9 @@ static void unknown_section(loader *L, const config_setting_t *e, const char *na
             snprintf(sug, sizeof sug, "it belongs in a section: %s = { %s = ...; }; ", S->name, name);
     }
     if (!sug[0]) {
-        pc_key k[8];
+        pc_key k[16];
         memset(k, 0, sizeof k);
-        for (int i = 0; i < pc_nsections_ && i < 8; i++)
+        for (int i = 0; i < pc_nsections_ && i < 16; i++)
             k[i].name = pc_sections_[i].name;
         pc_key_suggest_(name, k, pc_nsections_, 0, sug, sizeof sug);
     }
@@ -461,7 +487,7 @@ int pc_settings_load(pc_settings *s, const char *path, pc_diag *d)
             load_cameras(&L, e);
             have_cameras = 1;
         } else
-            load_outputs(&L, e);
+            load_list(&L, S->list, e, (char *)s + S->off, S->name);
     }
     if (have_cameras && !count_given && s->cameras_listed > 0)
         s->capture.cameras = s->cameras_listed;

@@ -19,6 +19,7 @@ typedef enum pc_key_type {
     PC_KT_STRING, /* char[size] */
     PC_KT_ENUM,   /* int, named values */
     PC_KT_LIST,   /* pc_name_list */
+    PC_KT_GROUPS, /* a list of groups (pc_key.list): a picture's outputs, a view's presets */
 } pc_key_type;
 
 enum {
@@ -40,6 +41,8 @@ typedef struct pc_enum {
     int base;                       /* stored value of name(i) is base + i */
 } pc_enum;
 
+typedef struct pc_list_desc pc_list_desc;
+
 typedef struct pc_key {
     const char *name;
     pc_key_type type;
@@ -52,22 +55,61 @@ typedef struct pc_key {
     const char *def;       /* default, as text ("" for empty strings) */
     const char *unit;      /* "fps", "ms", "bytes", or NULL */
     const char *help;
+    const pc_list_desc *list; /* PC_KT_GROUPS: what an entry is */
 } pc_key;
+
+/* A list of groups: the top-level outputs and virtual_cameras, and lists
+ * inside a group or an entry (a picture's outputs, a view's presets).
+ * Storage: an int count, and at items_off bytes after it the entries,
+ * entry_size bytes each, every entry with an int line and a uint32_t
+ * set_mask (the keys given, one bit per key of keys). */
+struct pc_list_desc {
+    const char *entry;     /* "output", "virtual camera", "preset": messages */
+    const char *plural;    /* "outputs", "virtual cameras", "presets" */
+    const pc_key *keys;
+    int nkeys;             /* at most 32 (set_mask) */
+    size_t entry_size, items_off;
+    int max;
+    size_t line_off, mask_off;
+    int strings;           /* an entry may be a plain string, the value of keys[0] (a URL) */
+    const char *example;   /* "( \"file.ts\", { url = \"...\"; ... } )" */
+};
+
+/* The count and the i-th entry of a list stored at base. */
+static inline int *pc_list_count_(void *base) { return (int *)base; }
+static inline void *pc_list_entry_(const pc_list_desc *L, void *base, int i)
+{
+    return (char *)base + L->items_off + (size_t)i * L->entry_size;
+}
+static inline const void *pc_list_centry_(const pc_list_desc *L, const void *base, int i)
+{
+    return (const char *)base + L->items_off + (size_t)i * L->entry_size;
+}
+/* An entry with every key at its default, nothing given. */
+void pc_list_entry_defaults_(const pc_list_desc *L, void *entry);
+extern const pc_list_desc pc_outputs_list_;         /* the top-level outputs (in pc_settings) */
+extern const pc_list_desc pc_picture_outputs_list_; /* a pc_output_list */
+extern const pc_list_desc pc_vcams_list_;           /* virtual_cameras (in pc_settings) */
+extern const pc_list_desc pc_presets_list_;         /* a pc_preset_list */
 
 /* pc_key.max of keys with no upper bound ("N or more"). */
 #define PC_KEY_NO_MAX 1e18
 
-/* Sections of the file. Scalar sections are groups; `cameras` and
- * `outputs` are lists of groups (outputs also of plain URL strings). */
-typedef enum pc_section_kind { PC_SEC_GROUP, PC_SEC_CAMERAS, PC_SEC_OUTPUTS } pc_section_kind;
+/* Sections of the file. Scalar sections are groups; `cameras`, `outputs`
+ * and `virtual_cameras` are lists of groups (outputs also of plain URL
+ * strings). Cameras take their defaults from capture; outputs and
+ * virtual cameras are lists as pc_list_desc describes (outputs change
+ * live as a whole). */
+typedef enum pc_section_kind { PC_SEC_GROUP, PC_SEC_CAMERAS, PC_SEC_OUTPUTS, PC_SEC_LIST } pc_section_kind;
 
 typedef struct pc_section {
     const char *name;
     pc_section_kind kind;
     const pc_key *keys;
     int nkeys;
-    size_t off;            /* group sections: offset in pc_settings */
+    size_t off;            /* group sections: offset in pc_settings; outputs and lists: of the count */
     const char *help;
+    const pc_list_desc *list; /* outputs and lists */
 } pc_section;
 
 extern const pc_section pc_sections_[];
@@ -80,6 +122,9 @@ extern const int pc_noutput_keys_;
 const pc_section *pc_section_find_(const char *name);
 const pc_key *pc_key_find_(const pc_key *keys, int n, const char *name);
 int pc_key_index_(const pc_key *keys, const pc_key *k);
+/* The name of one entry of a section ("camera", "output", "virtual_camera")
+ * or the group's own name: the prefix of pc_settings_key_name. */
+const char *pc_section_entry_name_(const pc_section *S);
 
 /* Stores text (command line, defaults, file strings) after checking it. */
 int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size_t len);
@@ -116,6 +161,7 @@ static inline size_t pc_key_field_size_(const pc_key *k)
     case PC_KT_DOUBLE: return sizeof(double);
     case PC_KT_STRING: return k->size;
     case PC_KT_LIST: return sizeof(pc_name_list);
+    case PC_KT_GROUPS: return k->size;
     }
     return 0;
 }

@@ -22,9 +22,19 @@
  * picture with 16 threads missed the 20 ms budget 272 times in 3003). */
 #define SW_ONE_ENCODER_PIXELS (2040LL * 1080)
 
-static int nvenc_limit(const pc_encode_settings *e) { return e->codec == PC_CODEC_H264 ? 4096 : 8192; }
-
 static int is_nvenc_name(const char *n) { return strstr(n, "_nvenc") != NULL; }
+
+int pc_encoder_side_limit(const pc_encode_settings *e, int nvenc, const char **name)
+{
+    if (is_nvenc_name(e->encoder))
+        nvenc = 1;
+    else if (strcmp(e->encoder, "auto") != 0)
+        nvenc = 0;
+    if (name)
+        *name = nvenc == 1 ? (e->codec == PC_CODEC_H264 ? "NVENC H.264" : "NVENC HEVC")
+                           : "libavcodec's software encoders";
+    return nvenc == 1 ? (e->codec == PC_CODEC_H264 ? 4096 : 8192) : SW_LIMIT;
+}
 
 /* The smallest divisor k of ncam with whole-camera bands of at most
  * max_rows rows (and width) and max_pixels pixels; 0 when even one camera
@@ -158,9 +168,8 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
         nvenc = 1;
     else if (strcmp(e->encoder, "auto") != 0)
         nvenc = 0;
-    int limit = nvenc == 1 ? nvenc_limit(e) : SW_LIMIT;
-    const char *limit_name = nvenc == 1 ? (e->codec == PC_CODEC_H264 ? "NVENC H.264" : "NVENC HEVC")
-                                        : "libavcodec's software encoders";
+    const char *limit_name;
+    int limit = pc_encoder_side_limit(e, nvenc, &limit_name);
     const char *how = e->layout == PC_LAYOUT_AUTO ? "auto" : "configured";
     int H = ncam * slab_h;
     char divs[128], shapes[160], alt[256];

@@ -78,6 +78,8 @@ const char *pc_key_type_name_(const pc_key *k)
     case PC_KT_STRING: return (k->flags & PC_KF_NUMBERS) ? "a string or an array of numbers" : "a string";
     case PC_KT_ENUM: return "a name (string)";
     case PC_KT_LIST: return "an array of strings";
+    case PC_KT_GROUPS:
+        return k->list->strings ? "a list ( \"URL\", { url = \"...\"; ... } )" : "a list of groups ( { ... }, ... )";
     }
     return "?";
 }
@@ -126,6 +128,7 @@ void pc_key_allowed_(const pc_key *k, char *buf, size_t len)
         snprintf(buf, len, "at most %d names of at most %d characters", PC_MAX_FALLBACKS,
                  PC_NAME_LEN - 1);
         break;
+    case PC_KT_GROUPS: snprintf(buf, len, "at most %d %s", k->list->max, k->list->plural); break;
     case PC_KT_ENUM: {
         int n = k->en->count();
         for (int i = 0; i < n && off < len; i++)
@@ -148,7 +151,7 @@ static int check_num(const pc_key *k, double v, const char *shown, char *err, si
         return -1;
     }
     if ((k->flags & PC_KF_EVEN) && fmod(v, 2.0) != 0) {
-        snprintf(err, len, "%s is odd; it must be even (whole 2x2 Bayer tiles)", shown);
+        snprintf(err, len, "%s is odd; it must be even (whole 2x2 blocks: Bayer tiles, 4:2:0 chroma)", shown);
         return -1;
     }
     return 0;
@@ -372,6 +375,55 @@ static int parse_list(const pc_key *k, const char *text, pc_name_list *out, char
     return 0;
 }
 
+/* A list of groups from text (the command line): for lists of URL-like
+ * entries, the entries' first key (a URL) separated by blanks,
+ * "rec.ts udp://239.1.1.1:5000"; "" = none. Others exist in files only. */
+static int parse_groups(const pc_key *k, const char *text, void *list, char *err, size_t len)
+{
+    const pc_list_desc *L = k->list;
+    if (!L->strings) {
+        if (!text[0]) { /* "" = none (the default) */
+            *pc_list_count_(list) = 0;
+            return 0;
+        }
+        snprintf(err, len, "a list of %s groups is written in the configuration file: %s = %s", L->entry, k->name,
+                 L->example);
+        return -1;
+    }
+    const pc_key *first = &L->keys[0];
+    int n = 0;
+    char e2[256];
+    for (const char *p = text; *p;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        size_t w = strcspn(p, " \t\n");
+        if (n >= L->max) {
+            snprintf(err, len, "too many %s (at most %d)", L->plural, L->max);
+            return -1;
+        }
+        char one[PC_URL_LEN];
+        if (w >= sizeof one) {
+            snprintf(err, len, "entry %d: \"%.40s...\" is too long (at most %zu characters)", n, p, sizeof one - 1);
+            return -1;
+        }
+        memcpy(one, p, w);
+        one[w] = '\0';
+        void *e = pc_list_entry_(L, list, n);
+        pc_list_entry_defaults_(L, e);
+        if (pc_key_parse_(first, one, e, e2, sizeof e2)) {
+            snprintf(err, len, "entry %d: %s", n, e2);
+            return -1;
+        }
+        *(uint32_t *)((char *)e + L->mask_off) = 1u;
+        n++;
+        p += w;
+    }
+    *pc_list_count_(list) = n;
+    return 0;
+}
+
 int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size_t len)
 {
     char allowed[256];
@@ -430,6 +482,8 @@ int pc_key_parse_(const pc_key *k, const char *text, void *base, char *err, size
     }
     case PC_KT_LIST:
         return parse_list(k, text, (pc_name_list *)pc_key_field_(k, base), err, len);
+    case PC_KT_GROUPS:
+        return parse_groups(k, text, pc_key_field_(k, base), err, len);
     }
     return -1;
 }
@@ -527,12 +581,24 @@ void pc_key_format_(const pc_key *k, const void *base, char *buf, size_t len, in
             snprintf(buf + o, len - o, "]");
         break;
     }
+    case PC_KT_GROUPS: { /* the entries' first keys: "rec.ts udp://..." (settings_write.c writes them whole) */
+        const pc_list_desc *L = k->list;
+        size_t o = 0;
+        buf[0] = '\0';
+        char one[PC_URL_LEN];
+        for (int i = 0; i < *(const int *)p && o < len; i++) {
+            pc_key_format_(&L->keys[0], pc_list_centry_(L, p, i), one, sizeof one, 0);
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", one);
+        }
+        break;
+    }
     }
 }
 
 /* --- setting from text ------------------------------------------------ */
 
-/* Parses "section.key", "cameras[N].key", "outputs[N].key". */
+/* Parses "section.key", "cameras[N].key", "outputs[N].key",
+ * "virtual_cameras[N].key". */
 int pc_settings_set(pc_settings *s, const char *key, const char *value, char *err, size_t errlen)
 {
     char sec[32], name[64];
@@ -557,7 +623,7 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
     }
     const pc_section *S = pc_section_find_(sec);
     if (!S) {
-        char list[128] = "";
+        char list[192] = "";
         size_t off = 0;
         for (int i = 0; i < pc_nsections_; i++)
             off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", pc_sections_[i].name);
@@ -603,7 +669,7 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
             pc_settings_finish(s);
         return 0;
     }
-    int max = S->kind == PC_SEC_CAMERAS ? PC_MAX_CAMERAS : PC_MAX_OUTPUTS;
+    int max = S->kind == PC_SEC_CAMERAS ? PC_MAX_CAMERAS : S->list->max;
     if (idx < 0 || idx >= max) {
         snprintf(err, errlen, "%s: index %d out of range 0..%d", key, idx, max - 1);
         return -1;
@@ -613,7 +679,7 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
         pc_key_suggest_(name, S->keys, S->nkeys, 0, sug, sizeof sug);
         pc_key_list_(S->keys, S->nkeys, 0, list, sizeof list);
         snprintf(err, errlen, "%s: unknown setting; %sa %s entry takes: %s", key, sug,
-                 S->kind == PC_SEC_CAMERAS ? "camera" : "output", list);
+                 S->kind == PC_SEC_CAMERAS ? "camera" : S->list->entry, list);
         return -1;
     }
     if (S->kind == PC_SEC_CAMERAS) {
@@ -626,19 +692,32 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
         pc_settings_finish(s);
         return 0;
     }
-    pc_output_settings tmp = idx < s->output_count ? s->outputs[idx] : (pc_output_settings){0};
-    if (idx >= s->output_count)
-        pc_output_defaults_(&tmp);
-    if (pc_key_parse_(k, value, &tmp, e2, sizeof e2)) {
-        snprintf(err, errlen, "%s: %s", key, e2);
+    /* outputs, virtual_cameras: entry idx (new entries, and gaps before
+     * them, start from the defaults; validation reports empty ones) */
+    const pc_list_desc *L = S->list;
+    void *lb = (char *)s + S->off;
+    int *count = pc_list_count_(lb);
+    void *tmp = malloc(L->entry_size);
+    if (!tmp) {
+        snprintf(err, errlen, "%s: out of memory", key);
         return -1;
     }
-    tmp.set_mask |= 1u << pc_key_index_(pc_output_keys_, k);
-    for (int i = s->output_count; i < idx; i++) /* gaps: empty, validate reports them */
-        pc_output_defaults_(&s->outputs[i]);
-    s->outputs[idx] = tmp;
-    if (idx >= s->output_count)
-        s->output_count = idx + 1;
+    if (idx < *count)
+        memcpy(tmp, pc_list_entry_(L, lb, idx), L->entry_size);
+    else
+        pc_list_entry_defaults_(L, tmp);
+    if (pc_key_parse_(k, value, tmp, e2, sizeof e2)) {
+        snprintf(err, errlen, "%s: %s", key, e2);
+        free(tmp);
+        return -1;
+    }
+    *(uint32_t *)((char *)tmp + L->mask_off) |= 1u << pc_key_index_(L->keys, k);
+    for (int i = *count; i < idx; i++)
+        pc_list_entry_defaults_(L, pc_list_entry_(L, lb, i));
+    memcpy(pc_list_entry_(L, lb, idx), tmp, L->entry_size);
+    free(tmp);
+    if (idx >= *count)
+        *count = idx + 1;
     return 0;
 }
 

@@ -1,9 +1,29 @@
 /* settings_reload.c - what a reload changes: the diff between two settings
  * (each change live or needing a restart), applying the live ones, and the
- * one-line description logged on SIGHUP. */
+ * one-line description logged on SIGHUP.
+ *
+ * Live beyond the key table's flags: the outputs as a whole; panorama.rig
+ * between two rigs (a new path, or the same path rewritten: its digest),
+ * not from or to none; a virtual camera's live keys while the list of
+ * views (count and names) stays, since each view is an encoder. */
 #include "settings_keys.h"
 
 #include <string.h>
+
+static int field_equal(const pc_key *k, const void *a, const void *b);
+
+/* Two lists of groups with the same entries (lines and bookkeeping aside). */
+static int list_equal(const pc_list_desc *L, const void *a, const void *b)
+{
+    int n = *(const int *)a;
+    if (n != *(const int *)b)
+        return 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < L->nkeys; j++)
+            if (!field_equal(&L->keys[j], pc_list_centry_(L, a, i), pc_list_centry_(L, b, i)))
+                return 0;
+    return 1;
+}
 
 static int field_equal(const pc_key *k, const void *a, const void *b)
 {
@@ -20,6 +40,7 @@ static int field_equal(const pc_key *k, const void *a, const void *b)
                 return 0;
         return 1;
     }
+    case PC_KT_GROUPS: return list_equal(k->list, pa, pb);
     default: return memcmp(pa, pb, pc_key_field_size_(k)) == 0;
     }
 }
@@ -36,8 +57,8 @@ static void diff_add(pc_settings_delta *d, const char *key, const char *before, 
         return;
     pc_settings_change *c = &d->item[d->count++];
     snprintf(c->key, sizeof c->key, "%s", key);
-    snprintf(c->before, sizeof c->before, "%s", before);
-    snprintf(c->after, sizeof c->after, "%s", after);
+    snprintf(c->before, sizeof c->before, "%.*s", (int)sizeof c->before - 1, before); /* long lists: shortened */
+    snprintf(c->after, sizeof c->after, "%.*s", (int)sizeof c->after - 1, after);
     c->live = live;
 }
 
@@ -49,48 +70,99 @@ static void outputs_text(const pc_settings *s, char *buf, size_t len)
         o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", s->outputs[i].url);
 }
 
-int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_delta *d)
+/* How a changed key applies: its table flag, except the rig (live between
+ * two rigs only: adding or removing one changes what the outputs carry). */
+static unsigned key_live(const pc_key *k, const void *ba, const void *bb)
+{
+    if (k->live == PC_LIVE_RIG && (!*(const char *)pc_key_cfield_(k, ba) || !*(const char *)pc_key_cfield_(k, bb)))
+        return 0;
+    return k->live;
+}
+
+/* The views' list: their names, in order ("main 1920x1080, wide 1280x720"). */
+static void vcams_text(const pc_settings *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->vcam_count && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", s->vcams[i].name);
+    if (!s->vcam_count)
+        snprintf(buf, len, "none");
+}
+
+/* The same views, by count and names in order: their live keys can apply. */
+static int same_vcams(const pc_settings *a, const pc_settings *b)
+{
+    if (a->vcam_count != b->vcam_count)
+        return 0;
+    for (int i = 0; i < a->vcam_count; i++)
+        if (strcmp(a->vcams[i].name, b->vcams[i].name) != 0)
+            return 0;
+    return 1;
+}
+
+/* The changed keys of one group or entry, named prefix.key. */
+static void diff_keys(pc_settings_delta *d, const char *prefix, const pc_key *keys, int n, const void *ba,
+                      const void *bb)
 {
     char va[256], vb[256], key[96];
+    for (int i = 0; i < n; i++) {
+        const pc_key *k = &keys[i];
+        if (field_equal(k, ba, bb))
+            continue;
+        pc_key_format_(k, ba, va, sizeof va, 0);
+        pc_key_format_(k, bb, vb, sizeof vb, 0);
+        snprintf(key, sizeof key, "%s.%s", prefix, k->name);
+        unsigned live = key_live(k, ba, bb);
+        diff_add(d, key, va, vb, live != 0, live);
+    }
+}
+
+int pc_settings_diff(const pc_settings *a, const pc_settings *b, pc_settings_delta *d)
+{
+    char va[256], vb[PC_PATH_LEN + 32], key[96];
     memset(d, 0, sizeof *d);
     for (int si = 0; si < pc_nsections_; si++) {
         const pc_section *S = &pc_sections_[si];
         if (S->kind == PC_SEC_GROUP) {
-            const void *ba = (const char *)a + S->off, *bb = (const char *)b + S->off;
-            for (int i = 0; i < S->nkeys; i++) {
-                const pc_key *k = &S->keys[i];
-                if (field_equal(k, ba, bb))
-                    continue;
-                pc_key_format_(k, ba, va, sizeof va, 0);
-                pc_key_format_(k, bb, vb, sizeof vb, 0);
-                snprintf(key, sizeof key, "%s.%s", S->name, k->name);
-                diff_add(d, key, va, vb, k->live != 0, k->live);
+            diff_keys(d, S->name, S->keys, S->nkeys, (const char *)a + S->off, (const char *)b + S->off);
+            /* the same .pto, rewritten (recalibrated): swapped like another one */
+            if (strcmp(S->name, "panorama") == 0 && a->panorama.rig[0] &&
+                strcmp(a->panorama.rig, b->panorama.rig) == 0 && a->panorama.rig_digest != b->panorama.rig_digest) {
+                snprintf(vb, sizeof vb, "%s (file rewritten)", b->panorama.rig);
+                diff_add(d, "panorama.rig", a->panorama.rig, vb, 1, PC_LIVE_RIG);
             }
         } else if (S->kind == PC_SEC_CAMERAS) {
             int n = a->capture.cameras < b->capture.cameras ? a->capture.cameras : b->capture.cameras;
-            for (int c = 0; c < n; c++)
-                for (int i = 0; i < S->nkeys; i++) {
-                    const pc_key *k = &S->keys[i];
-                    if (field_equal(k, &a->cameras[c], &b->cameras[c]))
-                        continue;
-                    pc_key_format_(k, &a->cameras[c], va, sizeof va, 0);
-                    pc_key_format_(k, &b->cameras[c], vb, sizeof vb, 0);
-                    snprintf(key, sizeof key, "cameras[%d].%s", c, k->name);
-                    diff_add(d, key, va, vb, k->live != 0, k->live);
-                }
-        } else {
-            int same = a->output_count == b->output_count;
-            for (int o = 0; same && o < a->output_count; o++)
-                for (int i = 0; i < S->nkeys; i++)
-                    same &= field_equal(&S->keys[i], &a->outputs[o], &b->outputs[o]);
-            if (!same) {
+            for (int c = 0; c < n; c++) {
+                snprintf(key, sizeof key, "cameras[%d]", c);
+                diff_keys(d, key, S->keys, S->nkeys, &a->cameras[c], &b->cameras[c]);
+            }
+        } else if (S->kind == PC_SEC_OUTPUTS) {
+            if (!list_equal(S->list, (const char *)a + S->off, (const char *)b + S->off)) {
                 outputs_text(a, va, sizeof va);
                 outputs_text(b, vb, sizeof vb);
                 diff_add(d, "outputs", va, vb, 1, PC_LIVE_OUTPUTS);
             }
+        } else if (!same_vcams(a, b)) { /* virtual_cameras: views added, removed, renamed or reordered */
+            vcams_text(a, va, sizeof va);
+            vcams_text(b, vb, sizeof vb);
+            diff_add(d, "virtual_cameras", va, vb, 0, 0);
+        } else {
+            for (int v = 0; v < a->vcam_count; v++) {
+                snprintf(key, sizeof key, "virtual_cameras[%d]", v);
+                diff_keys(d, key, S->keys, S->nkeys, &a->vcams[v], &b->vcams[v]);
+            }
         }
     }
     return d->changes;
+}
+
+static void copy_live_keys(const pc_key *keys, int n, void *cur, const void *next)
+{
+    for (int i = 0; i < n; i++)
+        if (keys[i].live)
+            memcpy(pc_key_field_(&keys[i], cur), pc_key_cfield_(&keys[i], next), pc_key_field_size_(&keys[i]));
 }
 
 void pc_settings_apply_live(pc_settings *cur, const pc_settings *next)
@@ -98,23 +170,28 @@ void pc_settings_apply_live(pc_settings *cur, const pc_settings *next)
     for (int si = 0; si < pc_nsections_; si++) {
         const pc_section *S = &pc_sections_[si];
         if (S->kind == PC_SEC_GROUP) {
+            void *bc = (char *)cur + S->off;
+            const void *bn = (const char *)next + S->off;
             for (int i = 0; i < S->nkeys; i++)
-                if (S->keys[i].live)
-                    memcpy(pc_key_field_(&S->keys[i], (char *)cur + S->off),
-                           pc_key_cfield_(&S->keys[i], (const char *)next + S->off), pc_key_field_size_(&S->keys[i]));
+                if (key_live(&S->keys[i], bc, bn))
+                    memcpy(pc_key_field_(&S->keys[i], bc), pc_key_cfield_(&S->keys[i], bn),
+                           pc_key_field_size_(&S->keys[i]));
         } else if (S->kind == PC_SEC_CAMERAS) {
             /* live camera keys (colour) of the cameras both have */
             int n = cur->capture.cameras < next->capture.cameras ? cur->capture.cameras : next->capture.cameras;
             for (int c = 0; c < n; c++)
-                for (int i = 0; i < S->nkeys; i++)
-                    if (S->keys[i].live)
-                        memcpy(pc_key_field_(&S->keys[i], &cur->cameras[c]),
-                               pc_key_cfield_(&S->keys[i], &next->cameras[c]), pc_key_field_size_(&S->keys[i]));
+                copy_live_keys(S->keys, S->nkeys, &cur->cameras[c], &next->cameras[c]);
         } else if (S->kind == PC_SEC_OUTPUTS) {
             cur->output_count = next->output_count;
             memcpy(cur->outputs, next->outputs, sizeof cur->outputs);
+        } else if (same_vcams(cur, next)) {
+            for (int v = 0; v < cur->vcam_count; v++)
+                copy_live_keys(S->keys, S->nkeys, &cur->vcams[v], &next->vcams[v]);
         }
     }
+    /* the digest goes with the rig it describes */
+    if (strcmp(cur->panorama.rig, next->panorama.rig) == 0)
+        cur->panorama.rig_digest = next->panorama.rig_digest;
 }
 
 void pc_settings_diff_describe(const pc_settings_delta *d, char *buf, size_t len)

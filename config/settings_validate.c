@@ -37,11 +37,13 @@ void pc_camera_defaults_(pc_camera_settings *c)
     apply_defaults(pc_camera_keys_, pc_ncamera_keys_, c);
 }
 
-void pc_output_defaults_(pc_output_settings *o)
+void pc_list_entry_defaults_(const pc_list_desc *L, void *entry)
 {
-    memset(o, 0, sizeof *o);
-    apply_defaults(pc_output_keys_, pc_noutput_keys_, o);
+    memset(entry, 0, L->entry_size);
+    apply_defaults(L->keys, L->nkeys, entry);
 }
+
+void pc_output_defaults_(pc_output_settings *o) { pc_list_entry_defaults_(&pc_picture_outputs_list_, o); }
 
 void pc_settings_defaults(pc_settings *s)
 {
@@ -75,6 +77,8 @@ void pc_settings_finish(pc_settings *s)
     }
 }
 /* --- derived values and validation ------------------------------------ */
+
+int pc_settings_stitching(const pc_settings *s) { return s->panorama.rig[0] && s->panorama.enabled; }
 
 int pc_settings_panorama_width(const pc_settings *s) { return s->cameras[0].width; }
 
@@ -156,12 +160,233 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+#define ERR(line, key, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, key, __VA_ARGS__))
+#define WARN(line, key, ...) pc_diag_add(d, PC_DIAG_WARNING, file, line, key, __VA_ARGS__)
+
+/* One picture's outputs (prefix "outputs", "panorama.unstitched_outputs",
+ * "virtual_cameras[0].outputs"): a URL each, known schemes, "null"
+ * alone, no duplicates, options as key=value. Returns the errors added. */
+static int check_outputs(const pc_settings *s, pc_diag *d, const char *prefix, const pc_output_settings *outs, int n)
+{
+    const char *file = s->config_file;
+    int errors = 0;
+    char key[160];
+    for (int i = 0; i < n; i++) {
+        const pc_output_settings *o = &outs[i];
+        int line = o->line;
+        snprintf(key, sizeof key, "%s[%d].url", prefix, i);
+        if (!o->url[0]) {
+            ERR(line, key, "missing or empty URL");
+            continue;
+        }
+        const char *sep = strstr(o->url, "://");
+        if (sep) {
+            static const char *const schemes[] = {"udp", "srt", "tcp", "rtp", "file"};
+            size_t sl = (size_t)(sep - o->url);
+            int ok = 0;
+            for (int j = 0; j < 5; j++)
+                ok |= strlen(schemes[j]) == sl && strncasecmp(o->url, schemes[j], sl) == 0;
+            if (!ok)
+                ERR(line, key, "unknown URL scheme \"%.*s\" in \"%s\"; allowed: udp://, srt://, tcp://, "
+                    "rtp://, file:// or a plain path, or \"null\"", (int)sl, o->url, o->url);
+        }
+        if (strcmp(o->url, "null") == 0 && n > 1)
+            ERR(line, key, "\"null\" (demosaic only, no encoder) cannot be combined with other outputs");
+        for (int j = 0; j < i; j++)
+            if (strcmp(o->url, outs[j].url) == 0)
+                ERR(line, key, "duplicate output \"%s\" (also %s[%d])", o->url, prefix, j);
+        if (o->options[0]) {
+            char opts[PC_OPTS_LEN];
+            snprintf(opts, sizeof opts, "%s", o->options);
+            char *save = NULL;
+            for (char *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(t, '=');
+                if (!eq || eq == t) {
+                    snprintf(key, sizeof key, "%s[%d].options", prefix, i);
+                    ERR(line, key, "\"%s\" is not key=value (options are \"key=value,key=value\")", t);
+                    break;
+                }
+            }
+        }
+    }
+    return errors;
+}
+
+/* The panorama's settings that need no file (the .pto itself:
+ * settings_rig.c). */
+static int validate_panorama(const pc_settings *s, pc_diag *d)
+{
+    const char *file = s->config_file;
+    const pc_panorama_settings *p = &s->panorama;
+    int errors = 0;
+    if (pc_settings_stitching(s)) {
+        errors += check_outputs(s, d, "panorama.unstitched_outputs", p->unstitched.item, p->unstitched.count);
+        return errors;
+    }
+    const char *why = p->rig[0] ? "panorama.enabled is false" : "no panorama.rig";
+    if (p->unstitched.count)
+        WARN(p->line, "panorama.unstitched_outputs",
+             "%s: the outputs carry the unstitched cameras already; these %d output%s are not written", why,
+             p->unstitched.count, p->unstitched.count == 1 ? "" : "s");
+    if (p->width)
+        WARN(p->line, "panorama.width", "%d: %s, so there is no panorama to size", p->width, why);
+    return errors;
+}
+
+/* A view's name: control commands, HTTP paths and metric labels carry it. */
+static int name_ok(const char *n)
+{
+    return n[0] && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == strlen(n);
+}
+
+static int validate_vcams(const pc_settings *s, pc_diag *d)
+{
+    const char *file = s->config_file;
+    int errors = 0;
+    char key[160], pre[96];
+    if (s->vcam_count > 0 && !s->panorama.rig[0])
+        ERR(s->vcams[0].line, "virtual_cameras",
+            "%d virtual camera%s need%s a rig: set panorama.rig to the Hugin project (.pto) of the cameras (or "
+            "--rig FILE)", s->vcam_count, s->vcam_count == 1 ? "" : "s", s->vcam_count == 1 ? "s" : "");
+    const char *lname = NULL;
+    int limit = pc_encoder_side_limit(&s->encode, -1, &lname);
+    for (int i = 0; i < s->vcam_count; i++) {
+        const pc_vcam_settings *v = &s->vcams[i];
+        int line = v->line;
+        snprintf(pre, sizeof pre, "virtual_cameras[%d]", i);
+        snprintf(key, sizeof key, "%s.name", pre);
+        if (!v->name[0])
+            ERR(line, key, "missing: every virtual camera needs a name");
+        else if (!name_ok(v->name))
+            ERR(line, key, "\"%s\": a name is letters, digits, '-', '_' and '.' (control commands, HTTP paths "
+                "and metrics carry it)", v->name);
+        for (int j = 0; j < i && v->name[0]; j++)
+            if (strcmp(v->name, s->vcams[j].name) == 0)
+                ERR(line, key, "duplicate name \"%s\" (also virtual_cameras[%d], line %d)", v->name, j,
+                    s->vcams[j].line);
+        if ((v->width | v->height) & 1) {
+            snprintf(key, sizeof key, "%s.%s", pre, v->width & 1 ? "width" : "height");
+            ERR(line, key, "odd size %dx%d; the picture is 4:2:0 YUV, both sides even", v->width, v->height);
+        }
+        if (v->width > limit || v->height > limit) {
+            snprintf(key, sizeof key, "%s.%s", pre, v->width > limit ? "width" : "height");
+            ERR(line, key, "%dx%d is over the limit of %s (%d pixels a side)", v->width, v->height, lname, limit);
+        }
+        if (v->min_hfov > v->max_hfov) {
+            snprintf(key, sizeof key, "%s.min_hfov", pre);
+            ERR(line, key, "%g is wider than max_hfov %g", v->min_hfov, v->max_hfov);
+        }
+        if (v->follow_min_hfov > v->follow_max_hfov) {
+            snprintf(key, sizeof key, "%s.follow_min_hfov", pre);
+            ERR(line, key, "%g is wider than follow_max_hfov %g", v->follow_min_hfov, v->follow_max_hfov);
+        }
+        snprintf(key, sizeof key, "%s.outputs", pre);
+        if (v->outputs.count == 0)
+            ERR(line, key, "no outputs: a virtual camera is encoded to its own outputs; give at least one (a "
+                "file, udp://..., or \"null\" to render without encoding)");
+        errors += check_outputs(s, d, key, v->outputs.item, v->outputs.count);
+        for (int j = 0; j < v->presets.count; j++) {
+            const pc_vcam_preset *p = &v->presets.item[j];
+            snprintf(key, sizeof key, "%s.presets[%d].name", pre, j);
+            if (!p->name[0])
+                ERR(p->line, key, "missing: every preset needs a name");
+            for (int k = 0; k < j && p->name[0]; k++)
+                if (strcmp(p->name, v->presets.item[k].name) == 0)
+                    ERR(p->line, key, "duplicate preset \"%s\" (also presets[%d], line %d)", p->name, k,
+                        v->presets.item[k].line);
+        }
+    }
+    return errors;
+}
+
+/* An output's place, for comparing pictures' outputs: "file:" and "./"
+ * taken off (the same file either way). */
+static const char *url_place(const char *u)
+{
+    if (strncmp(u, "file:", 5) == 0)
+        u += strncmp(u, "file://", 7) == 0 ? 7 : 5;
+    while (strncmp(u, "./", 2) == 0)
+        u += 2;
+    return u;
+}
+
+/* 1 when a and b are one place; a "%b" (the band number) stands for any
+ * band. */
+static int same_place(const char *a, const char *b)
+{
+    a = url_place(a);
+    b = url_place(b);
+    if (!strstr(a, "%b") && !strstr(b, "%b"))
+        return strcmp(a, b) == 0;
+    char x[PC_URL_LEN + 8], y[PC_URL_LEN + 8];
+    for (int i = 0; i < PC_MAX_CAMERAS; i++)
+        for (int j = 0; j < PC_MAX_CAMERAS; j++) {
+            const char *ma = strstr(a, "%b"), *mb = strstr(b, "%b");
+            if (ma)
+                snprintf(x, sizeof x, "%.*s%d%s", (int)(ma - a), a, i, ma + 2);
+            else
+                snprintf(x, sizeof x, "%s", a);
+            if (mb)
+                snprintf(y, sizeof y, "%.*s%d%s", (int)(mb - b), b, j, mb + 2);
+            else
+                snprintf(y, sizeof y, "%s", b);
+            if (strcmp(x, y) == 0)
+                return 1;
+        }
+    return 0;
+}
+
+/* Two pictures writing one place (a file, a UDP port): the main outputs,
+ * the unstitched outputs and every virtual camera's. */
+static int check_output_collisions(const pc_settings *s, pc_diag *d)
+{
+    const char *file = s->config_file;
+    int errors = 0;
+    typedef struct {
+        const pc_output_settings *o;
+        char key[96];
+        int picture;
+    } place;
+    place *all = malloc(sizeof *all * (PC_MAX_OUTPUTS + PC_MAX_PICTURE_OUTPUTS * (1 + PC_MAX_VCAMS)));
+    if (!all)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < s->output_count; i++, n++) {
+        all[n].o = &s->outputs[i];
+        all[n].picture = 0;
+        snprintf(all[n].key, sizeof all[n].key, "outputs[%d]", i);
+    }
+    if (pc_settings_stitching(s))
+        for (int i = 0; i < s->panorama.unstitched.count; i++, n++) {
+            all[n].o = &s->panorama.unstitched.item[i];
+            all[n].picture = 1;
+            snprintf(all[n].key, sizeof all[n].key, "panorama.unstitched_outputs[%d]", i);
+        }
+    for (int v = 0; v < s->vcam_count; v++)
+        for (int i = 0; i < s->vcams[v].outputs.count; i++, n++) {
+            all[n].o = &s->vcams[v].outputs.item[i];
+            all[n].picture = 2 + v;
+            snprintf(all[n].key, sizeof all[n].key, "virtual_cameras[%d].outputs[%d]", v, i);
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) {
+            if (all[i].picture == all[j].picture || !strcmp(all[i].o->url, "null") || !all[i].o->url[0] ||
+                !same_place(all[i].o->url, all[j].o->url))
+                continue;
+            char key[128];
+            snprintf(key, sizeof key, "%s.url", all[i].key);
+            ERR(all[i].o->line, key, "\"%s\" is also %s's (line %d): two pictures cannot write one output",
+                all[i].o->url, all[j].key, all[j].o->line);
+            break;
+        }
+    free(all);
+    return errors;
+}
+
 int pc_settings_validate(const pc_settings *s, pc_diag *d)
 {
     const char *file = s->config_file;
     int errors = 0;
-#define ERR(line, key, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, key, __VA_ARGS__))
-#define WARN(line, key, ...) pc_diag_add(d, PC_DIAG_WARNING, file, line, key, __VA_ARGS__)
     char key[96], la[96], lb[96];
     int n = s->capture.cameras;
     if (n < 1 || n > PC_MAX_CAMERAS) {
@@ -293,11 +518,17 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
     const char *enc = s->encode.encoder;
     if (!enc[0])
         ERR(s->encode.line, "encode.encoder", "empty; use \"auto\" or an FFmpeg encoder name");
+    /* The unstitched picture: the outputs' without a panorama, the
+     * unstitched_outputs' with one; its layout is checked where it is
+     * encoded. */
+    const int stitching = pc_settings_stitching(s);
+    const pc_output_settings *uo = stitching ? s->panorama.unstitched.item : s->outputs;
+    const int un = stitching ? s->panorama.unstitched.count : s->output_count;
     /* The layout: bands not dividing the cameras, a picture over the
      * encoder's limit, grid. The picture an encoder gets is a band's. */
     pc_layout_plan lp = {0};
     char lerr[512];
-    if (W > 0 && H > 0 && n > 0 && n <= PC_MAX_CAMERAS) {
+    if (W > 0 && H > 0 && n > 0 && n <= PC_MAX_CAMERAS && (!stitching || un > 0)) {
         if (pc_layout_resolve(&s->encode, n, W, H / n, -1, 1, &lp, lerr, sizeof lerr))
             ERR(s->encode.line, s->encode.grid[0] && strstr(lerr, "grid")            ? "encode.grid"
                                 : s->encode.bands && !strstr(lerr, "encode.layout") ? "encode.bands"
@@ -308,19 +539,19 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
     }
     int EW = lp.width > 0 ? lp.width : W; /* the encoder's picture: a grid is wider */
     int encodes = 0;
-    for (int i = 0; i < s->output_count; i++)
-        encodes |= strcmp(s->outputs[i].url, "null") != 0;
+    for (int i = 0; i < un; i++)
+        encodes |= strcmp(uo[i].url, "null") != 0;
     if (encodes && lp.width > 0)
         errors += check_picture_sides(s, d, &lp, "layout");
     if (s->encode.preview_scale && !s->encode.preview_url[0])
         ERR(s->encode.line, "encode.preview_url", "encode.preview_scale = %d needs the preview's output URL",
             s->encode.preview_scale);
     int PH = pc_settings_panorama_height(s);
-    if (s->encode.preview_scale && W > 0 && PH > 0 &&
+    if (!stitching && s->encode.preview_scale && W > 0 && PH > 0 && /* a stitched one: settings_rig.c */
         (W / s->encode.preview_scale < 16 || PH / s->encode.preview_scale < 16))
         ERR(s->encode.line, "encode.preview_scale", "%d: the %dx%d panorama would be smaller than 16 pixels",
             s->encode.preview_scale, W, PH);
-    if (s->encode.codec == PC_CODEC_H264 && ends_with(enc, "_nvenc") && (EW > 4096 || H > 4096))
+    if (encodes && s->encode.codec == PC_CODEC_H264 && ends_with(enc, "_nvenc") && (EW > 4096 || H > 4096))
         ERR(s->encode.line, "encode.codec",
             "h264 with encoder %s: NVENC H.264 is limited to 4096x4096 and the picture is %dx%d; "
             "use codec \"hevc\" (hevc_nvenc, up to 8192) or a software encoder", enc, EW, H);
@@ -328,7 +559,7 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
      * or bands inside its limit); no layout of these cameras fits NVENC
      * H.264 when even one camera is over 4096 */
     pc_layout_plan nv;
-    if (s->encode.codec == PC_CODEC_H264 && strcmp(enc, "auto") == 0 && W > 0 && H > 0 && n > 0 &&
+    if (encodes && s->encode.codec == PC_CODEC_H264 && strcmp(enc, "auto") == 0 && W > 0 && H > 0 && n > 0 &&
         n <= PC_MAX_CAMERAS && pc_layout_resolve(&s->encode, n, W, pc_settings_panorama_height(s) / n, 1, 1, &nv, lerr,
                                                  sizeof lerr))
         WARN(s->encode.line, "encode.codec",
@@ -341,47 +572,13 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
         WARN(s->encode.line, "encode.fallback",
              "empty: where NVENC cannot open there is no encoder to fall back to");
 
-    /* Outputs. */
+    /* Outputs: each picture's, then across pictures. */
     if (s->output_count == 0)
         ERR(0, "outputs", "no outputs; give at least one (a file, udp://..., or \"null\" to discard)");
-    for (int i = 0; i < s->output_count; i++) {
-        const pc_output_settings *o = &s->outputs[i];
-        int line = o->line;
-        snprintf(key, sizeof key, "outputs[%d].url", i);
-        if (!o->url[0]) {
-            ERR(line, key, "missing or empty URL");
-            continue;
-        }
-        const char *sep = strstr(o->url, "://");
-        if (sep) {
-            static const char *const schemes[] = {"udp", "srt", "tcp", "rtp", "file"};
-            size_t sl = (size_t)(sep - o->url);
-            int ok = 0;
-            for (int j = 0; j < 5; j++)
-                ok |= strlen(schemes[j]) == sl && strncasecmp(o->url, schemes[j], sl) == 0;
-            if (!ok)
-                ERR(line, key, "unknown URL scheme \"%.*s\" in \"%s\"; allowed: udp://, srt://, tcp://, "
-                    "rtp://, file:// or a plain path, or \"null\"", (int)sl, o->url, o->url);
-        }
-        if (strcmp(o->url, "null") == 0 && s->output_count > 1)
-            ERR(line, key, "\"null\" (demosaic only, no encoder) cannot be combined with other outputs");
-        for (int j = 0; j < i; j++)
-            if (strcmp(o->url, s->outputs[j].url) == 0)
-                ERR(line, key, "duplicate output \"%s\" (also outputs[%d])", o->url, j);
-        if (o->options[0]) {
-            char opts[PC_OPTS_LEN];
-            snprintf(opts, sizeof opts, "%s", o->options);
-            char *save = NULL;
-            for (char *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                char *eq = strchr(t, '=');
-                if (!eq || eq == t) {
-                    snprintf(key, sizeof key, "outputs[%d].options", i);
-                    ERR(line, key, "\"%s\" is not key=value (options are \"key=value,key=value\")", t);
-                    break;
-                }
-            }
-        }
-    }
+    errors += check_outputs(s, d, "outputs", s->outputs, s->output_count);
+    errors += validate_panorama(s, d);
+    errors += validate_vcams(s, d);
+    errors += check_output_collisions(s, d);
 
     /* Daemon. */
     double period_ms = 1000.0 / s->capture.fps;
@@ -426,6 +623,19 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
                 "http://localhost/metrics)");
         else if (pc_parse_listen(s->daemon.metrics_listen, &ss, &sl, why, sizeof why))
             ERR(s->daemon.line, "daemon.metrics_listen", "%s", why);
+    }
+    if (s->daemon.http_listen[0]) {
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        char why[256];
+        if (!PANOCAP_HAVE_HTTP)
+            ERR(s->daemon.line, "daemon.http_listen",
+                "this panocap was built without libmicrohttpd, so it cannot serve the web page (install "
+                "libmicrohttpd-dev and rebuild)");
+        else if (pc_parse_listen(s->daemon.http_listen, &ss, &sl, why, sizeof why))
+            ERR(s->daemon.line, "daemon.http_listen", "%s", why);
+    } else if (s->daemon.http_token_file[0]) {
+        WARN(s->daemon.line, "daemon.http_token_file", "has no effect without daemon.http_listen");
     }
 #undef ERR
 #undef WARN

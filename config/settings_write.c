@@ -6,6 +6,8 @@
 
 /* --- writing and documentation ----------------------------------------- */
 
+static void write_list(FILE *f, const pc_list_desc *L, const void *list, const char *indent);
+
 static void write_keys(FILE *f, const pc_key *keys, int n, const void *base, const char *indent,
                        int skip_camera_only, int comments)
 {
@@ -14,6 +16,14 @@ static void write_keys(FILE *f, const pc_key *keys, int n, const void *base, con
         const pc_key *k = &keys[i];
         if (skip_camera_only && (k->flags & PC_KF_CAMERA_ONLY))
             continue;
+        if (k->type == PC_KT_GROUPS) {
+            if (comments)
+                fprintf(f, "%s# %s\n", indent, k->help);
+            fprintf(f, "%s%s = ", indent, k->name);
+            write_list(f, k->list, pc_key_cfield_(k, base), indent);
+            fputs(";\n", f);
+            continue;
+        }
         pc_key_format_(k, base, v, sizeof v, 1);
         if (comments)
             fprintf(f, "%s%s = %s;%*s# %s\n", indent, k->name, v,
@@ -22,6 +32,26 @@ static void write_keys(FILE *f, const pc_key *keys, int n, const void *base, con
         else
             fprintf(f, "%s%s = %s;\n", indent, k->name, v);
     }
+}
+
+/* "( )", or "(\n  {\n    key = value;\n  },\n  ...\n)" at indent. */
+static void write_list(FILE *f, const pc_list_desc *L, const void *list, const char *indent)
+{
+    int n = *(const int *)list;
+    if (!n) {
+        fputs("( )", f);
+        return;
+    }
+    char in1[64], in2[64];
+    snprintf(in1, sizeof in1, "%s  ", indent);
+    snprintf(in2, sizeof in2, "%s    ", indent);
+    fputs("(\n", f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s{\n", in1);
+        write_keys(f, L->keys, L->nkeys, pc_list_centry_(L, list, i), in2, 0, 0);
+        fprintf(f, "%s}%s\n", in1, i + 1 < n ? "," : "");
+    }
+    fprintf(f, "%s)", indent);
 }
 
 int pc_settings_write(const pc_settings *s, FILE *f)
@@ -48,31 +78,36 @@ int pc_settings_write(const pc_settings *s, FILE *f)
             }
             fprintf(f, ");\n\n");
         } else {
-            fprintf(f, "outputs = (\n");
-            for (int o = 0; o < s->output_count; o++) {
-                fprintf(f, "  {\n");
-                write_keys(f, S->keys, S->nkeys, &s->outputs[o], "    ", 0, 0);
-                fprintf(f, "  }%s\n", o + 1 < s->output_count ? "," : "");
-            }
-            fprintf(f, ");\n\n");
+            fprintf(f, "%s = ", S->name);
+            write_list(f, S->list, (const char *)s + S->off, "");
+            fprintf(f, ";\n\n");
         }
     }
     return ferror(f) ? -1 : 0;
 }
 
-static void print_key_ref(FILE *f, const char *prefix, const pc_key *k)
+static void print_key_ref(FILE *f, const char *indent, const pc_key *k)
 {
     char allowed[256];
     pc_key_allowed_(k, allowed, sizeof allowed);
     const char *t = k->type == PC_KT_ENUM ? "name" : k->type == PC_KT_LIST ? "list" :
-                    k->type == PC_KT_STRING ? "string" : k->type == PC_KT_BOOL ? "bool" :
-                    k->type == PC_KT_DOUBLE ? "number" : "integer";
-    fprintf(f, "  %s%s (%s, default %s%s%s)%s\n      %s\n", prefix, k->name, t,
-            k->type == PC_KT_STRING || k->type == PC_KT_ENUM ? "\"" : "", k->def,
-            k->type == PC_KT_STRING || k->type == PC_KT_ENUM ? "\"" : "",
-            k->live ? " [live on reload]" : "", k->help);
+                    k->type == PC_KT_GROUPS ? "list of groups" : k->type == PC_KT_STRING ? "string" :
+                    k->type == PC_KT_BOOL ? "bool" : k->type == PC_KT_DOUBLE ? "number" : "integer";
+    int quoted = k->type == PC_KT_STRING || k->type == PC_KT_ENUM;
+    fprintf(f, "%s%s (%s, default %s%s%s)%s\n%s    %s\n", indent, k->name, t, quoted ? "\"" : "",
+            k->type == PC_KT_GROUPS ? "none" : k->def, quoted ? "\"" : "", k->live ? " [live on reload]" : "", indent,
+            k->help);
     if (k->type != PC_KT_STRING)
-        fprintf(f, "      allowed: %s\n", allowed);
+        fprintf(f, "%s    allowed: %s\n", indent, allowed);
+    if (k->type == PC_KT_GROUPS && k->list->keys == pc_output_keys_)
+        fprintf(f, "%s    each entry: a URL string, or a group of the keys of an outputs entry\n", indent);
+    else if (k->type == PC_KT_GROUPS) {
+        char in[32];
+        snprintf(in, sizeof in, "%s    ", indent);
+        fprintf(f, "%s    each entry:\n", indent);
+        for (int i = 0; i < k->list->nkeys; i++)
+            print_key_ref(f, in, &k->list->keys[i]);
+    }
 }
 
 void pc_settings_print_reference(FILE *f)
@@ -87,7 +122,7 @@ void pc_settings_print_reference(FILE *f)
         else
             fprintf(f, "%s = ( ... ): %s\n", S->name, S->help);
         for (int i = 0; i < S->nkeys; i++)
-            print_key_ref(f, "", &S->keys[i]);
+            print_key_ref(f, "  ", &S->keys[i]);
         if (strcmp(S->name, "capture") == 0) {
             char only[256] = "";
             size_t o = 0;
@@ -100,6 +135,9 @@ void pc_settings_print_reference(FILE *f)
         }
         if (S->kind == PC_SEC_OUTPUTS)
             fprintf(f, "  [live on reload] the whole list; an entry may also be a plain URL string.\n");
+        if (S->kind == PC_SEC_LIST)
+            fprintf(f, "  [live on reload] the keys so marked, while the list of views (their count and names) "
+                       "stays the same.\n");
         fprintf(f, "\n");
     }
 }

@@ -3,16 +3,19 @@
 
 #include "image.h"
 #include "panocap_config.h"
+#include "settings_rig.h"
 #if PANOCAP_HAVE_FFMPEG
 #include "encode.h"
 #endif
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const pc_logger *lg)
+void pc_check_capture_config(const pc_settings *s, const struct pc_rig *rig, pc_capture_config *cc,
+                             const pc_logger *lg)
 {
     pc_capture_config_init(cc);
     cc->source = (pc_source_kind)s->capture.source;
@@ -26,6 +29,14 @@ void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const 
     cc->deadline_periods = s->capture.deadline_periods;
     cc->pool_sets = s->capture.pool_size;
     cc->log = lg;
+    /* a scene seen through the rig (capture.scene; capture refuses it
+     * without a rig, naming what is missing) */
+    if (s->capture.scene[0]) {
+        cc->scene = s->capture.scene;
+        cc->scene_rig = rig;
+        cc->scene_seconds = s->capture.scene_seconds;
+        cc->scene_seed = (uint64_t)s->capture.scene_seed;
+    }
     /* Fake cameras with no picture configured show the bundled photograph
      * (installed, or in the source tree when run from a build folder). */
     const char *picture = s->capture.image[0] ? s->capture.image : NULL;
@@ -63,8 +74,9 @@ void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const 
         k->trigger_line = c->trigger_source[0] ? c->trigger_source : NULL;
         k->image = c->image[0] ? c->image : picture;
         k->slab = c->slab;
-        k->image_part = c->slab;
-        k->image_parts = s->capture.cameras;
+        /* a camera's own picture is shown whole; the shared one in bands */
+        k->image_part = c->image[0] ? 0 : c->slab;
+        k->image_parts = c->image[0] ? 1 : s->capture.cameras;
     }
 }
 
@@ -75,6 +87,31 @@ static int camera_of(const char *msg)
     return sscanf(msg, "camera %d", &i) == 1 ? i : -1;
 }
 
+#if PANOCAP_HAVE_FFMPEG
+/* One picture's outputs as the encoder would open them (prefix: the key of
+ * the list, "outputs" or "virtual_cameras[0].outputs"). */
+static int check_outputs(const pc_settings *s, pc_diag *d, const char *prefix, const pc_output_settings *outs, int n)
+{
+    char err[1024], key[160];
+    int errors = 0;
+    for (int i = 0; i < n; i++) {
+        const pc_output_settings *o = &outs[i];
+        if (!strcmp(o->url, "null"))
+            continue;
+        pc_output_config oc = {.url = o->url, .format = o->format[0] ? o->format : NULL,
+                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL,
+                               .max_bytes = o->max_bytes, .max_age_s = o->max_age_s, .min_free = o->min_free};
+        if (pc_output_check(i, &oc, err, sizeof err)) {
+            snprintf(key, sizeof key, "%s[%d].%s", prefix, i,
+                     strstr(err, "options:") ? "options" : strstr(err, "format") ? "format" : "url");
+            errors++;
+            pc_diag_add(d, PC_DIAG_ERROR, s->config_file, o->line, key, "%s", err);
+        }
+    }
+    return errors;
+}
+#endif
+
 int pc_check_modules(const pc_settings *s, pc_diag *d)
 {
     const char *file = s->config_file;
@@ -82,15 +119,26 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
     char err[1024], key[96];
 #define ERR(line, k, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, k, __VA_ARGS__))
 
+    /* the rig (panorama and virtual cameras): read, against the cameras,
+     * the encoder and its coverage; the scene's cameras look through it */
+    pc_rig_setup *rs = calloc(1, sizeof *rs);
+    if (!rs) {
+        ERR(0, "", "out of memory");
+        return errors;
+    }
+    errors += pc_settings_check_rig(s, rs, d);
+
     /* capture */
     pc_capture_config cc;
     pc_logger quiet = {.max_level = PC_LOG_ERR};
-    pc_check_capture_config(s, &cc, &quiet);
+    pc_check_capture_config(s, rs->have_rig ? &rs->rig : NULL, &cc, &quiet);
     if (pc_capture_check(&cc, err, sizeof err)) {
         int cam = camera_of(err);
         if (cam >= 0 && cam < s->capture.cameras && strstr(err, ": picture ") && !s->cameras[cam].image[0] &&
             s->capture.image[0]) {
             ERR(s->capture.line, "capture.image", "%s", err); /* every camera's picture */
+        } else if (s->capture.scene[0] && strstr(err, "scene")) {
+            ERR(s->capture.line, "capture.scene", "%s", err);
         } else if (cam >= 0 && cam < s->capture.cameras) {
             snprintf(key, sizeof key, "cameras[%d]", cam);
             ERR(s->cameras[cam].line ? s->cameras[cam].line : s->capture.line, key, "%s", err);
@@ -99,10 +147,16 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
         }
     }
 
-    /* encoder and outputs */
+
+    /* encoders and outputs: every picture's */
     int real = 0;
     for (int i = 0; i < s->output_count; i++)
         real += strcmp(s->outputs[i].url, "null") != 0;
+    for (int i = 0; pc_settings_stitching(s) && i < s->panorama.unstitched.count; i++)
+        real += strcmp(s->panorama.unstitched.item[i].url, "null") != 0;
+    for (int v = 0; v < s->vcam_count; v++)
+        for (int i = 0; i < s->vcams[v].outputs.count; i++)
+            real += strcmp(s->vcams[v].outputs.item[i].url, "null") != 0;
 #if PANOCAP_HAVE_FFMPEG
     if (real) {
         if (pc_encoder_check_name("encoder", s->encode.encoder, s->encode.preset, err, sizeof err))
@@ -111,18 +165,13 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
             if (pc_encoder_check_name("fallback encoder", s->encode.fallback.item[i], NULL, err, sizeof err))
                 ERR(s->encode.line, "encode.fallback", "%s", err);
     }
-    for (int i = 0; i < s->output_count; i++) {
-        const pc_output_settings *o = &s->outputs[i];
-        if (!strcmp(o->url, "null"))
-            continue;
-        pc_output_config oc = {.url = o->url, .format = o->format[0] ? o->format : NULL,
-                               .segment_seconds = o->segment_s, .options = o->options[0] ? o->options : NULL,
-                               .max_bytes = o->max_bytes, .max_age_s = o->max_age_s, .min_free = o->min_free};
-        if (pc_output_check(i, &oc, err, sizeof err)) {
-            snprintf(key, sizeof key, strstr(err, "options:") ? "outputs[%d].options"
-                                      : strstr(err, "format") ? "outputs[%d].format" : "outputs[%d].url", i);
-            ERR(o->line, key, "%s", err);
-        }
+    errors += check_outputs(s, d, "outputs", s->outputs, s->output_count);
+    if (pc_settings_stitching(s))
+        errors += check_outputs(s, d, "panorama.unstitched_outputs", s->panorama.unstitched.item,
+                                s->panorama.unstitched.count);
+    for (int v = 0; v < s->vcam_count; v++) {
+        snprintf(key, sizeof key, "virtual_cameras[%d].outputs", v);
+        errors += check_outputs(s, d, key, s->vcams[v].outputs.item, s->vcams[v].outputs.count);
     }
 #else
     if (real)
@@ -130,5 +179,6 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
             "this build has no FFmpeg (meson -Dffmpeg=enabled): only the output \"null\" is possible");
 #endif
 #undef ERR
+    free(rs);
     return errors;
 }

@@ -7,6 +7,7 @@
 #include "edit_distance.h"
 #include "panocap_config.h"
 #include "roff.h"
+#include "settings_rig.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -51,6 +52,9 @@ static const opt opts[] = {
     {"variant", 0, "V", K_SET, "debayer.variant", 0, "Processing", "final pass variant: auto, 2px, 4px"},
     {"backend", 0, "B", K_SET, "debayer.backend", 0, "Processing",
      "auto (CUDA where a GPU exists, else CPU), cuda, cpu"},
+    {"rig", 0, "FILE", K_SET, "panorama.rig", 0, "Processing",
+     "Hugin project (.pto) of the calibrated cameras: stitch them into one panorama (panorama.rig; "
+     "--rig \"\" = none)"},
     {"output", 'o', "URL", K_OUTPUT, NULL, 0, "Output",
      "output; repeatable, replaces the configured outputs: file (.ts .mkv .mp4 .m3u8), udp://host:port, "
      "srt://host:port, tcp://, rtp://, or null alone (demosaic only: no encoder, nothing written)"},
@@ -368,6 +372,8 @@ int pc_cli_load_settings(const pc_cli *cli, pc_settings *s, pc_diag *d)
         return PC_EXIT_CONFIG;
     if (pc_cli_apply(cli, s, d) != 0)
         return PC_EXIT_CONFIG;
+    /* what the .pto held when it was read: a reload compares */
+    pc_settings_stamp_rig(s);
     return pc_settings_validate(s, d) == 0 ? PC_EXIT_OK : PC_EXIT_CONFIG;
 }
 
@@ -377,6 +383,9 @@ int pc_cli_reload(const pc_cli *cli, const pc_settings *cur, pc_settings *next, 
     int rc = pc_cli_load_settings(cli, next, d);
     if (rc != PC_EXIT_OK)
         return rc;
+    /* a .pto that does not read or fit the cameras keeps the running rig */
+    if (pc_settings_check_rig(next, NULL, d) > 0)
+        return PC_EXIT_CONFIG;
     pc_settings_diff(cur, next, delta);
     return PC_EXIT_OK;
 }
@@ -429,11 +438,14 @@ void pc_cli_usage(FILE *f)
             "edge, HEVC (or the fallback encoder) to panocap.ts in the current directory, a status line every\n"
             "second. Command-line options override the file. --help-config lists every key.\n"
             "\nSignals: SIGTERM/SIGINT stop cleanly (drain, flush, finalise outputs); SIGHUP re-reads the\n"
-            "configuration and applies algorithm, variant, bitrate, outputs and log level live.\n"
+            "configuration (and the rig's .pto) and applies algorithm, variant, bitrate, outputs, log level,\n"
+            "colour, another or rewritten rig, blend and the virtual cameras' poses live (--help-config: [live]).\n"
             "\nControl socket (daemon.control): line commands status, metrics, algos, algo NAME [VARIANT],\n"
             "snapshot NAME.png and snapshot-cameras DIR (into daemon.snapshot_dir), idr, reload, help; also\n"
             "curl --unix-socket SOCKET http://localhost/metrics. HTTP on TCP for Prometheus:\n"
-            "daemon.metrics_listen = \"127.0.0.1:9464\" (/metrics, /status, /healthz).\n"
+            "daemon.metrics_listen = \"127.0.0.1:9464\" (/metrics, /status, /healthz). The operator's web page\n"
+            "and its JSON API: daemon.http_listen = \"127.0.0.1:8080\" (control with the token of\n"
+            "daemon.http_token_file).\n"
             "\nExit status: 0 success, 1 runtime failure, 64 usage error, 78 configuration error.\n",
             names, pc_cli_default_config_path());
 }

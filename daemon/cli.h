@@ -63,12 +63,14 @@ const char *pc_cli_default_config_path(void);
 int pc_cli_apply(const pc_cli *cli, pc_settings *s, pc_diag *diag);
 
 /* Everything at start-up: defaults, the file (if any), the overrides,
- * validation. Returns PC_EXIT_OK, or PC_EXIT_CONFIG with every problem in
+ * the rig file's digest (pc_settings_stamp_rig), validation. Returns PC_EXIT_OK, or PC_EXIT_CONFIG with every problem in
  * diag (warnings are in diag either way). */
 int pc_cli_load_settings(const pc_cli *cli, pc_settings *s, pc_diag *diag);
 
-/* SIGHUP: the same file and overrides again. On PC_EXIT_OK `next` holds
- * the new validated settings and delta what changed relative to `cur`
+/* SIGHUP: the same file and overrides again, and the rig they name
+ * (pc_settings_check_rig: a .pto that does not read or fit is refused). On
+ * PC_EXIT_OK `next` holds the new validated settings and delta what
+ * changed relative to `cur` (a rewritten .pto at the same path too)
  * (live bits and restart count); apply the live part with
  * pc_settings_apply_live(cur, next). On PC_EXIT_CONFIG the caller keeps
  * `cur` and logs diag. */

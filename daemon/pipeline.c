@@ -22,6 +22,8 @@
  *                    own threads (encode/).
  *   main thread      (here)      signals, reloads, the status line, stop.
  *   control thread   (control.c, pipeline_control.c) status / metrics / live algorithm switch.
+ *   HTTP threads     (http.c; pipeline_control.c, pipeline_web.c) metrics, the web page and its API;
+ *                    the web picture's thread (web_picture.c) makes its JPEGs.
  * Between the stage and encoder threads sit `in_flight` picture slots (a
  * fixed pool): the GPU stage works on set k+1 while set k is encoded. Nothing
  * in the steady state allocates.
@@ -101,10 +103,39 @@ void pl_fail(pipeline *p, const char *what)
 static void *backend_host_alloc(size_t n, void *user) { return pc_backend_host_alloc(user, n); }
 static void backend_host_free(void *ptr, void *user) { pc_backend_host_free(user, ptr); }
 
+/* panorama.rig, read as --check-config read it (a file changed since is
+ * a configuration error: 78), for the capture's scene and the render
+ * step. Without a rig p->rig stays NULL. */
+static int open_rig(pipeline *p)
+{
+    if (!p->s->panorama.rig[0])
+        return 0;
+    p->rig = calloc(1, sizeof *p->rig);
+    pc_diag *dg = calloc(1, sizeof *dg);
+    int rc = -1;
+    if (!p->rig || !dg) {
+        snprintf(p->err, sizeof p->err, "out of memory");
+    } else {
+        pc_diag_init(dg);
+        if (pc_settings_check_rig(p->s, p->rig, dg) == 0 && p->rig->have_rig) {
+            rc = 0;
+        } else {
+            for (int i = 0; i < dg->count; i++)
+                if (dg->item[i].severity == PC_DIAG_ERROR) {
+                    snprintf(p->err, sizeof p->err, "%s: %s", dg->item[i].key, dg->item[i].msg);
+                    break;
+                }
+        }
+    }
+    free(dg);
+    return rc;
+}
+
 static int open_capture(pipeline *p)
 {
     pc_capture_config cc;
-    pc_check_capture_config(p->s, &cc, &p->d->logger); /* as --check-config saw it */
+    /* as --check-config saw it */
+    pc_check_capture_config(p->s, p->rig ? &p->rig->rig : NULL, &cc, &p->d->logger);
     if (p->bops->host_alloc) { /* else capture's own page-aligned buffers */
         cc.alloc = backend_host_alloc;
         cc.free = backend_host_free;
@@ -186,13 +217,18 @@ static void teardown(pipeline *p)
         pc_control_stop(p->ctl);
     pc_http_stop(p->http);
     p->http = NULL;
-    pl_pictures_close(p); /* writes trailers, ends playlists; the slots' pictures */
+    pl_web_stop(p);
+    pl_pictures_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
     pl_steps_close(&p->steps); /* the recording's end; the intermediate pictures */
+    pl_web_close(p);           /* after the HTTP server, the stage thread and the snapshots */
     if (p->cap)
         pc_capture_close(p->cap);
+    pl_pictures_free(p); /* the slots' pictures */
     pc_backend_close(p->be);
+    free(p->rig);
+    p->rig = NULL;
 }
 
 int pc_run_pipeline(pc_daemon *d) { return pl_run(d, NULL); }
@@ -235,6 +271,11 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
      * capture and the encoder threads, then its own set again. */
     const char *cap_cpus = p->s->daemon.capture_cpus, *enc_cpus = p->s->encode.cpus;
     cpu_set_t own;
+    step = "rig";
+    if (open_rig(p)) {
+        rc = PC_EXIT_CONFIG;
+        goto fail;
+    }
     step = "capture";
     if (pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err))
         goto fail;
@@ -294,10 +335,16 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
         if (pc_control_start(&p->ctl, p->s->daemon.control, &ops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "control socket off: %s", p->err);
     }
-    if (p->s->daemon.metrics_listen[0]) {
+    if (p->s->daemon.http_listen[0])
+        pl_web_start(p);
+    if (p->s->daemon.metrics_listen[0] && !strcmp(p->s->daemon.metrics_listen, p->s->daemon.http_listen)) {
+        pc_log(&d->logger, PC_LOG_INFO, "metrics: served by the web page's listener (%s)",
+               p->s->daemon.http_listen);
+    } else if (p->s->daemon.metrics_listen[0]) {
         pc_http_ops hops;
         pl_http_ops(p, &hops);
-        if (pc_http_start(&p->http, p->s->daemon.metrics_listen, &hops, &d->logger, p->err, sizeof p->err))
+        pc_http_config hc = {.listen = p->s->daemon.metrics_listen, .key = "metrics_listen"};
+        if (pc_http_start(&p->http, &hc, &hops, &d->logger, p->err, sizeof p->err))
             pc_log(&d->logger, PC_LOG_WARNING, "HTTP metrics off: %s", p->err);
     }
 

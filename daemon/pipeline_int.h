@@ -17,12 +17,15 @@
  *                       per-frame times
  *   pipeline_reload.c   main thread: configuration reload
  *   pipeline_control.c  control thread: the control socket's callbacks
+ *   pipeline_web.c      HTTP thread: the web page's API callbacks, its
+ *                       server and live picture (web_picture.c) set up
  * and the stage thread's steps (pipeline_step.h: the ops table and the
  * list, pipeline_steps.c), one file each, each the owner of its state:
  *   step_raw_record.c   --record-raw
  *   step_colour.c       colour tables, automatic white balance
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
+ *   step_web_picture.c  the web page's live picture (web_picture.c)
  *
  * Pictures and threads. The stage's last writer writes npictures pictures
  * per set (picture[0] the main one: the top-level outputs and the
@@ -100,6 +103,11 @@
  *                              at prepare            through its lock
  *   camstats, cammetrics       metrics_lock          control thread
  *   last_frame_ns              atomic                encoder -> HTTP threads
+ *   webpic                     the web picture step  the HTTP threads get
+ *                              (step_web_picture.c;  JPEGs (web_picture.c's
+ *                              set at start)         lock)
+ *   webapi (web snapshots,     pipeline_web.c,       HTTP thread, snapshot
+ *     rates)                   under its lock        threads (answers)
  *   stop, failed, *_done,      atomics               any thread
  *     sets_taken, frames_done,
  *     snapshots_active
@@ -111,6 +119,7 @@
 #include "pipeline_step.h"
 
 #include "capture.h"
+#include "settings_rig.h"
 #include "clock.h"
 #include "control.h"
 #include "http.h"
@@ -120,6 +129,8 @@
 #include "stats.h"
 #include "backend.h"
 #include "encode.h" /* encode_stub.c without FFmpeg */
+#include "json.h"
+#include "web_picture.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -283,6 +294,11 @@ struct pipeline {
                            * zero-copy band threads: download/wait of their
                            * rows of the slot they hold */
     pc_http *http;        /* daemon.metrics_listen, or NULL (its own threads) */
+    pc_rig_setup *rig;    /* panorama.rig as read at set-up (NULL: no rig): the
+                           * scene's cameras, the render step's starting rig */
+    pc_http *web;         /* daemon.http_listen: the web page, or NULL (its own threads) */
+    pc_web_picture *webpic; /* its live picture (stage thread offers; own thread) */
+    struct pl_web *webapi;  /* the web API's state (pipeline_web.c, its own lock) */
     atomic_int_fast64_t last_frame_ns; /* thread 0 ->: pc_now_ns() of the last frame set done (healthz) */
     const struct pl_spec *spec; /* the steps and the pictures' settings (pl_run) */
     /* the encoded pictures: what the stage's last writer writes per set */
@@ -396,7 +412,8 @@ int pl_stage_start(pipeline *p, const char **failed);
 void *pl_stage_main(void *arg);
 
 /* the steps (step_*.c), in pipeline_stage.c's list */
-extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, pl_step_debayer;
+extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, pl_step_debayer, pl_step_render,
+    pl_step_web_picture;
 
 /* pipeline_pictures.c (main thread unless said) */
 /* The settings' pictures (pl_default_spec.picture): picture 0 gets
@@ -410,9 +427,11 @@ int pl_settings_picture(void *user, const pc_settings *s, int index, pl_picture_
  * slot pictures, host copies and the preview's. */
 int pl_pictures_open(pipeline *p);
 int pl_pictures_slots(pipeline *p);
-/* Teardown, after the threads: the encoders (trailers), the muxes, the
- * slots' pictures. */
+/* Teardown, after the threads: the encoders (trailers) and the muxes;
+ * then, after the steps (they may hold the slots' pictures), the slots'
+ * pictures. */
 void pl_pictures_close(pipeline *p);
+void pl_pictures_free(pipeline *p);
 /* Reload (main thread): each picture's settings from s; new outputs go to
  * its threads (reopen), a new bitrate to its encoders. */
 void pl_pictures_reload(pipeline *p, const pc_settings *s);
@@ -446,6 +465,11 @@ void pl_request_idr(pipeline *p);
  * freeze: also fixes the auto cameras at those gains (until a reload). */
 int pl_colour_describe_wb(pipeline *p, char *buf, size_t len);
 int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len);
+/* Undoes a freeze: the configuration's "auto" cameras automatic again. */
+int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len);
+/* The white balance in force as the JSON array "cameras" (per slab: auto,
+ * frozen, gains). */
+void pl_colour_wb_json(pipeline *p, pc_json *j);
 
 /* pipeline_reload.c */
 void pl_reload(pipeline *p);
@@ -454,5 +478,16 @@ void pl_reload(pipeline *p);
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
 /* The HTTP metrics server's callbacks (pipeline_control.c). */
 void pl_http_ops(pipeline *p, pc_http_ops *ops);
+
+/* pipeline_web.c: the web page (daemon.http_listen). start: after the
+ * steps started (p->webpic), before the stage thread; stop: with the
+ * other servers; close: after the steps closed and the snapshots ended. */
+typedef struct pl_web pl_web;
+void pl_web_start(pipeline *p);
+void pl_web_stop(pipeline *p);
+void pl_web_close(pipeline *p);
+/* The answer to a snapshot request (any thread): to the control client
+ * or the web request that asked, by token. */
+void pl_snapshot_done(pipeline *p, unsigned long long token, int rc, const char *msg);
 
 #endif

@@ -607,9 +607,15 @@ void pl_pictures_close(pipeline *p)
         p->band[t].enc = NULL;
     }
     for (int i = 0; i < PL_MAX_PICTURES; i++) {
+        pc_mux_close(p->picture[i].mux); /* the bands' shared outputs, once every band's encoder has drained */
+        p->picture[i].mux = NULL;
+    }
+}
+
+void pl_pictures_free(pipeline *p)
+{
+    for (int i = 0; i < PL_MAX_PICTURES; i++) {
         pl_picture *pic = &p->picture[i];
-        pc_mux_close(pic->mux); /* the bands' shared outputs, once every band's encoder has drained */
-        pic->mux = NULL;
         for (int k = 0; k < MAX_SLOTS && p->be; k++) {
             pc_backend_picture_free(p->be, &pic->slot[k]);
             pc_backend_host_picture_free(p->bops, &pic->host[k]);

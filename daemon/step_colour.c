@@ -8,7 +8,8 @@
  * Ownership: the stage thread owns the state in force (in_force) and uses
  * it for every frame set. A reload (main thread, the reload op) or a
  * control command (wb freeze) builds a complete new state off the stage
- * thread and hands it over under lock; the stage thread swaps it in at
+ * thread and hands it over under lock (a freeze marks the cameras it
+ * holds, a thaw builds from the settings again); the stage thread swaps it in at
  * the start of a set (begin_set) and frees the old one; the backend gets
  * the tables from the stage thread only. Automatic white balance runs on
  * the stage thread about once a second, on a sample of the raw slab (1/64
@@ -36,6 +37,8 @@ typedef struct colour_state {
     pc_awb awb[PC_CAPTURE_MAX_CAMERAS];
     int cam[PC_CAPTURE_MAX_CAMERAS]; /* settings' camera of each slab (-1: the defaults) */
     int tables_stale;       /* the backend's copies of the tables need refreshing */
+    unsigned frozen;        /* bit k: slab k's camera is "auto" in the settings, held at
+                             * fixed gains by a freeze (pl_colour_freeze_wb) */
     pl_set_colour view;     /* what later steps get (pl_set.colour) */
 } colour_state;
 
@@ -157,8 +160,8 @@ static void colour_close(void *priv)
 }
 
 /* Any thread: builds the state for settings s off the stage thread and
- * hands it over for the next set. */
-static int request(pl_colour *c, const pc_settings *s, char *err, size_t errlen)
+ * hands it over for the next set; frozen: its colour_state.frozen. */
+static int request(pl_colour *c, const pc_settings *s, unsigned frozen, char *err, size_t errlen)
 {
     /* the history under the lock, the tables outside it: the stage
      * thread never waits for a build */
@@ -172,13 +175,15 @@ static int request(pl_colour *c, const pc_settings *s, char *err, size_t errlen)
     pc_rawfmt fmt = c->in_force->fmt;
     for (int k = 0; k < n; k++) {
         h->awb[k] = c->in_force->awb[k];
-        h->wb_auto[k] = c->in_force->cc[k].wb_auto;
+        /* a frozen camera kept its estimate: thawed, it goes on from it */
+        h->wb_auto[k] = c->in_force->cc[k].wb_auto || (c->in_force->frozen >> k & 1);
     }
     pthread_mutex_unlock(&c->lock);
     colour_state *next = build(s, n, &fmt, h, err, errlen);
     free(h);
     if (!next)
         return -1;
+    next->frozen = frozen;
     pthread_mutex_lock(&c->lock);
     state_free(c->next);
     c->next = next;
@@ -191,7 +196,7 @@ static int colour_reload(void *priv, const pc_settings *s, unsigned live, char *
     if (!(live & PC_LIVE_COLOUR))
         return PL_RELOAD_NONE;
     char err[512];
-    if (request(priv, s, err, sizeof err)) {
+    if (request(priv, s, 0, err, sizeof err)) {
         snprintf(msg, msglen, "colour: %s; keeping the colour in force", err);
         return -1;
     }
@@ -362,18 +367,67 @@ int pl_colour_freeze_wb(pipeline *p, char *buf, size_t len)
     pl_colour *cs = p->col;
     pthread_mutex_lock(&cs->lock);
     colour_state *c = cs->in_force;
+    unsigned frozen = 0;
     for (int k = 0; k < c->n; k++) {
         int cam = pc_settings_camera_for_slab(s, k);
-        if (cam >= 0 && c->cc[k].wb_auto)
+        /* frozen ones again at their held gains (a second freeze keeps them) */
+        if (cam >= 0 && (c->cc[k].wb_auto || (c->frozen >> k & 1))) {
             snprintf(s->cameras[cam].wb_gains, sizeof s->cameras[cam].wb_gains, "%.4f, %.4f, %.4f",
                      c->cc[k].cfg.wb[0], c->cc[k].cfg.wb[1], c->cc[k].cfg.wb[2]);
+            frozen |= 1u << k;
+        }
     }
     pthread_mutex_unlock(&cs->lock);
     pl_colour_describe_wb(p, buf, len);
     char err[256];
-    int rc = request(cs, s, err, sizeof err);
+    int rc = request(cs, s, frozen, err, sizeof err);
     if (rc)
         snprintf(buf, len, "freeze failed: %s\n", err);
     free(s);
     return rc;
+}
+
+int pl_colour_thaw_wb(pipeline *p, char *buf, size_t len)
+{
+    /* the settings as they are: "auto" cameras automatic again, going on
+     * from the gains they were held at */
+    pc_settings *s = malloc(sizeof *s);
+    if (!s) {
+        snprintf(buf, len, "out of memory\n");
+        return -1;
+    }
+    pthread_mutex_lock(&p->settings_lock);
+    *s = *p->s;
+    pthread_mutex_unlock(&p->settings_lock);
+    char err[256];
+    int rc = request(p->col, s, 0, err, sizeof err);
+    free(s);
+    if (rc)
+        snprintf(buf, len, "thaw failed: %s\n", err);
+    else
+        pl_colour_describe_wb(p, buf, len);
+    return rc;
+}
+
+void pl_colour_wb_json(pipeline *p, pc_json *j)
+{
+    pl_colour *cs = p->col;
+    pc_json_array(j, "cameras");
+    if (cs) {
+        pthread_mutex_lock(&cs->lock);
+        const colour_state *c = cs->next ? cs->next : cs->in_force; /* a change asked for shows at once */
+        for (int k = 0; c && k < c->n; k++) {
+            pc_json_object(j, NULL);
+            pc_json_int(j, "camera", k);
+            pc_json_bool(j, "auto", c->cc[k].wb_auto != 0);
+            pc_json_bool(j, "frozen", (c->frozen >> k & 1) != 0);
+            pc_json_array(j, "gains");
+            for (int i = 0; i < 3; i++)
+                pc_json_fixed(j, NULL, c->cc[k].cfg.wb[i], 4);
+            pc_json_array_end(j);
+            pc_json_object_end(j);
+        }
+        pthread_mutex_unlock(&cs->lock);
+    }
+    pc_json_array_end(j);
 }

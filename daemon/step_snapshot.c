@@ -1,5 +1,6 @@
 /* step_snapshot.c - the snapshot step: when a snapshot is asked for
- * (--snapshot at start, the control socket's `snapshot NAME.png`), copies
+ * (--snapshot at start, the control socket's `snapshot NAME.png`, the web
+ * page's snapshot button), copies
  * the set's raw panorama (through the cameras' colour tables when the
  * colour step is on) and writes it demosaiced as a PNG on a thread of its
  * own, so that a snapshot never delays the stream: the panorama as one
@@ -10,7 +11,8 @@
  * (snap_lock: the control
  * thread writes it, this step takes it); p->snapshots_active counts the
  * snapshot threads still writing (teardown waits for them before it
- * stops the control socket, through which they answer). */
+ * stops the control socket, through which they answer; the web's answers
+ * go through pl_snapshot_done). */
 #include "pipeline_int.h"
 
 #include <stdio.h>
@@ -25,7 +27,7 @@ typedef struct snapshot_job {
     int slab_h;               /* > 0: one PNG per camera (slab) into the folder path */
     char path[PC_PATH_LEN];
     const pc_logger *log;
-    pc_control *ctl;          /* answers the client that asked (token) */
+    pipeline *p;              /* answers the client that asked (token) */
     unsigned long long token; /* 0: asked by --snapshot */
 } snapshot_job;
 
@@ -81,8 +83,8 @@ static void *snapshot_thread(void *arg)
     else
         pc_log(sj->log, PC_LOG_NOTICE, "snapshot written to %s (%dx%d, %s)", sj->path, sj->width,
                sj->height, pc_algo_get(sj->algo)->name);
-    if (sj->token)
-        pc_control_done(sj->ctl, sj->token, rc, rc ? msg : sj->path);
+    if (sj->token) /* the control socket's client, or the web's request */
+        pl_snapshot_done(sj->p, sj->token, rc, rc ? msg : sj->path);
     free(rgb);
     free(sj->raw);
     atomic_fetch_sub(sj->active, 1);
@@ -127,7 +129,7 @@ static int snapshot_run(void *priv, pl_set *set)
         free(raw);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: out of memory", path);
         if (token)
-            pc_control_done(p->ctl, token, -1, "out of memory");
+            pl_snapshot_done(p, token, -1, "out of memory");
         return 0;
     }
     const pl_set_colour *c = set->colour;
@@ -140,7 +142,7 @@ static int snapshot_run(void *priv, pl_set *set)
      * the set's trip */
     pc_algo_id algo = pl_algo_of(atomic_load(&p->algo_in_force));
     *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, algo, cameras ? p->slab_h : 0, "",
-                         &p->d->logger, p->ctl, token};
+                         &p->d->logger, p, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
     pthread_t t;
     pthread_attr_t a;
@@ -151,7 +153,7 @@ static int snapshot_run(void *priv, pl_set *set)
         atomic_fetch_sub(&p->snapshots_active, 1);
         pc_log(&p->d->logger, PC_LOG_ERR, "snapshot %s: cannot start a thread", path);
         if (token)
-            pc_control_done(p->ctl, token, -1, "cannot start a thread");
+            pl_snapshot_done(p, token, -1, "cannot start a thread");
         free(raw);
         free(sj);
     }

@@ -226,6 +226,17 @@ typedef struct pc_output_stats {
     int64_t last_written_ns;   /* pc_now_ns() of the last write */
     int64_t last_pts_ns;       /* capture pts of the last packet written */
     char last_error[160];
+    /* Recordings (files, HLS): where and how much, against the retention
+     * limits (pc_output_config.max_bytes ...; 0 = none). */
+    int recording;             /* 1: the fields below apply */
+    char folder[256];          /* the recording's folder ("." when none is named) */
+    int segment_seconds;
+    int64_t max_bytes, max_age_s, min_free;
+    /* Bytes and files of this output's segments: counted by the retention
+     * scan at each new segment (outputs with a limit), plus what was
+     * written since; -1 where no scan ran (no limit, or no segment yet). */
+    int64_t used_bytes;
+    int64_t segments;
 } pc_output_stats;
 
 typedef struct pc_encoder_stats {
@@ -268,6 +279,18 @@ int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n);
  * and x265 ultrafast..placebo). "what" names the setting in the message.
  * 0 or PC_EINVAL. */
 int pc_encoder_check_name(const char *what, const char *name, const char *preset, char *err, size_t n);
+
+/* --- still JPEG pictures (the web page's live picture; jpeg.c) ---------
+ * libavcodec's mjpeg encoder. One pc_jpeg per picture size is cheapest
+ * (a new size reopens the encoder). Any thread, one at a time per pc_jpeg. */
+typedef struct pc_jpeg pc_jpeg;
+/* quality: mjpeg's qscale, 2 (best) .. 31. */
+int pc_jpeg_open(pc_jpeg **j, int quality, char *err, size_t n);
+/* pic: NV12 or I420 of any matrix and range (converted to JFIF's BT.601
+ * full range), even sizes 16..16384. *data: the JPEG file, malloc'd (the
+ * caller frees it). */
+int pc_jpeg_encode(pc_jpeg *j, const pc_picture *pic, uint8_t **data, size_t *size, char *err, size_t n);
+void pc_jpeg_close(pc_jpeg *j);
 
 #ifdef __cplusplus
 }

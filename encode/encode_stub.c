@@ -66,3 +66,17 @@ int pc_mux_create(pc_mux **m, int nstreams, const pc_output_config *outputs, int
     NOTSUP();
 }
 void pc_mux_close(pc_mux *m) {}
+
+int pc_jpeg_open(pc_jpeg **j, int quality, char *err, size_t n)
+{
+    (void)quality;
+    *j = NULL;
+    NOTSUP();
+}
+int pc_jpeg_encode(pc_jpeg *j, const pc_picture *pic, uint8_t **data, size_t *size, char *err, size_t n)
+{
+    *data = NULL;
+    *size = 0;
+    NOTSUP();
+}
+void pc_jpeg_close(pc_jpeg *j) {}

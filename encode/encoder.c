@@ -1073,10 +1073,15 @@ int pc_encoder_check_name(const char *what, const char *name, const char *preset
         return 0;
     const AVCodec *c = avcodec_find_encoder_by_name(name);
     if (!c || c->type != AVMEDIA_TYPE_VIDEO) {
-        char list[1024];
-        list_encoders(list, sizeof list, 0);
-        snprintf(err, n, "%s \"%s\" is not a video encoder of this FFmpeg build (known to panocap: %s; or "
-                 "\"auto\")", what, name, list);
+        /* Names only: a check opens nothing (opening libsvtav1 prints its
+         * 20-line banner on stderr, into --check-config's answer). */
+        char list[512] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < sizeof known_encoders / sizeof *known_encoders && off + 1 < sizeof list; i++)
+            if (avcodec_find_encoder_by_name(known_encoders[i]))
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", off ? ", " : "", known_encoders[i]);
+        snprintf(err, n, "%s \"%s\" is not a video encoder of this FFmpeg build (known to panocap and built "
+                 "in: %s; or \"auto\": NVENC, else the first of them that opens)", what, name, list);
         return PC_EINVAL;
     }
     if (!preset || !preset[0])

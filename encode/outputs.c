@@ -114,6 +114,10 @@ struct pc_out {
     uint64_t written, dropped, bytes, reconnects, failures, files, files_deleted, bytes_deleted;
     int waiting_space;
     uint64_t told_dropped, told_failures; /* what on_fault has been told so far */
+    char folder[256];      /* recordings: the folder of url (pc_out_stats) */
+    int scanned;           /* the retention scan ran: its figures below */
+    int64_t scan_bytes, scan_files;       /* this output's segments then */
+    uint64_t bytes_at_scan, files_at_scan; /* bytes and files counted then */
     int64_t last_written_ns, last_pts_ns;
     char last_error[160];
 };
@@ -654,8 +658,9 @@ static int seg_cmp(const void *a, const void *b)
  * file system has less than min_free free (also used, with PROBE_MIN_FREE,
  * to make room after a full disk). Its segments: files in the pattern's
  * folder whose names start with the pattern's text before the first '%'
- * (or its stem and '-') and end with its extension. Never the open one. */
-static void retention(pc_out *o, int64_t need_free)
+ * (or its stem and '-') and end with its extension. Never the open one.
+ * count_only: deletes nothing, only counts what they take (pc_out_stats). */
+static void retention(pc_out *o, int64_t need_free, int count_only)
 {
     if (o->segment_seconds <= 0 || o->kind != K_FILE)
         return;
@@ -683,6 +688,7 @@ static void retention(pc_out *o, int64_t need_free)
     size_t nv = 0, cap = 0;
     int64_t total = 0;
     struct dirent *de;
+    int64_t nfiles = 0;
     while ((de = readdir(d)) && nv < RETENTION_MAX_FILES) {
         size_t l = strlen(de->d_name);
         if (l <= plen + elen + 1 || strncmp(de->d_name, prefix, plen) != 0 ||
@@ -694,6 +700,7 @@ static void retention(pc_out *o, int64_t need_free)
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
         total += (int64_t)sb.st_size;
+        nfiles++;
         if (have_cur && sb.st_dev == cur.st_dev && sb.st_ino == cur.st_ino)
             continue; /* the open segment counts, but stays */
         if (nv == cap) {
@@ -711,7 +718,8 @@ static void retention(pc_out *o, int64_t need_free)
         nv++;
     }
     closedir(d);
-    qsort(v, nv, sizeof *v, seg_cmp);
+    if (nv) /* qsort of NULL, 0 is undefined */
+        qsort(v, nv, sizeof *v, seg_cmp);
     time_t now = time(NULL);
     int64_t fb = min_free ? free_bytes(dir) : 0;
     for (size_t i = 0; i < nv; i++) {
@@ -722,7 +730,7 @@ static void retention(pc_out *o, int64_t need_free)
             why = "max_age";
         else if (min_free && fb >= 0 && fb < min_free)
             why = o->min_free >= need_free ? "min_free" : "disk full";
-        if (!why)
+        if (!why || count_only)
             break;
         if (unlink(v[i].path) != 0) {
             pc_log(o->log, PC_LOG_WARNING, "encode: output %d: retention (%s): cannot delete '%s': %s",
@@ -730,6 +738,7 @@ static void retention(pc_out *o, int64_t need_free)
             continue;
         }
         total -= v[i].size;
+        nfiles--;
         if (min_free)
             fb = free_bytes(dir);
         pthread_mutex_lock(&o->lock);
@@ -742,6 +751,13 @@ static void retention(pc_out *o, int64_t need_free)
     for (size_t i = 0; i < nv; i++)
         free(v[i].path);
     free(v);
+    pthread_mutex_lock(&o->lock); /* what the folder holds now, for pc_out_stats */
+    o->scanned = 1;
+    o->scan_bytes = total;
+    o->scan_files = nfiles;
+    o->bytes_at_scan = o->bytes;
+    o->files_at_scan = o->files;
+    pthread_mutex_unlock(&o->lock);
 }
 
 /* A failed recording may be re-opened: its folder is writable and has free
@@ -770,7 +786,7 @@ static int recording_ready(pc_out *o)
     if (o->min_free > need)
         need = o->min_free;
     if (fb >= 0 && fb < need && (o->max_bytes || o->max_age_s || o->min_free)) {
-        retention(o, need); /* an output with a retention limit makes room itself */
+        retention(o, need, 0); /* an output with a retention limit makes room itself */
         fb = free_bytes(dir);
     }
     if (fb >= 0 && fb < need) {
@@ -952,7 +968,10 @@ static int open_target(pc_out *o, char *err, size_t n)
     o->seg_idr_asked = 0;
     pthread_mutex_lock(&o->lock);
     o->files++;
+    int scanned = o->scanned;
     pthread_mutex_unlock(&o->lock);
+    if (!scanned) /* what the folder holds from the start (the first cut scans again) */
+        retention(o, 0, 1);
     return 0;
 }
 
@@ -1178,7 +1197,7 @@ static void *out_thread(void *arg)
                     pc_log(o->log, PC_LOG_INFO, "encode: output %d: new segment '%s'", o->index,
                            o->cur_path);
                     o->seg_start_pts = pkt->pts;
-                    retention(o, 0);
+                    retention(o, 0, 0);
                     /* the other streams start the new file at their own
                      * next keyframe (asked for above) */
                     for (int i = 0; i < o->nstreams; i++)
@@ -1308,6 +1327,7 @@ int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, con
     const char *fmt = NULL;
     pick_format(index, oc, scheme, &fmt, &o->kind, err, n);
     o->url = strdup(oc->url);
+    dir_of(oc->url, o->folder, sizeof o->folder);
     o->fmt = dup_or_null(fmt);
     o->proto = strdup(scheme);
     o->segment_seconds = oc->segment_seconds;
@@ -1499,6 +1519,15 @@ void pc_out_stats(pc_out *o, pc_output_stats *st)
     st->last_written_ns = o->last_written_ns;
     st->last_pts_ns = o->last_pts_ns;
     snprintf(st->last_error, sizeof st->last_error, "%s", o->last_error);
+    st->recording = o->kind == K_FILE || o->kind == K_HLS;
+    st->segment_seconds = o->segment_seconds;
+    st->max_bytes = o->max_bytes;
+    st->max_age_s = o->max_age_s;
+    st->min_free = o->min_free;
+    st->used_bytes = o->scanned ? o->scan_bytes + (int64_t)(o->bytes - o->bytes_at_scan) : -1;
+    st->segments = o->scanned ? o->scan_files + (int64_t)(o->files - o->files_at_scan) : -1;
+    if (st->recording)
+        snprintf(st->folder, sizeof st->folder, "%s", o->folder);
     pthread_mutex_unlock(&o->lock);
 }
 

@@ -390,6 +390,97 @@ int pc_backend_downscale(pc_backend *b, int slot, const pc_picture *src, const p
     return b->ops->downscale(b->priv, slot, src, dst, scale, err, errlen);
 }
 
+/* --- rendering ------------------------------------------------------- */
+
+#define RENDER_OP(b, op, fn)                                                                       \
+    do {                                                                                           \
+        if (!(b) || !(b)->ops->op) {                                                               \
+            pc_set_err(err, errlen, "%s: the %s backend cannot render pictures from a rig", fn,    \
+                       (b) ? (b)->ops->name : "(none)");                                           \
+            return (b) ? PC_ENOTSUP : PC_EINVAL;                                                   \
+        }                                                                                          \
+    } while (0)
+
+int pc_backend_render_prepare(pc_backend *b, const pc_render_plan *plan, pc_render_dev **out, char *err,
+                              size_t errlen)
+{
+    if (out)
+        *out = NULL;
+    RENDER_OP(b, render_prepare, "pc_backend_render_prepare");
+    if (!plan || !out) {
+        pc_set_err(err, errlen, "pc_backend_render_prepare: no plan");
+        return PC_EINVAL;
+    }
+    return b->ops->render_prepare(b->priv, plan, out, err, errlen);
+}
+
+void pc_backend_render_free(pc_backend *b, pc_render_dev *rd)
+{
+    if (b && rd && b->ops->render_free)
+        b->ops->render_free(b->priv, rd);
+}
+
+int pc_backend_render_set_gains(pc_backend *b, pc_render_dev *rd, const float gains[][3], char *err, size_t errlen)
+{
+    RENDER_OP(b, render_set_gains, "pc_backend_render_set_gains");
+    if (!rd || !gains) {
+        pc_set_err(err, errlen, "pc_backend_render_set_gains: no prepared plan or no gains");
+        return PC_EINVAL;
+    }
+    return b->ops->render_set_gains(b->priv, rd, gains, err, errlen);
+}
+
+int pc_backend_render(pc_backend *b, int slot, pc_render_dev *rd, const pc_picture *src, const pc_picture *dst,
+                      char *err, size_t errlen)
+{
+    RENDER_OP(b, render, "pc_backend_render");
+    int rc = check_slot(b, slot, "pc_backend_render", err, errlen);
+    if (rc)
+        return rc;
+    if (!rd || !src || !dst) {
+        pc_set_err(err, errlen, "pc_backend_render: no prepared plan, source or destination");
+        return PC_EINVAL;
+    }
+    return b->ops->render(b->priv, slot, rd, src, dst, err, errlen);
+}
+
+int pc_backend_render_measure(pc_backend *b, int slot, pc_render_dev *rd, const pc_picture *src, char *err,
+                              size_t errlen)
+{
+    RENDER_OP(b, render_measure, "pc_backend_render_measure");
+    int rc = check_slot(b, slot, "pc_backend_render_measure", err, errlen);
+    if (rc)
+        return rc;
+    if (!rd || !src) {
+        pc_set_err(err, errlen, "pc_backend_render_measure: no prepared plan or source");
+        return PC_EINVAL;
+    }
+    return b->ops->render_measure(b->priv, slot, rd, src, err, errlen);
+}
+
+int pc_backend_render_stats(pc_backend *b, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen)
+{
+    RENDER_OP(b, render_stats, "pc_backend_render_stats");
+    if (!rd || !out) {
+        pc_set_err(err, errlen, "pc_backend_render_stats: no prepared plan or no output");
+        return PC_EINVAL;
+    }
+    return b->ops->render_stats(b->priv, rd, out, err, errlen);
+}
+
+int pc_backend_render_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                                    int height, pc_picture *out, char *err, size_t errlen)
+{
+    RENDER_OP(b, render_picture_alloc, "pc_backend_render_picture_alloc");
+    if (!out || pc_pixfmt_planes(fmt) == 0 || width < 2 || height < 2 || width > PC_MAX_DIM || height > PC_MAX_DIM ||
+        (pc_pixfmt_planes(fmt) > 1 && ((width | height) & 1))) {
+        pc_set_err(err, errlen, "pc_backend_render_picture_alloc: %dx%d is not a picture size for that format (even "
+                   "sizes for YUV, 2..%d)", width, height, PC_MAX_DIM);
+        return PC_EINVAL;
+    }
+    return b->ops->render_picture_alloc(b->priv, fmt, matrix, range, width, height, out, err, errlen);
+}
+
 int pc_backend_host_picture_alloc(const pc_backend_ops *ops, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
                                   int w, int h, pc_picture *out, char *err, size_t errlen)
 {

@@ -36,6 +36,20 @@
  *
  * Errors: 0 or a negative PC_E* code (debayer.h) with a message in err.
  *
+ * Rendering (render.h: the panorama, the virtual cameras), after the
+ * slot's debayer into a picture of the stacked cameras (RGB24/RGBX32):
+ *   pc_backend_render_prepare(b, plan, &rd, ...)  once per rig/view (the
+ *       backend's copy: CUDA device memory; the CPU one keeps using plan,
+ *       which must outlive rd)
+ *   pc_backend_render(b, slot, rd, &cams[slot], &out, ...)   per set; out
+ *       from pc_backend_render_picture_alloc or an encoder's frame
+ *   pc_backend_render_set_gains(b, rd, gains, ...)  gain compensation,
+ *       from the next render on
+ *   pc_backend_render_measure(b, slot, rd, &cams[slot], ...) then, after
+ *       pc_backend_wait(b, slot), pc_backend_render_stats(b, rd, &st, ...)
+ *   pc_backend_render_free(b, rd)
+ * from the thread that calls debayer.
+ *
  * Adding a backend: write a `const pc_backend_ops pc_backend_xxx` (a
  * backend_xxx.c next to backend_cpu.c) and list it in backend.c's table,
  * in order of preference for "auto".
@@ -49,6 +63,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* render.h's; a backend's prepared copy of a plan is a pc_render_dev. */
+typedef struct pc_render_plan pc_render_plan;
+typedef struct pc_render_stats pc_render_stats;
+typedef struct pc_render_dev pc_render_dev;
 
 /* Most input slots (= pictures in flight) a backend is opened with. */
 #define PC_BACKEND_MAX_SLOTS 8
@@ -150,6 +169,22 @@ typedef struct pc_backend_ops {
     int (*set_colour_tables)(void *priv, int cam, const pc_colour_tables *t, char *err, size_t errlen);
     int (*upload_raw)(void *priv, int slot, int row0, const uint8_t *host, size_t pitch, const pc_rawfmt *fmt,
                       int cam, int rows, char *err, size_t errlen);
+
+    /* Rendering (render.h; see the top of this file). NULL: not
+     * supported. render: src is a picture of this backend (the slot's
+     * demosaiced cameras), dst one of the plan's size (CUDA: device
+     * memory); queued after the slot's debayer, covered by wait(slot).
+     * render_picture_alloc: a picture of this backend of any size and
+     * format (render outputs), freed by picture_free. */
+    int (*render_prepare)(void *priv, const pc_render_plan *plan, pc_render_dev **out, char *err, size_t errlen);
+    void (*render_free)(void *priv, pc_render_dev *rd);
+    int (*render_set_gains)(void *priv, pc_render_dev *rd, const float gains[][3], char *err, size_t errlen);
+    int (*render)(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, const pc_picture *dst, char *err,
+                  size_t errlen);
+    int (*render_measure)(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, char *err, size_t errlen);
+    int (*render_stats)(void *priv, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen);
+    int (*render_picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                                pc_picture *out, char *err, size_t errlen);
 } pc_backend_ops;
 
 extern const pc_backend_ops pc_backend_cpu;
@@ -215,6 +250,20 @@ int pc_backend_wait(pc_backend *b, int slot, char *err, size_t errlen);
 /* ops->downscale (see there); PC_ENOTSUP when the backend has none. */
 int pc_backend_downscale(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, int scale,
                          char *err, size_t errlen);
+
+/* Rendering (ops->render_*; PC_ENOTSUP when the backend has none). */
+int pc_backend_render_prepare(pc_backend *b, const pc_render_plan *plan, pc_render_dev **out, char *err,
+                              size_t errlen);
+void pc_backend_render_free(pc_backend *b, pc_render_dev *rd); /* NULL is fine */
+/* gains: one RGB triple per camera of the plan, each in (0, 100). */
+int pc_backend_render_set_gains(pc_backend *b, pc_render_dev *rd, const float gains[][3], char *err, size_t errlen);
+int pc_backend_render(pc_backend *b, int slot, pc_render_dev *rd, const pc_picture *src, const pc_picture *dst,
+                      char *err, size_t errlen);
+int pc_backend_render_measure(pc_backend *b, int slot, pc_render_dev *rd, const pc_picture *src, char *err,
+                              size_t errlen);
+int pc_backend_render_stats(pc_backend *b, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen);
+int pc_backend_render_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                                    int height, pc_picture *out, char *err, size_t errlen);
 
 /* ops->host_alloc or malloc; NULL on failure. Free with pc_backend_host_free
  * of the same ops. */

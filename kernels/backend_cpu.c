@@ -12,6 +12,7 @@
 #include "backend.h"
 
 #include "errmsg.h"
+#include "render.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +241,74 @@ static int cpu_wait(void *priv, int slot, char *err, size_t errlen)
     return 0;
 }
 
+/* --- rendering (render.h): pc_render_cpu on the same threads ---------- */
+
+/* The caller's plan, copied shallowly (its tables are shared and must
+ * outlive this) so that gains can change here, and the last statistics. */
+struct pc_render_dev {
+    pc_render_plan plan;
+    pc_render_stats stats;
+};
+
+static int cpu_render_prepare(void *priv, const pc_render_plan *plan, pc_render_dev **out, char *err, size_t errlen)
+{
+    pc_render_dev *rd = calloc(1, sizeof *rd);
+    if (!rd) {
+        pc_set_err(err, errlen, "CPU backend: out of memory for a render plan");
+        return PC_ENOMEM;
+    }
+    rd->plan = *plan;
+    *out = rd;
+    return 0;
+}
+
+static void cpu_render_free(void *priv, pc_render_dev *rd) { free(rd); }
+
+static int cpu_render_set_gains(void *priv, pc_render_dev *rd, const float gains[][3], char *err, size_t errlen)
+{
+    for (int c = 0; c < rd->plan.ncam; c++)
+        for (int k = 0; k < 3; k++)
+            if (!(gains[c][k] > 0.0f && gains[c][k] < 100.0f)) {
+                pc_set_err(err, errlen, "render: set gains: camera %d's gain %g is out of range (0..100)", c,
+                           (double)gains[c][k]);
+                return PC_EINVAL;
+            }
+    pc_render_plan_set_gains(&rd->plan, gains);
+    return 0;
+}
+
+static int cpu_render(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, const pc_picture *dst,
+                      char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    return pc_render_cpu(c->cpu, &rd->plan, src, dst, err, errlen);
+}
+
+static int cpu_render_measure(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, char *err,
+                              size_t errlen)
+{
+    return pc_render_measure_ref(&rd->plan, src, &rd->stats, err, errlen);
+}
+
+static int cpu_render_stats(void *priv, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen)
+{
+    *out = rd->stats;
+    return 0;
+}
+
+static int cpu_render_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                                    int height, pc_picture *out, char *err, size_t errlen)
+{
+    size_t bytes = pc_picture_layout(out, fmt, matrix, range, width, height, 64, NULL);
+    uint8_t *mem = bytes ? aligned_alloc(64, round64(bytes)) : NULL;
+    if (!mem) {
+        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d picture (%zu bytes)", width, height, bytes);
+        return PC_ENOMEM;
+    }
+    pc_picture_layout(out, fmt, matrix, range, width, height, 64, mem);
+    return 0;
+}
+
 const pc_backend_ops pc_backend_cpu = {
     .name = "cpu",
     .description = "multi-threaded C on the host (bit-identical to the reference)",
@@ -260,4 +329,11 @@ const pc_backend_ops pc_backend_cpu = {
     .wait = cpu_wait,
     .set_colour_tables = cpu_set_colour_tables,
     .upload_raw = cpu_upload_raw,
+    .render_prepare = cpu_render_prepare,
+    .render_free = cpu_render_free,
+    .render_set_gains = cpu_render_set_gains,
+    .render = cpu_render,
+    .render_measure = cpu_render_measure,
+    .render_stats = cpu_render_stats,
+    .render_picture_alloc = cpu_render_picture_alloc,
 };

@@ -6,6 +6,7 @@
 #include "debayer_cuda.h"
 #include "errmsg.h"
 #include "panocap_config.h"
+#include "render_cuda.h"
 
 #include <stdio.h>
 
@@ -100,6 +101,42 @@ static void cuda_encoder_device(void *priv, void **cu_context, void **stream)
     *stream = pc_gpu_stream(priv);
 }
 
+/* Rendering: a pc_render_dev is a pc_gpu_renderer (render_cuda.h). */
+static int cuda_render_prepare(void *priv, const pc_render_plan *plan, pc_render_dev **out, char *err, size_t errlen)
+{
+    return pc_gpu_render_prepare(priv, plan, 0, (pc_gpu_renderer **)out, err, errlen);
+}
+
+static void cuda_render_free(void *priv, pc_render_dev *rd) { pc_gpu_render_free((pc_gpu_renderer *)rd); }
+
+static int cuda_render_set_gains(void *priv, pc_render_dev *rd, const float gains[][3], char *err, size_t errlen)
+{
+    return pc_gpu_render_set_gains((pc_gpu_renderer *)rd, gains, err, errlen);
+}
+
+static int cuda_render(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, const pc_picture *dst,
+                       char *err, size_t errlen)
+{
+    return pc_gpu_render(priv, slot, (pc_gpu_renderer *)rd, src, dst, err, errlen);
+}
+
+static int cuda_render_measure(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, char *err,
+                               size_t errlen)
+{
+    return pc_gpu_render_measure(priv, slot, (pc_gpu_renderer *)rd, src, err, errlen);
+}
+
+static int cuda_render_stats(void *priv, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen)
+{
+    return pc_gpu_render_stats((pc_gpu_renderer *)rd, out, err, errlen);
+}
+
+static int cuda_render_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                                     int height, pc_picture *out, char *err, size_t errlen)
+{
+    return pc_gpu_render_picture_alloc(priv, fmt, matrix, range, width, height, out, err, errlen);
+}
+
 const pc_backend_ops pc_backend_cuda = {
     .name = "cuda",
     .description = "CUDA kernels on an NVIDIA GPU, one fused kernel per frame",
@@ -123,4 +160,11 @@ const pc_backend_ops pc_backend_cuda = {
     .host_alloc = cuda_host_alloc,
     .host_free = pc_gpu_host_free,
     .encoder_device = cuda_encoder_device,
+    .render_prepare = cuda_render_prepare,
+    .render_free = cuda_render_free,
+    .render_set_gains = cuda_render_set_gains,
+    .render = cuda_render,
+    .render_measure = cuda_render_measure,
+    .render_stats = cuda_render_stats,
+    .render_picture_alloc = cuda_render_picture_alloc,
 };

@@ -13,7 +13,11 @@
  * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4/uint2, and the
  * intrinsics __byte_perm, __umulhi, __fdividef, __int_as_float,
  * __float_as_int. No warp shuffles: the kernels exchange through shared
- * memory instead.
+ * memory instead. For the render kernels (cuda_render.cuh): float2/float4,
+ * __ffs, __popc, __grid_constant__, and a texture object whose tex2D<float4>
+ * filters as the texture unit does (linear filtering of 8-bit RGBA read as
+ * normalised floats, clamp addressing, unnormalised coordinates, weights
+ * with 8 fractional bits).
  */
 #ifndef PANOCAP_CUDA_EMU_H
 #define PANOCAP_CUDA_EMU_H
@@ -40,6 +44,15 @@ struct uint2 {
     unsigned x, y;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+struct float2 {
+    float x, y;
+};
+struct float4 {
+    float x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+#define __grid_constant__
 
 /* swapcontext "returns twice" only into contexts this file saved itself,
  * with every register restored; the locals of launch() are safe. */
@@ -193,6 +206,45 @@ static inline int __float_as_int(float f)
     memcpy(&i, &f, 4);
     return i;
 }
+static inline int __ffs(unsigned v) { return v ? __builtin_ctz(v) + 1 : 0; }
+static inline int __popc(unsigned v) { return __builtin_popcount(v); }
+
+/* A pitched 2D texture of 4 x 8-bit texels (cudaResourceTypePitch2D,
+ * uchar4), filterMode linear, readMode normalised float, clamp, unnormalised
+ * coordinates. The device's rule (CUDA programming guide, texture
+ * fetching): xB = x - 0.5, i = floor(xB), alpha = frac(xB) held in 9-bit
+ * fixed point with 8 fractional bits (taken as rounded to nearest), the
+ * same for y; T[] clamped to the texture; the four texels weighted
+ * (1-a)(1-b), a(1-b), (1-a)b, ab. */
+struct pc_emu_tex {
+    const uint8_t *base;
+    size_t pitch;
+    int w, h;
+};
+typedef const pc_emu_tex *cudaTextureObject_t;
+
+template <class T>
+T tex2D(cudaTextureObject_t t, float x, float y);
+template <>
+inline float4 tex2D<float4>(cudaTextureObject_t t, float x, float y)
+{
+    const float xb = x - 0.5f, yb = y - 0.5f;
+    const float fx = floorf(xb), fy = floorf(yb);
+    const float a = rintf((xb - fx) * 256.0f) * (1.0f / 256.0f), b = rintf((yb - fy) * 256.0f) * (1.0f / 256.0f);
+    int i0 = (int)fx, j0 = (int)fy, i1 = i0 + 1, j1 = j0 + 1;
+    i0 = i0 < 0 ? 0 : (i0 >= t->w ? t->w - 1 : i0);
+    i1 = i1 < 0 ? 0 : (i1 >= t->w ? t->w - 1 : i1);
+    j0 = j0 < 0 ? 0 : (j0 >= t->h ? t->h - 1 : j0);
+    j1 = j1 < 0 ? 0 : (j1 >= t->h ? t->h - 1 : j1);
+    const uint8_t *p00 = t->base + (size_t)j0 * t->pitch + 4 * (size_t)i0, *p10 = t->base + (size_t)j0 * t->pitch + 4 * (size_t)i1;
+    const uint8_t *p01 = t->base + (size_t)j1 * t->pitch + 4 * (size_t)i0, *p11 = t->base + (size_t)j1 * t->pitch + 4 * (size_t)i1;
+    float v[4];
+    for (int k = 0; k < 4; k++)
+        v[k] = ((1.0f - a) * (1.0f - b) * p00[k] + a * (1.0f - b) * p10[k] + (1.0f - a) * b * p01[k] + a * b * p11[k]) *
+               (1.0f / 255.0f);
+    return float4{v[0], v[1], v[2], v[3]};
+}
+
 using std::max;
 using std::min;
 

@@ -48,6 +48,7 @@ typedef enum pc_pixfmt {
     PC_FMT_RGB24 = 0, /* packed R,G,B; plane 0 only */
     PC_FMT_NV12 = 1,  /* plane 0 Y (W x H), plane 1 interleaved CbCr (W x H/2) */
     PC_FMT_I420 = 2,  /* plane 0 Y, plane 1 Cb (W/2 x H/2), plane 2 Cr */
+    PC_FMT_RGBX32 = 3, /* packed R,G,B,X (X ignored); plane 0 only, 4*W bytes per row */
 } pc_pixfmt;
 
 typedef enum pc_matrix { PC_MATRIX_BT709 = 0, PC_MATRIX_BT601 = 1 } pc_matrix;

@@ -1217,6 +1217,18 @@ extern "C" int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev
     return 0;
 }
 
+extern "C" int pc_gpu_slot_mark(pc_gpu *g, int slot, char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_slot_mark", err, errlen);
+    if (rc)
+        return rc;
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
+    return 0;
+}
+
+extern "C" int pc_gpu_device(const pc_gpu *g) { return g ? g->device : -1; }
+
 extern "C" int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen)
 {
     int rc = check_slot(g, slot, "pc_gpu_slot_wait", err, errlen);
@@ -1256,7 +1268,7 @@ extern "C" int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, 
 extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
                                     int height, pc_picture *out, char *err, size_t errlen)
 {
-    if (!g || !out || (unsigned)fmt > PC_FMT_I420 || width < 1 || height < 1) {
+    if (!g || !out || pc_pixfmt_planes(fmt) == 0 || width < 1 || height < 1) {
         pc_set_err(err, errlen, "pc_gpu_picture_alloc: bad arguments (%dx%d, format %d)", width, height, (int)fmt);
         return PC_EINVAL;
     }

@@ -147,6 +147,13 @@ int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_p
 int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *dst, int scale,
                            char *err, size_t errlen);
 
+/* For work another module enqueues on the compute stream (pc_gpu_stream)
+ * after the slot's debayer, e.g. the renderer (render_cuda.h): records the
+ * slot's completion event after it, so that pc_gpu_slot_wait covers it. */
+int pc_gpu_slot_mark(pc_gpu *g, int slot, char *err, size_t errlen);
+/* The CUDA device index g was opened on. */
+int pc_gpu_device(const pc_gpu *g);
+
 /* Waits until everything enqueued for `slot` (debayer, download) is done. */
 int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen);
 /* Waits for all work of this pc_gpu. */

@@ -12,6 +12,7 @@ int pc_pixfmt_planes(pc_pixfmt fmt)
     case PC_FMT_RGB24: return 1;
     case PC_FMT_NV12: return 2;
     case PC_FMT_I420: return 3;
+    case PC_FMT_RGBX32: return 1;
     }
     return 0;
 }
@@ -25,6 +26,8 @@ int pc_picture_plane_size(pc_pixfmt fmt, int width, int height, int plane, int *
     size_t rb = (size_t)width;
     if (fmt == PC_FMT_RGB24) {
         rb = 3 * (size_t)width;
+    } else if (fmt == PC_FMT_RGBX32) {
+        rb = 4 * (size_t)width;
     } else if (plane > 0) { /* 4:2:0 chroma: one sample (NV12: one CbCr pair) per 2x2 block */
         pw = width / 2;
         ph = height / 2;

@@ -151,6 +151,46 @@ int main(void)
         tap_skip("no libconfig");
     }
 
+    /* --rig: the panorama's rig; a reload re-reads it, takes a rewritten
+     * file as a live change and refuses a broken one. */
+    {
+        char rig[] = "/tmp/pc-cli-rig-XXXXXX";
+        int fd = mkstemp(rig);
+        static const char *const good = "p f1 w8600 h1300 v210\n"
+                                        "i w2040 h1080 f0 v50 y-80\ni w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\n"
+                                        "i w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n";
+        FILE *f = fdopen(fd, "w");
+        fputs(good, f);
+        fclose(f);
+        rc = PARSE(cli, err, "--rig", rig);
+        pc_diag_init(d);
+        rc = rc ? rc : pc_cli_load_settings(cli, s, d);
+        TAP_CHECK(rc == 0 && strcmp(s->panorama.rig, rig) == 0 && s->panorama.rig_digest != 0 && pc_settings_stitching(s),
+                  "--rig FILE: panorama.rig, its digest taken");
+        pc_settings *next = malloc(sizeof *next);
+        pc_settings_delta delta;
+        pc_diag_init(d);
+        rc = pc_cli_reload(cli, s, next, &delta, d);
+        TAP_CHECK(rc == 0 && delta.changes == 0, "reload, the .pto unchanged: no change");
+        f = fopen(rig, "w");
+        fprintf(f, "# recalibrated\n%s", good);
+        fclose(f);
+        pc_diag_init(d);
+        rc = pc_cli_reload(cli, s, next, &delta, d);
+        TAP_CHECK(rc == 0 && delta.changes == 1 && delta.live == PC_LIVE_RIG && delta.restart == 0,
+                  "reload, the .pto rewritten: a live rig change");
+        f = fopen(rig, "w");
+        fputs("p f1 w8600 h1300 v210\ni w2040 h1080 f0 v50\n", f);
+        fclose(f);
+        pc_diag_init(d);
+        rc = pc_cli_reload(cli, s, next, &delta, d);
+        TAP_CHECK(rc == PC_EXIT_CONFIG && d->errors == 1 && strcmp(d->item[0].key, "panorama.rig") == 0 &&
+                      strstr(d->item[0].msg, "1 i lines (images) for 5 cameras"),
+                  "reload, the .pto now of 1 camera: 78 naming panorama.rig, the running rig stays");
+        unlink(rig);
+        free(next);
+    }
+
     /* Usage errors: 64 and the option named. */
     rc = PARSE(cli, err, "--algo", "edgy");
     usage_error("unknown algorithm", "--algo edgy: unknown value \"edgy\"; allowed: bilinear", rc, err);

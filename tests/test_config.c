@@ -8,49 +8,12 @@
 #include "settings.h"
 #include "debayer.h"
 #include "panocap_config.h"
+#include "config_testutil.h"
 #include "tap.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char tmpdir[64];
-
-/* Writes text to a new file in tmpdir; returns its path (static slots). */
-static const char *write_conf(const char *name, const char *text)
-{
-    static char paths[8][128];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    snprintf(p, 128, "%s/%s", tmpdir, name);
-    FILE *f = fopen(p, "w");
-    if (!f)
-        return NULL;
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
-/* The first diag item whose formatted text contains every needle. */
-static const pc_diag_item *find_item(const pc_diag *d, const char *a, const char *b, const char *c)
-{
-    char line[1024];
-    for (int i = 0; i < d->count; i++) {
-        pc_diag_format(&d->item[i], line, sizeof line);
-        if ((!a || strstr(line, a)) && (!b || strstr(line, b)) && (!c || strstr(line, c)))
-            return &d->item[i];
-    }
-    return NULL;
-}
-
-static void dump(const pc_diag *d)
-{
-    char line[1024];
-    for (int i = 0; i < d->count; i++) {
-        pc_diag_format(&d->item[i], line, sizeof line);
-        tap_diag("  %s", line);
-    }
-}
 
 /* Loads text as file `name`, then validates; returns total errors. */
 static int load_text(const char *name, const char *text, pc_settings *s, pc_diag *d)
@@ -102,7 +65,7 @@ static void test_colour_errors(void)
     check_error("bad gains", "cwb.conf", "capture = {\n  wb_gains = \"1.5, green\";\n};\ncameras = ( { serial = \"A\"; } );\n",
                 4, "cameras[0].wb_gains", "not a number", NULL);
     char lut[300];
-    snprintf(lut, sizeof lut, "%s/short.lut", tmpdir);
+    snprintf(lut, sizeof lut, "%s/short.lut", config_tmpdir);
     FILE *f = fopen(lut, "w");
     for (int i = 0; i < 256; i++)
         fprintf(f, "%d\n", i);
@@ -276,7 +239,7 @@ static void test_errors(void)
     TAP_CHECK(rc < 0 && find_item(&d, "/nonexistent/panocap.conf: ", "No such file or directory", NULL),
               "missing file: error names the file and the reason");
     pc_diag_init(&d);
-    rc = pc_settings_load(&s, tmpdir, &d);
+    rc = pc_settings_load(&s, config_tmpdir, &d);
     TAP_CHECK(rc < 0 && find_item(&d, "is a directory", NULL, NULL), "a directory is refused");
 
     /* Every error of a file is collected, each with its own line. */
@@ -423,7 +386,7 @@ static void test_diff(const char *example)
     pc_diag_init(&dg);
     pc_settings_load(&a, example, &dg);
     char path[128];
-    snprintf(path, sizeof path, "%s/dump.conf", tmpdir);
+    snprintf(path, sizeof path, "%s/dump.conf", config_tmpdir);
     FILE *f = fopen(path, "w");
     pc_settings_write(&a, f);
     fclose(f);
@@ -463,11 +426,8 @@ static void test_reference(void)
 int main(int argc, char **argv)
 {
     const char *example = argc > 1 ? argv[1] : "systemd/panocap.conf.example";
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pc-config-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (config_tmpdir_make("pc-config"))
         return 1;
-    }
     test_defaults();
     test_set();
     test_reference();
@@ -486,9 +446,6 @@ int main(int argc, char **argv)
                   "without libconfig: a clear error");
     }
     test_diff(example);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        tap_diag("could not remove %s", tmpdir);
+    config_tmpdir_remove();
     return tap_done();
 }

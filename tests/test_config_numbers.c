@@ -12,48 +12,13 @@
 #include "settings.h"
 #include "settings_keys.h"
 #include "panocap_config.h"
+#include "config_testutil.h"
 #include "tap.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char tmpdir[64];
-
-static const char *write_conf(const char *name, const char *text)
-{
-    static char paths[8][128];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    snprintf(p, 128, "%s/%s", tmpdir, name);
-    FILE *f = fopen(p, "w");
-    if (!f)
-        return NULL;
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
-static const pc_diag_item *find_item(const pc_diag *d, const char *a, const char *b, const char *c)
-{
-    char line[1024];
-    for (int i = 0; i < d->count; i++) {
-        pc_diag_format(&d->item[i], line, sizeof line);
-        if ((!a || strstr(line, a)) && (!b || strstr(line, b)) && (!c || strstr(line, c)))
-            return &d->item[i];
-    }
-    return NULL;
-}
-
-static void dump(const pc_diag *d)
-{
-    char line[1024];
-    for (int i = 0; i < d->count; i++) {
-        pc_diag_format(&d->item[i], line, sizeof line);
-        tap_diag("  %s", line);
-    }
-}
 
 /* Loads text as file name (no validation: the key checks alone). */
 static int load(const char *name, const char *text, pc_settings *s, pc_diag *d)
@@ -101,12 +66,28 @@ static int stored(const pc_key *k, const void *base, __int128 v)
     }
 }
 
-/* One key: through a file and through pc_settings_set (what --set does). */
-static void check_key(const pc_section *S, const pc_key *k)
+/* Where key k of section S lives in s: the group, or entry 0 of a list. */
+static const void *key_base(const pc_section *S, const pc_settings *s)
+{
+    if (S->kind == PC_SEC_GROUP)
+        return (const char *)s + S->off;
+    if (S->kind == PC_SEC_CAMERAS)
+        return &s->cameras[0];
+    return pc_list_centry_(S->list, (const char *)s + S->off, 0);
+}
+
+/* One key: through a file and through pc_settings_set (what --set does).
+ * preset: k is a key of virtual_cameras[0].presets[0] (files only: the
+ * command line does not reach into presets). */
+static void check_key(const pc_section *S, const pc_key *k, int preset)
 {
     char full[96], text[512], name[64], needle[160];
-    const char *sec = S->kind == PC_SEC_CAMERAS ? "cameras[0]" : S->kind == PC_SEC_OUTPUTS ? "outputs[0]" : S->name;
-    snprintf(full, sizeof full, "%s.%s", sec, k->name);
+    if (preset)
+        snprintf(full, sizeof full, "virtual_cameras[0].presets[0].%s", k->name);
+    else if (S->kind == PC_SEC_GROUP)
+        snprintf(full, sizeof full, "%s.%s", S->name, k->name);
+    else
+        snprintf(full, sizeof full, "%s[0].%s", S->name, k->name);
     int file_bad = 0, set_bad = 0;
     for (int i = 0; i < NVALUES; i++) {
         int ok = !values[i].overflow && allowed(k, values[i].v);
@@ -116,21 +97,23 @@ static void check_key(const pc_section *S, const pc_key *k)
         else
             snprintf(needle, sizeof needle, "%s: %s is out of range", full, values[i].text);
         if (PANOCAP_HAVE_LIBCONFIG) {
-            if (S->kind == PC_SEC_GROUP)
+            if (preset) /* the other required keys given, on line 1 */
+                snprintf(text, sizeof text, "virtual_cameras = ( { name = \"a\"; presets = ( { name = \"p\";%s%s\n"
+                         "  %s = %s; } ); } );\n", strcmp(k->name, "pan") ? " pan = 0.0;" : "",
+                         strcmp(k->name, "tilt") ? " tilt = 0.0;" : "", k->name, values[i].text);
+            else if (S->kind == PC_SEC_GROUP)
                 snprintf(text, sizeof text, "%s = {\n  %s = %s;\n};\n", S->name, k->name, values[i].text);
             else if (S->kind == PC_SEC_CAMERAS)
                 snprintf(text, sizeof text, "cameras = (\n  { serial = \"A\"; %s = %s; }\n);\n", k->name,
                          values[i].text);
-            else
-                snprintf(text, sizeof text, "outputs = (\n  { url = \"a.ts\"; %s = %s; }\n);\n", k->name,
-                         values[i].text);
-            snprintf(name, sizeof name, "n-%s-%d.conf", k->name, i);
-            pc_settings s;
+            else /* the list's first key is its required one (url, name) */
+                snprintf(text, sizeof text, "%s = (\n  { %s = \"a.ts\"; %s = %s; }\n);\n", S->name,
+                         S->list->keys[0].name, k->name, values[i].text);
+            snprintf(name, sizeof name, "n-%s-%d%s.conf", k->name, i, preset ? "-p" : "");
+            pc_settings *s = malloc(sizeof *s);
             pc_diag d;
-            int rc = load(name, text, &s, &d);
-            const void *base = S->kind == PC_SEC_GROUP ? (const void *)((const char *)&s + S->off)
-                               : S->kind == PC_SEC_CAMERAS ? (const void *)&s.cameras[0]
-                                                          : (const void *)&s.outputs[0];
+            int rc = load(name, text, s, &d);
+            const void *base = preset ? (const void *)&s->vcams[0].presets.item[0] : key_base(S, s);
             char where[96];
             snprintf(where, sizeof where, "%s:2: error: ", name);
             int good = ok ? rc == 0 && stored(k, base, values[i].v)
@@ -140,25 +123,32 @@ static void check_key(const pc_section *S, const pc_key *k)
                 dump(&d);
                 file_bad++;
             }
+            free(s);
         }
-        pc_settings s;
+        if (preset)
+            continue;
+        pc_settings *s = malloc(sizeof *s);
         char err[512] = "";
-        pc_settings_defaults(&s);
-        int rc = pc_settings_set(&s, full, values[i].text, err, sizeof err);
-        const void *base = S->kind == PC_SEC_GROUP ? (const void *)((const char *)&s + S->off)
-                           : S->kind == PC_SEC_CAMERAS ? (const void *)&s.cameras[0]
-                                                      : (const void *)&s.outputs[0];
-        int good = ok ? rc == 0 && stored(k, base, values[i].v) : rc < 0 && strstr(err, needle);
+        pc_settings_defaults(s);
+        int rc = pc_settings_set(s, full, values[i].text, err, sizeof err);
+        int good = ok ? rc == 0 && stored(k, key_base(S, s), values[i].v) : rc < 0 && strstr(err, needle);
         if (!good) {
             tap_diag("--set %s=%s: expected %s; got: %s", full, values[i].text, ok ? "stored exactly" : needle,
                      rc ? err : "accepted");
             set_bad++;
         }
+        free(s);
     }
     if (PANOCAP_HAVE_LIBCONFIG)
         TAP_CHECK(!file_bad, "%s in a file: 2^31-1, 2^31, 2^32+5, 2^63, -1, -2^31-1 each stored exactly or "
                   "refused with file:line:key and the value as written", full);
-    TAP_CHECK(!set_bad, "%s through --set: the same six values, the same answers", full);
+    if (!preset)
+        TAP_CHECK(!set_bad, "%s through --set: the same six values, the same answers", full);
+}
+
+static int is_number(const pc_key *k)
+{
+    return k->type == PC_KT_INT || k->type == PC_KT_INT64 || k->type == PC_KT_DOUBLE;
 }
 
 static void test_every_key(void)
@@ -168,10 +158,17 @@ static void test_every_key(void)
         const pc_section *S = &pc_sections_[si];
         for (int i = 0; i < S->nkeys; i++) {
             const pc_key *k = &S->keys[i];
-            if (k->type != PC_KT_INT && k->type != PC_KT_INT64 && k->type != PC_KT_DOUBLE)
-                continue;
-            check_key(S, k);
-            n++;
+            if (is_number(k)) {
+                check_key(S, k, 0);
+                n++;
+            }
+            /* a list inside the entries (presets; outputs are the outputs' keys) */
+            if (k->type == PC_KT_GROUPS && k->list == &pc_presets_list_)
+                for (int j = 0; j < k->list->nkeys; j++)
+                    if (is_number(&k->list->keys[j])) {
+                        check_key(S, &k->list->keys[j], 1);
+                        n++;
+                    }
         }
     }
     /* a 32-bit int key with a 64-bit range would store a truncation */
@@ -268,17 +265,11 @@ static void test_scanner(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pc-numbers-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (config_tmpdir_make("pc-numbers"))
         return 1;
-    }
     test_every_key();
     if (PANOCAP_HAVE_LIBCONFIG)
         test_scanner();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        tap_diag("could not remove %s", tmpdir);
+    config_tmpdir_remove();
     return tap_done();
 }

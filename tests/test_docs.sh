@@ -26,7 +26,7 @@ check "panocap.conf.5 has all $(echo $keys | wc -w) keys of --help-config${missi
 check "panocap.conf.5 names the default configuration path" grep -qF "$("$panocap" --help | grep -oE '\(default: [^ ]+' | head -1 | sed 's/(default: //; s/-/\\-/g')" "$dir/panocap.conf.5"
 
 for page in panocap.8 panocap.conf.5 panocap-bench.1 panocap-quality.1 panocap-capture-bench.1 panocap-encode-bench.1 \
-    panocap-calibrate.1; do
+    panocap-calibrate.1 panocap-scene.1; do
     [ -f "$dir/$page" ] || { [ "$page" = panocap-encode-bench.1 ] && continue; }
     if command -v man >/dev/null; then
         w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$dir/$page" 2>&1 >/dev/null)
@@ -48,6 +48,10 @@ check "completion: --algo '' -> the $(echo $algos | wc -w) algorithms of --list-
 check "completion: -s debayer.al -> debayer.algo=" grep -qx debayer.algo= <(complete_words "$panocap" -s debayer.al)
 check "completion: --variant '' -> 2px 4px auto" \
     test "$(complete_words "$panocap" --variant '' | sort | tr '\n' ' ')" = "2px 4px auto "
+check "completion: -s virtual_cameras[0].pa -> virtual_cameras[0].pan=" \
+    grep -qxF 'virtual_cameras[0].pan=' <(complete_words "$panocap" -s 'virtual_cameras[0].pa')
+check "completion: -s panorama.ri -> panorama.rig=" grep -qx panorama.rig= <(complete_words "$panocap" -s panorama.ri)
+check "completion: --rig FILE completes files" grep -qx "$dir/panocap.8" <(complete_words "$panocap" --rig "$dir/panocap.")
 check "completion: --config FILE completes files" grep -qx "$dir/panocap.8" <(complete_words "$panocap" --config "$dir/panocap.")
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -129,8 +129,17 @@ static void one_validation(void)
     const char *wide = conf("wide.conf", "capture = {\n  width = 4294967616;\n};\n");
     char notpic[200];
     snprintf(notpic, sizeof notpic, "capture.image=%s", conf("notapicture.png", "this is text, not a picture\n"));
+    /* rigs (Hugin projects) for the 5 default cameras 2040x1080: one good,
+     * one of 4 images, one with a bad field on line 3 */
+#define IMG(y) "i w2040 h1080 f0 v50 y" #y "\n"
+    char rig[200], rig4[200], rigv[200];
+    snprintf(rig, sizeof rig, "%s", conf("rig.pto", "p f1 w8600 h1300 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40) IMG(80)));
+    snprintf(rig4, sizeof rig4, "%s", conf("four.pto", "p f1 w8600 h1300 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)));
+    snprintf(rigv, sizeof rigv, "%s", conf("badv.pto", "p f1 w8600 h1300 v210\n" IMG(-80) "i w2040 h1080 f0 v0 y-40\n"
+                                                       IMG(0) IMG(40) IMG(80)));
+#undef IMG
     struct {
-        const char *args[8];
+        const char *args[10];
         const char *needle;
         int ffmpeg; /* needs FFmpeg in the build */
     } cases[] = {
@@ -161,6 +170,23 @@ static void one_validation(void)
                                      "be 14x5400", 0},
         {{"--cameras", "1", "-s", "capture.height=10"}, "error: capture.height: the cameras are 2040x10: the "
                                                          "encoder's picture would be 2040x10", 0},
+        /* the rig (--rig): every error names the .pto's place and panorama.rig */
+        {{"--rig", "/nonexistent/rig.pto"}, "error: panorama.rig: /nonexistent/rig.pto: cannot open the rig file: No "
+                                            "such file or directory", 0},
+        {{"--rig", "/proc/self/mem"}, "error: panorama.rig: /proc/self/mem: read error: Input/output error", 0},
+        {{"--rig", notpic + 14}, "notapicture.png: no p line (the panorama's projection and size): not a Hugin project?", 0},
+        {{"--rig", rig4}, "four.pto: 4 i lines (images) for 5 cameras", 0},
+        {{"--rig", rig, "-s", "capture.height=1000"}, "rig.pto:2: i line (image 0): fields w h: 2040x1080, but camera "
+                                                      "0 delivers 2040x1000", 0},
+        {{"--rig", rigv}, "error: panorama.rig: ", 0},
+        {{"--rig", rigv}, "badv.pto:3: i line (image 1): field v: 0 is not a field of view", 0},
+        /* virtual cameras */
+        {{"-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].outputs=a.ts"},
+         "error: virtual_cameras: 1 virtual camera needs a rig: set panorama.rig", 0},
+        {{"--rig", rig, "-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].outputs=panocap.ts"},
+         "error: virtual_cameras[0].outputs[0].url: \"panocap.ts\" is also outputs[0]'s", 0},
+        {{"--rig", rig, "-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].outputs=/proc/v/a.ts"},
+         "virtual_cameras[0].outputs[0].url: output 0 '/proc/v/a.ts': cannot create a file", 1},
         /* a picture the fake cameras cannot read */
         {{"-s", notpic}, "capture.image: camera 0: picture ", 0},
         {{"-s", notpic}, "notapicture.png: not a PNG or PPM image", 0},
@@ -170,7 +196,8 @@ static void one_validation(void)
             continue;
         const char *const *a = cases[i].args;
         char what[200];
-        snprintf(what, sizeof what, "%s %s%s%s", a[0], a[1], a[2] ? " " : "", a[2] ? a[2] : "");
+        snprintf(what, sizeof what, "%s %s%s%s%s%s", a[0], a[1], a[2] ? " " : "", a[2] ? a[2] : "", a[2] && a[3] ? " " : "",
+                 a[2] && a[3] ? a[3] : "");
         static const char *const check[] = {"--check-config", NULL};
         static const char *const start[] = {"--frames", "1", "--control", "", NULL};
         int rc = run2(a, check);
@@ -178,6 +205,11 @@ static void one_validation(void)
         TAP_CHECK(ok, "--check-config %s: 78 and \"%s\"", what, cases[i].needle);
         if (!ok)
             tap_diag("exit %d, stderr: %s", rc, errs);
+        /* panocap's own lines only: no encoder library's banner (the
+         * libfoo message once opened every known encoder to list them) */
+        TAP_CHECK(!strstr(errs, "Svt[") && !strstr(out, "Svt[") && !strstr(errs, "x265 [") &&
+                      !strstr(errs, "x264 ["),
+                  "--check-config %s: no encoder library lines in the answer", what);
         /* the start says the same: the line of the error --check-config gave */
         char same[1024] = "";
         const char *e = strstr(errs, "error: ");
@@ -241,6 +273,26 @@ int main(int argc, char **argv)
     const char *dumped = conf("dumped.conf", out);
     int rc2 = run("--config", dumped, "--check-config", NULL);
     TAP_CHECK(rc == 0 && rc2 == 0, "--dump-config output is itself a valid config");
+
+    /* the panorama and a view: checked, dumped, the dump checked again */
+    const char *pto = conf("ok.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v50 y-80\ni w2040 h1080 f0 v50 y-40\n"
+                                     "i w2040 h1080 f0 v50 y0\ni w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n");
+    char views[1024];
+    snprintf(views, sizeof views,
+             "panorama = { rig = \"%s\"; blend = \"seam\"; unstitched_outputs = ( \"cams.ts\" ); };\n"
+             "virtual_cameras = ( { name = \"main\"; tilt = -2.0; hfov = 40.0; outputs = ( \"main.ts\" );\n"
+             "  presets = ( { name = \"goal\"; pan = -60.0; tilt = 0.0; hfov = 30.0; } ); } );\n",
+             pto);
+    const char *vconf = conf("views.conf", views);
+    rc = run("--config", vconf, "--check-config", NULL);
+    int rc1 = rc;
+    rc = run("--config", vconf, "--dump-config", NULL);
+    int dumped_ok = rc == 0 && strstr(out, "unstitched_outputs = (") && strstr(out, "name = \"goal\";") &&
+                    strstr(out, "virtual_cameras = (");
+    rc2 = run("--config", conf("views-dumped.conf", out), "--check-config", NULL);
+    TAP_CHECK(rc1 == 0 && dumped_ok && rc2 == 0,
+              "a panorama with unstitched outputs and a view with presets: checks OK, --dump-config writes them, the "
+              "dump checks OK (exit %d, %d)", rc1, rc2);
 
     static const struct {
         const char *name, *text, *needle;

@@ -1,6 +1,6 @@
-/* test_tools_cli.c - the command-line conventions of the five tools
+/* test_tools_cli.c - the command-line conventions of the six tools
  * (panocap-bench, panocap-quality, panocap-encode-bench,
- * panocap-capture-bench, panocap-calibrate; tools/tool_cli.h): --help exits 0 with the usage
+ * panocap-capture-bench, panocap-calibrate, panocap-scene; tools/tool_cli.h): --help exits 0 with the usage
  * on stdout, --version exits 0 with the same version as `panocap
  * --version`, and usage errors (unknown option, missing value, bad value,
  * stray operand) exit 64 with a message naming the option.
@@ -22,6 +22,7 @@ static const tool_case cases[] = {
     {"panocap-encode-bench", "--frames", "12x"},
     {"panocap-capture-bench", "--seconds", "soon"},
     {"panocap-calibrate", "--hfov", "wide"},
+    {"panocap-scene", "--time", "noon"},
 };
 
 static rt_result r;

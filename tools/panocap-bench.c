@@ -30,6 +30,7 @@
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "panocap_config.h"
+#include "render_bench.h"
 #include "tool_cli.h"
 
 #if PANOCAP_HAVE_CUDA
@@ -43,6 +44,7 @@ typedef struct opts {
     const char *backend, *algo, *variant, *format;
     int width, height, iters, threads, device;
     const char *colour; /* --colour FORMAT: time with the colour stage on */
+    int render;         /* --render: the render family instead (render_bench.c) */
 } opts;
 
 static void usage(FILE *f)
@@ -54,6 +56,10 @@ static void usage(FILE *f)
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
             "                     [--help] [--version]\n"
+            "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
+            "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
+            "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer) with\n"
+            "          PSNR against the C reference, then the CPU reference and renderer; --backend cpu: CPU only\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
             "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
@@ -689,13 +695,15 @@ static const pc_tool tool = {"panocap-bench", usage};
 /* Options into *o; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, opts *o)
 {
-    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR };
+    enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR,
+           O_RENDER };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
         {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
         {"iters", required_argument, NULL, O_ITERS},     {"threads", required_argument, NULL, O_THREADS},
         {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
+        {"render", no_argument, NULL, O_RENDER},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
@@ -713,6 +721,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_THREADS: rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n), o->threads = (int)n; break;
         case O_DEVICE: rc = pc_tool_int(&tool, "--device", optarg, 0, 1024, &n), o->device = (int)n; break;
         case O_COLOUR: o->colour = optarg; break;
+        case O_RENDER: o->render = 1; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -740,10 +749,14 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    if (o.render) {
+        pc_render_bench_opts ro = {o.iters, 5, o.threads, o.device, strcmp(o.backend, "cpu") != 0, 1};
+        return pc_render_bench(&ro);
+    }
     const pc_algo_desc *algos[PC_ALGO_COUNT];
     int nalgo = 0;
     if (!strcmp(o.algo, "all")) {

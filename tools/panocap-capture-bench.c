@@ -18,7 +18,7 @@
  *   panocap-capture-bench [--source fake|sim|file|all] [--seconds S]
  *       [--fps F] [--cameras N] [--width W] [--height H] [--packet-size B]
  *       [--image FILE] [--file RAW] [--record RAW] [--dma] [--markdown]
- *       [--make-raw RAW [--sets N]] [--verbose] [--help] [--version]
+ *       [--make-raw RAW [--sets N]] [--verbose] [--scene RIG.pto] [--help] [--version]
  *
  * Exit status: 0, 1 on a failure, 64 on a usage error.
  */
@@ -34,6 +34,7 @@
 
 #include "capture.h"
 #include "clock.h"
+#include "rig.h"
 #include "tool_cli.h"
 #include "panocap_config.h"
 #if PANOCAP_HAVE_ARAVIS
@@ -53,7 +54,7 @@ static void pinned_free(void *p, void *u) { cudaFreeHost(p); }
 #endif
 
 typedef struct opts {
-    const char *source, *image, *file, *record, *make_raw;
+    const char *source, *image, *file, *record, *make_raw, *scene_rig;
     int make_sets;
     double seconds, fps;
     int cameras, width, height, packet_size, dma, markdown;
@@ -258,14 +259,27 @@ static void bench_fake(const opts *o)
     pc_capture_config_init(&cfg);
     cfg.source = PC_SOURCE_FAKE;
     fill_cams(&cfg, o);
-    char err[512], what[64];
+    char err[512], what[96];
+    static pc_rig rig;
+    if (o->scene_rig) { /* the cameras show the simulated stadium through this rig */
+        if (pc_rig_load(o->scene_rig, &rig, err, sizeof err)) {
+            fprintf(stderr, "fake: %s\n", err);
+            return;
+        }
+        cfg.scene = "stadium";
+        cfg.scene_rig = &rig;
+    }
     pc_capture *c;
+    double t0 = pc_now_ns() / 1e9;
     if (pc_capture_open(&c, &cfg, err, sizeof err) || pc_capture_start(c, err, sizeof err)) {
         fprintf(stderr, "fake: %s\n", err);
         return;
     }
+    if (o->scene_rig)
+        printf("scene: the stadium through %s, rendered in %.1f s at open\n", o->scene_rig, pc_now_ns() / 1e9 - t0);
     pc_raw_writer *rec = open_record(o);
-    snprintf(what, sizeof what, "fake %dx %dx%d @%g", o->cameras, o->width, o->height, o->fps);
+    snprintf(what, sizeof what, "fake %dx %dx%d @%g%s", o->cameras, o->width, o->height, o->fps,
+             o->scene_rig ? " scene" : "");
     measure(c, o, what, fake_gen, NULL, "in-process ArvFakeCamera", rec);
     pc_raw_writer_close(rec, err, sizeof err);
     pc_capture_close(c);
@@ -521,6 +535,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: panocap-capture-bench [--source fake|sim|file|all] [--seconds S] [--fps F]\n"
                "         [--cameras N] [--width W] [--height H] [--packet-size B] [--image FILE]\n"
                "         [--file RAW] [--record RAW] [--dma] [--markdown] [--verbose]\n"
+               "         [--scene RIG.pto]  (fake cameras show the simulated stadium through the rig)\n"
                "         [--make-raw RAW [--sets N]]  (write N synthetic sets first)\n"
                "         [--help] [--version]\n");
 }
@@ -534,7 +549,8 @@ static int parse_args(int argc, char **argv, opts *o)
         {"source", 1, 0, 's'}, {"seconds", 1, 0, 't'}, {"fps", 1, 0, 'f'}, {"cameras", 1, 0, 'n'},
         {"width", 1, 0, 'w'}, {"height", 1, 0, 'h'}, {"packet-size", 1, 0, 'p'}, {"image", 1, 0, 'i'},
         {"file", 1, 0, 'r'}, {"record", 1, 0, 'R'}, {"dma", 0, 0, 'd'}, {"markdown", 0, 0, 'm'},
-        {"verbose", 0, 0, 'v'}, {"make-raw", 1, 0, 'M'}, {"sets", 1, 0, 'S'}, PC_TOOL_STD_OPTIONS,
+        {"verbose", 0, 0, 'v'}, {"make-raw", 1, 0, 'M'}, {"sets", 1, 0, 'S'}, {"scene", 1, 0, 'X'},
+        PC_TOOL_STD_OPTIONS,
         {0, 0, 0, 0}};
     int ch, rc;
     long long n;
@@ -563,6 +579,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case 'v': verbose = 1; break;
         case 'M': o->make_raw = optarg; break;
         case 'S': rc = pc_tool_int(&tool, "--sets", optarg, 1, 1000000, &n), o->make_sets = (int)n; break;
+        case 'X': o->scene_rig = optarg; break;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
         if (rc)
@@ -570,6 +587,17 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if ((rc = pc_tool_no_operands(&tool, argc, argv)))
         return rc;
+    if (o->scene_rig) { /* the rig says how many cameras and how large */
+        static pc_rig rig;
+        char err[512];
+        if (pc_rig_load(o->scene_rig, &rig, err, sizeof err)) {
+            fprintf(stderr, "panocap-capture-bench: %s\n", err);
+            return 1;
+        }
+        o->cameras = rig.ncam;
+        o->width = rig.cam[0].w;
+        o->height = rig.cam[0].h;
+    }
     return -1;
 }
 

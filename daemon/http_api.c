@@ -1,0 +1,381 @@
+/* http_api.c - the JSON API under /api/ (http.h lists the routes; the
+ * README's "Web page and JSON API" documents them): which route a URL and
+ * method name, the request bodies read and checked (unknown keys, wrong
+ * types and values outside the allowed ones are refused with 400 and the
+ * reason, before anything changes), and the callbacks' results as
+ * answers. http.c has already checked rate, token and body size. */
+#include "http_int.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BODY_FIELDS 8
+
+static int is_get(const char *m) { return !strcmp(m, "GET") || !strcmp(m, "HEAD"); }
+
+/* "/api/cameras/N/picture.jpg": N (0..999) into *cam. */
+static int camera_picture_path(const char *rest, int *cam)
+{
+    int n = 0, digits = 0;
+    while (rest[digits] >= '0' && rest[digits] <= '9' && digits < 4)
+        n = n * 10 + (rest[digits++] - '0');
+    if (!digits || digits > 3 || (digits > 1 && rest[0] == '0') || strcmp(rest + digits, "/picture.jpg") != 0)
+        return -1;
+    *cam = n;
+    return 0;
+}
+
+/* A snapshot name the web made: letters, digits, '-', '_', '.', ending in
+ * ".png", no leading '.' (so never "..", never a path). */
+static int snapshot_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 5 || n >= sizeof(((http_route *)0)->name) || s[0] == '.' || strcmp(s + n - 4, ".png") != 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '-' || s[i] == '_' || s[i] == '.'))
+            return 0;
+    return 1;
+}
+
+unsigned http_api_route(const char *url, const char *method, http_route *r, const char **allow, char *why,
+                        size_t n)
+{
+    static const struct {
+        const char *path;
+        http_route_id id;
+        int post;
+    } fixed[] = {
+        {"/api/status", API_STATUS, 0},    {"/api/algos", API_ALGOS, 0},  {"/api/picture.jpg", API_PICTURE, 0},
+        {"/api/algo", API_ALGO, 1},        {"/api/wb", API_WB, 1},        {"/api/idr", API_IDR, 1},
+        {"/api/snapshot", API_SNAPSHOT, 1},
+    };
+    memset(r, 0, sizeof *r);
+    r->camera = -1;
+    int found = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !found; i++)
+        if (!strcmp(url, fixed[i].path)) {
+            r->id = fixed[i].id;
+            r->post = fixed[i].post;
+            found = 1;
+        }
+    if (!found && !strncmp(url, "/api/cameras/", 13) && camera_picture_path(url + 13, &r->camera) == 0) {
+        r->id = API_PICTURE;
+        found = 1;
+    }
+    if (!found && !strncmp(url, "/api/snapshots/", 15) && snapshot_name_ok(url + 15)) {
+        r->id = API_SNAPSHOT_FILE;
+        snprintf(r->name, sizeof r->name, "%s", url + 15);
+        found = 1;
+    }
+    if (!found) {
+        snprintf(why, n, "no such path %.100s; the API has GET /api/status, /api/algos, /api/picture.jpg, "
+                 "/api/cameras/N/picture.jpg, /api/snapshots/NAME.png and POST /api/algo, /api/wb, /api/idr, "
+                 "/api/snapshot", url);
+        return 404;
+    }
+    if (r->post ? strcmp(method, "POST") != 0 : !is_get(method)) {
+        *allow = r->post ? "POST" : "GET, HEAD";
+        snprintf(why, n, "%s %.100s: method not allowed; it takes %s", method, url, *allow);
+        return 405;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- bodies */
+
+/* Reads the body (an empty one is {}) and refuses keys outside `keys`
+ * (comma-separated). Returns the member count, or -1 with the answer. */
+static int read_body(const char *body, size_t len, const char *route, const char *keys, pc_json_field *f,
+                     http_answer *a)
+{
+    char err[300];
+    size_t ws = 0;
+    while (ws < len && strchr(" \t\r\n", body[ws]))
+        ws++;
+    if (ws == len)
+        return 0;
+    int n = pc_json_parse_flat(body, len, f, BODY_FIELDS, err, sizeof err);
+    if (n < 0) {
+        http_answer_error(a, 400, "%s: %s", route, err);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *k = keys, *hit = NULL;
+        size_t kl = strlen(f[i].key);
+        while (k && *k && !hit) {
+            const char *e = strchr(k, ',');
+            size_t l = e ? (size_t)(e - k) : strlen(k);
+            if (l == kl && !strncmp(k, f[i].key, l))
+                hit = k;
+            k = e ? e + 1 : NULL;
+        }
+        if (!hit) {
+            http_answer_error(a, 400, "%s: unknown key \"%.60s\"; it takes %s", route, f[i].key,
+                              keys[0] ? keys : "no keys (send {} or nothing)");
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* The string member key, or NULL (absent); -1 with the answer when it is
+ * there but not a string. */
+static int string_member(const pc_json_field *f, int n, const char *route, const char *key, const char **out,
+                         http_answer *a)
+{
+    const pc_json_field *m = pc_json_field_find(f, n, key);
+    *out = NULL;
+    if (!m)
+        return 0;
+    if (m->type != PC_JSON_STRING) {
+        http_answer_error(a, 400, "%s: \"%s\" must be a string", route, key);
+        return -1;
+    }
+    *out = m->str;
+    return 0;
+}
+
+static void ok_answer(http_answer *a, const char *key, const char *value, const char *key2, const char *value2)
+{
+    char buf[2048];
+    pc_json j;
+    pc_json_init(&j, buf, sizeof buf);
+    pc_json_object(&j, NULL);
+    pc_json_bool(&j, "ok", 1);
+    if (key)
+        pc_json_str(&j, key, value);
+    if (key2)
+        pc_json_str(&j, key2, value2);
+    pc_json_object_end(&j);
+    http_answer_json(a, 200, &j);
+}
+
+/* ---------------------------------------------------------------- routes */
+
+static void algos(http_answer *a)
+{
+    char buf[8192];
+    pc_json j;
+    pc_json_init(&j, buf, sizeof buf);
+    pc_json_object(&j, NULL);
+    pc_json_array(&j, "algos");
+    for (int i = 0; i < pc_algo_count(); i++) {
+        const pc_algo_desc *d = pc_algo_get((pc_algo_id)i);
+        pc_json_object(&j, NULL);
+        pc_json_str(&j, "name", d->name);
+        pc_json_str(&j, "title", d->title);
+        pc_json_int(&j, "passes", d->passes);
+        pc_json_array(&j, "variants");
+        pc_json_str(&j, NULL, "auto");
+        if (d->variants & PC_VARIANT_2PX)
+            pc_json_str(&j, NULL, "2px");
+        if (d->variants & PC_VARIANT_4PX)
+            pc_json_str(&j, NULL, "4px");
+        pc_json_array_end(&j);
+        pc_json_object_end(&j);
+    }
+    pc_json_array_end(&j);
+    pc_json_object_end(&j);
+    http_answer_json(a, 200, &j);
+}
+
+static void set_algo(const pc_http_ops *ops, const char *body, size_t len, const pc_logger *lg, http_answer *a)
+{
+    static const char route[] = "POST /api/algo";
+    pc_json_field f[BODY_FIELDS];
+    int n = read_body(body, len, route, "algo,variant", f, a);
+    const char *name, *var;
+    if (n < 0 || string_member(f, n, route, "algo", &name, a) || string_member(f, n, route, "variant", &var, a))
+        return;
+    char names[256], err[512];
+    pc_algo_names(names, sizeof names);
+    if (!name) {
+        http_answer_error(a, 400, "%s: \"algo\" is missing; one of %s", route, names);
+        return;
+    }
+    const pc_algo_desc *d = pc_algo_find(name);
+    if (!d) {
+        http_answer_error(a, 400, "%s: unknown algorithm \"%.64s\"; one of %s", route, name, names);
+        return;
+    }
+    int v = var ? pc_variant_from_name(var) : PC_VARIANT_AUTO;
+    if (v < 0) {
+        http_answer_error(a, 400, "%s: unknown variant \"%.32s\"; one of auto, 2px, 4px", route, var);
+        return;
+    }
+    if (v != PC_VARIANT_AUTO && !(d->variants & (unsigned)v)) {
+        http_answer_error(a, 400, "%s: algorithm %s has no %s variant", route, d->name, var);
+        return;
+    }
+    if (!ops->set_algo) {
+        http_answer_error(a, 503, "the algorithm cannot be switched now");
+        return;
+    }
+    if (ops->set_algo(ops->user, d->id, (pc_variant)v, err, sizeof err)) {
+        http_answer_error(a, 409, "%s", err);
+        return;
+    }
+    pc_log(lg, PC_LOG_NOTICE, "http: algorithm %s/%s requested", d->name, pc_variant_name((pc_variant)v));
+    ok_answer(a, "algo", d->name, "variant", pc_variant_name((pc_variant)v));
+}
+
+static void white_balance(const pc_http_ops *ops, const char *body, size_t len, const pc_logger *lg,
+                          http_answer *a)
+{
+    static const char route[] = "POST /api/wb";
+    pc_json_field f[BODY_FIELDS];
+    int n = read_body(body, len, route, "mode", f, a);
+    const char *mode;
+    if (n < 0 || string_member(f, n, route, "mode", &mode, a))
+        return;
+    if (!mode || (strcmp(mode, "freeze") && strcmp(mode, "auto"))) {
+        http_answer_error(a, 400, "%s: \"mode\" must be \"freeze\" (fix automatic white balance at its gains) "
+                          "or \"auto\" (automatic again where configured)", route);
+        return;
+    }
+    if (!ops->wb) {
+        http_answer_error(a, 503, "white balance cannot be changed now");
+        return;
+    }
+    char text[4096], err[512];
+    if (ops->wb(ops->user, !strcmp(mode, "freeze"), text, sizeof text, err, sizeof err)) {
+        http_answer_error(a, 409, "%s", err);
+        return;
+    }
+    pc_log(lg, PC_LOG_NOTICE, "http: white balance %s", mode);
+    ok_answer(a, "mode", mode, "gains", text);
+}
+
+static void idr(const pc_http_ops *ops, const char *body, size_t len, const pc_logger *lg, http_answer *a)
+{
+    pc_json_field f[BODY_FIELDS];
+    if (read_body(body, len, "POST /api/idr", "", f, a) < 0)
+        return;
+    char err[512];
+    if (!ops->idr) {
+        http_answer_error(a, 503, "no encoder to ask");
+        return;
+    }
+    if (ops->idr(ops->user, err, sizeof err)) {
+        http_answer_error(a, 409, "%s", err);
+        return;
+    }
+    pc_log(lg, PC_LOG_NOTICE, "http: keyframe requested");
+    ok_answer(a, NULL, NULL, NULL, NULL);
+}
+
+static void snapshot(const pc_http_ops *ops, const char *body, size_t len, http_answer *a)
+{
+    pc_json_field f[BODY_FIELDS];
+    if (read_body(body, len, "POST /api/snapshot", "", f, a) < 0)
+        return;
+    char name[96], err[512];
+    if (!ops->snapshot) {
+        http_answer_error(a, 503, "snapshots are not available");
+        return;
+    }
+    if (ops->snapshot(ops->user, name, sizeof name, err, sizeof err)) {
+        http_answer_error(a, 409, "%s", err);
+        return;
+    }
+    char url[160], buf[512];
+    snprintf(url, sizeof url, "api/snapshots/%s", name);
+    pc_json j;
+    pc_json_init(&j, buf, sizeof buf);
+    pc_json_object(&j, NULL);
+    pc_json_bool(&j, "ok", 1);
+    pc_json_str(&j, "file", name);
+    pc_json_str(&j, "url", url); /* relative to the page (a proxy prefix stays) */
+    pc_json_object_end(&j);
+    http_answer_json(a, 202, &j);
+}
+
+static void snapshot_file(const pc_http_ops *ops, const char *name, http_answer *a)
+{
+    char path[4096], err[512];
+    int unknown = 0;
+    if (!ops->snapshot_file) {
+        http_answer_error(a, 404, "no snapshots here");
+        return;
+    }
+    int r = ops->snapshot_file(ops->user, name, path, sizeof path, &unknown, err, sizeof err);
+    if (r == 1) {
+        http_answer_error(a, 503, "snapshot %s is being written; ask again in a second", name);
+        a->retry_after = 1;
+        return;
+    }
+    if (r < 0) {
+        http_answer_error(a, unknown ? 404 : 500, "%s", err);
+        return;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        http_answer_error(a, 500, "snapshot %s: cannot open it any more", name);
+        return;
+    }
+    a->fd = fd;
+    a->fd_size = (uint64_t)sb.st_size;
+    a->code = 200;
+    a->type = "image/png";
+    snprintf(a->filename, sizeof a->filename, "%s", name);
+}
+
+static void picture(const pc_http_ops *ops, int camera, http_answer *a)
+{
+    char why[300] = "no picture";
+    uint8_t *data = NULL;
+    size_t len = 0;
+    uint64_t seq = 0;
+    int r = ops->picture ? ops->picture(ops->user, camera, &data, &len, &seq, why, sizeof why) : -1;
+    if (r) {
+        http_answer_error(a, r == -2 ? 404 : 503, "%s", why);
+        if (r != -2)
+            a->retry_after = 1;
+        return;
+    }
+    a->body = (char *)data;
+    a->len = len;
+    a->code = 200;
+    a->type = "image/jpeg";
+    a->seq = seq;
+}
+
+void http_api_run(const pc_http_ops *ops, const http_route *r, const char *body, size_t len, const pc_logger *lg,
+                  http_answer *a)
+{
+    switch (r->id) {
+    case API_STATUS: {
+        size_t cap = 512 * 1024; /* 16 cameras, 17 encoders, 8 outputs each: under 150 KB */
+        char *buf = malloc(cap);
+        if (!buf) {
+            http_answer_error(a, 500, "out of memory");
+            return;
+        }
+        pc_json j;
+        pc_json_init(&j, buf, cap);
+        if (!ops->api_status || ops->api_status(ops->user, &j))
+            http_answer_error(a, 503, "status not available");
+        else
+            http_answer_json(a, 200, &j);
+        free(buf);
+        return;
+    }
+    case API_ALGOS: algos(a); return;
+    case API_PICTURE: picture(ops, r->camera, a); return;
+    case API_SNAPSHOT_FILE: snapshot_file(ops, r->name, a); return;
+    case API_ALGO: set_algo(ops, body, len, lg, a); return;
+    case API_WB: white_balance(ops, body, len, lg, a); return;
+    case API_IDR: idr(ops, body, len, lg, a); return;
+    case API_SNAPSHOT: snapshot(ops, body, len, a); return;
+    }
+    http_answer_error(a, 500, "route %d not handled", (int)r->id);
+}

@@ -1,0 +1,504 @@
+/* cuda_render.cuh - the CUDA kernels of the render family (render.h): a
+ * panorama or a virtual-camera view from the stacked demosaiced cameras,
+ * blend, photometry and YUV in one pass. Compiles under nvcc and, after
+ * cuda_emu.h, as host C++ (cuda_emu_render.cc), so CI checks the kernels
+ * against the C reference without a GPU.
+ *
+ * The two numbers (METHOD.md), five 2040x1080 cameras into 8600x1300
+ * NV12 on an H100: bytes at least the cameras once (RGBX32 44 MB, RGB24
+ * 33 MB) and the panorama once (16.8 MB): 61 MB, about 20 us at 3 TB/s;
+ * arithmetic about 13 M camera samples (1.2 cameras per pixel) of ~80
+ * flops and one filtered texture fetch each: ~1 GFLOP (nothing for the
+ * chip) and 13 M fetches (the texture units do ~0.9 G filtered fetches per
+ * ms). So the kernel is bound by memory and the texture path, and every
+ * design choice below is about bytes and fetches:
+ *
+ *   RAY (the fast kernel, pc_render_ray_kernel): one thread per 2x2
+ *     output block (4 Y + one CbCr, the paper's 4-pixel final pass), a
+ *     warp 32x4 pixels inside one 32x8 mask tile, so the camera loop is
+ *     warp-uniform and runs over the one or two cameras of the tile only;
+ *     the ray computed on the fly from per-column and per-row terms (no
+ *     trig per pixel, no map bytes); the camera parameters are kernel
+ *     parameters (__grid_constant__: the constant bank, read with a
+ *     uniform index); RGBX32 cameras are sampled through a texture with
+ *     hardware bilinear filtering (one instruction, the texture cache's 2D
+ *     locality); RGB24 ones with four 3-byte loads each (pc_render_bilinear_q8,
+ *     the same weights as the texture unit's). Output leaves as 16-bit
+ *     stores: a warp writes 32-byte sectors.
+ *   MAP (pc_render_map_kernel): the same, but the source positions come
+ *     from precomputed maps (8 bytes per pixel per camera, laid out so a
+ *     warp reads 1 KiB in a row): more bytes, less arithmetic. The device
+ *     run measures both (DESIGN.md: "measure both").
+ *   PEER (pc_peer_remap_kernel + pc_peer_final_kernel): the straightforward
+ *     way the issue benchmarks against: per camera, a kernel over its
+ *     output box with precomputed float maps and weight maps, bilinear
+ *     (float weights), LUT photometry, accumulated into a float RGBW
+ *     picture; then a normalise + YUV pass that also clears it.
+ * and pc_render_measure_kernel: gain compensation's overlap statistics,
+ * one block per camera pair over its sparse samples, reduced in shared
+ * memory in a fixed order (deterministic).
+ */
+#ifndef PANOCAP_CUDA_RENDER_CUH
+#define PANOCAP_CUDA_RENDER_CUH
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_common.cuh"
+#include "render.h"
+#include "render_formulas.h"
+
+/* A CTA: 16 x 8 threads, each a 2x2 block: 32 x 16 output pixels, two
+ * mask tiles high; a warp (16 x 2 threads) is 32 x 4 pixels of one tile. */
+#define PC_RBX 16
+#define PC_RBY 8
+#define PC_RCOFF ((128 << 18) + (1 << 17))
+/* Threads of the measuring kernel (one CTA per camera pair). */
+#define PC_RMEAS_NT 256
+#ifdef __CUDACC__
+#define PC_RBOUNDS(n) __launch_bounds__(n)
+#else
+#define PC_RBOUNDS(n)
+#endif
+
+/* Everything a render kernel reads, by value (the constant bank). */
+struct pc_rkparams {
+    uint8_t *d0, *d1, *d2; /* output planes */
+    int p0, p1, p2;
+    int w, h;              /* output size (even) */
+    int m[10];             /* spec §8: y[3] cb[3] cr[3] y_offset (pc_yuv_coeffs) */
+    const uint8_t *src;    /* the stacked cameras (camera 0's first row) */
+    int src_pitch, bpp;    /* bpp 3 RGB24, 4 RGBX32 */
+    cudaTextureObject_t tex; /* RGBX32 through the texture unit (TEX kernels) */
+    int cam_w, cam_h, ncam;
+    pc_view_model view;
+    const float2 *col, *row; /* the plan's ray terms */
+    const uint16_t *tmask;
+    int ntx;
+    float inv_feather;
+    int has_vig;
+    const float *inv_knots; /* ncam x PC_RIG_RESPONSE_KNOTS */
+    const float *out_resp; /* PC_RIG_RESPONSE_KNOTS */
+    const float *seam;     /* blend = seam: the plan's seams, else NULL */
+    float inv_seam;
+    const uint32_t *map_off; /* MAP */
+    const float4 *map;
+    pc_render_cam cam[PC_RENDER_MAX_CAMERAS];
+};
+
+/* Host: the plan's part of the parameters (device pointers are the
+ * caller's: tables, masks, LUTs, seams, maps). */
+static inline void pc_rkparams_plan(pc_rkparams *k, const pc_render_plan *p)
+{
+    memset(k, 0, sizeof *k);
+    k->w = p->view.w;
+    k->h = p->view.h;
+    k->cam_w = p->cam_w;
+    k->cam_h = p->cam_h;
+    k->ncam = p->ncam;
+    k->view = p->view;
+    k->ntx = p->ntx;
+    k->inv_feather = p->inv_feather;
+    k->has_vig = p->has_vig;
+    k->inv_seam = p->inv_seam;
+    memcpy(k->cam, p->cam, sizeof p->cam);
+}
+
+/* Host: the pictures' part. */
+static inline void pc_rkparams_pictures(pc_rkparams *k, const pc_picture *src, const pc_picture *dst)
+{
+    pc_yuv_coeffs yc;
+    pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
+    for (int i = 0; i < 3; i++) {
+        k->m[i] = yc.y[i];
+        k->m[3 + i] = yc.cb[i];
+        k->m[6 + i] = yc.cr[i];
+    }
+    k->m[9] = yc.y_offset;
+    k->src = src->plane[0];
+    k->src_pitch = (int)src->pitch[0];
+    k->bpp = src->fmt == PC_FMT_RGBX32 ? 4 : 3;
+    k->d0 = dst->plane[0];
+    k->d1 = dst->plane[1];
+    k->d2 = dst->plane[2];
+    k->p0 = (int)dst->pitch[0];
+    k->p1 = (int)dst->pitch[1];
+    k->p2 = (int)dst->pitch[2];
+}
+
+/* Camera c's bilinear sample at (sx, sy), 0..255. */
+template <int TEX>
+PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[3])
+{
+    if (TEX) {
+        const float4 t = tex2D<float4>(p.tex, sx + 0.5f, sy + (float)(c * p.cam_h) + 0.5f);
+        v[0] = t.x * 255.0f;
+        v[1] = t.y * 255.0f;
+        v[2] = t.z * 255.0f;
+    } else {
+        pc_render_bilinear_q8(p.src + (size_t)c * p.cam_h * p.src_pitch, (size_t)p.src_pitch, p.bpp, p.cam_w,
+                              p.cam_h, sx, sy, v);
+    }
+}
+
+/* One camera's contributions to the thread's 4 pixels, those it sees
+ * (ok[k]) at (sx[k], sy[k]), in three phases so that the four samples are
+ * fetched back to back (their latencies overlap) instead of each waiting
+ * for the previous pixel's arithmetic: the weights, the samples, then the
+ * photometry and the sums. The camera's gains and table are read once. */
+template <int PHOTO, int TEX>
+PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const float sy[4], const int ok[4], int x,
+                       int y, float acc[4][3], float ws[4])
+{
+    const pc_render_cam &C = p.cam[c];
+    float w[4], v[4][3];
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        w[k] = 0.0f;
+        if (!ok[k])
+            continue;
+        w[k] = pc_render_feather(pc_render_border(&C.geo, sx[k], sy[k]), p.inv_feather);
+        if (p.seam) {
+            const int yo = y + (k >> 1);
+            w[k] *= pc_render_seam_factor((float)(x + (k & 1)), p.seam[(size_t)(2 * c) * p.h + yo],
+                                          p.seam[(size_t)(2 * c + 1) * p.h + yo], p.inv_seam);
+        }
+    }
+    PC_UNROLL
+    for (int k = 0; k < 4; k++)
+        if (w[k] > 0.0f)
+            pc_rsample<TEX>(p, c, sx[k], sy[k], v[k]);
+    const float g[3] = {C.gain[0], C.gain[1], C.gain[2]};
+    const float *lut = p.inv_knots + PC_RIG_RESPONSE_KNOTS * c;
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        if (!(w[k] > 0.0f))
+            continue;
+        if (PHOTO) {
+            const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx[k], sy[k]) : 1.0f;
+            PC_UNROLL
+            for (int ch = 0; ch < 3; ch++)
+                v[k][ch] = pc_render_linear(lut, v[k][ch], g[ch] * iv);
+        }
+        PC_UNROLL
+        for (int ch = 0; ch < 3; ch++)
+            acc[k][ch] += w[k] * v[k][ch];
+        ws[k] += w[k];
+    }
+}
+
+PC_DEV void pc_rstore_u16(uint8_t *d, unsigned v)
+{
+#ifndef __CUDACC__
+    pc_emu_check_align(d, 2);
+#endif
+    *(uint16_t *)d = (uint16_t)v;
+}
+
+/* The 2x2 block at (x, y): pixels (0,0) (1,0) (0,1) (1,1) from their sums,
+ * stored as the reference's store_block does (spec §8). */
+template <int FMT, int PHOTO>
+PC_DEV void pc_rfinish(const pc_rkparams &p, int x, int y, const float acc[4][3], const float ws[4])
+{
+    int v[4][3];
+    PC_UNROLL
+    for (int k = 0; k < 4; k++)
+        pc_render_finish(acc[k], ws[k], p.inv_feather, PHOTO, p.out_resp, PC_RIG_RESPONSE_KNOTS, v[k]);
+    if (FMT == PC_FMT_RGB24) { /* 6 bytes per row at 3x: x even, so 16-bit stores */
+        uint8_t *t = p.d0 + (size_t)y * p.p0 + 3 * (size_t)x, *b = t + p.p0;
+        pc_rstore_u16(t, (unsigned)v[0][0] | (unsigned)v[0][1] << 8);
+        pc_rstore_u16(t + 2, (unsigned)v[0][2] | (unsigned)v[1][0] << 8);
+        pc_rstore_u16(t + 4, (unsigned)v[1][1] | (unsigned)v[1][2] << 8);
+        pc_rstore_u16(b, (unsigned)v[2][0] | (unsigned)v[2][1] << 8);
+        pc_rstore_u16(b + 2, (unsigned)v[2][2] | (unsigned)v[3][0] << 8);
+        pc_rstore_u16(b + 4, (unsigned)v[3][1] | (unsigned)v[3][2] << 8);
+        return;
+    }
+    const int *m = p.m;
+    int Y[4], sr = 0, sg = 0, sb = 0;
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        Y[k] = pc_clamp8((m[0] * v[k][0] + m[1] * v[k][1] + m[2] * v[k][2] + m[9]) >> 16);
+        sr += v[k][0];
+        sg += v[k][1];
+        sb += v[k][2];
+    }
+    const int cb = pc_clamp8((m[3] * sr + m[4] * sg + m[5] * sb + PC_RCOFF) >> 18);
+    const int cr = pc_clamp8((m[6] * sr + m[7] * sg + m[8] * sb + PC_RCOFF) >> 18);
+    uint8_t *yt = p.d0 + (size_t)y * p.p0 + x;
+    pc_rstore_u16(yt, (unsigned)Y[0] | (unsigned)Y[1] << 8);
+    pc_rstore_u16(yt + p.p0, (unsigned)Y[2] | (unsigned)Y[3] << 8);
+    if (FMT == PC_FMT_NV12) {
+        pc_rstore_u16(p.d1 + (size_t)(y >> 1) * p.p1 + x, (unsigned)cb | (unsigned)cr << 8);
+    } else {
+        p.d1[(size_t)(y >> 1) * p.p1 + (x >> 1)] = (uint8_t)cb;
+        p.d2[(size_t)(y >> 1) * p.p2 + (x >> 1)] = (uint8_t)cr;
+    }
+}
+
+/* The block of this thread: (x, y) its top-left pixel; 0 past the picture. */
+PC_DEV int pc_rblock(const pc_rkparams &p, int &x, int &y)
+{
+    x = 2 * (int)(blockIdx.x * PC_RBX + threadIdx.x);
+    y = 2 * (int)(blockIdx.y * PC_RBY + threadIdx.y);
+    return x < p.w && y < p.h;
+}
+
+/* RAY: positions computed on the fly. */
+template <int FMT, int PHOTO, int TEX>
+PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_render_ray_kernel(const __grid_constant__ pc_rkparams p)
+{
+    int x, y;
+    if (!pc_rblock(p, x, y))
+        return;
+    const unsigned mask = p.tmask[(size_t)(y / PC_RENDER_TILE_H) * p.ntx + x / PC_RENDER_TILE_W];
+    float ray[4][3];
+    {
+        const float2 c0 = p.col[x], c1 = p.col[x + 1], r0 = p.row[y], r1 = p.row[y + 1];
+        const float cc[2][2] = {{c0.x, c0.y}, {c1.x, c1.y}}, rr[2][2] = {{r0.x, r0.y}, {r1.x, r1.y}};
+        PC_UNROLL
+        for (int k = 0; k < 4; k++)
+            pc_render_ray(&p.view, cc[k & 1], rr[k >> 1], ray[k]);
+    }
+    float acc[4][3] = {{0.0f}}, ws[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (unsigned m = mask; m; m &= m - 1) {
+        const int c = __ffs(m) - 1;
+        float sx[4], sy[4];
+        int ok[4];
+        PC_UNROLL
+        for (int k = 0; k < 4; k++)
+            ok[k] = pc_cam_project(&p.cam[c].geo, ray[k], &sx[k], &sy[k]);
+        pc_rcamera<PHOTO, TEX>(p, c, sx, sy, ok, x, y, acc, ws);
+    }
+    pc_rfinish<FMT, PHOTO>(p, x, y, acc, ws);
+}
+
+/* MAP: positions from the precomputed maps (render.h's layout). */
+template <int FMT, int PHOTO, int TEX>
+PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_render_map_kernel(const __grid_constant__ pc_rkparams p)
+{
+    int x, y;
+    if (!pc_rblock(p, x, y))
+        return;
+    const size_t t = (size_t)(y / PC_RENDER_TILE_H) * p.ntx + x / PC_RENDER_TILE_W;
+    const unsigned mask = p.tmask[t];
+    const int blk = 16 * ((y >> 1) & 3) + ((x >> 1) & 15);
+    const float4 *q = p.map + p.map_off[t] / 2 + 2 * blk;
+    float acc[4][3] = {{0.0f}}, ws[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (unsigned m = mask; m; m &= m - 1, q += 128) {
+        const float4 q0 = q[0], q1 = q[1];
+        const float sx[4] = {q0.x, q0.z, q1.x, q1.z}, sy[4] = {q0.y, q0.w, q1.y, q1.w};
+        const int ok[4] = {sx[0] > -1e8f, sx[1] > -1e8f, sx[2] > -1e8f, sx[3] > -1e8f};
+        pc_rcamera<PHOTO, TEX>(p, __ffs(m) - 1, sx, sy, ok, x, y, acc, ws);
+    }
+    pc_rfinish<FMT, PHOTO>(p, x, y, acc, ws);
+}
+
+/* --- PEER: the straightforward per-camera remap ------------------------ */
+
+/* Camera c's box of the output and its maps (x, y: -1 where unseen) and
+ * feather weights, floats, box-sized. */
+struct pc_peer_cam {
+    int x0, y0, w, h;
+    const float *mx, *my, *wt;
+};
+
+/* Host: camera c's box (the tiles of its mask) and maps; malloc'd, the
+ * caller frees mx (one allocation for the three). 0, or -1 (no memory;
+ * a camera seen nowhere gets an empty box). */
+static inline int pc_peer_build(const pc_render_plan *p, int c, pc_peer_cam *pc, float **mem)
+{
+    int tx0 = p->ntx, tx1 = -1, ty0 = p->nty, ty1 = -1;
+    for (int ty = 0; ty < p->nty; ty++)
+        for (int tx = 0; tx < p->ntx; tx++)
+            if (p->tmask[(size_t)ty * p->ntx + tx] >> c & 1) {
+                tx0 = tx < tx0 ? tx : tx0;
+                tx1 = tx > tx1 ? tx : tx1;
+                ty0 = ty < ty0 ? ty : ty0;
+                ty1 = ty > ty1 ? ty : ty1;
+            }
+    memset(pc, 0, sizeof *pc);
+    *mem = NULL;
+    if (tx1 < 0)
+        return 0;
+    pc->x0 = tx0 * PC_RENDER_TILE_W;
+    pc->y0 = ty0 * PC_RENDER_TILE_H;
+    int x1 = (tx1 + 1) * PC_RENDER_TILE_W, y1 = (ty1 + 1) * PC_RENDER_TILE_H;
+    x1 = x1 < p->view.w ? x1 : p->view.w;
+    y1 = y1 < p->view.h ? y1 : p->view.h;
+    pc->w = x1 - pc->x0;
+    pc->h = y1 - pc->y0;
+    const size_t n = (size_t)pc->w * pc->h;
+    float *m = (float *)malloc(sizeof(float) * 3 * n);
+    if (!m)
+        return -1;
+    for (int j = 0; j < pc->h; j++)
+        for (int i = 0; i < pc->w; i++) {
+            const int x = pc->x0 + i, y = pc->y0 + j;
+            const size_t k = (size_t)j * pc->w + i;
+            float ray[3], sx, sy, w = 0.0f;
+            pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
+            if (pc_cam_project(&p->cam[c].geo, ray, &sx, &sy)) {
+                w = pc_render_feather(pc_render_border(&p->cam[c].geo, sx, sy), p->inv_feather);
+                if (p->seam)
+                    w *= pc_render_seam_factor((float)x, p->seam[(size_t)(2 * c) * p->view.h + y],
+                                               p->seam[(size_t)(2 * c + 1) * p->view.h + y], p->inv_seam);
+            }
+            m[k] = w > 0.0f ? sx : -1.0f;
+            m[n + k] = sy;
+            m[2 * n + k] = w;
+        }
+    pc->mx = m;
+    pc->my = m + n;
+    pc->wt = m + 2 * n;
+    *mem = m;
+    return 0;
+}
+
+/* One camera over its box: acc (output-sized RGBW, floats) += w * L. */
+template <int PHOTO>
+PC_KERNEL void pc_peer_remap_kernel(const __grid_constant__ pc_rkparams p, int c, pc_peer_cam pc, float4 *acc)
+{
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x), j = (int)(blockIdx.y * blockDim.y + threadIdx.y);
+    if (i >= pc.w || j >= pc.h)
+        return;
+    const size_t k = (size_t)j * pc.w + i;
+    const float sx = pc.mx[k];
+    if (sx < 0.0f)
+        return;
+    const float sy = pc.my[k], w = pc.wt[k];
+    float v[3];
+    pc_render_bilinear(p.src + (size_t)c * p.cam_h * p.src_pitch, (size_t)p.src_pitch, p.bpp, p.cam_w, p.cam_h, sx,
+                       sy, v);
+    if (PHOTO) {
+        const float iv = pc_render_inv_vig(&p.cam[c].vig, sx, sy);
+        for (int ch = 0; ch < 3; ch++)
+            v[ch] = pc_render_linear(p.inv_knots + PC_RIG_RESPONSE_KNOTS * c, v[ch], p.cam[c].gain[ch] * iv);
+    }
+    float4 *a = acc + (size_t)(pc.y0 + j) * p.w + pc.x0 + i;
+    float4 s = *a;
+    s.x += w * v[0];
+    s.y += w * v[1];
+    s.z += w * v[2];
+    s.w += w;
+    *a = s;
+}
+
+/* Normalise + YUV, one 2x2 block per thread; clears acc for the next frame. */
+template <int FMT, int PHOTO>
+PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_peer_final_kernel(const __grid_constant__ pc_rkparams p,
+                                                                      float4 *acc)
+{
+    int x, y;
+    if (!pc_rblock(p, x, y))
+        return;
+    float a[4][3], ws[4];
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        float4 *q = acc + (size_t)(y + (k >> 1)) * p.w + x + (k & 1);
+        const float4 s = *q;
+        a[k][0] = s.x;
+        a[k][1] = s.y;
+        a[k][2] = s.z;
+        ws[k] = s.w;
+        *q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    pc_rfinish<FMT, PHOTO>(p, x, y, a, ws);
+}
+
+/* --- gain compensation's statistics ----------------------------------- */
+
+struct pc_rpair {
+    int a, b, n, off; /* cameras, samples, first sample in the xy array */
+};
+
+/* One CTA per pair: out[8 * pair + 0] = samples used, [1..3] camera a's
+ * sums, [4..6] camera b's (linear, the .pto's gain pgain[c][3], no
+ * compensation); the same clipping rule as pc_render_measure_ref. */
+template <int TEX>
+PC_KERNEL void PC_RBOUNDS(PC_RMEAS_NT) pc_render_measure_kernel(const __grid_constant__ pc_rkparams p,
+                                                                       const pc_rpair *pairs, const uint32_t *xy,
+                                                                       const float *pgain, float *out)
+{
+    PC_SMEM_DECL(smem_raw);
+    float *red = (float *)smem_raw; /* 7 x PC_RMEAS_NT */
+    const pc_rpair pr = pairs[blockIdx.x];
+    const int tid = (int)threadIdx.x;
+    float s[7] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int i = tid; i < pr.n; i += PC_RMEAS_NT) {
+        const uint32_t q = xy[pr.off + i];
+        const int x = (int)(q & 0xFFFF), y = (int)(q >> 16);
+        const float2 cc = p.col[x], rr = p.row[y];
+        const float c2[2] = {cc.x, cc.y}, r2[2] = {rr.x, rr.y};
+        float ray[3], v[2][3], sx[2], sy[2];
+        pc_render_ray(&p.view, c2, r2, ray);
+        int ok = pc_cam_project(&p.cam[pr.a].geo, ray, &sx[0], &sy[0]) &&
+                 pc_cam_project(&p.cam[pr.b].geo, ray, &sx[1], &sy[1]);
+        if (!ok)
+            continue;
+        for (int e = 0; e < 2; e++) {
+            pc_rsample<TEX>(p, e ? pr.b : pr.a, sx[e], sy[e], v[e]);
+            for (int ch = 0; ch < 3; ch++)
+                ok &= v[e][ch] >= 3.0f && v[e][ch] <= 252.0f;
+        }
+        if (!ok)
+            continue;
+        s[0] += 1.0f;
+        for (int e = 0; e < 2; e++) {
+            const int c = e ? pr.b : pr.a;
+            const float iv = pc_render_inv_vig(&p.cam[c].vig, sx[e], sy[e]);
+            for (int ch = 0; ch < 3; ch++)
+                s[1 + 3 * e + ch] += pc_render_linear(p.inv_knots + PC_RIG_RESPONSE_KNOTS * c, v[e][ch], pgain[3 * c + ch] * iv);
+        }
+    }
+    for (int k = 0; k < 7; k++)
+        red[k * PC_RMEAS_NT + tid] = s[k];
+    __syncthreads();
+    for (int half = PC_RMEAS_NT / 2; half > 0; half >>= 1) {
+        if (tid < half)
+            for (int k = 0; k < 7; k++)
+                red[k * PC_RMEAS_NT + tid] += red[k * PC_RMEAS_NT + tid + half];
+        __syncthreads();
+    }
+    if (tid < 7)
+        out[8 * blockIdx.x + tid] = red[tid * PC_RMEAS_NT];
+}
+
+/* Host: the plan's overlap samples as the measuring kernel reads them
+ * (pairs[npairs], xy: every pair's samples in a row); the number of
+ * samples. Call with NULL arrays for the count only. */
+static inline int pc_rpairs_pack(const pc_render_plan *p, pc_rpair *pairs, uint32_t *xy)
+{
+    int off = 0;
+    for (int k = 0; k < p->npairs; k++) {
+        if (pairs) {
+            pairs[k].a = p->pair[k].a;
+            pairs[k].b = p->pair[k].b;
+            pairs[k].n = p->pair[k].n;
+            pairs[k].off = off;
+        }
+        if (xy)
+            memcpy(xy + off, p->pair[k].xy, sizeof *xy * p->pair[k].n);
+        off += p->pair[k].n;
+    }
+    return off;
+}
+
+/* Host: the kernel's sums (8 floats per pair) as pc_render_stats. */
+static inline void pc_rstats_unpack(const pc_render_plan *p, const float *out, pc_render_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->npairs = p->npairs;
+    for (int k = 0; k < p->npairs; k++) {
+        st->pair[k].a = p->pair[k].a;
+        st->pair[k].b = p->pair[k].b;
+        st->pair[k].n = (int)out[8 * k];
+        for (int ch = 0; ch < 3; ch++) {
+            st->pair[k].sum_a[ch] = out[8 * k + 1 + ch];
+            st->pair[k].sum_b[ch] = out[8 * k + 4 + ch];
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,424 @@
+#!/usr/bin/python3
+"""test_daemon_web.py - the web page's JSON API (daemon.http_listen) of the
+real panocap: fake cameras (small), the GPU where there is one (else the
+CPU), libx264 in five bands into
+one recording with a retention limit, a preview rendition, automatic white
+balance, a control socket.
+
+  - the token file is made (mode 0600, 64 hex digits) and the token is in
+    the log exactly once;
+  - each endpoint's answer against the daemon's state: GET /api/status
+    (cameras counting frames, layout, encoders, outputs and the recording's
+    folder and limits, white balance) against the control socket's status,
+    the Prometheus metrics and the configuration; /api/algos against the
+    `algos` command; the live picture and thumbnails are JPEGs of the sizes
+    the status gives and change between two reads; the page's own files;
+  - control: an algorithm switch shows in the control socket's `status`; a
+    forced IDR adds a keyframe to every band; white balance freeze and auto;
+    a snapshot is written and downloaded (a PNG of the panorama's size);
+  - refusals, each with a 4xx and a reason, and nothing changes: no token,
+    a wrong token, unknown paths, wrong methods, an oversized body (with and
+    without Content-Length), a body that is not JSON or not an object,
+    another content type, unknown keys, values out of range;
+  - per-address rate limits: 429 with Retry-After past the burst, and
+    answers again after a pause;
+  - a second daemon without a usable token file (mode 0644): control over
+    HTTP is off (403 with the reason) and metrics_listen = http_listen is
+    one listener; a third with the first one's token file: not shown again;
+  - the keys' checks (--check-config).
+Usage: test_daemon_web.py PANOCAP"""
+import io
+import os
+import re
+import stat
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from web_testutil import (Daemon, check, control, diag, done, free_port, get_json, post_json, request,  # noqa: E402
+                          sanitized, skip, skip_all, tmpdir, wait_for)
+
+try:
+    from PIL import Image
+except ImportError:
+    Image = None
+
+if len(sys.argv) < 2:
+    skip_all("usage: test_daemon_web.py PANOCAP")
+EXE = os.path.abspath(sys.argv[1])
+DIR = tmpdir("web")
+W, H = (320, 180) if sanitized() else (640, 360)
+
+
+def image_size(data, fmt):
+    if Image is None:
+        return None
+    im = Image.open(io.BytesIO(data))
+    return im.size if im.format == fmt else None
+
+
+def control_algo(sock):
+    """The algorithm in the control socket's status line ("edge/cpu | ...")."""
+    m = re.match(r"(\S+?)/", control(sock, "status"))
+    return m.group(1) if m else None
+
+
+def metric(port, name):
+    r = request(port, "GET", "/metrics")
+    m = re.search(r"^%s (\S+)$" % re.escape(name), r.body.decode(), re.M)
+    return float(m.group(1)) if m else None
+
+
+def main_daemon():
+    port = free_port()
+    sock = os.path.join(DIR, "ctl.sock")
+    token_file = os.path.join(DIR, "http.token")
+    rec = os.path.join(DIR, "rec.ts")
+    args = ["--source", "fake", "--fps", "25", "-s", "outputs[0].url=" + rec, "--encoder", "libx264", "--stats-interval", "0",
+            "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H, "-s", "capture.wb_gains=auto",
+            "-s", "debayer.backend=auto", "-s", "encode.gop=3000", "-s", "encode.bitrate=2M",
+            "-s", "encode.layout=bands", "-s", "encode.bands=5", "-s", "encode.preview_scale=4",
+            "-s", "encode.preview_url=" + os.path.join(DIR, "preview.ts"),
+            "-s", "outputs[0].segment=3600", "-s", "outputs[0].max_bytes=500M",
+            "-s", "daemon.control=" + sock, "-s", "daemon.http_listen=127.0.0.1:%d" % port,
+            "-s", "daemon.http_token_file=" + token_file, "-s", "daemon.snapshot_dir=" + DIR]
+    d = Daemon(EXE, DIR, "web", args, port)
+    if not check(d.wait_ready(90), "panocap serves its web page on 127.0.0.1:%d, frame sets flow" % port):
+        diag(d.log()[-3000:])
+        return
+    token = open(token_file).read().strip()
+    mode = stat.S_IMODE(os.stat(token_file).st_mode)
+    check(re.fullmatch(r"[0-9a-f]{64}", token) and mode == 0o600,
+          "the token file was made: 64 hex digits, mode %04o" % mode)
+    check(d.log().count(token) == 1, "the token is in the log once (%d times)" % d.log().count(token))
+
+    # --- GET /api/status against the daemon's state ---------------------------
+    r = request(port, "GET", "/api/status")
+    s1 = r.json()
+    check(r.status == 200 and r.headers.get("content-type", "").startswith("application/json") and s1,
+          "GET /api/status: 200, JSON (%d bytes)" % len(r.body))
+    if not s1:
+        return
+    time.sleep(1.2)
+    s2 = get_json(port, "/api/status")
+    cams1, cams2 = s1["cameras"], s2["cameras"]
+    check(len(cams2) == 5 and [c["name"] for c in cams2] == ["PCFAKE%d" % i for i in range(1, 6)]
+          and all(c["connected"] and c["state"] == "streaming" for c in cams2),
+          "status: the 5 configured cameras, connected: %s" % [c["name"] for c in cams2])
+    check(all(b["frames"] > a["frames"] for a, b in zip(cams1, cams2)),
+          "status: every camera's frames count up (%s -> %s)" % ([c["frames"] for c in cams1],
+                                                                  [c["frames"] for c in cams2]))
+    fps = [c["fps"] for c in cams2]
+    check(all(20 <= f <= 30 for f in fps), "status: cameras at about 25 fps: %s" % fps)
+    check(all(c["last_frame_age_s"] is not None and c["last_frame_age_s"] < 1 for c in cams2) and
+          all(c["packets_missing"] == 0 and c["frames_substituted"] >= 0 for c in cams2),
+          "status: last frame ages under 1 s: %s" % [c["last_frame_age_s"] for c in cams2])
+    pl = s2["pipeline"]
+    check(pl["camera_size"] == {"width": W, "height": H} and pl["picture_size"] == {"width": W, "height": 5 * H}
+          and pl["cameras"] == 5, "status: cameras of %dx%d, picture %dx%d" % (W, H, W, 5 * H))
+    check(pl["algo"] == "edge" and control_algo(sock) == "edge", "status: algo edge, as the control socket says")
+    m = metric(port, "panocap_frames_in_total")
+    check(m is not None and m >= pl["frames_in"] > 0,
+          "status frames_in %d <= panocap_frames_in_total %s read after it" % (pl["frames_in"], m))
+    layout = re.search(r'panocap_layout_info\{layout="(\w+)",bands="(\d+)"\}', request(port, "GET", "/metrics").body.decode())
+    check(layout and pl["layout"] == layout.group(1) and pl["bands"] == int(layout.group(2)) and pl["bands"] >= 1,
+          "status: layout %s x%d, as panocap_layout_info" % (pl["layout"], pl["bands"]))
+    check(set(pl["stages"]) == {"queue", "debayer", "encode", "total"} and pl["stages"]["debayer"]["count"] > 0
+          and pl["stages"]["debayer"]["p99_ms"] >= pl["stages"]["debayer"]["p50_ms"] > 0,
+          "status: stage times p50/p99 (debayer p50 %.2f p99 %.2f ms)" % (pl["stages"]["debayer"]["p50_ms"],
+                                                                           pl["stages"]["debayer"]["p99_ms"]))
+    enc = [e for e in s2["encoders"] if not e["preview"]]
+    prev = [e for e in s2["encoders"] if e["preview"]]
+    check(pl["layout"] == "bands" and len(enc) == pl["bands"] == 5 and [e["band"] for e in enc] == list(range(5))
+          and all(e["encoder"] == "libx264" and e["frames"] > 0 and e["rows"] == H and e["first_row"] == i * H
+                  for i, e in enumerate(enc)),
+          "status: 5 band encoders, libx264, %d rows each, encoding" % H)
+    check(len(prev) == 1 and prev[0]["width"] == (W // 4) & ~1 and prev[0]["height"] == (5 * H // 4) & ~1
+          and prev[0]["frames"] > 0,
+          "status: the preview's encoder, %sx%s" % (prev[0].get("width") if prev else None,
+                                                   prev[0].get("height") if prev else None))
+    outs = s2["outputs"]
+    o = ([x for x in outs if not x["preview"]] or [{}])[0]
+    recd = o.get("recording") or {}
+    check(len(outs) == 2 and o["url"] == rec and o["band"] == -1 and o["state"] == "ok" and o["packets_written"] > 0
+          and o["errors"] == 0 and any(x["preview"] and x["url"].endswith("preview.ts") for x in outs),
+          "status: the recording (the 5 bands' streams, listed once): %s, state %s, %s packets written; and the "
+          "preview's output" % (o.get("url"), o.get("state"), o.get("packets_written")))
+    check(recd.get("folder") == DIR and recd.get("max_bytes") == 500000000 and recd.get("segment_s") == 3600
+          and (recd.get("used_bytes") or 0) > 0 and recd.get("free_bytes", 0) > 0,
+          "status: the recording folder, its limit 500 MB, %s bytes used, %s free" % (recd.get("used_bytes"),
+                                                                                    recd.get("free_bytes")))
+    files = [f for f in os.listdir(DIR) if f.startswith("rec-") and f.endswith(".ts")]  # one segment so far
+    size = sum(os.path.getsize(os.path.join(DIR, f)) for f in files)
+    check(recd.get("used_bytes") and recd.get("segments") == len(files) == 1 and
+          abs(recd["used_bytes"] - size) < 2 * 1024 * 1024,
+          "status: used %s bytes in %s segments; the folder has %d in %s" % (recd.get("used_bytes"),
+                                                                          recd.get("segments"), size, files))
+    wb = s2["white_balance"]["cameras"]
+    check(len(wb) == 5 and all(c["auto"] and not c["frozen"] for c in wb),
+          "status: white balance automatic on all 5 cameras")
+    check(s2["views"] == [] and s2["control"]["enabled"] and s2["control"]["token_header"] == "X-Panocap-Token",
+          "status: no virtual cameras yet; control enabled, token header named")
+    al = get_json(port, "/api/algos")
+    names = [a["name"] for a in al["algos"]] if al else []
+    ctl = [ln.split()[0] for ln in control(sock, "algos").splitlines() if ln and not ln.startswith("OK")]
+    check(names and names == ctl, "GET /api/algos: %s, as the control socket's algos" % names)
+
+    # --- the live picture --------------------------------------------------------
+    pic = s2["picture"]
+    gpu = pl["backend"] == "cuda"
+    check(pic["available"] and pic["url"] == "api/picture.jpg" and pic["source"].startswith(
+        "GPU box downscale" if gpu else "sampled"), "status: a live picture (%s, %s backend)" % (pic.get("source"),
+                                                                                           pl["backend"]))
+    t0 = time.monotonic()
+    first = request(port, "GET", "/api/picture.jpg")
+    check(first.status == 200 and first.headers.get("content-type") == "image/jpeg",
+          "the first ask waits for the first picture: %d after %.2f s" % (first.status, time.monotonic() - t0))
+    a = wait_for(lambda: (lambda r: r if r.status == 200 else None)(request(port, "GET", "/api/picture.jpg")), 10)
+    time.sleep(0.6)
+    b = request(port, "GET", "/api/picture.jpg")
+    status_pic = get_json(port, "/api/status")["picture"]
+    ok = a and b.status == 200 and a.headers.get("content-type") == "image/jpeg"
+    sz = image_size(a.body, "JPEG") if ok else None
+    check(ok and (sz is None or sz == (status_pic["width"], status_pic["height"])),
+          "GET /api/picture.jpg: a %s JPEG, the size the status gives (%dx%d)" % (sz, status_pic["width"],
+                                                                                  status_pic["height"]))
+    check(ok and a.body != b.body and int(b.headers["x-panocap-picture"]) > int(a.headers["x-panocap-picture"]),
+          "the live picture changes between two reads (pictures %s -> %s)" % (
+              a.headers.get("x-panocap-picture") if a else None, b.headers.get("x-panocap-picture")))
+    # the main path's cost: the stage thread's time per picture, spread over
+    # the frames (4 pictures a second of 25 frames), against the demosaic's
+    per_frame = status_pic["stage_ms_mean"] * status_pic["fps"] / 25
+    deb = get_json(port, "/api/status")["pipeline"]["stages"]["debayer"]["p50_ms"]
+    if sanitized():
+        skip("skipped under sanitizer: the stage thread's time per picture (%.3f ms) measures speed" %
+             status_pic["stage_ms_mean"])
+    else:
+        check(per_frame < 0.05 * deb, "the stage thread spends %.3f ms per picture (at most %.3f), %.4f ms per frame: "
+              "under 5%% of the demosaic's %.2f ms" % (status_pic["stage_ms_mean"], status_pic["stage_ms_max"],
+                                                      per_frame, deb))
+    t = request(port, "GET", "/api/cameras/4/picture.jpg")
+    tsz = image_size(t.body, "JPEG") if t.status == 200 else None
+    check(t.status == 200 and (tsz is None or tsz == (status_pic["thumb_width"], status_pic["thumb_height"])),
+          "GET /api/cameras/4/picture.jpg: the thumbnail, %s" % (tsz,))
+    for path, code in (("/api/cameras/5/picture.jpg", 404), ("/api/cameras/x/picture.jpg", 404),
+                       ("/api/cameras/01/picture.jpg", 404)):
+        r = request(port, "GET", path)
+        check(r.status == code and r.error(), "GET %s: %d \"%s\"" % (path, r.status, r.error()))
+
+    # --- the page's files, the metrics paths ----------------------------------------
+    r = request(port, "GET", "/")
+    page = r.body.decode()
+    check(r.status == 200 and r.headers.get("content-type", "").startswith("text/html") and "panocap" in page
+          and "default-src 'none'" in r.headers.get("content-security-policy", ""),
+          "GET /: the page, text/html, with a Content-Security-Policy")
+    check(not re.search(r'(src|href|action)\s*=\s*"(/|[a-z]+:)', page),
+          "the page's URLs are relative (it works under a reverse proxy's prefix)")
+    js = request(port, "GET", "/panocap.js")
+    check(js.status == 200 and js.headers.get("content-type", "").startswith("text/javascript")
+          and not re.search(r"""fetch\(\s*['"`]/""", js.body.decode()),
+          "GET /panocap.js: the script, relative fetches only")
+    r304 = request(port, "GET", "/panocap.js", headers={"If-None-Match": js.headers.get("etag", "x")})
+    check(r304.status == 304 and not r304.body, "GET /panocap.js with its ETag: 304")
+    for path in ("/metrics", "/status", "/healthz"):
+        check(request(port, "GET", path).status == 200, "GET %s on the web listener: 200" % path)
+    h = request(port, "HEAD", "/api/status")
+    check(h.status == 200 and not h.body, "HEAD /api/status: 200, no body")
+
+    # --- control with the token ---------------------------------------------------------
+    r = post_json(port, "/api/algo", {"algo": "bilinear", "variant": "auto"}, token)
+    check(r.status == 200 and r.json() == {"ok": True, "algo": "bilinear", "variant": "auto"},
+          "POST /api/algo bilinear: 200 %s" % r.body.decode())
+    check(wait_for(lambda: control_algo(sock) == "bilinear", 5), "the switch shows in the control socket's status")
+    check(wait_for(lambda: get_json(port, "/api/status")["pipeline"]["algo"] == "bilinear", 5),
+          "... and in /api/status")
+
+    kf = lambda: sum(e["keyframes"] for e in get_json(port, "/api/status")["encoders"] if not e["preview"])  # noqa: E731
+    k0 = kf()
+    r = post_json(port, "/api/idr", None, token, raw=b"")
+    check(r.status == 200 and wait_for(lambda: kf() >= k0 + len(enc), 5),
+          "POST /api/idr: 200, a keyframe more in every band (%d -> %d)" % (k0, kf()))
+
+    gains = [c["gains"] for c in get_json(port, "/api/status")["white_balance"]["cameras"]]
+    r = post_json(port, "/api/wb", {"mode": "freeze"}, token)
+    wb = wait_for(lambda: (lambda c: c if all(x["frozen"] for x in c) else None)(
+        get_json(port, "/api/status")["white_balance"]["cameras"]), 5)
+    check(r.status == 200 and "cameras[4].wb_gains" in r.json().get("gains", "") and wb
+          and not any(c["auto"] for c in wb),
+          "POST /api/wb freeze: 200 with the gains as config lines; every camera frozen")
+    check(wb and all(abs(g - h) < 0.05 for c, old in zip(wb, gains) for g, h in zip(c["gains"], old)),
+          "frozen at the gains they had: %s" % ([c["gains"] for c in wb] if wb else None))
+    wbtext = control(sock, "wb")
+    check(wb and all(("%.4f" % c["gains"][0]) in wbtext for c in wb), "the control socket's wb says the same")
+    r = post_json(port, "/api/wb", {"mode": "freeze"}, token)
+    time.sleep(0.5)
+    wb2 = get_json(port, "/api/status")["white_balance"]["cameras"]
+    check(r.status == 200 and wb and all(c["frozen"] and c["gains"] == old["gains"] for c, old in zip(wb2, wb)),
+          "a second freeze keeps them frozen at the same gains")
+    r = post_json(port, "/api/wb", {"mode": "auto"}, token)
+    check(r.status == 200 and wait_for(lambda: all(c["auto"] and not c["frozen"] for c in get_json(
+        port, "/api/status")["white_balance"]["cameras"]), 5), "POST /api/wb auto: automatic again")
+
+    r = post_json(port, "/api/snapshot", {}, token)
+    sj = r.json() or {}
+    check(r.status == 202 and re.fullmatch(r"api/snapshots/panocap-[0-9-]+\.png", sj.get("url", "")),
+          "POST /api/snapshot: 202, %s" % sj.get("url"))
+    if sj.get("url"):
+        seen503 = []
+
+        def fetch():
+            x = request(port, "GET", "/" + sj["url"])
+            if x.status == 503:
+                seen503.append(x.headers.get("retry-after"))
+            return x if x.status == 200 else None
+        png = wait_for(fetch, 60, 0.2)
+        psz = image_size(png.body, "PNG") if png else None
+        check(png and png.headers.get("content-type") == "image/png" and
+              'attachment; filename="%s"' % sj["file"] in png.headers.get("content-disposition", "")
+              and (psz is None or psz == (W, 5 * H)),
+              "GET %s: the PNG as an attachment, %s (503 with Retry-After %s while written)" % (
+                  sj["url"], psz, seen503[:1]))
+        check(os.path.exists(os.path.join(DIR, sj["file"])), "the snapshot is in daemon.snapshot_dir")
+    r = request(port, "GET", "/api/snapshots/panocap-19700101-000000-9.png")
+    check(r.status == 404 and r.error(), "GET an unknown snapshot: 404 \"%s\"" % r.error())
+
+    # --- refusals: 4xx with a reason, nothing changes ------------------------------------
+    time.sleep(4.5)  # a full POST burst again
+    before = control(sock, "status").split("|")[0].strip()
+    big = b'{"algo":"' + b"x" * 5000 + b'"}'
+    cases = [
+        ("POST", "/api/algo", {"Content-Type": "application/json"}, b'{"algo":"hq-linear"}', 403, "no token",
+         "header X-Panocap-Token"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": "0" * 64},
+         b'{"algo":"hq-linear"}', 403, "a wrong token", "wrong token"),
+        ("POST", "/api/idr", {}, b"", 403, "IDR without a token", "token"),
+        ("GET", "/api/nope", {}, None, 404, "an unknown API path", "no such path"),
+        ("GET", "/nope", {}, None, 404, "an unknown path", None),
+        ("DELETE", "/api/status", {}, None, 405, "DELETE of the status", "GET, HEAD"),
+        ("GET", "/api/algo", {}, None, 405, "GET of a control path", "takes POST"),
+        ("PUT", "/api/algo", {"X-Panocap-Token": token}, b"{}", 405, "PUT", "takes POST"),
+        ("OPTIONS", "/api/algo", {}, None, 405, "a CORS preflight", "takes POST"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token}, big, 413,
+         "a 5 kB body", "at most 4096"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token,
+                               "Transfer-Encoding": "chunked"}, big, 413, "a 5 kB chunked body", "longer than 4096"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'{"algo":', 400,
+         "malformed JSON", "malformed JSON"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'["hq-linear"]', 400,
+         "an array", "must be a JSON object"),
+        ("POST", "/api/algo", {"Content-Type": "text/plain", "X-Panocap-Token": token}, b'{"algo":"hq-linear"}',
+         415, "text/plain", "application/json"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'{"algo":"nope"}',
+         400, "an unknown algorithm", "unknown algorithm"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token},
+         b'{"algo":"hq-linear","variant":"8px"}', 400, "variant 8px", "unknown variant"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'{"algo":7}', 400,
+         "a number for the name", "must be a string"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'{}', 400,
+         "no algo", "missing"),
+        ("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token},
+         b'{"algo":"hq-linear","speed":11}', 400, "an unknown key", "unknown key"),
+        ("POST", "/api/wb", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'{"mode":"sideways"}',
+         400, "white balance sideways", "freeze"),
+        ("POST", "/api/idr", {"Content-Type": "application/json", "X-Panocap-Token": token}, b'{"now":true}', 400,
+         "IDR with a key", "unknown key"),
+    ]
+    variants = {a["name"]: a["variants"] for a in al["algos"]} if al else {}
+    no4 = [n for n, v in variants.items() if "4px" not in v]
+    if no4:
+        cases.append(("POST", "/api/algo", {"Content-Type": "application/json", "X-Panocap-Token": token},
+                      b'{"algo":"%s","variant":"4px"}' % no4[0].encode(), 400, "a variant %s lacks" % no4[0],
+                      "no 4px variant"))
+    for method, path, hs, body, code, what, needle in cases:
+        r = request(port, method, path, body, hs)
+        reason = r.error() if path.startswith("/api/") else r.body.decode(errors="replace").strip()
+        check(r.status == code and reason and (needle is None or needle in reason + r.headers.get("allow", "")),
+              "%s: %d \"%s\"" % (what, r.status, reason))
+    time.sleep(0.5)
+    after = control(sock, "status").split("|")[0].strip()
+    s3 = get_json(port, "/api/status")
+    check(before == after and before.startswith("bilinear/") and
+          all(c["auto"] and not c["frozen"] for c in s3["white_balance"]["cameras"]),
+          "nothing changed: still %s, white balance automatic" % after)
+    check(d.running(), "the daemon runs on")
+
+    # --- rate limits -------------------------------------------------------------------------
+    codes = [request(port, "GET", "/api/algos").status for _ in range(130)]
+    n429 = codes.count(429)
+    r429 = request(port, "GET", "/api/algos")
+    check(n429 > 0 and codes[:50].count(200) == 50, "130 requests at once: the first 50 answered, %d refused "
+          "with 429" % n429)
+    check(r429.status != 429 or (r429.headers.get("retry-after") == "1" and "too many" in r429.error()),
+          "429 says why, with Retry-After: 1")
+    time.sleep(2.5)
+    check(request(port, "GET", "/api/algos").status == 200, "after a pause: 200 again")
+
+    rc = d.stop()
+    check(rc == 0, "SIGTERM: exit %s" % rc)
+    if rc != 0:
+        diag(d.log()[-3000:])
+    return token_file
+
+
+def second_daemon(old_token_file):
+    port = free_port()
+    tf = os.path.join(DIR, "open.token")
+    with open(tf, "w") as f:
+        f.write("0123456789abcdef0123456789abcdef\n")
+    os.chmod(tf, 0o644)
+    base = ["--source", "fake", "--output", "null", "--control", "", "--stats-interval", "0",
+            "-s", "capture.width=256", "-s", "capture.height=128", "-s", "debayer.backend=cpu"]
+    args = base + ["-s", "daemon.http_listen=127.0.0.1:%d" % port, "-s", "daemon.metrics_listen=127.0.0.1:%d" % port,
+                   "-s", "daemon.http_token_file=" + tf]
+    d = Daemon(EXE, DIR, "web2", args, port)
+    if not check(d.wait_ready(60), "a second panocap with a token file of mode 0644"):
+        diag(d.log()[-2000:])
+        return
+    log = d.log()
+    check("chmod 600" in log and "control over HTTP off" in log, "the log says control over HTTP is off and why")
+    check("metrics: served by the web page's listener" in log and request(port, "GET", "/metrics").status == 200,
+          "metrics_listen = http_listen: one listener serves both")
+    r = post_json(port, "/api/algo", {"algo": "bilinear"}, "0123456789abcdef0123456789abcdef")
+    check(r.status == 403 and "control over HTTP is off" in r.error() and "chmod 600" in r.error(),
+          "POST with the file's token: 403 \"%s\"" % r.error())
+    check(get_json(port, "/api/status")["control"]["enabled"] is False, "status: control not enabled")
+    check(d.stop() == 0, "SIGTERM: exit 0")
+
+    # the first daemon's token file, kept: read, not shown again
+    port = free_port()
+    args = base + ["-s", "daemon.http_listen=127.0.0.1:%d" % port, "-s", "daemon.http_token_file=" + old_token_file]
+    d = Daemon(EXE, DIR, "web3", args, port)
+    if not check(d.wait_ready(60), "a third panocap with the first one's token file"):
+        return
+    token = open(old_token_file).read().strip()
+    check(token not in d.log() and "control token from" in d.log(), "an existing token is not shown in the log")
+    r = post_json(port, "/api/algo", {"algo": "bilinear"}, token)
+    check(r.status == 200, "... and it works: %d" % r.status)
+    check(d.stop() == 0, "SIGTERM: exit 0")
+
+
+def settings():
+    """The keys' checks, as --check-config and a start make them."""
+    r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_listen=localhost:8080"], capture_output=True,
+                       text=True, cwd=DIR)
+    check(r.returncode == 78 and 'daemon.http_listen: "localhost:8080": "localhost" is not a numeric' in r.stderr,
+          "--check-config: a host name in http_listen is refused (78): %s" % r.stderr.strip().splitlines()[0])
+    r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_token_file=" + os.path.join(DIR, "t")],
+                       capture_output=True, text=True, cwd=DIR)
+    check(r.returncode == 0 and "daemon.http_token_file: has no effect without daemon.http_listen" in r.stderr,
+          "--check-config: a token file without http_listen is a warning")
+
+
+def main():
+    settings()
+    tf = main_daemon()
+    if tf:
+        second_daemon(tf)
+    else:
+        skip("the second daemon needs the first one's token file")
+    done()
+
+
+if __name__ == "__main__":
+    main()
