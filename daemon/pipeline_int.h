@@ -416,9 +416,13 @@ extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, p
     pl_step_web_picture;
 
 /* pipeline_pictures.c (main thread unless said) */
-/* The settings' pictures (pl_default_spec.picture): picture 0 gets
- * encode.* and the top-level outputs, required; another is an error
- * naming it (no settings for it yet). */
+/* The settings' pictures (pl_default_spec.picture), every one with
+ * encode.*'s encoder, codec, preset and GOP: picture 0 (whatever its
+ * name) the top-level outputs and bitrate, the preview, required;
+ * "vcam:NAME" virtual_cameras' entry NAME (its outputs and bitrate, one
+ * band); "unstitched" panorama.unstitched_outputs (the cameras in
+ * encode.layout); pictures 1.. are not required. Another name is an
+ * error naming it. */
 int pl_settings_picture(void *user, const pc_settings *s, int index, pl_picture_config *c, char *err,
                         size_t errlen);
 /* Set-up: the pictures of p->steps.out[], their settings (p->spec), their

@@ -25,20 +25,44 @@ static int is_null(const pl_picture_config *c)
     return real == 0;
 }
 
+/* A second picture's outputs (a virtual camera's, the unstitched ones). */
+static void list_outputs(pl_picture_config *c, const pc_output_list *l)
+{
+    c->output_count = l->count < PC_MAX_OUTPUTS ? l->count : PC_MAX_OUTPUTS;
+    for (int i = 0; i < c->output_count; i++)
+        c->outputs[i] = l->item[i];
+}
+
 int pl_settings_picture(void *user, const pc_settings *s, int index, pl_picture_config *c, char *err,
                         size_t errlen)
 {
     (void)user;
-    if (index != 0) {
-        snprintf(err, errlen, "no setting gives picture %d (%s, %dx%d) an encoder and outputs", index, c->name,
-                 c->width, c->height);
+    c->encode = s->encode; /* codec, encoder, fallbacks, preset, GOP, options: encode.* for every picture */
+    if (index == 0) { /* the main picture: the top-level outputs, the preview; its failure stops panocap */
+        c->output_count = s->output_count;
+        memcpy(c->outputs, s->outputs, sizeof c->outputs);
+        c->required = 1;
+        return 0;
+    }
+    c->encode.preview_scale = 0; /* the main picture's only */
+    if (!strncmp(c->name, "vcam:", 5)) { /* virtual_cameras[]: its outputs and bitrate, one picture */
+        for (int v = 0; v < s->vcam_count; v++)
+            if (!strcmp(s->vcams[v].name, c->name + 5)) {
+                c->encode.bitrate = s->vcams[v].bitrate;
+                c->encode.layout = PC_LAYOUT_STACKED;
+                list_outputs(c, &s->vcams[v].outputs);
+                return 0;
+            }
+        snprintf(err, errlen, "virtual_cameras has no camera named \"%s\"", c->name + 5);
         return -1;
     }
-    c->encode = s->encode;
-    c->output_count = s->output_count;
-    memcpy(c->outputs, s->outputs, sizeof c->outputs);
-    c->required = 1;
-    return 0;
+    if (!strcmp(c->name, "unstitched")) { /* the cameras in encode.layout, for recording */
+        list_outputs(c, &s->panorama.unstitched);
+        return 0;
+    }
+    snprintf(err, errlen, "no setting gives picture %d (%s, %dx%d) an encoder and outputs", index, c->name,
+             c->width, c->height);
+    return -1;
 }
 
 /* Picture i's settings from s through the spec, checked. */

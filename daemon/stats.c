@@ -731,7 +731,7 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         if (i >= PC_STAT_WRITE0 && !s->output_name[i - PC_STAT_WRITE0][0])
             continue; /* an output slot not in use */
         const pc_stage_stats *st = &s->stage[i];
-        char lab[160];
+        char lab[256];
         write_label(s, i, lab, sizeof lab);
         for (int k = 0; k < 2; k++) {
             double q = k ? st->p99_ms : st->p50_ms;
@@ -751,7 +751,7 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         if (isnan(s->stage[i].max_ms))
             continue;
         num(v, sizeof v, s->stage[i].max_ms * 1e-3);
-        char lab[160];
+        char lab[256];
         write_label(s, i, lab, sizeof lab);
         wr(&w, "panocap_stage_latency_max_seconds{%s} %s\n", lab, v);
     }

@@ -39,7 +39,7 @@ extern "C" {
 
 #define PC_STATS_MAX_OUTPUTS 64 /* output slots: PC_MAX_OUTPUTS for each of 8 pictures */
 #define PC_STATS_MAX_PICTURES 8
-#define PC_STATS_NAME 32        /* a picture's name, with its NUL */
+#define PC_STATS_NAME (PC_NAME_LEN + 8) /* a picture's name, with its NUL ("vcam:" + a name) */
 
 /* Latency slots: fixed stages, then one write slot per output. */
 enum {

@@ -26,7 +26,9 @@
  * rig's is (8600x1300, bigger than the 160x192 frame), alone, with its
  * preview: it decodes at that size, every frame the step's picture sample
  * for sample. The capture pool holds every set (the file source drops
- * none however slow the encoders run). */
+ * none however slow the encoders run). And the daemon's own spec
+ * (pl_settings_picture): which settings the main picture, a virtual
+ * camera ("vcam:NAME") and the unstitched cameras get. */
 #include "daemon_testutil.h"
 
 #include "pipeline_int.h"
@@ -458,9 +460,57 @@ static int run(pictures *t, const char *name, char **args, int nargs, char *summ
 
 static int has(const char *text, const char *needle) { return strstr(text, needle) != NULL; }
 
+/* pl_settings_picture on settings with a virtual camera and unstitched
+ * outputs. */
+static void settings_pictures(void)
+{
+    static pc_settings s;
+    pc_settings_defaults(&s);
+    snprintf(s.encode.encoder, sizeof s.encode.encoder, "libx264");
+    s.encode.layout = PC_LAYOUT_BANDS;
+    s.encode.preview_scale = 4;
+    s.encode.bitrate = 20000000;
+    s.output_count = 1;
+    snprintf(s.outputs[0].url, sizeof s.outputs[0].url, "pano.ts");
+    s.vcam_count = 2;
+    snprintf(s.vcams[1].name, sizeof s.vcams[1].name, "main");
+    s.vcams[1].bitrate = 3000000;
+    s.vcams[1].outputs.count = 2;
+    snprintf(s.vcams[1].outputs.item[0].url, sizeof s.vcams[1].outputs.item[0].url, "main.ts");
+    snprintf(s.vcams[1].outputs.item[1].url, sizeof s.vcams[1].outputs.item[1].url, "udp://239.0.0.1:5000");
+    snprintf(s.vcams[0].name, sizeof s.vcams[0].name, "wide");
+    s.panorama.unstitched.count = 1;
+    snprintf(s.panorama.unstitched.item[0].url, sizeof s.panorama.unstitched.item[0].url, "cams.ts");
+    static pl_picture_config c[5];
+    static const char *names[5] = {"panorama", "vcam:main", "unstitched", "vcam:tele", "thumbs"};
+    char err[5][256];
+    int rc[5];
+    for (int i = 0; i < 5; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        snprintf(c[i].name, sizeof c[i].name, "%s", names[i]);
+        rc[i] = pl_settings_picture(NULL, &s, i, &c[i], err[i], sizeof err[i]);
+    }
+    TAP_CHECK(rc[0] == 0 && c[0].required && c[0].output_count == 1 && !strcmp(c[0].outputs[0].url, "pano.ts") &&
+                  c[0].encode.preview_scale == 4 && c[0].encode.bitrate == 20000000,
+              "spec: picture 0 gets the top-level outputs, bitrate and preview, and is required");
+    TAP_CHECK(rc[1] == 0 && !c[1].required && c[1].output_count == 2 && !strcmp(c[1].outputs[1].url,
+                                                                               "udp://239.0.0.1:5000") &&
+                  c[1].encode.bitrate == 3000000 && c[1].encode.layout == PC_LAYOUT_STACKED &&
+                  c[1].encode.preview_scale == 0 && !strcmp(c[1].encode.encoder, "libx264"),
+              "spec: vcam:main gets its entry's outputs and bitrate, encode's encoder, one band, no preview, not "
+              "required");
+    TAP_CHECK(rc[2] == 0 && !c[2].required && c[2].output_count == 1 && !strcmp(c[2].outputs[0].url, "cams.ts") &&
+                  c[2].encode.layout == PC_LAYOUT_BANDS && c[2].encode.preview_scale == 0,
+              "spec: unstitched gets unstitched_outputs and encode.layout");
+    TAP_CHECK(rc[3] < 0 && has(err[3], "virtual_cameras has no camera named \"tele\"") && rc[4] < 0 &&
+                  has(err[4], "picture 4 (thumbs"),
+              "spec: an unknown virtual camera or picture is refused, naming it (%s; %s)", err[3], err[4]);
+}
+
 int main(void)
 {
     char err[512], dir[256], rawpath[512];
+    settings_pictures();
     if (!dt_tmpdir(dir, sizeof dir, "pictures")) {
         TAP_CHECK(0, "temp dir");
         return tap_done();
