@@ -149,7 +149,7 @@ static int render_prepare(void **priv, const pl_step_env *env, pl_step_io *io, c
         return -1;
     r->need_seams = r->cur->opt.blend == PC_RENDER_SEAM;
     /* the demosaic writes the cameras as RGB for the renderer */
-    r->in_fmt = PC_FMT_RGB24;
+    r->in_fmt = PC_FMT_RGBX32; /* 4-byte texels: the GPU samples them through its texture units */
     io->in.fmt = r->in_fmt;
     io->nout = 1;
     io->out[0] = (pl_pic_desc){r->w, r->h, PL_FMT_ANY, "panorama"};
