@@ -219,15 +219,27 @@ const char *pc_backend_choice_name(pc_backend *b)
     return v == PC_VARIANT_AUTO ? pc_backend_name(b) : pc_variant_name(v);
 }
 
-int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                             char *err, size_t errlen)
+/* Sides of a picture a backend allocates: 2D pitched allocations of
+ * CUDA and FFmpeg's frame sides stay below this. */
+#define PICTURE_MAX_SIDE 32768
+
+int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                             int height, pc_picture *out, char *err, size_t errlen)
 {
     if (!b || !out || !pc_pixfmt_planes(fmt)) {
         pc_set_err(err, errlen, "pc_backend_picture_alloc: bad arguments (format %d)", (int)fmt);
         return PC_EINVAL;
     }
+    int yuv420 = fmt == PC_FMT_NV12 || fmt == PC_FMT_I420;
+    if (width < 1 || height < 1 || width > PICTURE_MAX_SIDE || height > PICTURE_MAX_SIDE ||
+        (yuv420 && ((width | height) & 1))) {
+        pc_set_err(err, errlen, "pc_backend_picture_alloc (%s backend): a %dx%d %s picture: its sides must be "
+                   "1..%d%s", b->ops->name, width, height, pc_pixfmt_name(fmt), PICTURE_MAX_SIDE,
+                   yuv420 ? " and even (4:2:0 chroma)" : "");
+        return PC_EINVAL;
+    }
     memset(out, 0, sizeof *out);
-    return b->ops->picture_alloc(b->priv, fmt, matrix, range, out, err, errlen);
+    return b->ops->picture_alloc(b->priv, fmt, matrix, range, width, height, out, err, errlen);
 }
 
 void pc_backend_picture_free(pc_backend *b, pc_picture *pic)

@@ -11,7 +11,9 @@
  * Opening (a fixed frame size and number of slots; nothing in the
  * per-frame calls allocates):
  *   pc_backend_open(&b, ops, &cfg, err, errlen);
- *   pc_backend_picture_alloc(b, fmt, matrix, range, &pic[k], ...) per slot
+ *   pc_backend_picture_alloc(b, fmt, matrix, range, w, h, &pic[k], ...) per
+ *       slot (the frame's size for the debayer's pictures; any size for
+ *       a picture a later step makes, a panorama or a virtual camera)
  *   pc_backend_prepare_algo(b, &dc, ...) for each algorithm a live switch
  *       may pick (CUDA: graph capture and tuning, tens of ms each);
  *   pc_backend_set_algo(b, &dc, ...)  the configuration in force.
@@ -142,10 +144,12 @@ typedef struct pc_backend_ops {
      * PC_VARIANT_AUTO and 0 (the backend has no variants). */
     void (*get_choice)(void *priv, pc_variant *variant, int *tile_rows);
 
-    /* Pictures the backend can debayer into and download from (device
-     * memory when flags has PC_BACKEND_DEVICE_PICTURES). */
-    int (*picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                         char *err, size_t errlen);
+    /* Pictures of width x height (checked by the wrapper: positive,
+     * even for the 4:2:0 formats) the backend can debayer into (the
+     * frame's size), render into and download from (device memory when
+     * flags has PC_BACKEND_DEVICE_PICTURES). */
+    int (*picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                         pc_picture *out, char *err, size_t errlen);
     void (*picture_free)(void *priv, pc_picture *pic);
 
     /* Rows [row0, row0+rows) of slot's raw panorama from host memory, which
@@ -263,8 +267,9 @@ void pc_backend_get_choice(pc_backend *b, pc_variant *variant, int *tile_rows);
  * name when it has no variants ("cpu"). */
 const char *pc_backend_choice_name(pc_backend *b);
 
-int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
-                             pc_picture *out, char *err, size_t errlen);
+/* A picture of width x height in the backend's memory (ops->picture_alloc). */
+int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                             int height, pc_picture *out, char *err, size_t errlen);
 void pc_backend_picture_free(pc_backend *b, pc_picture *pic);
 
 int pc_backend_upload(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch, int rows,

@@ -106,18 +106,18 @@ static int cpu_prepare_algo(void *priv, const pc_debayer_config *dc, char *err, 
     return pc_cpu_prepare(c->cpu, dc->algo, err, errlen);
 }
 
-static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                             char *err, size_t errlen)
+static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                             pc_picture *out, char *err, size_t errlen)
 {
-    cpu_backend *c = priv;
-    size_t bytes = pc_picture_layout(out, fmt, matrix, range, c->w, c->h, 64, NULL);
-    uint8_t *mem = aligned_alloc(64, round64(bytes));
+    (void)priv;
+    size_t bytes = pc_picture_layout(out, fmt, matrix, range, width, height, 64, NULL);
+    uint8_t *mem = bytes ? aligned_alloc(64, round64(bytes)) : NULL;
     if (!mem) {
-        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d %s picture (%zu bytes)", c->w, c->h,
+        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d %s picture (%zu bytes)", width, height,
                    pc_pixfmt_name(fmt), bytes);
         return PC_ENOMEM;
     }
-    pc_picture_layout(out, fmt, matrix, range, c->w, c->h, 64, mem);
+    pc_picture_layout(out, fmt, matrix, range, width, height, 64, mem);
     return 0;
 }
 

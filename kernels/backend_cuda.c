@@ -43,10 +43,10 @@ static void cuda_get_choice(void *priv, pc_variant *variant, int *tile_rows)
     pc_gpu_get_choice(priv, variant, tile_rows);
 }
 
-static int cuda_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                              char *err, size_t errlen)
+static int cuda_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                              pc_picture *out, char *err, size_t errlen)
 {
-    return pc_gpu_picture_alloc(priv, fmt, matrix, range, out, err, errlen);
+    return pc_gpu_picture_alloc(priv, fmt, matrix, range, width, height, out, err, errlen);
 }
 
 static void cuda_picture_free(void *priv, pc_picture *pic) { pc_gpu_picture_free(priv, pic); }

@@ -58,8 +58,8 @@ int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen) { NOTSUP("pc_gpu_sync"); }
 int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_frame_time_us"); }
 void *pc_gpu_stream(pc_gpu *g) { return NULL; }
 void *pc_gpu_cu_context(pc_gpu *g) { return NULL; }
-int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                         char *err, size_t errlen)
+int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                         pc_picture *out, char *err, size_t errlen)
 {
     NOTSUP("pc_gpu_picture_alloc");
 }

@@ -352,7 +352,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     free(host);
     pc_picture dst[4];
     for (int k = 0; k < 4; k++)
-        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst[k], err, sizeof err)) {
+        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst[k], err, sizeof err)) {
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
@@ -564,7 +564,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     }
     uint8_t *raw[4];
     pc_picture dst;
-    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst, err, sizeof err)) {
+    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }
