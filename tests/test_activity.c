@@ -137,7 +137,8 @@ static void check_backend(const pc_backend_ops *ops)
     pc_render_dev *rd = NULL;
     pc_activity_dev *act = NULL;
     ok = counts && pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-         pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem, err, sizeof err) == 0 &&
+         pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, &dem, err,
+                                  sizeof err) == 0 &&
          pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, AW, AH, &small, err,
                                          sizeof err) == 0 &&
          pc_backend_render_prepare(b, plan, &rd, err, sizeof err) == 0 &&

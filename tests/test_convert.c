@@ -223,7 +223,7 @@ static void check_backend(const pc_backend_ops *ops)
     pc_debayer_config dc = {PC_ALGO_EDGE, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
                             PC_RANGE_LIMITED};
     int ok = pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem, err, sizeof err) == 0 &&
+             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, &dem, err, sizeof err) == 0 &&
              pc_backend_upload(b, 0, 0, raw, W, H, err, sizeof err) == 0 &&
              pc_backend_debayer(b, 0, &dem, err, sizeof err) == 0 && fetch(b, 0, &dem, &hdem, err, sizeof err) == 0;
     TAP_CHECK(ok, "backend %s: raw frames demosaiced into RGB24 (%s)", ops->name, ok ? "ok" : err);
@@ -232,8 +232,8 @@ static void check_backend(const pc_backend_ops *ops)
         const cfg *c = &cfgs[k];
         pc_picture dmem, dpic, dmem2, dpic2, href, hrefp, hout, houtp, hdir, hdirp;
         /* the backend's YUV pictures: one converted, one demosaiced into directly */
-        if (pc_backend_picture_alloc(b, c->fmt, c->m, c->r, &dmem, err, sizeof err) ||
-            pc_backend_picture_alloc(b, c->fmt, c->m, c->r, &dmem2, err, sizeof err)) {
+        if (pc_backend_picture_alloc(b, c->fmt, c->m, c->r, W, H, &dmem, err, sizeof err) ||
+            pc_backend_picture_alloc(b, c->fmt, c->m, c->r, W, H, &dmem2, err, sizeof err)) {
             tap_diag("backend %s: %s", ops->name, err);
             bad_ref++;
             break;
@@ -295,7 +295,7 @@ static void check_backend(const pc_backend_ops *ops)
               ops->name);
     if (ok) {
         pc_picture yuv;
-        if (pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &yuv, err, sizeof err) == 0) {
+        if (pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, &yuv, err, sizeof err) == 0) {
             rc = pc_backend_convert(b, 0, &dem, &dem, err, sizeof err);
             TAP_CHECK(rc == PC_EINVAL && strstr(err, "nv12 or i420"), "backend %s: an RGB destination is refused: %s",
                       ops->name, err);

@@ -313,7 +313,8 @@ static void check_backend(const pc_backend_ops *ops)
     pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
                             PC_RANGE_LIMITED};
     int ok = pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem, err, sizeof err) == 0 &&
+             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, &dem, err,
+                                      sizeof err) == 0 &&
              pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dout, err,
                                              sizeof err) == 0;
     pc_render_dev *rd = NULL;
