@@ -1,0 +1,889 @@
+/* test_render_multiband.c - blend = multiband (kernels/render_multiband.h):
+ * the overlaps of a rig's cameras blended band by band around the seams.
+ *
+ *  - The zones the blend touches (reach, per number of levels) and the
+ *    strips of a synthetic 3-camera rig: whole mask tiles, inside the
+ *    picture, the seams keeping `reach` from the overlaps' edges.
+ *  - The C reference against the CPU renderer (bit for bit, with and
+ *    without the plan's maps) and against the CUDA kernels run by the host
+ *    emulation (cuda_emu.h: the real kernel code; the ray kernel through
+ *    the texture unit and with plain loads): every sample within 1 code
+ *    value on >= 99.9 % of samples, never more than 2 (the GPU samples with
+ *    the texture unit's 8-bit weights), for 256x128 cameras into a 640x160
+ *    cylindrical panorama (3 and 4 levels) and a rectilinear view, RGB24
+ *    and RGBX32 cameras, NV12/I420/RGB24, photometry off and on.
+ *  - Constant cameras give a constant panorama (feather and multiband,
+ *    exactly).
+ *  - An exposure step between two cameras is spread smoothly over the blend
+ *    zone (no pixel-to-pixel step above a sixth of it, where the seam
+ *    render steps at once), and outside the zone each camera is exactly
+ *    itself; a texture seen misregistered by the second camera (a yaw
+ *    error) shows no ghost: near the seam the fine detail is one camera's,
+ *    where the feather blend mixes both.
+ *  - The backend ops (CPU; CUDA where a device is), determinism, errors.
+ *  - The simulated stadium (capture/scene.h) through the example rig
+ *    (argv[1], rig/examples/stadium5.pto) at 1/8 of its size: feather,
+ *    seam and multiband against the scene's ground truth, PSNR over the
+ *    whole panorama, the overlaps and elsewhere; the blend zones no more
+ *    than 1 dB worse than elsewhere for seam and multiband; nona + enblend
+ *    on the same pictures for comparison (where hugin-tools and enblend are
+ *    installed). `test_render_multiband RIG --scale K` measures at 1/K
+ *    instead (K = 1: the full 8711x1048 panorama; docs/panorama.md's
+ *    figures).
+ */
+#include "backend.h"
+#include "cuda_emu_render.h"
+#include "debayer_test_util.h"
+#include "render.h"
+#include "render_host.h"
+#include "render_multiband.h"
+#include "render_synth.h"
+#include "scene.h"
+#include "tap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { NCAM = 3, CW = 256, CH = 128, PW = 640, PH = 160 };
+#define HFOV 40.0
+#define STEP 28.0 /* overlaps of ~12 degrees: ~80 output pixels */
+#define DETAIL 1.0
+
+typedef struct diffstat {
+    long n, over1;
+    int max;
+} diffstat;
+
+static diffstat compare(const pc_picture *a, const pc_picture *b)
+{
+    diffstat d = {0, 0, 0};
+    size_t bw[3];
+    int rows[3];
+    int np = tu_planes(a->fmt, a->width, a->height, bw, rows);
+    for (int i = 0; i < np; i++)
+        for (int y = 0; y < rows[i]; y++)
+            for (size_t x = 0; x < bw[i]; x++) {
+                int e = abs((int)a->plane[i][(size_t)y * a->pitch[i] + x] - (int)b->plane[i][(size_t)y * b->pitch[i] + x]);
+                d.n++;
+                d.over1 += e > 1;
+                d.max = e > d.max ? e : d.max;
+            }
+    return d;
+}
+
+static int within_rule(diffstat d) { return d.max <= 2 && d.over1 * 1000 <= d.n; }
+
+static void synth_photometry(pc_rig *rig, pc_rig_photometry *ph)
+{
+    for (int c = 0; c < rig->ncam; c++) {
+        pc_rig_camera *cam = &rig->cam[c];
+        cam->eev = 0.3 * (c - 1);
+        cam->er = 1.0 + 0.05 * (c - 1);
+        cam->eb = 1.0 - 0.04 * (c - 1);
+        cam->resp[0] = -0.4 + 0.1 * c;
+        cam->resp[1] = 0.1;
+        cam->vm = 5;
+        cam->va = 1.0;
+        cam->vb = -0.12 - 0.02 * c;
+        cam->vc = 0.03;
+    }
+    pc_rig_photometry_build(rig, ph);
+}
+
+/* The synthetic rig's plan: blend, levels, a view (rect: a virtual camera
+ * across the overlap of cameras 0 and 1), photometry, maps. */
+static int plan_of(pc_rig *rig, pc_render_blend blend, int levels, int rect, int photo, int maps, pc_render_plan **plan,
+                   char *err, size_t errlen)
+{
+    pc_synth_rig(rig, NCAM, CW, CH, HFOV, STEP, PC_PROJ_CYLINDRICAL, PW, PH);
+    pc_rig_photometry *ph = malloc(sizeof *ph);
+    if (photo)
+        synth_photometry(rig, ph);
+    pc_view_model view;
+    if (rect)
+        pc_rig_rect_view(320, 180, 36.0, -14.0, -2.0, 1.0, &view);
+    else
+        pc_rig_panorama_view(rig, PW, PH, &view);
+    pc_render_options opt;
+    pc_render_options_default(&opt);
+    opt.blend = blend;
+    opt.levels = levels;
+    opt.maps = maps;
+    int rc = pc_render_plan_build(plan, rig, &view, photo ? ph : NULL, &opt, err, errlen);
+    free(ph);
+    return rc;
+}
+
+static void cameras(const pc_rig *rig, pc_picture *src, pc_pixfmt fmt, const float (*gain)[3])
+{
+    tu_pic_alloc_dev(src, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 8);
+    pc_synth_cameras(rig, DETAIL, gain, src);
+}
+
+/* --- zones and strips ---------------------------------------------------- */
+
+static void check_strips(void)
+{
+    char err[256];
+    int reach[PC_MB_MAX_LEVELS + 1] = {0}, depend[PC_MB_MAX_LEVELS + 1] = {0};
+    for (int L = PC_MB_MIN_LEVELS; L <= PC_MB_MAX_LEVELS; L++)
+        reach[L] = pc_render_mb_reach(L, 0.5f, &depend[L]);
+    tap_diag("blend zone (2-pixel ramp): levels 3..6 change pixels up to %d, %d, %d, %d output pixels from the seam "
+             "and read D up to %d, %d, %d, %d", reach[3], reach[4], reach[5], reach[6], depend[3], depend[4], depend[5],
+             depend[6]);
+    TAP_CHECK(reach[3] < reach[4] && reach[4] < reach[5] && reach[5] < reach[6] && reach[5] <= 2 * 32,
+              "blend zone: grows with the levels, 5 levels within 64 output pixels of the seam (%d)", reach[5]);
+    pc_rig rig;
+    pc_render_plan *p;
+    int rc = plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 0, 0, &p, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "multiband plan, 4 levels (%s)", rc ? err : "ok"))
+        return;
+    const struct pc_render_mb *mb = p->mb;
+    int ok = mb->nstrips == NCAM - 1, inside = 1, seam_room = 1, shrank = 1;
+    int built_w[PC_MB_MAX_STRIPS];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* the seams placed: the strips shrink to them */
+            pc_picture src;
+            cameras(&rig, &src, PC_FMT_RGB24, NULL);
+            if (pc_render_plan_place_seams(p, &src, err, sizeof err))
+                TAP_CHECK(0, "strips: seams placed: %s", err);
+            tu_pic_free(&src);
+        }
+        for (int s = 0; s < mb->nstrips; s++) {
+            const pc_mb_strip *st = &mb->strip[s];
+            ok &= st->a == s && st->b == s + 1 && st->x0 % PC_RENDER_TILE_W == 0 && st->y0 % PC_RENDER_TILE_H == 0 &&
+                  (st->w[0] % PC_RENDER_TILE_W == 0 || st->x0 + st->w[0] == p->view.w) && st->h[0] % 2 == 0;
+            inside &= st->x0 >= 0 && st->y0 >= 0 && st->x0 + st->w[0] <= p->view.w && st->y0 + st->h[0] <= p->view.h;
+            if (pass == 0)
+                built_w[s] = st->w[0];
+            else
+                shrank &= st->w[0] <= built_w[s];
+            for (int j = 0; j < st->h[0]; j++) {
+                const int y = st->y0 + j, *span = mb->span + 2 * (st->seam_off + (size_t)j);
+                const float seam = mb->seam[st->seam_off + (size_t)j];
+                if (p->seam_next[(size_t)st->a * p->view.h + y] != st->b)
+                    continue;
+                /* the zone the blend changes lies in the strip, and in the
+                 * overlap where that is wide enough */
+                seam_room &= seam - mb->reach >= st->x0 && seam + mb->reach < st->x0 + st->w[0];
+                if (span[1] - span[0] >= 2 * mb->reach + 2 && span[0] > st->x0 && span[1] < st->x0 + st->w[0] - 1)
+                    seam_room &= seam - mb->reach >= span[0] - 0.5f && seam + mb->reach <= span[1] + 0.5f;
+            }
+            tap_diag("strip %d|%d%s: output x %d..%d, y %d..%d (%d levels: %dx%d .. %dx%d)", st->a, st->b,
+                     pass ? " (seams placed)" : "", st->x0, st->x0 + st->w[0] - 1, st->y0, st->y0 + st->h[0] - 1,
+                     mb->levels, st->w[0], st->h[0], st->w[mb->levels - 1], st->h[mb->levels - 1]);
+        }
+    }
+    TAP_CHECK(ok && inside, "strips: one per overlap, whole 32x8 tiles inside the picture");
+    TAP_CHECK(seam_room, "strips: every seam keeps the blend zone (%d px) inside its overlap and its strip, before "
+              "and after the seams are placed", mb->reach);
+    TAP_CHECK(shrank, "strips: placing the seams never widens a strip");
+    long claimed = 0;
+    for (int t = 0; t < p->ntx * p->nty; t++)
+        claimed += mb->tile_strip[t] >= 0 && mb->tmask_rest[t] == 0;
+    TAP_CHECK(claimed > 0, "strips: %ld tiles taken out of the main pass's masks", claimed);
+    pc_render_plan_free(p);
+}
+
+/* --- reference == CPU, emulated kernels within the rule ---------------- */
+
+static void check_implementations(pc_cpu *cpu)
+{
+    static const struct {
+        const char *name;
+        int levels, rect;
+    } cases[] = {{"cylindrical 640x160, 3 levels", 3, 0}, {"cylindrical 640x160, 4 levels", 4, 0},
+                 {"view 320x180 across cameras 0|1, 3 levels", 3, 1}};
+    static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
+    static const pc_pixfmt sfmts[] = {PC_FMT_RGB24, PC_FMT_RGBX32};
+    char err[256];
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int photo = 0; photo < 2; photo++) {
+            pc_rig rig;
+            pc_render_plan *plan;
+            int rc = plan_of(&rig, PC_RENDER_MULTIBAND, cases[ci].levels, cases[ci].rect, photo, 1, &plan, err,
+                             sizeof err);
+            if (!TAP_CHECK(rc == 0, "%s, photometry %s: plan (%s)", cases[ci].name, photo ? "on" : "off",
+                           rc ? err : "ok"))
+                continue;
+            const int w = plan->view.w, h = plan->view.h;
+            int cpu_bad = 0, emu_bad = 0, runs = 0;
+            diffstat worst[2] = {{0, 0, 0}, {0, 0, 0}};
+            for (int si = 0; si < 2; si++) {
+                pc_picture src;
+                cameras(&rig, &src, sfmts[si], NULL);
+                if (si == 0 && pc_render_plan_place_seams(plan, &src, err, sizeof err))
+                    cpu_bad += !TAP_CHECK(0, "%s: seams placed: %s", cases[ci].name, err);
+                for (int di = 0; di < 3; di++) {
+                    pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
+                    pc_range r = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
+                    pc_picture ref, out;
+                    tu_pic_alloc_dev(&ref, dfmts[di], m, r, w, h, 4);
+                    tu_pic_alloc_dev(&out, dfmts[di], m, r, w, h, 12);
+                    tu_pic_fill(&ref, 0xA5);
+                    if (pc_render_ref(plan, &src, &ref, err, sizeof err))
+                        cpu_bad += !TAP_CHECK(0, "%s: reference: %s", cases[ci].name, err);
+                    for (int maps = 0; maps < 2; maps++) {
+                        pc_render_plan q = *plan;
+                        if (!maps)
+                            q.map = NULL, q.map_off = NULL;
+                        tu_pic_fill(&out, 0x5A);
+                        diffstat d = {0, 0, 0};
+                        if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || (d = compare(&ref, &out)).max) {
+                            tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
+                                     "samples over 1, max %d", cases[ci].name, si ? "rgbx32" : "rgb24",
+                                     pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max);
+                            cpu_bad++;
+                        }
+                    }
+                    for (int v = 0; v < 2; v++) { /* PC_GPU_RENDER_RAY, _RAY_LOADS */
+                        tu_pic_fill(&out, 0x5A);
+                        if (pc_emu_render(plan, v, &src, &out, err, sizeof err)) {
+                            tap_diag("%s: emulated %s: %s", cases[ci].name, pc_gpu_render_variant_name(v), err);
+                            emu_bad++;
+                            continue;
+                        }
+                        diffstat d = compare(&ref, &out);
+                        if (!within_rule(d)) {
+                            tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d",
+                                     cases[ci].name, si ? "rgbx32" : "rgb24", pc_pixfmt_name(dfmts[di]), photo,
+                                     pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
+                            emu_bad++;
+                        }
+                        if (!worst[v].n || d.max > worst[v].max || d.over1 * worst[v].n > worst[v].over1 * d.n)
+                            worst[v] = d;
+                    }
+                    runs++;
+                    tu_pic_free(&ref);
+                    tu_pic_free(&out);
+                }
+                tu_pic_free(&src);
+            }
+            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU renderer (rays, and maps) == reference, bit for bit (%d "
+                      "runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", cases[ci].name, photo ? "on" : "off", runs);
+            for (int v = 0; v < 2; v++)
+                tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
+                         pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
+            TAP_CHECK(emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (pyramid, main pass, strips; texture "
+                      "and plain loads) within 1 code value on >= 99.9 %% of samples, max 2", cases[ci].name,
+                      photo ? "on" : "off");
+            pc_render_plan_free(plan);
+        }
+}
+
+/* --- behaviour ------------------------------------------------------------- */
+
+/* Output pixel (x, y) seen by camera c alone, 8-bit RGB (the reference's
+ * pixel with the mask of c only, no seams). */
+static void camera_alone(const pc_render_plan *p, const pc_picture *src, int c, int x, int y, int rgb[3])
+{
+    const pc_render_src s = pc_render_src_of(src);
+    float ray[3];
+    pc_view_ray(&p->view, (float)x, (float)y, ray);
+    pc_render_px(p, &s, ray, x, y, 1u << c, NULL, rgb);
+}
+
+static int seen_by(const pc_render_plan *p, int c, int x, int y)
+{
+    float ray[3], sx, sy;
+    pc_view_ray(&p->view, (float)x, (float)y, ray);
+    return pc_cam_project(&p->cam[c].geo, ray, &sx, &sy) && pc_render_border(&p->cam[c].geo, sx, sy) >= 1.0f;
+}
+
+static int render_rgb(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, pc_picture *out)
+{
+    char err[256];
+    tu_pic_alloc(out, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w, p->view.h, 0);
+    int rc = pc_render_cpu(cpu, p, src, out, err, sizeof err);
+    if (rc)
+        tap_diag("render: %s", err);
+    return rc;
+}
+
+/* (blend seam is left out: where an overlap's end is too narrow for a
+ * seam between full feather weights, its seam sits in the middle and the
+ * camera on the wrong side of it may see the pixel only at its very edge,
+ * which the feather normalisation then fades) */
+static void check_constant(pc_cpu *cpu)
+{
+    char err[256];
+    for (int b = 0; b < 3; b += 2) {
+        pc_rig rig;
+        pc_render_plan *p;
+        if (plan_of(&rig, (pc_render_blend)b, 4, 0, 0, 0, &p, err, sizeof err)) {
+            TAP_CHECK(0, "constant: plan: %s", err);
+            continue;
+        }
+        pc_picture src, out;
+        tu_pic_alloc(&src, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
+        for (int y = 0; y < NCAM * CH; y++)
+            for (int x = 0; x < CW; x++) {
+                uint8_t *q = src.plane[0] + (size_t)y * src.pitch[0] + 3 * x;
+                q[0] = 90, q[1] = 150, q[2] = 210;
+            }
+        long n = 0, off = 0;
+        if (!render_rgb(cpu, p, &src, &out))
+            for (int y = 0; y < PH; y++)
+                for (int x = 0; x < PW; x++) {
+                    int any = 0;
+                    for (int c = 0; c < NCAM; c++)
+                        any |= seen_by(p, c, x, y);
+                    if (!any)
+                        continue;
+                    const uint8_t *q = out.plane[0] + (size_t)y * out.pitch[0] + 3 * x;
+                    n++;
+                    off += q[0] != 90 || q[1] != 150 || q[2] != 210;
+                }
+        TAP_CHECK(n > PW * PH / 2 && off == 0, "constant cameras, blend %s: %ld covered pixels, %ld not (90, 150, 210)",
+                  pc_render_blend_name((pc_render_blend)b), n, off);
+        tu_pic_free(&src);
+        tu_pic_free(&out);
+        pc_render_plan_free(p);
+    }
+}
+
+/* Cameras that differ in exposure by 30 % (flat grey): across the seam of
+ * cameras 0 and 1, the width of the transition (10 % to 90 % of the step),
+ * the largest change between neighbouring pixels, any overshoot, and the
+ * pixels beyond the blend zone that are not their camera's own value. */
+static void check_exposure_step(pc_cpu *cpu)
+{
+    char err[256];
+    const int lo = 120, hi = 156; /* camera 0's and camera 1's grey */
+    double jump[3] = {0, 0, 0}, width[3] = {0, 0, 0};
+    long rows[3] = {0, 0, 0}, wrong = 0, checked = 0, over = 0;
+    for (int b = 1; b < 3; b++) {
+        pc_rig rig;
+        pc_render_plan *p;
+        if (plan_of(&rig, (pc_render_blend)b, 4, 0, 0, 0, &p, err, sizeof err)) {
+            TAP_CHECK(0, "exposure step: plan: %s", err);
+            continue;
+        }
+        pc_picture src, out;
+        tu_pic_alloc(&src, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
+        for (int y = 0; y < NCAM * CH; y++)
+            for (int x = 0; x < CW; x++)
+                memset(src.plane[0] + (size_t)y * src.pitch[0] + 3 * x, y / CH == 1 ? hi : lo, 3);
+        if (!render_rgb(cpu, p, &src, &out)) {
+            const int reach = p->mb ? p->mb->reach : 0;
+            for (int y = PH / 4; y < 3 * PH / 4; y++) {
+                if (p->seam_next[y] != 1)
+                    continue;
+                const float seam = p->seam[(size_t)1 * PH + y];
+                int x10 = -1, x90 = -1, full = 1;
+                for (int x = (int)seam - 60; x < (int)seam + 60; x++) {
+                    if (x < 1 || x >= PW || !seen_by(p, 0, x, y) || !seen_by(p, 1, x, y) || !seen_by(p, 0, x - 1, y) ||
+                        !seen_by(p, 1, x - 1, y)) {
+                        full &= x < 1 || x >= PW || (x < seam - 40 || x > seam + 40);
+                        continue;
+                    }
+                    const uint8_t *q = out.plane[0] + (size_t)y * out.pitch[0] + 3 * x;
+                    const double d = fabs((double)q[1] - q[1 - 3]);
+                    jump[b] = d > jump[b] ? d : jump[b];
+                    over += q[1] < lo - 1 || q[1] > hi + 1;
+                    if (x10 < 0 && q[1] >= lo + 0.1 * (hi - lo))
+                        x10 = x;
+                    if (x90 < 0 && q[1] >= lo + 0.9 * (hi - lo))
+                        x90 = x;
+                    if (b == PC_RENDER_MULTIBAND && fabsf((float)x - seam) > (float)reach + 1) {
+                        int own[3];
+                        camera_alone(p, &src, x < seam ? 0 : 1, x, y, own);
+                        checked++;
+                        wrong += own[0] != q[0] || own[1] != q[1] || own[2] != q[2];
+                    }
+                }
+                if (full && x10 >= 0 && x90 >= 0) {
+                    width[b] += x90 - x10;
+                    rows[b]++;
+                }
+            }
+        }
+        tu_pic_free(&src);
+        tu_pic_free(&out);
+        pc_render_plan_free(p);
+    }
+    for (int b = 1; b < 3; b++)
+        width[b] /= rows[b] ? rows[b] : 1;
+    const int step = hi - lo;
+    tap_diag("an exposure step of %d levels across the seam: 10-90 %% over %.1f px (seam, its %d-px ramp), %.1f px "
+             "(multiband, 4 levels); at most %.0f and %.0f levels between neighbouring pixels", step,
+             width[PC_RENDER_SEAM], 8, width[PC_RENDER_MULTIBAND], jump[PC_RENDER_SEAM], jump[PC_RENDER_MULTIBAND]);
+    TAP_CHECK(rows[1] > 20 && rows[2] > 20 && width[PC_RENDER_MULTIBAND] >= 2 * width[PC_RENDER_SEAM] &&
+              jump[PC_RENDER_MULTIBAND] <= step / 6.0 && over == 0, "exposure step: multiband spreads it over %.1f px "
+              "(>= twice the seam render's %.1f), at most %.0f levels between neighbours (<= %.0f), no overshoot (%ld)",
+              width[PC_RENDER_MULTIBAND], width[PC_RENDER_SEAM], jump[PC_RENDER_MULTIBAND], step / 6.0, over);
+    TAP_CHECK(checked > 1000 && wrong == 0, "exposure step: beyond the blend zone every pixel is its own camera's "
+              "(%ld of %ld differ)", wrong, checked);
+}
+
+/* Camera 1's picture rendered from a rig turned by 0.25 degrees (about 1.5
+ * camera pixels: a misregistration); the fine detail near the seam, on
+ * either side, against that side's camera alone. HF = the pixel minus the
+ * mean of its 3x3 neighbourhood (green). */
+static void check_no_ghost(pc_cpu *cpu)
+{
+    char err[256];
+    double ghost[3] = {0, 0, 0};
+    long n[3] = {0, 0, 0};
+    for (int b = 0; b < 3; b++) {
+        pc_rig rig, moved;
+        pc_render_plan *p;
+        if (plan_of(&rig, (pc_render_blend)b, 4, 0, 0, 0, &p, err, sizeof err)) {
+            TAP_CHECK(0, "ghosts: plan: %s", err);
+            continue;
+        }
+        pc_picture src, src1, out, alone[2];
+        cameras(&rig, &src, PC_FMT_RGB24, NULL);
+        moved = rig;
+        moved.cam[1].yaw += 0.25;
+        cameras(&moved, &src1, PC_FMT_RGB24, NULL);
+        for (int y = 0; y < CH; y++)
+            memcpy(src.plane[0] + (size_t)(CH + y) * src.pitch[0], src1.plane[0] + (size_t)(CH + y) * src1.pitch[0],
+                   3 * CW);
+        if (p->seam && pc_render_plan_place_seams(p, &src, err, sizeof err))
+            TAP_CHECK(0, "ghosts: seams: %s", err);
+        for (int e = 0; e < 2; e++) {
+            tu_pic_alloc(&alone[e], PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH, 0);
+            for (int y = 0; y < PH; y++)
+                for (int x = 0; x < PW; x++) {
+                    int v[3];
+                    camera_alone(p, &src, e, x, y, v);
+                    for (int k = 0; k < 3; k++)
+                        alone[e].plane[0][(size_t)y * alone[e].pitch[0] + 3 * x + k] = (uint8_t)v[k];
+                }
+        }
+        if (!render_rgb(cpu, p, &src, &out))
+            for (int y = 2; y < PH - 2; y++) {
+                /* the seam of blend seam/multiband; feather: the overlap's middle */
+                int lo = PW, hi = -1;
+                for (int x = 2; x < PW - 2; x++)
+                    if (seen_by(p, 0, x, y) && seen_by(p, 1, x, y)) {
+                        lo = x < lo ? x : lo;
+                        hi = x > hi ? x : hi;
+                    }
+                if (hi - lo < 40)
+                    continue;
+                const float seam = p->seam ? p->seam[(size_t)1 * PH + y] : 0.5f * (float)(lo + hi);
+                for (int x = lo + 3; x <= hi - 3; x++) {
+                    const float dist = fabsf((float)x - seam);
+                    if (dist < 3 || dist > 12)
+                        continue;
+                    const pc_picture *own = &alone[x < seam ? 0 : 1];
+                    double hf[2];
+                    for (int e = 0; e < 2; e++) {
+                        const pc_picture *q = e ? own : &out;
+                        double sum = 0;
+                        for (int dy = -1; dy <= 1; dy++)
+                            for (int dx = -1; dx <= 1; dx++)
+                                sum += q->plane[0][(size_t)(y + dy) * q->pitch[0] + 3 * (x + dx) + 1];
+                        hf[e] = q->plane[0][(size_t)y * q->pitch[0] + 3 * x + 1] - sum / 9;
+                    }
+                    ghost[b] += fabs(hf[0] - hf[1]);
+                    n[b]++;
+                }
+            }
+        tu_pic_free(&alone[0]);
+        tu_pic_free(&alone[1]);
+        tu_pic_free(&src);
+        tu_pic_free(&src1);
+        tu_pic_free(&out);
+        pc_render_plan_free(p);
+    }
+    for (int b = 0; b < 3; b++)
+        ghost[b] /= n[b] ? n[b] : 1;
+    tap_diag("misregistered by 0.25 degrees: fine detail 3..12 px from the seam differs from that side's camera by "
+             "%.2f (feather), %.2f (seam), %.2f (multiband) levels on average", ghost[0], ghost[1], ghost[2]);
+    TAP_CHECK(n[2] > 500 && ghost[2] < 0.5 * ghost[0], "no ghost: near the seam the multiband's fine detail is one "
+              "camera's (%.2f levels from it, under half the feather blend's %.2f)", ghost[2], ghost[0]);
+}
+
+static void check_deterministic(pc_cpu *cpu)
+{
+    char err[256];
+    pc_rig rig;
+    pc_render_plan *p;
+    if (!TAP_CHECK(plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 1, 0, &p, err, sizeof err) == 0, "determinism: plan"))
+        return;
+    pc_picture src, a, b;
+    cameras(&rig, &src, PC_FMT_RGBX32, NULL);
+    pc_render_plan_place_seams(p, &src, err, sizeof err);
+    const struct pc_render_mb *mb = p->mb;
+    float *m1 = malloc(sizeof(float) * mb->npx[1]);
+    memcpy(m1, mb->mask[1], sizeof(float) * mb->npx[1]);
+    int same = !render_rgb(cpu, p, &src, &a);
+    for (int i = 0; i < 3 && same; i++) {
+        same &= !render_rgb(cpu, p, &src, &b) && compare(&a, &b).max == 0;
+        tu_pic_free(&b);
+    }
+    TAP_CHECK(same && memcmp(m1, mb->mask[1], sizeof(float) * mb->npx[1]) == 0, "determinism: the same frame "
+              "renders to the same bytes every time on 3 threads; the masks do not change with frames");
+    free(m1);
+    tu_pic_free(&a);
+    tu_pic_free(&src);
+    pc_render_plan_free(p);
+}
+
+/* --- the backend ops ---------------------------------------------------- */
+
+/* The daemon's order: Bayer frames uploaded, demosaiced into a picture of
+ * the backend, rendered from there, downloaded; the reference renders the
+ * downloaded demosaic. */
+static void check_backend(const pc_backend_ops *ops)
+{
+    char err[256], why[256];
+    if (!ops->probe(why, sizeof why)) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
+        tap_skip(msg);
+        return;
+    }
+    pc_rig rig;
+    pc_render_plan *plan;
+    if (!TAP_CHECK(plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 1, 0, &plan, err, sizeof err) == 0, "backend %s: plan",
+                   ops->name))
+        return;
+    pc_backend *b = NULL;
+    pc_backend_config cfg = {.width = CW, .height = NCAM * CH, .slots = 1, .device = 0, .threads = 2};
+    if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "backend %s: open (%s)", ops->name, err)) {
+        pc_render_plan_free(plan);
+        return;
+    }
+    pc_picture rgb, dem, dout, hdem, ref, got;
+    uint8_t *raw = malloc((size_t)CW * NCAM * CH);
+    cameras(&rig, &rgb, PC_FMT_RGB24, NULL);
+    pc_render_plan_place_seams(plan, &rgb, err, sizeof err);
+    pc_mosaic_from_rgb(rgb.plane[0], rgb.pitch[0], CW, NCAM * CH, PC_CFA_RGGB, raw, CW, err, sizeof err);
+    tu_pic_alloc(&hdem, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
+    tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH, 0);
+    tu_pic_alloc_dev(&got, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH, 0);
+    pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
+                            PC_RANGE_LIMITED};
+    pc_render_dev *rd = NULL;
+    const int dev = (ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
+    int rc = pc_backend_set_algo(b, &dc, err, sizeof err);
+    int have_dem = 0, have_out = 0;
+    if (!rc)
+        have_dem = !(rc = pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem, err,
+                                                   sizeof err));
+    if (!rc)
+        have_out = !(rc = pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH,
+                                                          &dout, err, sizeof err));
+    if (!rc)
+        rc = pc_backend_render_prepare(b, plan, &rd, err, sizeof err);
+    if (!rc)
+        rc = pc_backend_upload(b, 0, 0, raw, CW, NCAM * CH, err, sizeof err);
+    if (!rc)
+        rc = pc_backend_debayer(b, 0, &dem, err, sizeof err);
+    if (!rc)
+        rc = pc_backend_render(b, 0, rd, &dem, &dout, err, sizeof err);
+    if (!rc)
+        rc = pc_backend_download(b, 0, &dout, &got, err, sizeof err);
+    if (!rc)
+        rc = pc_backend_download(b, 0, &dem, &hdem, err, sizeof err);
+    if (!rc)
+        rc = pc_backend_wait(b, 0, err, sizeof err);
+    if (!rc)
+        rc = pc_render_ref(plan, &hdem, &ref, err, sizeof err);
+    diffstat d = compare(&ref, &got);
+    TAP_CHECK(rc == 0 && (dev ? within_rule(d) : d.max == 0), "backend %s: demosaic + multiband render == reference "
+              "of the demosaic%s: %ld samples over 1, max %d%s%s", ops->name, dev ? ", within the rule" : ", bit for bit",
+              d.over1, d.max, rc ? ": " : "", rc ? err : "");
+    pc_backend_render_free(b, rd);
+    if (have_dem)
+        pc_backend_picture_free(b, &dem);
+    if (have_out)
+        pc_backend_picture_free(b, &dout);
+    pc_backend_close(b);
+    free(raw);
+    tu_pic_free(&rgb);
+    tu_pic_free(&hdem);
+    tu_pic_free(&ref);
+    tu_pic_free(&got);
+    pc_render_plan_free(plan);
+}
+
+/* --- errors ----------------------------------------------------------------- */
+
+static void check_errors(void)
+{
+    char err[256] = "";
+    pc_rig rig;
+    pc_render_plan *p = NULL;
+    int rc = plan_of(&rig, PC_RENDER_MULTIBAND, 2, 0, 0, 0, &p, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && !p && strstr(err, "levels 2") && strstr(err, "3..6"), "2 levels refused: %s", err);
+    rc = plan_of(&rig, PC_RENDER_MULTIBAND, 7, 0, 0, 0, &p, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && !p && strstr(err, "levels 7"), "7 levels refused: %s", err);
+    /* narrow cameras (64 px) and 6 levels: the blend zones of two overlaps meet */
+    pc_synth_rig(&rig, 4, 64, 48, 40.0, 30.0, PC_PROJ_CYLINDRICAL, 256, 64);
+    pc_view_model view;
+    pc_rig_panorama_view(&rig, 256, 64, &view);
+    pc_render_options opt;
+    pc_render_options_default(&opt);
+    opt.blend = PC_RENDER_MULTIBAND;
+    opt.levels = 6;
+    rc = pc_render_plan_build(&p, &rig, &view, NULL, &opt, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && !p && strstr(err, "multiband") && strstr(err, "cameras"),
+              "blend zones that would meet are refused: %s", err);
+    TAP_CHECK(pc_render_blend_from_name("multiband") == PC_RENDER_MULTIBAND &&
+              !strcmp(pc_render_blend_name(PC_RENDER_MULTIBAND), "multiband"), "blend names: multiband");
+}
+
+/* --- the simulated stadium ------------------------------------------------ */
+
+typedef struct zones {
+    double se[3];
+    long n[3]; /* all, overlaps, elsewhere */
+} zones;
+
+static double psnr_of(double se, long n) { return n ? 10 * log10(255.0 * 255.0 * 3 * n / (se > 0 ? se : 1e-9)) : 0; }
+
+/* out (w x h RGB, pitch) against truth (packed RGB), per zone (overlap: a
+ * pixel two cameras see). */
+static zones zone_psnr(const uint8_t *out, size_t pitch, int spp, const uint8_t *truth, const uint8_t *overlap, int w,
+                       int h)
+{
+    zones z;
+    memset(&z, 0, sizeof z);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double se = 0;
+            for (int k = 0; k < 3; k++) {
+                const double d = (double)out[(size_t)y * pitch + (size_t)spp * x + k] - truth[3 * ((size_t)y * w + x) + k];
+                se += d * d;
+            }
+            const int zi = overlap[(size_t)y * w + x] ? 1 : 2;
+            z.se[0] += se, z.n[0]++;
+            z.se[zi] += se, z.n[zi]++;
+        }
+    return z;
+}
+
+static int have_tool(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
+    return system(cmd) == 0;
+}
+
+/* nona + enblend on the camera pictures: the stitched panorama (w x h
+ * RGB, malloc'd; enblend writes the canvas it blends, here the whole
+ * crop, which the cameras cover), or NULL with the reason. */
+static uint8_t *enblend_of(const pc_rig *rig0, const pc_picture *cams, int w, int h, char *why, size_t whylen)
+{
+    char dir[] = "/tmp/pc_test_mbXXXXXX", cmd[2000], path[600], err[256];
+    if (!mkdtemp(dir)) {
+        snprintf(why, whylen, "no temporary folder");
+        return NULL;
+    }
+    pc_rig rig = *rig0;
+    int ok = 1;
+    for (int c = 0; c < rig.ncam && ok; c++) {
+        snprintf(rig.cam[c].file, sizeof rig.cam[c].file, "%s/cam%d.ppm", dir, c);
+        FILE *f = fopen(rig.cam[c].file, "wb");
+        ok = f != NULL;
+        if (f) {
+            fprintf(f, "P6\n%d %d\n255\n", rig.cam[c].w, rig.cam[c].h);
+            for (int y = 0; y < rig.cam[c].h; y++)
+                fwrite(cams->plane[0] + (size_t)(c * rig.cam[c].h + y) * cams->pitch[0], 1, 3 * (size_t)rig.cam[c].w, f);
+            ok = fclose(f) == 0;
+        }
+    }
+    snprintf(path, sizeof path, "%s/rig.pto", dir);
+    ok = ok && pc_rig_save(&rig, path, err, sizeof err) == 0;
+    snprintf(cmd, sizeof cmd, "cd %s && nona -m TIFF_m -o layer rig.pto >log 2>&1 && enblend -o stitched.ppm "
+             "layer0*.tif >>log 2>&1", dir);
+    ok = ok && system(cmd) == 0;
+    snprintf(path, sizeof path, "%s/stitched.ppm", dir);
+    FILE *f = ok ? fopen(path, "rb") : NULL;
+    int hdr[3] = {0, 0, 0}, nh = 0, pw, ph, maxv;
+    uint8_t *rgb = NULL;
+    /* P6, then width, height and maxval with '#' comments between (VIGRA
+     * writes one, and as maxval the largest value present: the samples
+     * are 8-bit values as they are) */
+    if (f && fgetc(f) == 'P' && fgetc(f) == '6')
+        while (nh < 3) {
+            int c = fgetc(f);
+            if (c == '#')
+                while (c != '\n' && c != EOF)
+                    c = fgetc(f);
+            else if (c >= '0' && c <= '9') {
+                ungetc(c, f);
+                if (fscanf(f, "%d", &hdr[nh++]) != 1)
+                    break;
+            } else if (c == EOF)
+                break;
+        }
+    pw = hdr[0], ph = hdr[1], maxv = hdr[2];
+    if (nh == 3 && fgetc(f) != EOF && pw == w && ph == h && maxv > 0 && maxv <= 255) {
+        rgb = malloc((size_t)w * h * 3);
+        if (rgb && fread(rgb, 1, (size_t)w * h * 3, f) != (size_t)w * h * 3) {
+            free(rgb);
+            rgb = NULL;
+        }
+    }
+    if (f)
+        fclose(f);
+    if (!ok)
+        snprintf(why, whylen, "nona or enblend failed (%s/log)", dir);
+    else if (!rgb)
+        snprintf(why, whylen, "enblend's picture: %dx%d (maxval %d), not the %dx%d panorama", pw, ph, maxv, w, h);
+    if (rgb) {
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        if (system(cmd) != 0)
+            tap_diag("could not remove %s", dir);
+    }
+    return rgb;
+}
+
+static void check_scene(pc_cpu *cpu, const char *rig_path, int scale, int enforce)
+{
+    char err[256];
+    pc_rig rig;
+    memset(&rig, 0, sizeof rig);
+    if (!TAP_CHECK(pc_rig_load(rig_path, &rig, err, sizeof err) == 0, "scene: the example rig loads (%s)",
+                   rig.ncam ? rig_path : err))
+        return;
+    if (scale > 1)
+        pc_scene_rig_scale(&rig, scale);
+    int w, h;
+    pc_rig_output_size(&rig, &w, &h);
+    rig.pano.crop[1] -= w & 1; /* the renderer's output is even */
+    rig.pano.crop[3] -= h & 1;
+    pc_rig_output_size(&rig, &w, &h);
+    const int cw = rig.cam[0].w, ch = rig.cam[0].h, n = rig.ncam;
+    pc_scene *scene = NULL;
+    if (!TAP_CHECK(pc_scene_create(&scene, "stadium", 1, err, sizeof err) == 0, "scene: stadium (%s)", err))
+        return;
+    const double t = 12.5;
+    pc_picture cams;
+    tu_pic_alloc(&cams, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, cw, n * ch, 0);
+    uint8_t *truth = malloc((size_t)w * h * 3), *overlap = calloc((size_t)w * h, 1);
+    pc_scene_eye *eye = malloc(sizeof *eye);
+    int rc = 0;
+    for (int c = 0; c < n && !rc; c++) {
+        pc_scene_eye_camera(&rig, c, eye);
+        rc = pc_scene_render(scene, eye, t, 0, 0, 0, 0, cw, ch, cams.plane[0] + (size_t)c * ch * cams.pitch[0],
+                             cams.pitch[0], err, sizeof err);
+    }
+    pc_view_model view;
+    pc_rig_panorama_view(&rig, w, h, &view);
+    if (!rc) {
+        pc_scene_eye_view(&view, &rig, eye);
+        rc = pc_scene_render(scene, eye, t, 0, 0, 0, 0, w, h, truth, 3 * (size_t)w, err, sizeof err);
+    }
+    free(eye);
+    pc_scene_destroy(scene);
+    if (!TAP_CHECK(rc == 0, "scene: %d cameras %dx%d and the ground truth %dx%d rendered (%s)", n, cw, ch, w, h,
+                   rc ? err : "ok")) {
+        free(truth), free(overlap);
+        tu_pic_free(&cams);
+        return;
+    }
+    pc_rig_photometry *ph = malloc(sizeof *ph);
+    pc_rig_photometry_build(&rig, ph);
+    double ps[4][3];
+    int built = 0;
+    for (int b = 0; b < 3; b++) {
+        pc_render_options opt;
+        pc_render_options_default(&opt);
+        opt.blend = (pc_render_blend)b;
+        opt.maps = 1;
+        pc_render_plan *p;
+        if (!TAP_CHECK(pc_render_plan_build(&p, &rig, &view, ph, &opt, err, sizeof err) == 0, "scene: %s plan (%s)",
+                       pc_render_blend_name((pc_render_blend)b), err))
+            continue;
+        if (b == 0) /* the overlaps: two cameras see the pixel */
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    int k = 0;
+                    for (int c = 0; c < n; c++)
+                        k += seen_by(p, c, x, y);
+                    overlap[(size_t)y * w + x] = k >= 2;
+                }
+        if (p->seam)
+            pc_render_plan_place_seams(p, &cams, err, sizeof err);
+        pc_picture out;
+        if (!render_rgb(cpu, p, &cams, &out)) {
+            zones z = zone_psnr(out.plane[0], out.pitch[0], 3, truth, overlap, w, h);
+            for (int k = 0; k < 3; k++)
+                ps[b][k] = psnr_of(z.se[k], z.n[k]);
+            built |= 1 << b;
+            if (b == 0)
+                tap_diag("the stadium at 1/%d: %dx%d, %.1f %% of it in overlaps", scale, w, h,
+                         100.0 * z.n[1] / z.n[0]);
+        }
+        tu_pic_free(&out);
+        pc_render_plan_free(p);
+    }
+    free(ph);
+    static const char *const names[] = {"feather", "seam", "multiband"};
+    for (int b = 0; b < 3; b++)
+        if (built >> b & 1)
+            tap_diag("  %-10s PSNR %.2f dB overall, %.2f in the overlaps, %.2f elsewhere (%+.2f dB)", names[b], ps[b][0],
+                     ps[b][1], ps[b][2], ps[b][1] - ps[b][2]);
+    if (have_tool("nona") && have_tool("enblend")) {
+        char why[300];
+        uint8_t *e = enblend_of(&rig, &cams, w, h, why, sizeof why);
+        if (e) {
+            zones z = zone_psnr(e, 3 * (size_t)w, 3, truth, overlap, w, h);
+            for (int k = 0; k < 3; k++)
+                ps[3][k] = psnr_of(z.se[k], z.n[k]);
+            tap_diag("  %-10s PSNR %.2f dB overall, %.2f in the overlaps, %.2f elsewhere (%+.2f dB)", "nona+enblend",
+                     ps[3][0], ps[3][1], ps[3][2], ps[3][1] - ps[3][2]);
+            free(e);
+        } else {
+            tap_diag("nona + enblend: %s", why);
+        }
+    } else {
+        tap_diag("nona / enblend not installed: no comparison with Hugin's stitch");
+    }
+    if (enforce) {
+        TAP_CHECK(built == 7, "scene: feather, seam and multiband rendered");
+        for (int b = 1; b < 3 && (built >> b & 1); b++)
+            TAP_CHECK(ps[b][1] >= ps[b][2] - 1.0, "scene, blend %s: the overlaps %.2f dB, no more than 1 dB worse than "
+                      "elsewhere (%.2f)", names[b], ps[b][1], ps[b][2]);
+        if ((built & 5) == 5)
+            TAP_CHECK(ps[2][0] >= ps[0][0] - 0.5, "scene: multiband %.2f dB overall, at least feather's %.2f - 0.5",
+                      ps[2][0], ps[0][0]);
+    }
+    free(truth);
+    free(overlap);
+    tu_pic_free(&cams);
+}
+
+int main(int argc, char **argv)
+{
+    char err[256];
+    int scale = 8;
+    const char *rig_path = argc > 1 ? argv[1] : NULL;
+    if (argc > 3 && !strcmp(argv[2], "--scale"))
+        scale = atoi(argv[3]);
+    pc_cpu *cpu = NULL;
+    if (pc_cpu_open(&cpu, 3, 16, 16, err, sizeof err)) {
+        printf("Bail out! pc_cpu_open: %s\n", err);
+        return 1;
+    }
+    if (argc > 3) { /* a measurement only */
+        check_scene(cpu, rig_path, scale < 1 ? 1 : scale, 0);
+        pc_cpu_close(cpu);
+        return tap_done();
+    }
+    check_errors();
+    check_strips();
+    check_implementations(cpu);
+    check_constant(cpu);
+    check_exposure_step(cpu);
+    check_no_ghost(cpu);
+    check_deterministic(cpu);
+    check_backend(&pc_backend_cpu);
+    check_backend(&pc_backend_cuda);
+    if (rig_path)
+        check_scene(cpu, rig_path, scale, 1);
+    else
+        tap_skip("scene: no rig given (argv[1]: rig/examples/stadium5.pto)");
+    pc_cpu_close(cpu);
+    return tap_done();
+}
