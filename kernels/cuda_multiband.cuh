@@ -24,18 +24,21 @@
  * The pyramid runs beside the main pass (its small launches overlap it);
  * only STRIPS waits for both.
  *
- * The two numbers (METHOD.md) for the 8600x1300 panorama of five 2040x1080
- * cameras: its four strips hold about 1.3-1.7 M output pixels (~15 % of
- * the picture). LEVEL1 samples 2 cameras at each of them (x1.15 for its
- * halo), STRIPS about one more (two at the seam), where the feather pass
- * sampled ~2: so ~1.5 extra camera samples per strip pixel, ~2.5 M
- * texture fetches with their photometry, ~20 % of the main pass's ~13 M.
- * Bytes: D_1 and C_1 (float4, ~0.4 M pixels each: 6.5 MB apiece) written
- * once and read a few times from L2 (the 50 MB L2 holds them), the masks
- * (1.7 MB), the coarse levels (a third of level 1): ~25 MB of L2 traffic,
- * ~5 MB of DRAM beyond the main pass's 61. So the blend should cost about
- * a fifth of the main pass's time plus the launch latencies of the short
- * kernels that the side stream hides.
+ * The two numbers (METHOD.md) for panocap-bench's 8600x1300 panorama of
+ * five 2040x1080 cameras: its four strips hold 2.52 M output pixels once
+ * the seams are placed (22.5 % of the picture; 1.27 M, 14 %, for the
+ * example rig's stadium). The feather pass samples ~12.4 M camera pixels
+ * (1.24 per seen pixel), ~4.8 M of them in what are now strips; here the
+ * main pass keeps ~7.6 M, LEVEL1 takes 2 per level-0 pixel of its tiles
+ * with their halo (x1.15: 5.8 M), STRIPS ~1.05 per pixel (2.7 M): ~16 M
+ * texture fetches with their photometry, 1.3 times the feather pass's.
+ * Bytes: D_1 and C_1 (float4 at 0.63 M level-1 pixels: 10 MB apiece)
+ * written once and read from L2 a few times, the masks (G_1..: 3.4 MB),
+ * the coarser levels (a third of level 1): ~30 MB of L2 traffic that the
+ * 50 MB L2 mostly keeps from DRAM, against the main pass's 61 MB floor.
+ * So the blend should cost about 0.3 of the feather pass's time, plus the
+ * launch and tail of STRIPS after the join; the pyramid's short launches
+ * hide behind the main pass.
  */
 #ifndef PANOCAP_CUDA_MULTIBAND_CUH
 #define PANOCAP_CUDA_MULTIBAND_CUH
