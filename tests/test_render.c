@@ -34,6 +34,7 @@
 #include "render.h"
 #include "render_formulas.h"
 #include "render_synth.h"
+#include "render_test_util.h"
 #include "tap.h"
 
 #include <math.h>
@@ -44,53 +45,6 @@
 
 enum { NCAM = 3, CW = 160, CH = 96 };
 #define DETAIL 1.0 /* scene features, degrees: about 4 camera pixels */
-
-typedef struct diffstat {
-    long n, over1;
-    int max;
-} diffstat;
-
-static diffstat compare(const pc_picture *a, const pc_picture *b)
-{
-    diffstat d = {0, 0, 0};
-    size_t bw[3];
-    int rows[3];
-    int np = tu_planes(a->fmt, a->width, a->height, bw, rows);
-    for (int i = 0; i < np; i++)
-        for (int y = 0; y < rows[i]; y++)
-            for (size_t x = 0; x < bw[i]; x++) {
-                int e = abs((int)a->plane[i][(size_t)y * a->pitch[i] + x] - (int)b->plane[i][(size_t)y * b->pitch[i] + x]);
-                d.n++;
-                d.over1 += e > 1;
-                d.max = e > d.max ? e : d.max;
-            }
-    return d;
-}
-
-/* The rule the GPU kernels keep against the reference. */
-static int within_rule(diffstat d) { return d.max <= 2 && d.over1 * 1000 <= d.n; }
-
-/* Hugin's photometry on the rig (.pto fields): exposure and white
- * balance per camera, EMoR responses, radial vignetting; the tables from
- * rig/photometry.c (pc_rig_photometry_build, as nona applies them). */
-static void photometry(pc_rig *rig, pc_rig_photometry *ph)
-{
-    for (int c = 0; c < rig->ncam; c++) {
-        pc_rig_camera *cam = &rig->cam[c];
-        cam->eev = 0.3 * (c - 1);
-        cam->er = 1.0 + 0.05 * (c - 1);
-        cam->eb = 1.0 - 0.04 * (c - 1);
-        cam->resp[0] = -0.4 + 0.1 * c;
-        cam->resp[1] = 0.1;
-        cam->vm = 5;
-        cam->va = 1.0;
-        cam->vb = -0.12 - 0.02 * c;
-        cam->vc = 0.03;
-        cam->vx = 3 - c;
-        cam->vy = -2;
-    }
-    pc_rig_photometry_build(rig, ph);
-}
 
 typedef struct geom {
     const char *name;
@@ -244,104 +198,55 @@ static void check_implementations(pc_cpu *cpu)
  * demosaic. */
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256], why[256];
-    if (!ops->probe(why, sizeof why)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
-        tap_skip(msg);
+    char err[256];
+    if (!rt_backend_usable(ops))
         return;
-    }
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[0], &rig, 1, 0, &plan) == 0, "backend %s: plan", ops->name))
         return;
-    pc_backend *b = NULL;
-    pc_backend_config cfg = {.width = CW, .height = NCAM * CH, .slots = 2, .device = 0, .threads = 2};
-    int orc = pc_backend_open(&b, ops, &cfg, err, sizeof err);
-    if (!TAP_CHECK(orc == 0, "backend %s: open (%s)", ops->name, orc ? err : "ok")) {
-        pc_render_plan_free(plan);
-        return;
-    }
-    pc_picture rgb, dem[2], dout, hdem, ref, host;
-    uint8_t *raw = malloc((size_t)CW * NCAM * CH);
+    pc_picture rgb;
     tu_pic_alloc(&rgb, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
     pc_synth_cameras(&rig, DETAIL, NULL, &rgb);
-    pc_mosaic_from_rgb(rgb.plane[0], rgb.pitch[0], CW, NCAM * CH, PC_CFA_RGGB, raw, CW, err, sizeof err);
-    tu_pic_alloc(&hdem, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
-    tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
-    tu_pic_alloc_dev(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
-    pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
-                            PC_RANGE_LIMITED};
-    int ok = pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem[0], err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem[1], err, sizeof err) == 0 &&
-             pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, &dout, err,
-                                             sizeof err) == 0;
-    TAP_CHECK(ok, "backend %s: demosaic and render pictures allocated (%s)", ops->name, ok ? "ok" : err);
-    pc_render_dev *rd = NULL;
-    if (ok) {
-        int rc = pc_backend_render_prepare(b, plan, &rd, err, sizeof err);
-        ok = TAP_CHECK(rc == 0, "backend %s: render_prepare (%s)", ops->name, rc ? err : "ok");
-    }
-    const int dev = (ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
+    rt_backend r;
+    int rc = rt_backend_open(&r, ops, plan, &rgb, err, sizeof err);
+    int ok = TAP_CHECK(rc == 0, "backend %s: open, demosaic and render pictures, render_prepare (%s)", ops->name,
+                       rc ? err : "ok");
     for (int round = 0; ok && round < 2; round++) {
-        const int slot = round;
         if (round == 1) {
             const float gains[NCAM][3] = {{1.1f, 1.0f, 0.95f}, {1.0f, 1.0f, 1.0f}, {0.9f, 1.05f, 1.0f}};
             pc_render_plan_set_gains(plan, gains);
-            int rc = pc_backend_render_set_gains(b, rd, gains, err, sizeof err);
+            rc = pc_backend_render_set_gains(r.b, r.rd, gains, err, sizeof err);
             ok = TAP_CHECK(rc == 0, "backend %s: set_gains (%s)", ops->name, rc ? err : "ok");
         }
-        int rc = pc_backend_upload(b, slot, 0, raw, CW, NCAM * CH, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_debayer(b, slot, &dem[slot], err, sizeof err);
-        if (!rc)
-            rc = pc_backend_render(b, slot, rd, &dem[slot], &dout, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_download(b, slot, &dout, &host, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_download(b, slot, &dem[slot], &hdem, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_wait(b, slot, err, sizeof err);
-        if (!rc)
-            rc = pc_render_ref(plan, &hdem, &ref, err, sizeof err);
-        diffstat d = compare(&ref, &host);
-        TAP_CHECK(rc == 0 && (dev ? within_rule(d) : d.max == 0),
+        diffstat d;
+        rc = rt_backend_frame(&r, round, &d, err, sizeof err);
+        TAP_CHECK(rc == 0 && (r.dev ? within_rule(d) : d.max == 0),
                   "backend %s: demosaic + render (gains %s) == reference of the demosaic%s: %ld samples over 1, max "
-                  "%d%s%s", ops->name, round ? "set" : "1", dev ? ", within the rule" : ", bit for bit", d.over1, d.max,
-                  rc ? ": " : "", rc ? err : "");
+                  "%d%s%s", ops->name, round ? "set" : "1", r.dev ? ", within the rule" : ", bit for bit", d.over1,
+                  d.max, rc ? ": " : "", rc ? err : "");
     }
     if (ok) {
         pc_render_stats st, st_ref;
-        int rc = pc_backend_render_measure(b, 1, rd, &dem[1], err, sizeof err);
+        rc = pc_backend_render_measure(r.b, 1, r.rd, &r.dem[1], err, sizeof err);
         if (!rc)
-            rc = pc_backend_wait(b, 1, err, sizeof err);
+            rc = pc_backend_wait(r.b, 1, err, sizeof err);
         if (!rc)
-            rc = pc_backend_render_stats(b, rd, &st, err, sizeof err);
-        pc_render_measure_ref(plan, &hdem, &st_ref, err, sizeof err);
+            rc = pc_backend_render_stats(r.b, r.rd, &st, err, sizeof err);
+        pc_render_measure_ref(plan, &r.hdem, &st_ref, err, sizeof err);
         double worst = 0;
         for (int k = 0; !rc && k < st.npairs; k++)
             for (int ch = 0; ch < 3; ch++) {
                 double a = st.pair[k].sum_a[ch] / (st.pair[k].n ? st.pair[k].n : 1);
-                double r = st_ref.pair[k].sum_a[ch] / (st_ref.pair[k].n ? st_ref.pair[k].n : 1);
-                worst = fabs(a - r) > worst ? fabs(a - r) : worst;
+                double rr = st_ref.pair[k].sum_a[ch] / (st_ref.pair[k].n ? st_ref.pair[k].n : 1);
+                worst = fabs(a - rr) > worst ? fabs(a - rr) : worst;
             }
         TAP_CHECK(rc == 0 && st.npairs == st_ref.npairs && st.npairs > 0 && worst < 2e-3,
                   "backend %s: measure + stats: %d overlaps, means within %.1e of the reference's", ops->name,
                   st.npairs, worst);
     }
-    pc_backend_render_free(b, rd);
-    if (ok) {
-        pc_backend_picture_free(b, &dem[0]);
-        pc_backend_picture_free(b, &dem[1]);
-        pc_backend_picture_free(b, &dout);
-    }
-    pc_backend_close(b);
-    free(raw);
+    rt_backend_close(&r);
     tu_pic_free(&rgb);
-    tu_pic_free(&hdem);
-    tu_pic_free(&ref);
-    tu_pic_free(&host);
     pc_render_plan_free(plan);
 }
 
@@ -524,13 +429,6 @@ static void check_seams(pc_cpu *cpu)
 }
 
 /* --- against Hugin's nona ----------------------------------------------- */
-
-static int have_tool(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
 
 /* A baseline TIFF as nona writes it with c:NONE (little-endian,
  * uncompressed strips, chunky samples of 8 or 16 bits): the samples, w x h

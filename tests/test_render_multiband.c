@@ -41,6 +41,7 @@
 #include "render_host.h"
 #include "render_multiband.h"
 #include "render_synth.h"
+#include "render_test_util.h"
 #include "scene.h"
 #include "tap.h"
 
@@ -55,47 +56,6 @@ enum { NCAM = 3, CW = 256, CH = 128, PW = 640, PH = 160 };
 #define STEP 28.0 /* overlaps of ~12 degrees: ~80 output pixels */
 #define DETAIL 1.0
 
-typedef struct diffstat {
-    long n, over1;
-    int max;
-} diffstat;
-
-static diffstat compare(const pc_picture *a, const pc_picture *b)
-{
-    diffstat d = {0, 0, 0};
-    size_t bw[3];
-    int rows[3];
-    int np = tu_planes(a->fmt, a->width, a->height, bw, rows);
-    for (int i = 0; i < np; i++)
-        for (int y = 0; y < rows[i]; y++)
-            for (size_t x = 0; x < bw[i]; x++) {
-                int e = abs((int)a->plane[i][(size_t)y * a->pitch[i] + x] - (int)b->plane[i][(size_t)y * b->pitch[i] + x]);
-                d.n++;
-                d.over1 += e > 1;
-                d.max = e > d.max ? e : d.max;
-            }
-    return d;
-}
-
-static int within_rule(diffstat d) { return d.max <= 2 && d.over1 * 1000 <= d.n; }
-
-static void synth_photometry(pc_rig *rig, pc_rig_photometry *ph)
-{
-    for (int c = 0; c < rig->ncam; c++) {
-        pc_rig_camera *cam = &rig->cam[c];
-        cam->eev = 0.3 * (c - 1);
-        cam->er = 1.0 + 0.05 * (c - 1);
-        cam->eb = 1.0 - 0.04 * (c - 1);
-        cam->resp[0] = -0.4 + 0.1 * c;
-        cam->resp[1] = 0.1;
-        cam->vm = 5;
-        cam->va = 1.0;
-        cam->vb = -0.12 - 0.02 * c;
-        cam->vc = 0.03;
-    }
-    pc_rig_photometry_build(rig, ph);
-}
-
 /* The synthetic rig's plan: blend, levels, a view (rect: a virtual camera
  * across the overlap of cameras 0 and 1), photometry, maps. */
 static int plan_of(pc_rig *rig, pc_render_blend blend, int levels, int rect, int photo, int maps, pc_render_plan **plan,
@@ -104,7 +64,7 @@ static int plan_of(pc_rig *rig, pc_render_blend blend, int levels, int rect, int
     pc_synth_rig(rig, NCAM, CW, CH, HFOV, STEP, PC_PROJ_CYLINDRICAL, PW, PH);
     pc_rig_photometry *ph = malloc(sizeof *ph);
     if (photo)
-        synth_photometry(rig, ph);
+        photometry(rig, ph);
     pc_view_model view;
     if (rect)
         pc_rig_rect_view(320, 180, 36.0, -14.0, -2.0, 1.0, &view);
@@ -536,75 +496,27 @@ static void check_deterministic(pc_cpu *cpu)
  * downloaded demosaic. */
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256], why[256];
-    if (!ops->probe(why, sizeof why)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
-        tap_skip(msg);
+    char err[256];
+    if (!rt_backend_usable(ops))
         return;
-    }
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 1, 0, &plan, err, sizeof err) == 0, "backend %s: plan",
                    ops->name))
         return;
-    pc_backend *b = NULL;
-    pc_backend_config cfg = {.width = CW, .height = NCAM * CH, .slots = 1, .device = 0, .threads = 2};
-    if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "backend %s: open (%s)", ops->name, err)) {
-        pc_render_plan_free(plan);
-        return;
-    }
-    pc_picture rgb, dem, dout, hdem, ref, got;
-    uint8_t *raw = malloc((size_t)CW * NCAM * CH);
+    pc_picture rgb;
     cameras(&rig, &rgb, PC_FMT_RGB24, NULL);
     pc_render_plan_place_seams(plan, &rgb, err, sizeof err);
-    pc_mosaic_from_rgb(rgb.plane[0], rgb.pitch[0], CW, NCAM * CH, PC_CFA_RGGB, raw, CW, err, sizeof err);
-    tu_pic_alloc(&hdem, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
-    tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH, 0);
-    tu_pic_alloc_dev(&got, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH, 0);
-    pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
-                            PC_RANGE_LIMITED};
-    pc_render_dev *rd = NULL;
-    const int dev = (ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
-    int rc = pc_backend_set_algo(b, &dc, err, sizeof err);
-    int have_dem = 0, have_out = 0;
+    rt_backend r;
+    diffstat d = {0, 0, 0};
+    int rc = rt_backend_open(&r, ops, plan, &rgb, err, sizeof err);
     if (!rc)
-        have_dem = !(rc = pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem, err,
-                                                   sizeof err));
-    if (!rc)
-        have_out = !(rc = pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH,
-                                                          &dout, err, sizeof err));
-    if (!rc)
-        rc = pc_backend_render_prepare(b, plan, &rd, err, sizeof err);
-    if (!rc)
-        rc = pc_backend_upload(b, 0, 0, raw, CW, NCAM * CH, err, sizeof err);
-    if (!rc)
-        rc = pc_backend_debayer(b, 0, &dem, err, sizeof err);
-    if (!rc)
-        rc = pc_backend_render(b, 0, rd, &dem, &dout, err, sizeof err);
-    if (!rc)
-        rc = pc_backend_download(b, 0, &dout, &got, err, sizeof err);
-    if (!rc)
-        rc = pc_backend_download(b, 0, &dem, &hdem, err, sizeof err);
-    if (!rc)
-        rc = pc_backend_wait(b, 0, err, sizeof err);
-    if (!rc)
-        rc = pc_render_ref(plan, &hdem, &ref, err, sizeof err);
-    diffstat d = compare(&ref, &got);
-    TAP_CHECK(rc == 0 && (dev ? within_rule(d) : d.max == 0), "backend %s: demosaic + multiband render == reference "
-              "of the demosaic%s: %ld samples over 1, max %d%s%s", ops->name, dev ? ", within the rule" : ", bit for bit",
-              d.over1, d.max, rc ? ": " : "", rc ? err : "");
-    pc_backend_render_free(b, rd);
-    if (have_dem)
-        pc_backend_picture_free(b, &dem);
-    if (have_out)
-        pc_backend_picture_free(b, &dout);
-    pc_backend_close(b);
-    free(raw);
+        rc = rt_backend_frame(&r, 0, &d, err, sizeof err);
+    TAP_CHECK(rc == 0 && (r.dev ? within_rule(d) : d.max == 0), "backend %s: demosaic + multiband render == "
+              "reference of the demosaic%s: %ld samples over 1, max %d%s%s", ops->name,
+              r.dev ? ", within the rule" : ", bit for bit", d.over1, d.max, rc ? ": " : "", rc ? err : "");
+    rt_backend_close(&r);
     tu_pic_free(&rgb);
-    tu_pic_free(&hdem);
-    tu_pic_free(&ref);
-    tu_pic_free(&got);
     pc_render_plan_free(plan);
 }
 
@@ -662,13 +574,6 @@ static zones zone_psnr(const uint8_t *out, size_t pitch, int spp, const uint8_t 
             z.se[zi] += se, z.n[zi]++;
         }
     return z;
-}
-
-static int have_tool(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
 }
 
 /* nona + enblend on the camera pictures: the stitched panorama (w x h
