@@ -58,8 +58,9 @@ static void usage(FILE *f)
             "                     [--help] [--version]\n"
             "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
             "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
-            "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer) with\n"
-            "          PSNR against the C reference, then the CPU reference and renderer; --backend cpu: CPU only\n"
+            "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer; the\n"
+            "          panorama blended multiband) with PSNR against the C reference, then the CPU reference and\n"
+            "          renderer; --backend cpu: CPU only\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
             "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
