@@ -2,10 +2,12 @@
  * (render_multiband.h): the C reference (single-threaded, the definition,
  * level by level over whole strips) and the CPU backend's version (the
  * same per-pixel functions on pc_cpu's threads, rows of every level split
- * between them; bit-identical). The main pass outside the strips is the
- * seam render (render_host.h's pixel); the CPU version runs
- * pc_render_cpu for it with the strips' tiles taken out of the camera
- * masks, then writes the strips' blocks.
+ * between them; bit-identical: where the plan has maps it reads the
+ * cameras' positions from them, the same floats the reference projects).
+ * The main pass outside the strips is the seam render (render_host.h's
+ * pixel); the CPU version runs pc_render_cpu for it with the strips'
+ * tiles taken out of the camera masks, then writes the strips' 2x2 blocks
+ * (each expands C_1 and D_1 from one 3x3 neighbourhood of level 1).
  *
  * Per frame, in the plan's work area (d[k], c[k]: 3 floats per pixel):
  *   D_0 from the cameras, D_1 .. D_{L-1} by reduce, C_{L-1} = G_{L-1}
@@ -25,23 +27,44 @@ typedef struct pair {
     float d[2], sx[2], sy[2];
 } pair;
 
-static void pair_project(const pc_render_plan *p, const pc_mb_strip *st, int x, int y, pair *q)
+/* maps: read the positions from the plan's maps (the CPU renderer, when
+ * the plan has them: the floats pc_cam_project gives, so the same bytes;
+ * render.h's layout, where a camera outside the tile's mask sees none of
+ * its pixels) instead of projecting the ray (the reference). */
+static void pair_project(const pc_render_plan *p, const pc_mb_strip *st, int x, int y, int maps, pair *q)
 {
     float ray[3];
-    pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
+    const float *m = NULL;
+    unsigned mask = 0;
+    if (maps) {
+        const size_t t = (size_t)(y / PC_RENDER_TILE_H) * p->ntx + x / PC_RENDER_TILE_W;
+        mask = p->tmask[t];
+        m = p->map + 2 * ((size_t)p->map_off[t] + 4 * (16 * ((y >> 1) & 3) + ((x >> 1) & 15)) + (x & 1) + 2 * (y & 1));
+    } else {
+        pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
+    }
     for (int e = 0; e < 2; e++) {
         const int c = e ? st->b : st->a;
         q->ok[e] = 0;
         q->d[e] = 0.0f;
-        if (!pc_cam_project(&p->cam[c].geo, ray, &q->sx[e], &q->sy[e]))
+        if (maps) {
+            if (!(mask >> c & 1u))
+                continue;
+            const float *mc = m + 2 * 256 * (size_t)__builtin_popcount(mask & ((1u << c) - 1));
+            if (!(mc[0] > -1e8f))
+                continue;
+            q->sx[e] = mc[0];
+            q->sy[e] = mc[1];
+        } else if (!pc_cam_project(&p->cam[c].geo, ray, &q->sx[e], &q->sy[e])) {
             continue;
+        }
         q->d[e] = pc_render_border(&p->cam[c].geo, q->sx[e], q->sy[e]);
         q->ok[e] = q->d[e] > 0.0f;
     }
 }
 
 /* Strip row j of level 0: D_0 (at the column clamped to the row's span). */
-static void level0_row(const pc_render_plan *p, const pc_render_src *s, const pc_mb_strip *st, int j)
+static void level0_row(const pc_render_plan *p, const pc_render_src *s, const pc_mb_strip *st, int maps, int j)
 {
     const struct pc_render_mb *mb = p->mb;
     const int *span = mb->span + 2 * (st->seam_off + (size_t)j);
@@ -50,7 +73,7 @@ static void level0_row(const pc_render_plan *p, const pc_render_src *s, const pc
         pair q = {{0, 0}, {0.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 0.0f}};
         if (span[0] <= span[1]) {
             const int x = st->x0 + i;
-            pair_project(p, st, x < span[0] ? span[0] : (x > span[1] ? span[1] : x), st->y0 + j, &q);
+            pair_project(p, st, x < span[0] ? span[0] : (x > span[1] ? span[1] : x), st->y0 + j, maps, &q);
         }
         float va[3], vb[3];
         if (q.ok[0] && q.ok[1]) {
@@ -95,34 +118,70 @@ static void collapse_row(const struct pc_render_mb *mb, const pc_mb_strip *st, i
         }
 }
 
-/* Output pixel (x, y) of strip st: 8-bit RGB. Only the cameras the pixel
- * takes are sampled: a's side of the seam a, b's side b (both on the
- * ramp), the other where one does not see it. */
-static void strip_px(const pc_render_plan *p, const pc_render_src *s, const pc_mb_strip *st, int x, int y, int rgb[3])
+/* The 3x3 neighbourhood of level-1 pixel (m, n) in a level-1 array (RGB
+ * floats, w x h), indices clamped: nb[row][col][ch]. */
+static void neighbours(const float *src, int w, int h, int m, int n, float nb[3][3][3])
+{
+    const int c[3] = {pc_mb_clampi(m - 1, w), pc_mb_clampi(m, w), pc_mb_clampi(m + 1, w)};
+    for (int t = 0; t < 3; t++) {
+        const float *row = src + 3 * (size_t)pc_mb_clampi(n - 1 + t, h) * w;
+        for (int u = 0; u < 3; u++)
+            for (int ch = 0; ch < 3; ch++)
+                nb[t][u][ch] = row[3 * (size_t)c[u] + ch];
+    }
+}
+
+/* expand at level-0 pixel (2m + px, 2n + py) from the neighbourhood of
+ * (m, n): pc_mb_expand_px's operations in its order. */
+static float expand_nb(const float nb[3][3][3], int px, int py, int ch)
+{
+    float r[3];
+    for (int t = 0; t < 3; t++)
+        r[t] = pc_mb_expand3(px, nb[t][0][ch], nb[t][1][ch], nb[t][2][ch]);
+    return pc_mb_expand3(py, r[0], r[1], r[2]);
+}
+
+/* The 2x2 block at output pixel (x, y) (even) of strip st: 8-bit RGB.
+ * Only the cameras a pixel takes are sampled: a's side of the seam a, b's
+ * side b (both on the ramp), the other where one does not see it. */
+static void strip_block(const pc_render_plan *p, const pc_render_src *s, const pc_mb_strip *st, int maps, int x, int y,
+                        int v[2][2][3])
 {
     const struct pc_render_mb *mb = p->mb;
-    float acc[3] = {0.0f, 0.0f, 0.0f}, ws = 0.0f;
-    pair q;
-    pair_project(p, st, x, y, &q);
-    if (q.ok[0] || q.ok[1]) {
-        const int i = x - st->x0, j = y - st->y0;
-        const float g0 = pc_mb_g0((float)x, mb->seam[st->seam_off + (size_t)j], mb->inv_sw);
-        const float cover = pc_mb_cover(q.ok[0], q.d[0], q.ok[1], q.d[1]);
-        const float *d1 = mb->d[1] + 3 * st->off[1], *c1 = mb->c[1] + 3 * st->off[1];
-        float va[3] = {0.0f, 0.0f, 0.0f}, vb[3] = {0.0f, 0.0f, 0.0f};
-        if (q.ok[0] && (g0 > 0.0f || !q.ok[1]))
-            pc_render_sample(p, s, st->a, q.sx[0], q.sy[0], va);
-        if (q.ok[1] && (g0 < 1.0f || !q.ok[0]))
-            pc_render_sample(p, s, st->b, q.sx[1], q.sy[1], vb);
-        for (int ch = 0; ch < 3; ch++) {
-            const float a = q.ok[0] ? va[ch] : vb[ch], b = q.ok[1] ? vb[ch] : va[ch];
-            const float ec = pc_mb_expand_px(c1, st->w[1], st->h[1], (size_t)st->w[1], 3, ch, i, j);
-            const float ed = g0 > 0.0f ? pc_mb_expand_px(d1, st->w[1], st->h[1], (size_t)st->w[1], 3, ch, i, j) : 0.0f;
-            acc[ch] = pc_mb_final(g0, a, b, ec, ed, cover);
+    const int i0 = x - st->x0, j0 = y - st->y0;
+    float nc[3][3][3], nd[3][3][3];
+    int have_c = 0, have_d = 0;
+    for (int k = 0; k < 4; k++) {
+        const int xx = x + (k & 1), yy = y + (k >> 1);
+        float acc[3] = {0.0f, 0.0f, 0.0f}, ws = 0.0f;
+        pair q;
+        pair_project(p, st, xx, yy, maps, &q);
+        if (q.ok[0] || q.ok[1]) {
+            const float g0 = pc_mb_g0((float)xx, mb->seam[st->seam_off + (size_t)(j0 + (k >> 1))], mb->inv_sw);
+            const float cover = pc_mb_cover(q.ok[0], q.d[0], q.ok[1], q.d[1]);
+            float va[3] = {0.0f, 0.0f, 0.0f}, vb[3] = {0.0f, 0.0f, 0.0f};
+            if (q.ok[0] && (g0 > 0.0f || !q.ok[1]))
+                pc_render_sample(p, s, st->a, q.sx[0], q.sy[0], va);
+            if (q.ok[1] && (g0 < 1.0f || !q.ok[0]))
+                pc_render_sample(p, s, st->b, q.sx[1], q.sy[1], vb);
+            if (!have_c) {
+                neighbours(mb->c[1] + 3 * st->off[1], st->w[1], st->h[1], i0 >> 1, j0 >> 1, nc);
+                have_c = 1;
+            }
+            if (g0 > 0.0f && !have_d) {
+                neighbours(mb->d[1] + 3 * st->off[1], st->w[1], st->h[1], i0 >> 1, j0 >> 1, nd);
+                have_d = 1;
+            }
+            for (int ch = 0; ch < 3; ch++) {
+                const float a = q.ok[0] ? va[ch] : vb[ch], b = q.ok[1] ? vb[ch] : va[ch];
+                const float ec = expand_nb(nc, k & 1, k >> 1, ch);
+                const float ed = g0 > 0.0f ? expand_nb(nd, k & 1, k >> 1, ch) : 0.0f;
+                acc[ch] = pc_mb_final(g0, a, b, ec, ed, cover);
+            }
+            ws = 1.0f;
         }
-        ws = 1.0f;
+        pc_render_finish(acc, ws, p->inv_feather, p->photo, p->out_resp, PC_RIG_RESPONSE_KNOTS, v[k >> 1][k & 1]);
     }
-    pc_render_finish(acc, ws, p->inv_feather, p->photo, p->out_resp, PC_RIG_RESPONSE_KNOTS, rgb);
 }
 
 /* --- the reference ------------------------------------------------------ */
@@ -135,7 +194,7 @@ int pc_render_mb_ref(const pc_render_plan *p, const pc_picture *src, const pc_pi
     for (int n = 0; n < mb->nstrips; n++) {
         const pc_mb_strip *st = &mb->strip[n];
         for (int j = 0; j < st->h[0]; j++)
-            level0_row(p, &s, st, j);
+            level0_row(p, &s, st, 0, j);
         for (int k = 1; k < L; k++)
             for (int j = 0; j < st->h[k]; j++)
                 reduce_row(mb, st, k, j);
@@ -150,12 +209,10 @@ int pc_render_mb_ref(const pc_render_plan *p, const pc_picture *src, const pc_pi
         for (int x = 0; x < p->view.w; x += 2) {
             const int t = mb->tile_strip[(size_t)(y / PC_RENDER_TILE_H) * p->ntx + x / PC_RENDER_TILE_W];
             int v[2][2][3];
-            for (int j = 0; j < 2; j++)
+            if (t >= 0)
+                strip_block(p, &s, &mb->strip[t], 0, x, y, v);
+            for (int j = 0; j < 2 && t < 0; j++)
                 for (int i = 0; i < 2; i++) {
-                    if (t >= 0) {
-                        strip_px(p, &s, &mb->strip[t], x + i, y + j, v[j][i]);
-                        continue;
-                    }
                     float ray[3];
                     pc_view_ray(&p->view, (float)(x + i), (float)(y + j), ray);
                     pc_render_px(p, &s, ray, x + i, y + j, all, p->seam, v[j][i]);
@@ -193,7 +250,7 @@ static void band(void *arg, int index, int n)
         for (int j = j0; j < j1; j++)
             switch (jb->step) {
             case STEP_LEVEL0:
-                level0_row(p, &jb->s, st, j);
+                level0_row(p, &jb->s, st, p->map != NULL, j);
                 break;
             case STEP_REDUCE:
                 reduce_row(mb, st, k, j);
@@ -205,9 +262,7 @@ static void band(void *arg, int index, int n)
                 const int y = st->y0 + 2 * j;
                 for (int x = st->x0; x < st->x0 + st->w[0]; x += 2) {
                     int v[2][2][3];
-                    for (int jj = 0; jj < 2; jj++)
-                        for (int ii = 0; ii < 2; ii++)
-                            strip_px(p, &jb->s, st, x + ii, y + jj, v[jj][ii]);
+                    strip_block(p, &jb->s, st, p->map != NULL, x, y, v);
                     pc_ref_store_block(jb->dst, &jb->yc, x, y, v);
                 }
             }
