@@ -1,8 +1,9 @@
 /* render_test_util.h - what the render family's tests (test_render.c,
  * test_render_multiband.c) share: comparing two pictures sample by sample
  * under the rule the GPU kernels keep against the C reference, Hugin's
- * photometry on a synthetic rig, whether a tool is installed, and the
- * daemon's order of a backend render (Bayer frames uploaded, demosaiced
+ * photometry on a synthetic rig, the reference against the CPU renderer
+ * and the emulated CUDA kernels in every format, whether a tool is
+ * installed, and the daemon's order of a backend render (Bayer frames uploaded, demosaiced
  * into a picture of the backend, rendered, downloaded) against the
  * reference of the downloaded demosaic. Header-only, static inline
  * functions (each test uses a part); no global state. */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cuda_emu_render.h"
 #include "debayer_test_util.h"
 #include "render.h"
 #include "tap.h"
@@ -63,6 +65,82 @@ static inline void photometry(pc_rig *rig, pc_rig_photometry *ph)
         cam->vy = -2;
     }
     pc_rig_photometry_build(rig, ph);
+}
+
+/* What rt_implementations found: runs, failures, and each emulated
+ * kernel's worst comparison. */
+typedef struct rt_impl {
+    int runs, cpu_bad, emu_bad;
+    diffstat worst[PC_GPU_RENDER_VARIANTS];
+} rt_impl;
+
+/* plan rendered from the same cameras as RGB24 and RGBX32 (srcs[0], [1])
+ * into NV12, I420 (BT.601 full range) and RGB24: the CPU renderer, with
+ * the plan's maps and without, against the reference (bit for bit), and
+ * the emulated CUDA kernels (cuda_emu_render.h) of `variants` (bit v:
+ * PC_GPU_RENDER_v; those of `nv12_only` into NV12 alone) within the rule.
+ * Every difference is a diagnostic naming the run. */
+static inline rt_impl rt_implementations(pc_cpu *cpu, const pc_render_plan *plan, const pc_picture srcs[2],
+                                         unsigned variants, unsigned nv12_only, const char *name)
+{
+    static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
+    char err[256];
+    rt_impl r;
+    memset(&r, 0, sizeof r);
+    const int w = plan->view.w, h = plan->view.h, photo = plan->photo;
+    for (int si = 0; si < 2; si++)
+        for (int di = 0; di < 3; di++) {
+            const pc_picture *src = &srcs[si];
+            const char *sname = src->fmt == PC_FMT_RGBX32 ? "rgbx32" : "rgb24";
+            pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
+            pc_range rg = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
+            pc_picture ref, out;
+            tu_pic_alloc_dev(&ref, dfmts[di], m, rg, w, h, 4);
+            tu_pic_alloc_dev(&out, dfmts[di], m, rg, w, h, 12);
+            tu_pic_fill(&ref, 0xA5);
+            if (pc_render_ref(plan, src, &ref, err, sizeof err)) {
+                tap_diag("%s: reference: %s", name, err);
+                r.cpu_bad++;
+            }
+            for (int maps = 0; maps < 2; maps++) {
+                pc_render_plan q = *plan;
+                if (!maps)
+                    q.map = NULL, q.map_off = NULL;
+                tu_pic_fill(&out, 0x5A);
+                diffstat d = {0, 0, 0};
+                if (pc_render_cpu(cpu, &q, src, &out, err, sizeof err) || (d = compare(&ref, &out)).max) {
+                    tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld samples over "
+                             "1, max %d", name, sname, pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max);
+                    r.cpu_bad++;
+                }
+            }
+            for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++) {
+                if (!(variants >> v & 1) || ((nv12_only >> v & 1) && di != 0))
+                    continue;
+                tu_pic_fill(&out, 0x5A);
+                if (pc_emu_render(plan, v, src, &out, err, sizeof err)) {
+                    tap_diag("%s: emulated %s: %s", name, pc_gpu_render_variant_name(v), err);
+                    r.emu_bad++;
+                    continue;
+                }
+                diffstat d = compare(&ref, &out);
+                if (!within_rule(d)) {
+                    tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d", name, sname,
+                             pc_pixfmt_name(dfmts[di]), photo, pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
+                    r.emu_bad++;
+                }
+                if (!r.worst[v].n || d.max > r.worst[v].max || d.over1 * r.worst[v].n > r.worst[v].over1 * d.n)
+                    r.worst[v] = d;
+            }
+            r.runs++;
+            tu_pic_free(&ref);
+            tu_pic_free(&out);
+        }
+    for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++)
+        if (variants >> v & 1)
+            tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
+                     pc_gpu_render_variant_name(v), r.worst[v].over1, r.worst[v].n, r.worst[v].max);
+    return r;
 }
 
 static inline int have_tool(const char *name)

@@ -107,8 +107,6 @@ static void alloc_src(pc_picture *src, pc_pixfmt fmt, const pc_rig *rig, const f
 
 static void check_implementations(pc_cpu *cpu)
 {
-    static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
-    static const pc_pixfmt sfmts[] = {PC_FMT_RGB24, PC_FMT_RGBX32};
     char err[256];
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
         for (int photo = 0; photo < 2; photo++) {
@@ -118,74 +116,22 @@ static void check_implementations(pc_cpu *cpu)
             if (!TAP_CHECK(plan_for(g, &rig, photo, 1, &plan) == 0, "%s, photometry %s: plan", g->name,
                            photo ? "on" : "off"))
                 continue;
-            int cpu_bad = 0, emu_bad = 0, runs = 0;
-            diffstat worst[PC_GPU_RENDER_VARIANTS] = {{0, 0, 0}};
-            for (int si = 0; si < 2; si++) {
-                pc_picture src;
-                alloc_src(&src, sfmts[si], &rig, NULL);
-                if (plan->blend == PC_RENDER_SEAM && si == 0 && pc_render_plan_place_seams(plan, &src, err, sizeof err)) {
-                    TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
-                    cpu_bad++;
-                }
-                for (int di = 0; di < 3; di++) {
-                    pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
-                    pc_range r = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
-                    pc_picture ref, out;
-                    tu_pic_alloc_dev(&ref, dfmts[di], m, r, g->w, g->h, 4);
-                    tu_pic_alloc_dev(&out, dfmts[di], m, r, g->w, g->h, 12);
-                    tu_pic_fill(&ref, 0xA5);
-                    if (pc_render_ref(plan, &src, &ref, err, sizeof err)) {
-                        TAP_CHECK(0, "%s: reference: %s", g->name, err);
-                        cpu_bad++;
-                    }
-                    /* the CPU backend with the plan's maps, and without */
-                    for (int maps = 0; maps < 2; maps++) {
-                        pc_render_plan q = *plan;
-                        if (!maps)
-                            q.map = NULL, q.map_off = NULL;
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || compare(&ref, &out).max != 0) {
-                            diffstat d = compare(&ref, &out);
-                            tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
-                                     "samples over 1, max %d %s", g->name, si ? "rgbx32" : "rgb24",
-                                     pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max, err);
-                            cpu_bad++;
-                        }
-                    }
-                    /* every format through the fast kernel (the texture for
-                     * RGBX32, loads for RGB24); the other kernels into NV12 */
-                    for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++) {
-                        if (v != PC_GPU_RENDER_RAY && di != 0)
-                            continue;
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_emu_render(plan, v, &src, &out, err, sizeof err)) {
-                            tap_diag("%s: emulated %s: %s", g->name, pc_gpu_render_variant_name(v), err);
-                            emu_bad++;
-                            continue;
-                        }
-                        diffstat d = compare(&ref, &out);
-                        if (!within_rule(d)) {
-                            tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d",
-                                     g->name, si ? "rgbx32" : "rgb24", pc_pixfmt_name(dfmts[di]), photo,
-                                     pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
-                            emu_bad++;
-                        }
-                        if (!worst[v].n || d.max > worst[v].max || d.over1 * worst[v].n > worst[v].over1 * d.n)
-                            worst[v] = d;
-                    }
-                    runs++;
-                    tu_pic_free(&ref);
-                    tu_pic_free(&out);
-                }
-                tu_pic_free(&src);
-            }
-            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for bit (%d "
-                      "runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", runs);
-            for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++)
-                tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
-                         pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
-            TAP_CHECK(emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
+            pc_picture srcs[2];
+            alloc_src(&srcs[0], PC_FMT_RGB24, &rig, NULL);
+            alloc_src(&srcs[1], PC_FMT_RGBX32, &rig, NULL);
+            int placed = plan->blend != PC_RENDER_SEAM || pc_render_plan_place_seams(plan, &srcs[0], err, sizeof err) == 0;
+            if (!placed)
+                TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
+            /* every format through the fast kernel (the texture for RGBX32,
+             * loads for RGB24); the other kernels into NV12 */
+            const unsigned all = (1u << PC_GPU_RENDER_VARIANTS) - 1;
+            rt_impl r = rt_implementations(cpu, plan, srcs, all, all & ~(1u << PC_GPU_RENDER_RAY), g->name);
+            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for "
+                      "bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", r.runs);
+            TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
                       "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
+            tu_pic_free(&srcs[0]);
+            tu_pic_free(&srcs[1]);
             pc_render_plan_free(plan);
         }
 }

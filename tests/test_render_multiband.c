@@ -160,8 +160,6 @@ static void check_implementations(pc_cpu *cpu)
         int levels, rect;
     } cases[] = {{"cylindrical 640x160, 3 levels", 3, 0}, {"cylindrical 640x160, 4 levels", 4, 0},
                  {"view 320x180 across cameras 0|1, 3 levels", 3, 1}};
-    static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
-    static const pc_pixfmt sfmts[] = {PC_FMT_RGB24, PC_FMT_RGBX32};
     char err[256];
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int photo = 0; photo < 2; photo++) {
@@ -172,67 +170,23 @@ static void check_implementations(pc_cpu *cpu)
             if (!TAP_CHECK(rc == 0, "%s, photometry %s: plan (%s)", cases[ci].name, photo ? "on" : "off",
                            rc ? err : "ok"))
                 continue;
-            const int w = plan->view.w, h = plan->view.h;
-            int cpu_bad = 0, emu_bad = 0, runs = 0;
-            diffstat worst[2] = {{0, 0, 0}, {0, 0, 0}};
-            for (int si = 0; si < 2; si++) {
-                pc_picture src;
-                cameras(&rig, &src, sfmts[si], NULL);
-                if (si == 0 && pc_render_plan_place_seams(plan, &src, err, sizeof err))
-                    cpu_bad += !TAP_CHECK(0, "%s: seams placed: %s", cases[ci].name, err);
-                for (int di = 0; di < 3; di++) {
-                    pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
-                    pc_range r = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
-                    pc_picture ref, out;
-                    tu_pic_alloc_dev(&ref, dfmts[di], m, r, w, h, 4);
-                    tu_pic_alloc_dev(&out, dfmts[di], m, r, w, h, 12);
-                    tu_pic_fill(&ref, 0xA5);
-                    if (pc_render_ref(plan, &src, &ref, err, sizeof err))
-                        cpu_bad += !TAP_CHECK(0, "%s: reference: %s", cases[ci].name, err);
-                    for (int maps = 0; maps < 2; maps++) {
-                        pc_render_plan q = *plan;
-                        if (!maps)
-                            q.map = NULL, q.map_off = NULL;
-                        tu_pic_fill(&out, 0x5A);
-                        diffstat d = {0, 0, 0};
-                        if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || (d = compare(&ref, &out)).max) {
-                            tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
-                                     "samples over 1, max %d", cases[ci].name, si ? "rgbx32" : "rgb24",
-                                     pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max);
-                            cpu_bad++;
-                        }
-                    }
-                    for (int v = 0; v < 2; v++) { /* PC_GPU_RENDER_RAY, _RAY_LOADS */
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_emu_render(plan, v, &src, &out, err, sizeof err)) {
-                            tap_diag("%s: emulated %s: %s", cases[ci].name, pc_gpu_render_variant_name(v), err);
-                            emu_bad++;
-                            continue;
-                        }
-                        diffstat d = compare(&ref, &out);
-                        if (!within_rule(d)) {
-                            tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d",
-                                     cases[ci].name, si ? "rgbx32" : "rgb24", pc_pixfmt_name(dfmts[di]), photo,
-                                     pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
-                            emu_bad++;
-                        }
-                        if (!worst[v].n || d.max > worst[v].max || d.over1 * worst[v].n > worst[v].over1 * d.n)
-                            worst[v] = d;
-                    }
-                    runs++;
-                    tu_pic_free(&ref);
-                    tu_pic_free(&out);
-                }
-                tu_pic_free(&src);
-            }
-            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU renderer (rays, and maps) == reference, bit for bit (%d "
-                      "runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", cases[ci].name, photo ? "on" : "off", runs);
-            for (int v = 0; v < 2; v++)
-                tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
-                         pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
-            TAP_CHECK(emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (pyramid, main pass, strips; texture "
+            pc_picture srcs[2];
+            cameras(&rig, &srcs[0], PC_FMT_RGB24, NULL);
+            cameras(&rig, &srcs[1], PC_FMT_RGBX32, NULL);
+            rc = pc_render_plan_place_seams(plan, &srcs[0], err, sizeof err);
+            if (rc)
+                TAP_CHECK(0, "%s: seams placed: %s", cases[ci].name, err);
+            /* the kernels that take a multiband plan, in every format */
+            const unsigned ray = 1u << PC_GPU_RENDER_RAY | 1u << PC_GPU_RENDER_RAY_LOADS;
+            rt_impl r = rt_implementations(cpu, plan, srcs, ray, 0, cases[ci].name);
+            TAP_CHECK(rc == 0 && r.cpu_bad == 0, "%s, photometry %s: CPU renderer (rays, and maps) == reference, bit "
+                      "for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", cases[ci].name,
+                      photo ? "on" : "off", r.runs);
+            TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (pyramid, main pass, strips; texture "
                       "and plain loads) within 1 code value on >= 99.9 %% of samples, max 2", cases[ci].name,
                       photo ? "on" : "off");
+            tu_pic_free(&srcs[0]);
+            tu_pic_free(&srcs[1]);
             pc_render_plan_free(plan);
         }
 }
@@ -491,9 +445,7 @@ static void check_deterministic(pc_cpu *cpu)
 
 /* --- the backend ops ---------------------------------------------------- */
 
-/* The daemon's order: Bayer frames uploaded, demosaiced into a picture of
- * the backend, rendered from there, downloaded; the reference renders the
- * downloaded demosaic. */
+/* A multiband plan through a backend, the daemon's way (rt_backend). */
 static void check_backend(const pc_backend_ops *ops)
 {
     char err[256];
