@@ -47,6 +47,9 @@ static void emu_mb_params(const pc_render_plan *plan, pc_emu_mb &e)
     e.mk.strips = mb->strip;
     e.mk.seam = mb->seam;
     e.mk.span = mb->span;
+    e.mk.band = mb->band;
+    e.mk.tile_strip = mb->tile_strip;
+    e.mk.ntx = plan->ntx;
     for (int k = 0; k < PC_MB_MAX_LEVELS; k++)
         e.maxw[k] = e.maxh[k] = 0;
     for (int k = 1; k < mb->levels; k++) {

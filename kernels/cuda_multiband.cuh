@@ -17,7 +17,8 @@
  *   compute stream: the main pass with the strips' tiles taken out of
  *     the camera masks (cuda_render.cuh's kernel, unchanged: it writes
  *     those tiles black), then, once the side stream is done,
- *     STRIPS   each strip's 2x2 blocks: the one or two cameras the
+ *     STRIPS   each strip's 2x2 blocks in its blend zone's tiles (the
+ *              main pass has the others): the one or two cameras the
  *              pixel's side of the seam needs, expand(C_1) and, on a's
  *              side, expand(D_1) from a 3x3 neighbourhood of level 1,
  *              the blend, the output response and YUV (pc_rfinish).
@@ -25,20 +26,23 @@
  * only STRIPS waits for both.
  *
  * The two numbers (METHOD.md) for panocap-bench's 8600x1300 panorama of
- * five 2040x1080 cameras: its four strips hold 2.52 M output pixels once
- * the seams are placed (22.5 % of the picture; 1.27 M, 14 %, for the
- * example rig's stadium). The feather pass samples ~12.4 M camera pixels
- * (1.24 per seen pixel), ~4.8 M of them in what are now strips; here the
- * main pass keeps ~7.6 M, LEVEL1 takes 2 per level-0 pixel of its tiles
- * with their halo (x1.15: 5.8 M), STRIPS ~1.05 per pixel (2.7 M): ~16 M
- * texture fetches with their photometry, 1.3 times the feather pass's.
- * Bytes: D_1 and C_1 (float4 at 0.63 M level-1 pixels: 10 MB apiece)
- * written once and read from L2 a few times, the masks (G_1..: 3.4 MB),
- * the coarser levels (a third of level 1): ~30 MB of L2 traffic that the
- * 50 MB L2 mostly keeps from DRAM, against the main pass's 61 MB floor.
- * So the blend should cost about 0.3 of the feather pass's time, plus the
- * launch and tail of STRIPS after the join; the pyramid's short launches
- * hide behind the main pass.
+ * five 2040x1080 cameras, its seams placed: the four strips span 2.52 M
+ * output pixels (22.5 % of the picture; their overlaps lean with the
+ * cameras' pitch and roll), D is sampled at 1.28 M of them (within
+ * `depend` of the seams), and the blend zone's tiles hold 0.91 M (8.2 %).
+ * The feather pass samples ~12.4 M camera pixels (two in the overlaps);
+ * here the main pass samples ~9.1 M (one camera per pixel outside the
+ * zone tiles), LEVEL1 2 per D pixel with its tiles' halo (~2.9 M), STRIPS
+ * ~1.05 per pixel (~1.0 M): ~13 M texture fetches with their photometry,
+ * about 1.05 times the feather pass's. Bytes: D_1 and C_1 (float4 over
+ * the rectangles' 0.63 M level-1 pixels: 10 MB apiece) written once and
+ * read from L2 a few times, the masks (G_1..: 3.4 MB), the coarser levels
+ * (a third of level 1): ~50 MB of L2 traffic that the 50 MB L2 mostly
+ * keeps from DRAM, against the main pass's 61 MB floor. So the blend
+ * should cost the main pass's time plus the pyramid's L2 traffic and its
+ * short launches, which the side stream overlaps with the main pass, plus
+ * STRIPS after the join: estimated the feather pass's time + 8 to 12 us
+ * (+20 us were nothing to overlap).
  */
 #ifndef PANOCAP_CUDA_MULTIBAND_CUH
 #define PANOCAP_CUDA_MULTIBAND_CUH
@@ -64,6 +68,9 @@ struct pc_mbkparams {
     const pc_mb_strip *strips;
     const float *seam;
     const int *span;
+    const int *band;                     /* per strip row: where D_0 is computed */
+    const int8_t *tile_strip;            /* the strip of each output tile (render_multiband.h) */
+    int ntx;
     const float *mask[PC_MB_MAX_LEVELS]; /* G_k, k >= 1 */
     float4 *d[PC_MB_MAX_LEVELS];         /* D_k, k >= 1 */
     float4 *c[PC_MB_MAX_LEVELS];         /* C_k, k >= 1 */
@@ -121,10 +128,10 @@ PC_KERNEL void PC_RBOUNDS(PC_MB_NT) pc_mb_level1_kernel(const __grid_constant__ 
     for (int q = tid; q < PC_MB_RH * PC_MB_RW; q += PC_MB_NT) {
         const int cx = q % PC_MB_RW, cy = q / PC_MB_RW;
         const int j = pc_mb_clampi(2 * J0 - 2 + cy, S.h[0]);
-        const int *span = m.span + 2 * (S.seam_off + (size_t)j);
+        const int *span = m.span + 2 * (S.seam_off + (size_t)j), *band = m.band + 2 * (S.seam_off + (size_t)j);
+        const int x0 = S.x0 + pc_mb_clampi(2 * I0 - 2 + cx, S.w[0]);
         float v[3] = {0.0f, 0.0f, 0.0f};
-        if (span[0] <= span[1]) {
-            const int x0 = S.x0 + pc_mb_clampi(2 * I0 - 2 + cx, S.w[0]);
+        if (span[0] <= span[1] && x0 >= band[0] && x0 <= band[1]) {
             const int x = x0 < span[0] ? span[0] : (x0 > span[1] ? span[1] : x0);
             float sx[2], sy[2], dd[2], va[3], vb[3];
             int ok[2];
@@ -276,6 +283,8 @@ PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_mb_strips_kernel(const __grid_cons
     if (bi >= S.w[0] || bj >= S.h[0])
         return;
     const int x = S.x0 + bi, y = S.y0 + bj;
+    if (m.tile_strip[(size_t)(y / PC_RENDER_TILE_H) * m.ntx + x / PC_RENDER_TILE_W] != (int)blockIdx.z)
+        return; /* beyond the blend zone: the main pass's (a whole warp: one tile) */
     float a[4][3], b[4][3], cover[4], g0[4], ws[4];
     int any = 0, any_a = 0;
     PC_UNROLL

@@ -23,7 +23,8 @@ struct pc_gpu_mb {
     /* device memory */
     pc_mb_strip *d_strips;
     float *d_seam, *d_mask[PC_MB_MAX_LEVELS];
-    int *d_span;
+    int *d_span, *d_band;
+    int8_t *d_tile_strip;
     float4 *d_lev[PC_MB_MAX_LEVELS]; /* D_k then C_k, k >= 1 */
     uint16_t *d_tmask_rest;
 };
@@ -59,7 +60,7 @@ void pc_gpu_mb_free(pc_gpu_mb *m)
         cudaEventDestroy(m->fork);
     if (m->join)
         cudaEventDestroy(m->join);
-    void *ptrs[] = {m->d_strips, m->d_seam, m->d_span, m->d_tmask_rest};
+    void *ptrs[] = {m->d_strips, m->d_seam, m->d_span, m->d_band, m->d_tmask_rest, m->d_tile_strip};
     for (void *p : ptrs)
         if (p)
             cudaFree(p);
@@ -85,7 +86,9 @@ static int prepare(pc_gpu_mb *m, const pc_render_plan *p, char *err, size_t errl
     if ((rc = up(&m->d_strips, mb->strip, sizeof(pc_mb_strip) * mb->nstrips, err, errlen)) ||
         (rc = up(&m->d_seam, mb->seam, sizeof(float) * mb->nseam, err, errlen)) ||
         (rc = up(&m->d_span, mb->span, sizeof(int) * 2 * mb->nseam, err, errlen)) ||
-        (rc = up(&m->d_tmask_rest, mb->tmask_rest, sizeof(uint16_t) * p->ntx * p->nty, err, errlen)))
+        (rc = up(&m->d_band, mb->band, sizeof(int) * 2 * mb->nseam, err, errlen)) ||
+        (rc = up(&m->d_tmask_rest, mb->tmask_rest, sizeof(uint16_t) * p->ntx * p->nty, err, errlen)) ||
+        (rc = up(&m->d_tile_strip, mb->tile_strip, (size_t)p->ntx * p->nty, err, errlen)))
         return rc;
     memset(&m->kp, 0, sizeof m->kp);
     m->kp.levels = L;
@@ -93,6 +96,9 @@ static int prepare(pc_gpu_mb *m, const pc_render_plan *p, char *err, size_t errl
     m->kp.strips = m->d_strips;
     m->kp.seam = m->d_seam;
     m->kp.span = m->d_span;
+    m->kp.band = m->d_band;
+    m->kp.tile_strip = m->d_tile_strip;
+    m->kp.ntx = p->ntx;
     for (int k = 1; k < L; k++) {
         if ((rc = up(&m->d_mask[k], mb->mask[k], sizeof(float) * mb->npx[k], err, errlen)))
             return rc;

@@ -67,12 +67,12 @@ static void pair_project(const pc_render_plan *p, const pc_mb_strip *st, int x, 
 static void level0_row(const pc_render_plan *p, const pc_render_src *s, const pc_mb_strip *st, int maps, int j)
 {
     const struct pc_render_mb *mb = p->mb;
-    const int *span = mb->span + 2 * (st->seam_off + (size_t)j);
+    const int *span = mb->span + 2 * (st->seam_off + (size_t)j), *band = mb->band + 2 * (st->seam_off + (size_t)j);
     float *d = mb->d[0] + 3 * (st->off[0] + (size_t)j * st->w[0]);
     for (int i = 0; i < st->w[0]; i++, d += 3) {
         pair q = {{0, 0}, {0.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 0.0f}};
-        if (span[0] <= span[1]) {
-            const int x = st->x0 + i;
+        const int x = st->x0 + i;
+        if (span[0] <= span[1] && x >= band[0] && x <= band[1]) {
             pair_project(p, st, x < span[0] ? span[0] : (x > span[1] ? span[1] : x), st->y0 + j, maps, &q);
         }
         float va[3], vb[3];
@@ -260,8 +260,11 @@ static void band(void *arg, int index, int n)
                 break;
             default: { /* row pair j: the strip's 2x2 blocks */
                 const int y = st->y0 + 2 * j;
+                const int8_t *trow = mb->tile_strip + (size_t)(y / PC_RENDER_TILE_H) * p->ntx;
                 for (int x = st->x0; x < st->x0 + st->w[0]; x += 2) {
                     int v[2][2][3];
+                    if (trow[x / PC_RENDER_TILE_W] != t)
+                        continue; /* the main pass's */
                     strip_block(p, &jb->s, st, p->map != NULL, x, y, v);
                     pc_ref_store_block(jb->dst, &jb->yc, x, y, v);
                 }

@@ -1,8 +1,8 @@
 /* render_multiband.c - the multiband part of a render plan
  * (render_multiband.h), built once per rig, view and seam placement: the
- * strips around the seams, their masks G_k, the tiles they take from the
- * main pass, and the host renderers' work area. Nothing here runs per
- * frame.
+ * strips around the seams, their masks G_k, the tiles whose pixels they
+ * give (those of the blend zone; the main pass keeps the others), and the
+ * host renderers' work area. Nothing here runs per frame.
  *
  * A strip spans the range its seam may take (render_seam.c) +- the blend
  * zone, in whole mask tiles, when the plan is built; once the seams are
@@ -18,10 +18,11 @@
  * the blend changes. A strip spans the range its seam may take +- reach,
  * so outside it the main pass's one-camera value is the blend's; the seams
  * keep reach from the overlap's edges, so every pixel the blend changes
- * has both cameras. The blend reads D farther out (`depend`), where the
- * definition's flat continuation of D past the overlap takes over. For 3,
- * 4, 5, 6 levels and the default 2-pixel ramp: reach 13, 29, 61, 125,
- * depend 25, 53, 109, 221 output pixels.
+ * has both cameras. The blend reads D farther out (`depend`: reach plus
+ * how far a changed pixel reads D from itself), where the definition's
+ * flat continuation of D past the overlap takes over; beyond depend of
+ * every seam (of the rows within depend) nothing reads D, so the pyramid
+ * takes it as 0 there and no camera is sampled for it.
  */
 #include "render_multiband.h"
 
@@ -83,14 +84,25 @@ static void mb_zones(int levels, float inv_sw, float s, int *reach, int *depend)
             if (need[k][i] || needc[k][i])
                 for (int d = -2; d <= 2; d++)
                     need[k - 1][pc_mb_clampi(2 * i + d, n[k - 1])] = 1;
-    *reach = *depend = 0;
+    /* reach: the farthest changed pixel from the seam; depend: reach plus
+     * the farthest a changed pixel reads D from itself (the filters are
+     * alike along both axes, so in the plane a changed pixel reads D within
+     * that square of itself) */
+    *reach = 0;
+    int spread = 0;
     for (int x = 0; x < n0; x++) {
         const int dist = (int)ceilf(fabsf((float)x - s));
         if (t[0][x] && dist > *reach)
             *reach = dist;
-        if (need[0][x] && dist > *depend)
-            *depend = dist;
+        if (!need[0][x])
+            continue;
+        int near = n0;
+        for (int u = 0; u < n0; u++)
+            if (t[0][u] && abs(u - x) < near)
+                near = abs(u - x);
+        spread = near > spread ? near : spread;
     }
+    *depend = *reach + spread;
 }
 
 static void mb_zones_all(int levels, float inv_sw, int *reach, int *depend)
@@ -122,6 +134,7 @@ void pc_render_mb_free(struct pc_render_mb *mb)
         return;
     free(mb->seam);
     free(mb->span);
+    free(mb->band);
     for (int k = 0; k < PC_MB_MAX_LEVELS; k++) {
         free(mb->mask[k]);
         free(mb->d[k]);
@@ -210,9 +223,11 @@ static int find_strips(const pc_render_plan *p, struct pc_render_mb *mb, char *e
     return 0;
 }
 
-/* Each strip's tiles: its own and no other strip's; a tile of it that a
- * third camera's mask holds must have no pixel that camera sees. */
-static int claim_tiles(const pc_render_plan *p, struct pc_render_mb *mb, char *err, size_t errlen)
+/* At build, over the strips' whole rectangles (whatever the seams'
+ * placement, their zones stay inside): no tile in two strips, and none
+ * that a third camera's mask holds may have a pixel that camera sees.
+ * Leaves the tile tables allocated (claim_zones fills them). */
+static int check_tiles(const pc_render_plan *p, struct pc_render_mb *mb, char *err, size_t errlen)
 {
     const size_t nt = (size_t)p->ntx * p->nty;
     if (!mb->tile_strip)
@@ -242,7 +257,6 @@ static int claim_tiles(const pc_render_plan *p, struct pc_render_mb *mb, char *e
                     return PC_EINVAL;
                 }
                 mb->tile_strip[t] = (int8_t)s;
-                mb->tmask_rest[t] = 0;
                 const unsigned others = p->tmask[t] & ~(1u << st->a) & ~(1u << st->b);
                 for (unsigned m = others; m; m &= m - 1) {
                     const int c = __builtin_ctz(m);
@@ -263,6 +277,74 @@ static int claim_tiles(const pc_render_plan *p, struct pc_render_mb *mb, char *e
             }
     }
     return 0;
+}
+
+/* Whether the seam render (the main pass) would not give output pixel
+ * (x, y) of strip st its seam-side camera's full value: both cameras see
+ * it, and the one whose side of the seam it is on sees it less than a
+ * source pixel from its border (where the main pass's normalisation fades
+ * it, render.h). */
+static int main_pass_fades(const pc_render_plan *p, const pc_mb_strip *st, float seam, int x, int y)
+{
+    float ray[3], d[2];
+    pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
+    for (int e = 0; e < 2; e++) {
+        const int c = e ? st->b : st->a;
+        float sx, sy;
+        if (!pc_cam_project(&p->cam[c].geo, ray, &sx, &sy))
+            return 0;
+        d[e] = pc_render_border(&p->cam[c].geo, sx, sy);
+        if (!(d[e] > 0.0f))
+            return 0;
+    }
+    return d[(float)x < seam ? 0 : 1] < 1.0f;
+}
+
+/* The tiles the strips' pixels come from: in each tile row of a strip,
+ * those within `reach` of a seam of the rows within `reach` of it (the
+ * blend's filters act alike along both axes: outside that square around
+ * the seam every G_k is 0 or 1 and the pixel is one camera's), and those
+ * where the main pass would fade an overlap pixel (main_pass_fades: the
+ * seam render's normalisation at the overlap's ends). The rest of the
+ * strip's rectangle stays in the main pass, which gives that camera's
+ * value (the pyramid still covers the rectangle). */
+static void claim_zones(const pc_render_plan *p, struct pc_render_mb *mb)
+{
+    const size_t nt = (size_t)p->ntx * p->nty;
+    memset(mb->tile_strip, -1, nt);
+    memcpy(mb->tmask_rest, p->tmask, sizeof *mb->tmask_rest * nt);
+    const int R = mb->reach;
+    for (int s = 0; s < mb->nstrips; s++) {
+        const pc_mb_strip *st = &mb->strip[s];
+        const float *seam = mb->seam + st->seam_off;
+        for (int ty = st->y0 / PC_RENDER_TILE_H; ty * PC_RENDER_TILE_H < st->y0 + st->h[0]; ty++) {
+            const int y0 = ty * PC_RENDER_TILE_H;
+            int j0 = y0 - R - st->y0, j1 = y0 + PC_RENDER_TILE_H - 1 + R - st->y0;
+            j0 = j0 < 0 ? 0 : j0;
+            j1 = j1 >= st->h[0] ? st->h[0] - 1 : j1;
+            float zmin = 1e30f, zmax = -1e30f;
+            for (int j = j0; j <= j1; j++) {
+                zmin = seam[j] < zmin ? seam[j] : zmin;
+                zmax = seam[j] > zmax ? seam[j] : zmax;
+            }
+            int x0 = (int)floorf(zmin) - R - 1, x1 = (int)ceilf(zmax) + R + 1; /* inclusive */
+            x0 = x0 < st->x0 ? st->x0 : x0;
+            x1 = x1 >= st->x0 + st->w[0] ? st->x0 + st->w[0] - 1 : x1;
+            const int tz0 = x0 <= x1 ? x0 / PC_RENDER_TILE_W : 1, tz1 = x0 <= x1 ? x1 / PC_RENDER_TILE_W : 0;
+            for (int tx = st->x0 / PC_RENDER_TILE_W; tx * PC_RENDER_TILE_W < st->x0 + st->w[0]; tx++) {
+                int claim = tx >= tz0 && tx <= tz1;
+                for (int y = y0; !claim && y < y0 + PC_RENDER_TILE_H && y < st->y0 + st->h[0]; y++)
+                    for (int x = tx * PC_RENDER_TILE_W; !claim && x < (tx + 1) * PC_RENDER_TILE_W && x < p->view.w;
+                         x++)
+                        claim = y >= st->y0 && main_pass_fades(p, st, seam[y - st->y0], x, y);
+                if (!claim)
+                    continue;
+                const size_t t = (size_t)ty * p->ntx + tx;
+                mb->tile_strip[t] = (int8_t)s;
+                mb->tmask_rest[t] = 0;
+            }
+        }
+    }
 }
 
 /* Where each strip's levels, seams and spans lie in the shared arrays. */
@@ -289,7 +371,8 @@ static int alloc_levels(struct pc_render_mb *mb, char *err, size_t errlen)
     const size_t rows = mb->nseam;
     mb->seam = malloc(sizeof *mb->seam * (rows ? rows : 1));
     mb->span = malloc(sizeof *mb->span * 2 * (rows ? rows : 1));
-    int rc = !mb->seam || !mb->span;
+    mb->band = malloc(sizeof *mb->band * 2 * (rows ? rows : 1));
+    int rc = !mb->seam || !mb->span || !mb->band;
     for (int k = 1; k < L && !rc; k++)
         rc = !(mb->mask[k] = malloc(sizeof(float) * (mb->npx[k] ? mb->npx[k] : 1)));
     for (int k = 0; k < L && !rc; k++) {
@@ -332,6 +415,19 @@ static int seams_and_masks(const pc_render_plan *p, struct pc_render_mb *mb)
         for (int j = st->h[0] - 1; j >= 0; j--) /* rows above the first: its seam */
             if (isnan(seam[j]))
                 seam[j] = j + 1 < st->h[0] ? seam[j + 1] : 0.5f * (float)(2 * st->x0 + st->w[0] - 1);
+        /* the columns whose D the blend may read: within depend of a
+         * seam of the rows within depend */
+        int *band = mb->band + 2 * st->seam_off;
+        for (int j = 0; j < st->h[0]; j++) {
+            float zmin = 1e30f, zmax = -1e30f;
+            for (int jj = j - mb->depend; jj <= j + mb->depend; jj++)
+                if (jj >= 0 && jj < st->h[0]) {
+                    zmin = seam[jj] < zmin ? seam[jj] : zmin;
+                    zmax = seam[jj] > zmax ? seam[jj] : zmax;
+                }
+            band[2 * j] = (int)floorf(zmin) - mb->depend - 1;
+            band[2 * j + 1] = (int)ceilf(zmax) + mb->depend + 1;
+        }
         for (int j = 0; j < st->h[0]; j++)
             for (int i = 0; i < st->w[0]; i++)
                 g0[(size_t)j * st->w[0] + i] = pc_mb_g0((float)(st->x0 + i), seam[j], mb->inv_sw);
@@ -402,11 +498,10 @@ int pc_render_mb_build(pc_render_plan *p, int levels, char *err, size_t errlen)
     }
     mb->levels = levels;
     mb->inv_sw = p->inv_seam;
-    int depend;
-    mb_zones_all(levels, mb->inv_sw, &mb->reach, &depend);
+    mb_zones_all(levels, mb->inv_sw, &mb->reach, &mb->depend);
     int rc = find_strips(p, mb, err, errlen);
     if (!rc)
-        rc = claim_tiles(p, mb, err, errlen);
+        rc = check_tiles(p, mb, err, errlen);
     if (!rc) {
         layout(mb);
         rc = alloc_levels(mb, err, errlen);
@@ -418,6 +513,8 @@ int pc_render_mb_build(pc_render_plan *p, int levels, char *err, size_t errlen)
             rc = PC_ENOMEM;
         }
     }
+    if (!rc)
+        claim_zones(p, mb);
     if (rc) {
         pc_render_mb_free(mb);
         return rc;
@@ -439,13 +536,11 @@ int pc_render_mb_update(pc_render_plan *p, char *err, size_t errlen)
         strip_columns(p, mb, st, 1, st->x0, st->x0 + st->w[0]);
     }
     layout(mb);
-    int rc = claim_tiles(p, mb, err, errlen);
-    if (rc)
-        return rc;
     spans(p, mb);
     if (seams_and_masks(p, mb)) {
         pc_set_err(err, errlen, "blend multiband: out of memory for the masks");
         return PC_ENOMEM;
     }
+    claim_zones(p, mb);
     return 0;
 }

@@ -14,7 +14,9 @@
  *   D_0 = A - B at (clamp(x, lo_y, hi_y), y), [lo_y, hi_y] the first and
  *         last columns of row y that both cameras see; 0 where that pixel
  *         is not seen by both, or the row has none (D carries on flat past
- *         the overlap's ends, so the coarse levels see no false edge there)
+ *         the overlap's ends, so the coarse levels see no false edge
+ *         there), and 0 farther than `depend` from every seam of the rows
+ *         within `depend` (no pixel the blend changes reads D there)
  *   D_k = reduce(D_{k-1})        k = 1..L-1   (Gaussian pyramid of D)
  *   G_0 = clamp01((seam - x) / seam_width + 0.5): a's share at the finest
  *         level, the seam render's ramp (render_formulas.h)
@@ -36,8 +38,10 @@
  *           from level k pixels 2i-2 .. 2i+2, indices clamped to the level;
  *   expand: level k pixel 2m from m-1, m, m+1 with 1/8 3/4 1/8, pixel
  *           2m+1 from m, m+1 with 1/2 1/2, along x then along y, clamped.
- * Outside the strips the picture is the seam render (render.h), whose
- * weights are there one camera's alone.
+ * Outside the strips, and in their tiles beyond the blend zone (more than
+ * `reach` from every seam of the rows within `reach`), the picture is the
+ * seam render (render.h), whose weights are there one camera's alone:
+ * the blend's own value there.
  *
  * The strips' geometry, the masks G_k and the seams are fixed per rig and
  * seam placement (a strip spans the range its seam may take +- the blend
@@ -81,15 +85,18 @@ struct pc_render_mb {
     float inv_sw;      /* 1 / the seam ramp at level 0 (output pixels) */
     int reach;         /* the blend changes no pixel farther than this from a seam (output pixels):
                         * the seams keep that far inside the overlap */
+    int depend;        /* ... and reads no D farther than this (D_0 is 0 beyond) */
     int nstrips;
     pc_mb_strip strip[PC_MB_MAX_STRIPS];
     size_t npx[PC_MB_MAX_LEVELS]; /* every strip's pixels at level k */
     size_t nseam;                 /* every strip's rows */
     float *seam;
     int *span;
+    int *band;         /* per strip row (at 2 * (seam_off + j)): the columns [lo, hi] where D_0 is computed */
     float *mask[PC_MB_MAX_LEVELS]; /* G_k, k >= 1, one float per pixel (mask[0] NULL: G_0 from the seam) */
-    int8_t *tile_strip;            /* per output tile: the strip it belongs to, -1 none */
-    uint16_t *tmask_rest;          /* the plan's camera masks with the strips' tiles cleared */
+    int8_t *tile_strip;            /* per output tile: the strip whose blend gives its pixels (those
+                                    * within the blend zone of its seam), -1 the main pass */
+    uint16_t *tmask_rest;          /* the plan's camera masks with those tiles cleared */
     /* the host renderers' work area (one frame of the plan at a time):
      * D_k and C_k, 3 floats (RGB) per pixel of level k (C_0 unused) */
     float *d[PC_MB_MAX_LEVELS], *c[PC_MB_MAX_LEVELS];
@@ -177,7 +184,7 @@ int pc_render_mb_update(pc_render_plan *p, char *err, size_t errlen);
 void pc_render_mb_free(struct pc_render_mb *mb);
 /* How far from a seam the blend of `levels` levels and a seam ramp of
  * 1 / inv_sw pixels changes pixels (the seams' margin from the overlap's
- * edges), and (depend, if not NULL) how far it reads D. */
+ * edges), and (depend, if not NULL) how far from it D is read. */
 int pc_render_mb_reach(int levels, float inv_sw, int *depend);
 
 /* render_mb_host.c: the C reference and the CPU renderer of a multiband

@@ -151,6 +151,66 @@ static void check_strips(void)
     pc_render_plan_free(p);
 }
 
+/* What the zones leave out changes nothing: the reference rendered as
+ * planned (the strips' pixels from the blend zone's tiles, D computed
+ * within depend of the seams) and with every tile of the strips' rectangles
+ * blended and D computed everywhere in them agree, up to the rounding of
+ * a pixel that is one camera's either way. */
+static void check_zones(void)
+{
+    char err[256];
+    pc_rig rig;
+    pc_render_plan *p;
+    if (!TAP_CHECK(plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 1, 0, &p, err, sizeof err) == 0, "zones: plan"))
+        return;
+    struct pc_render_mb *mb = p->mb;
+    pc_picture src, out[2];
+    cameras(&rig, &src, PC_FMT_RGB24, NULL);
+    pc_render_plan_place_seams(p, &src, err, sizeof err);
+    const size_t nt = (size_t)p->ntx * p->nty;
+    long zone_tiles = 0, rect_tiles = 0, banded = 0, cols = 0;
+    for (size_t t = 0; t < nt; t++)
+        zone_tiles += mb->tile_strip[t] >= 0;
+    int rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        tu_pic_alloc(&out[pass], PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, PW, PH, 0);
+        if (pass == 1) /* the whole rectangles, D everywhere */
+            for (int s = 0; s < mb->nstrips; s++) {
+                const pc_mb_strip *st = &mb->strip[s];
+                for (int j = 0; j < st->h[0]; j++) {
+                    int *band = mb->band + 2 * (st->seam_off + (size_t)j);
+                    banded += band[1] - band[0] + 1 < st->w[0];
+                    cols += st->w[0];
+                    band[0] = st->x0 - 1;
+                    band[1] = st->x0 + st->w[0];
+                }
+                for (int y = st->y0; y < st->y0 + st->h[0]; y += PC_RENDER_TILE_H)
+                    for (int x = st->x0; x < st->x0 + st->w[0]; x += PC_RENDER_TILE_W) {
+                        const size_t t = (size_t)(y / PC_RENDER_TILE_H) * p->ntx + x / PC_RENDER_TILE_W;
+                        mb->tile_strip[t] = (int8_t)s;
+                        mb->tmask_rest[t] = 0;
+                        rect_tiles++;
+                    }
+            }
+        rc = pc_render_ref(p, &src, &out[pass], err, sizeof err);
+    }
+    diffstat d = compare(&out[0], &out[1]);
+    long differ = 0;
+    for (int y = 0; y < PH; y++)
+        for (int x = 0; x < 3 * PW; x++)
+            differ += out[0].plane[0][(size_t)y * out[0].pitch[0] + x] != out[1].plane[0][(size_t)y * out[1].pitch[0] + x];
+    tap_diag("zones: %ld of the strips' %ld tiles blended, D computed in a band narrower than the strip in %ld rows; "
+             "%ld of %ld samples differ from blending the whole strips, by at most %d", zone_tiles, rect_tiles,
+             banded, differ, d.n, d.max);
+    TAP_CHECK(rc == 0 && zone_tiles < rect_tiles && d.max <= 1 && differ * 2000 <= d.n, "zones: the blend zone's "
+              "tiles and D's band give the whole strips' blend (%ld samples off by one of %ld, none by more)", differ,
+              d.n);
+    tu_pic_free(&out[0]);
+    tu_pic_free(&out[1]);
+    tu_pic_free(&src);
+    pc_render_plan_free(p);
+}
+
 /* --- reference == CPU, emulated kernels within the rule ---------------- */
 
 static void check_implementations(pc_cpu *cpu)
@@ -750,10 +810,23 @@ static int stitch(pc_cpu *cpu, const stadium *sd, const pc_rig *rig, pc_render_b
         return -1;
     if (p->seam)
         pc_render_plan_place_seams(p, &sd->cams, err, sizeof err);
-    if (p->mb && !gain_comp && rig == &sd->rig)
-        tap_diag("multiband: %d levels, %d strips (seams placed, +- %d px) of %.2f M pixels, %.1f %% of the "
-                 "panorama", p->mb->levels, p->mb->nstrips, p->mb->reach, p->mb->npx[0] / 1e6,
-                 100.0 * p->mb->npx[0] / ((double)sd->w * sd->h));
+    if (p->mb && !gain_comp && rig == &sd->rig) {
+        const struct pc_render_mb *mb = p->mb;
+        long zone = 0, band = 0;
+        for (int t = 0; t < p->ntx * p->nty; t++)
+            zone += mb->tile_strip[t] >= 0;
+        for (int k = 0; k < mb->nstrips; k++)
+            for (int j = 0; j < mb->strip[k].h[0]; j++) {
+                const int *b = mb->band + 2 * (mb->strip[k].seam_off + (size_t)j), x0 = mb->strip[k].x0;
+                const int lo = b[0] > x0 ? b[0] : x0, hi = b[1] < x0 + mb->strip[k].w[0] ? b[1] : x0 + mb->strip[k].w[0] - 1;
+                band += hi >= lo ? hi - lo + 1 : 0;
+            }
+        tap_diag("multiband: %d levels; its %d strips (seams placed) span %.2f M pixels (%.1f %% of the panorama), "
+                 "D computed at %.2f M of them, the blend zone's tiles (+- %d px) %.2f M (%.1f %%)", mb->levels,
+                 mb->nstrips, mb->npx[0] / 1e6, 100.0 * mb->npx[0] / ((double)sd->w * sd->h), band / 1e6, mb->reach,
+                 zone * PC_RENDER_TILE_W * PC_RENDER_TILE_H / 1e6,
+                 100.0 * zone * PC_RENDER_TILE_W * PC_RENDER_TILE_H / ((double)sd->w * sd->h));
+    }
     if (gain_comp) {
         pc_render_stats st;
         float g[PC_RENDER_MAX_CAMERAS][3];
@@ -867,6 +940,7 @@ int main(int argc, char **argv)
     }
     check_errors();
     check_strips();
+    check_zones();
     check_implementations(cpu);
     check_constant(cpu);
     check_exposure_step(cpu);
