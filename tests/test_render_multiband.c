@@ -3,7 +3,9 @@
  *
  *  - The zones the blend touches (reach, per number of levels) and the
  *    strips of a synthetic 3-camera rig: whole mask tiles, inside the
- *    picture, the seams keeping `reach` from the overlaps' edges.
+ *    picture, the seams keeping `reach` from the overlaps' edges; what the
+ *    zones leave out (tiles beyond the blend zone, D beyond `depend`)
+ *    changes no sample of the reference.
  *  - The C reference against the CPU renderer (bit for bit, with and
  *    without the plan's maps) and against the CUDA kernels run by the host
  *    emulation (cuda_emu.h: the real kernel code; the ray kernel through
