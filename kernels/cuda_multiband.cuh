@@ -28,7 +28,7 @@
  * The two numbers (METHOD.md) for panocap-bench's 8600x1300 panorama of
  * five 2040x1080 cameras, its seams placed: the four strips span 2.52 M
  * output pixels (22.5 % of the picture; their overlaps lean with the
- * cameras' pitch and roll), D is sampled at 1.28 M of them (within
+ * cameras' pitch and roll), D is sampled at 1.29 M of them (within
  * `depend` of the seams), and the blend zone's tiles hold 0.91 M (8.2 %).
  * The feather pass samples ~12.4 M camera pixels (two in the overlaps);
  * here the main pass samples ~9.1 M (one camera per pixel outside the

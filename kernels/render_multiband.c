@@ -544,3 +544,25 @@ int pc_render_mb_update(pc_render_plan *p, char *err, size_t errlen)
     claim_zones(p, mb);
     return 0;
 }
+
+void pc_render_mb_sizes(const pc_render_plan *p, pc_mb_sizes *out)
+{
+    const struct pc_render_mb *mb = p->mb;
+    memset(out, 0, sizeof *out);
+    if (!mb)
+        return;
+    out->strips = mb->npx[0];
+    for (int k = 1; k < mb->levels; k++)
+        out->coarser += mb->npx[k];
+    for (int s = 0; s < mb->nstrips; s++) {
+        const pc_mb_strip *st = &mb->strip[s];
+        for (int j = 0; j < st->h[0]; j++) {
+            const int *b = mb->band + 2 * (st->seam_off + (size_t)j);
+            const int lo = b[0] > st->x0 ? b[0] : st->x0;
+            const int hi = b[1] < st->x0 + st->w[0] - 1 ? b[1] : st->x0 + st->w[0] - 1;
+            out->sampled += hi >= lo ? (size_t)(hi - lo + 1) : 0;
+        }
+    }
+    for (size_t t = 0; t < (size_t)p->ntx * p->nty; t++)
+        out->zone += mb->tile_strip[t] >= 0 ? PC_RENDER_TILE_W * PC_RENDER_TILE_H : 0;
+}

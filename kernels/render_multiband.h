@@ -187,6 +187,14 @@ void pc_render_mb_free(struct pc_render_mb *mb);
  * edges), and (depend, if not NULL) how far from it D is read. */
 int pc_render_mb_reach(int levels, float inv_sw, int *depend);
 
+/* What a multiband plan blends per frame (benchmarks, tests): the
+ * strips' output pixels (level 0) and their coarser levels' pixels, the
+ * pixels where D is sampled, those of the blend zone's tiles. */
+typedef struct pc_mb_sizes {
+    size_t strips, coarser, sampled, zone;
+} pc_mb_sizes;
+void pc_render_mb_sizes(const pc_render_plan *p, pc_mb_sizes *out);
+
 /* render_mb_host.c: the C reference and the CPU renderer of a multiband
  * plan (pc_render_ref and pc_render_cpu hand them the plan). */
 int pc_render_mb_ref(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,

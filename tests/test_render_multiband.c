@@ -813,21 +813,13 @@ static int stitch(pc_cpu *cpu, const stadium *sd, const pc_rig *rig, pc_render_b
     if (p->seam)
         pc_render_plan_place_seams(p, &sd->cams, err, sizeof err);
     if (p->mb && !gain_comp && rig == &sd->rig) {
-        const struct pc_render_mb *mb = p->mb;
-        long zone = 0, band = 0;
-        for (int t = 0; t < p->ntx * p->nty; t++)
-            zone += mb->tile_strip[t] >= 0;
-        for (int k = 0; k < mb->nstrips; k++)
-            for (int j = 0; j < mb->strip[k].h[0]; j++) {
-                const int *b = mb->band + 2 * (mb->strip[k].seam_off + (size_t)j), x0 = mb->strip[k].x0;
-                const int lo = b[0] > x0 ? b[0] : x0, hi = b[1] < x0 + mb->strip[k].w[0] ? b[1] : x0 + mb->strip[k].w[0] - 1;
-                band += hi >= lo ? hi - lo + 1 : 0;
-            }
+        pc_mb_sizes z;
+        pc_render_mb_sizes(p, &z);
+        const double all = (double)sd->w * sd->h;
         tap_diag("multiband: %d levels; its %d strips (seams placed) span %.2f M pixels (%.1f %% of the panorama), "
-                 "D computed at %.2f M of them, the blend zone's tiles (+- %d px) %.2f M (%.1f %%)", mb->levels,
-                 mb->nstrips, mb->npx[0] / 1e6, 100.0 * mb->npx[0] / ((double)sd->w * sd->h), band / 1e6, mb->reach,
-                 zone * PC_RENDER_TILE_W * PC_RENDER_TILE_H / 1e6,
-                 100.0 * zone * PC_RENDER_TILE_W * PC_RENDER_TILE_H / ((double)sd->w * sd->h));
+                 "D sampled at %.2f M of them, the blend zone's tiles (+- %d px) %.2f M (%.1f %%)", p->mb->levels,
+                 p->mb->nstrips, z.strips / 1e6, 100.0 * z.strips / all, z.sampled / 1e6, p->mb->reach, z.zone / 1e6,
+                 100.0 * z.zone / all);
     }
     if (gain_comp) {
         pc_render_stats st;

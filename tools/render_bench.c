@@ -526,24 +526,14 @@ int pc_render_bench(const pc_render_bench_opts *o)
     printf("# cases: %s (%.1f %% of its 32x8 tiles seen by a camera, %.2f cameras per seen tile), the same without "
            "the photometry, %s, %s (pan -40 -12 14 41, tilt -3, hfov 36); NV12 BT.709 limited\n", jobs[J_PANO].name,
            cov, per_tile, jobs[J_VIEW].name, jobs[J_VIEWS].name);
-    const struct pc_render_mb *mb = jobs[J_PANO_MB].plan[0]->mb;
-    long zone = 0, band = 0;
-    size_t upper = 0;
-    for (int t = 0; t < jobs[J_PANO_MB].plan[0]->ntx * jobs[J_PANO_MB].plan[0]->nty; t++)
-        zone += mb->tile_strip[t] >= 0;
-    for (int k = 0; k < mb->nstrips; k++)
-        for (int j = 0; j < mb->strip[k].h[0]; j++) {
-            const int *b = mb->band + 2 * (mb->strip[k].seam_off + (size_t)j), x0 = mb->strip[k].x0;
-            const int lo = b[0] > x0 ? b[0] : x0, hi = b[1] < x0 + mb->strip[k].w[0] ? b[1] : x0 + mb->strip[k].w[0] - 1;
-            band += hi >= lo ? hi - lo + 1 : 0;
-        }
-    for (int k = 1; k < mb->levels; k++)
-        upper += mb->npx[k];
+    const pc_render_plan *mbp = jobs[J_PANO_MB].plan[0];
+    pc_mb_sizes z;
+    pc_render_mb_sizes(mbp, &z);
+    const double all = (double)PANO_W * PANO_H;
     printf("# %s: %d levels; its %d strips (the seams placed) span %.2f M output pixels (%.1f %% of the panorama; "
            "levels 1..%d %.2f M), D sampled at %.2f M of them, the blend zone's tiles (+- %d px) %.2f M (%.1f %%)\n",
-           jobs[J_PANO_MB].name, mb->levels, mb->nstrips, mb->npx[0] / 1e6, 100.0 * mb->npx[0] / ((double)PANO_W * PANO_H),
-           mb->levels - 1, upper / 1e6, band / 1e6, mb->reach, zone * PC_RENDER_TILE_W * PC_RENDER_TILE_H / 1e6,
-           100.0 * zone * PC_RENDER_TILE_W * PC_RENDER_TILE_H / ((double)PANO_W * PANO_H));
+           jobs[J_PANO_MB].name, mbp->mb->levels, mbp->mb->nstrips, z.strips / 1e6, 100.0 * z.strips / all,
+           mbp->mb->levels - 1, z.coarser / 1e6, z.sampled / 1e6, mbp->mb->reach, z.zone / 1e6, 100.0 * z.zone / all);
     if (references(s, jobs, err, sizeof err)) {
         fprintf(stderr, "panocap-bench --render: reference: %s\n", err);
         return 1;
