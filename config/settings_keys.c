@@ -289,7 +289,8 @@ static const pc_key panorama_keys[] = {
      "the unstitched cameras and the rig serves the virtual cameras only", NULL},
     {"blend", PC_KT_ENUM, PAN(blend), 0, 0, 0, &blend_enum, PC_LIVE_BLEND, "feather", NULL,
      "overlaps: feather (weights falling off towards each camera's border), seam (one camera per pixel, "
-     "the seam where the cameras agree, fixed per rig) or multiband", NULL},
+     "the seam where the cameras agree, fixed per rig) or multiband (the same seams, the overlaps blended "
+     "band by band: fine detail joined at the seam, coarse differences spread over ~60 pixels)", NULL},
     {"gain_compensation", PC_KT_BOOL, PAN(gain_compensation), 0, 1, 0, NULL, PC_LIVE_BLEND, "true", NULL,
      "gains measured on the overlaps, on top of the .pto's exposure and white balance, so that no "
      "camera shows a brightness or colour step", NULL},

@@ -14,6 +14,7 @@
  *     reads far faster than it projects.
  */
 #include "render_host.h"
+#include "render_multiband.h"
 
 #include "algo_impl.h" /* pc_cpu_parallel */
 
@@ -78,6 +79,8 @@ int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, c
     int rc = pc_render_check(p, src, dst, err, errlen);
     if (rc)
         return rc;
+    if (p->mb)
+        return pc_render_mb_cpu(cpu, p, src, dst, err, errlen);
     job jb;
     jb.p = p;
     jb.s = pc_render_src_of(src);

@@ -14,6 +14,7 @@
 #include "cuda_render.cuh"
 #include "errmsg.h"
 #include "render_cuda.h"
+#include "render_mb_cuda.h"
 
 #define PC_RTEX_CACHE 8
 
@@ -53,6 +54,7 @@ struct pc_gpu_renderer {
     pc_peer_cam peer[PC_RENDER_MAX_CAMERAS];
     float *d_peer[PC_RENDER_MAX_CAMERAS];
     float4 *d_acc;
+    pc_gpu_mb *mb; /* blend = multiband (render_mb_cuda.h) */
 };
 
 #define CKR(call)                                                                                  \
@@ -86,6 +88,7 @@ extern "C" void pc_gpu_render_free(pc_gpu_renderer *r)
         return;
     cudaSetDevice(r->device);
     cudaStreamSynchronize(r->cs);
+    pc_gpu_mb_free(r->mb);
     for (int i = 0; i < r->ntex; i++)
         if (r->texc[i].ok)
             cudaDestroyTextureObject(r->texc[i].tex);
@@ -193,6 +196,8 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
         CKR(cudaMemset(r->d_acc, 0, sizeof(float4) * (size_t)w * h));
         r->have_peer = 1;
     }
+    if (p->mb && (rc = pc_gpu_mb_prepare(p, &r->mb, err, errlen)))
+        return rc;
     pc_rkparams_plan(&r->kp, p);
     /* moving views' staging (pc_gpu_render_update), so that no update allocates */
     size_t row_off, mask_off;
@@ -421,6 +426,11 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
         pc_set_err(err, errlen, "render: the peer was not prepared (PC_GPU_RENDER_WANT_PEER)");
         return PC_EINVAL;
     }
+    if (r->mb && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS) {
+        pc_set_err(err, errlen, "render: blend multiband runs with the ray kernels (not %s)",
+                   pc_gpu_render_variant_name(variant));
+        return PC_EINVAL;
+    }
     CKR(cudaSetDevice(r->device));
     pc_rkparams kp = r->kp;
     pc_rkparams_pictures(&kp, src, dst);
@@ -433,6 +443,11 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
     }
     const dim3 grid((unsigned)((kp.w / 2 + PC_RBX - 1) / PC_RBX), (unsigned)((kp.h / 2 + PC_RBY - 1) / PC_RBY));
     const int map = variant == PC_GPU_RENDER_MAP, photo = r->photo;
+    if (r->mb) { /* the pyramid beside the main pass, which leaves out the strips */
+        int rc = pc_gpu_mb_begin(r->mb, kp, photo, tex, r->cs, &kp.tmask, err, errlen);
+        if (rc)
+            return rc;
+    }
     if (variant == PC_GPU_RENDER_PEER) {
         if (dst->fmt == PC_FMT_NV12)
             photo ? launch_peer<PC_FMT_NV12, 1>(r, kp, grid, r->cs) : launch_peer<PC_FMT_NV12, 0>(r, kp, grid, r->cs);
@@ -448,7 +463,7 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
         launch_f<PC_FMT_RGB24>(kp, grid, r->cs, map, tex, photo);
     }
     CKR(cudaGetLastError());
-    return 0;
+    return r->mb ? pc_gpu_mb_end(r->mb, kp, dst->fmt, photo, tex, r->cs, err, errlen) : 0;
 }
 
 extern "C" int pc_gpu_render_enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const pc_picture *dst,

@@ -11,7 +11,10 @@
  *       into dst (device NV12/I420/RGB24 of the plan's size, e.g. an
  *       encoder's CUDA frame); pc_gpu_slot_wait(g, slot) covers it.
  *       RGBX32 sources are read through a texture object made on the
- *       first use of each picture (kept for the next frames).
+ *       first use of each picture (kept for the next frames). A plan
+ *       blended multiband also runs its pyramid on a side stream beside
+ *       the main pass, then its strips on the compute stream
+ *       (render_mb_cuda.h); the ray kernels only.
  *   pc_gpu_render_set_gains(r, gains)  gain compensation: the next
  *       renders use them (kernel parameters: no copy, no pass).
  *   pc_gpu_render_update(r, plan)  a moved view (pc_render_plan_set_view

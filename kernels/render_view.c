@@ -421,9 +421,9 @@ int pc_render_plan_set_view(pc_render_plan *p, const pc_view_model *view, char *
                    "pc_rig_rect_view) move; a panorama's plan is built once", view->proj, (double)view->f);
         return PC_EINVAL;
     }
-    if (p->blend == PC_RENDER_SEAM) {
-        pc_set_err(err, errlen, "render plan: set view: this plan blends at seams, which are placed once for one "
-                   "view; a moving view blends by feather (build it with blend = feather)");
+    if (p->blend != PC_RENDER_FEATHER) {
+        pc_set_err(err, errlen, "render plan: set view: this plan blends %s, at seams placed once for one view; a "
+                   "moving view blends by feather (build it with blend = feather)", pc_render_blend_name(p->blend));
         return PC_EINVAL;
     }
     if (p->map) {

@@ -34,6 +34,7 @@
 #include "render.h"
 #include "render_formulas.h"
 #include "render_synth.h"
+#include "render_test_util.h"
 #include "tap.h"
 
 #include <math.h>
@@ -44,53 +45,6 @@
 
 enum { NCAM = 3, CW = 160, CH = 96 };
 #define DETAIL 1.0 /* scene features, degrees: about 4 camera pixels */
-
-typedef struct diffstat {
-    long n, over1;
-    int max;
-} diffstat;
-
-static diffstat compare(const pc_picture *a, const pc_picture *b)
-{
-    diffstat d = {0, 0, 0};
-    size_t bw[3];
-    int rows[3];
-    int np = tu_planes(a->fmt, a->width, a->height, bw, rows);
-    for (int i = 0; i < np; i++)
-        for (int y = 0; y < rows[i]; y++)
-            for (size_t x = 0; x < bw[i]; x++) {
-                int e = abs((int)a->plane[i][(size_t)y * a->pitch[i] + x] - (int)b->plane[i][(size_t)y * b->pitch[i] + x]);
-                d.n++;
-                d.over1 += e > 1;
-                d.max = e > d.max ? e : d.max;
-            }
-    return d;
-}
-
-/* The rule the GPU kernels keep against the reference. */
-static int within_rule(diffstat d) { return d.max <= 2 && d.over1 * 1000 <= d.n; }
-
-/* Hugin's photometry on the rig (.pto fields): exposure and white
- * balance per camera, EMoR responses, radial vignetting; the tables from
- * rig/photometry.c (pc_rig_photometry_build, as nona applies them). */
-static void photometry(pc_rig *rig, pc_rig_photometry *ph)
-{
-    for (int c = 0; c < rig->ncam; c++) {
-        pc_rig_camera *cam = &rig->cam[c];
-        cam->eev = 0.3 * (c - 1);
-        cam->er = 1.0 + 0.05 * (c - 1);
-        cam->eb = 1.0 - 0.04 * (c - 1);
-        cam->resp[0] = -0.4 + 0.1 * c;
-        cam->resp[1] = 0.1;
-        cam->vm = 5;
-        cam->va = 1.0;
-        cam->vb = -0.12 - 0.02 * c;
-        cam->vc = 0.03;
-        cam->vx = 3 - c;
-        cam->vy = -2;
-    }
-    pc_rig_photometry_build(rig, ph);
-}
 
 typedef struct geom {
     const char *name;
@@ -153,8 +107,6 @@ static void alloc_src(pc_picture *src, pc_pixfmt fmt, const pc_rig *rig, const f
 
 static void check_implementations(pc_cpu *cpu)
 {
-    static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
-    static const pc_pixfmt sfmts[] = {PC_FMT_RGB24, PC_FMT_RGBX32};
     char err[256];
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
         for (int photo = 0; photo < 2; photo++) {
@@ -164,74 +116,22 @@ static void check_implementations(pc_cpu *cpu)
             if (!TAP_CHECK(plan_for(g, &rig, photo, 1, &plan) == 0, "%s, photometry %s: plan", g->name,
                            photo ? "on" : "off"))
                 continue;
-            int cpu_bad = 0, emu_bad = 0, runs = 0;
-            diffstat worst[PC_GPU_RENDER_VARIANTS] = {{0, 0, 0}};
-            for (int si = 0; si < 2; si++) {
-                pc_picture src;
-                alloc_src(&src, sfmts[si], &rig, NULL);
-                if (plan->blend == PC_RENDER_SEAM && si == 0 && pc_render_plan_place_seams(plan, &src, err, sizeof err)) {
-                    TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
-                    cpu_bad++;
-                }
-                for (int di = 0; di < 3; di++) {
-                    pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
-                    pc_range r = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
-                    pc_picture ref, out;
-                    tu_pic_alloc_dev(&ref, dfmts[di], m, r, g->w, g->h, 4);
-                    tu_pic_alloc_dev(&out, dfmts[di], m, r, g->w, g->h, 12);
-                    tu_pic_fill(&ref, 0xA5);
-                    if (pc_render_ref(plan, &src, &ref, err, sizeof err)) {
-                        TAP_CHECK(0, "%s: reference: %s", g->name, err);
-                        cpu_bad++;
-                    }
-                    /* the CPU backend with the plan's maps, and without */
-                    for (int maps = 0; maps < 2; maps++) {
-                        pc_render_plan q = *plan;
-                        if (!maps)
-                            q.map = NULL, q.map_off = NULL;
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || compare(&ref, &out).max != 0) {
-                            diffstat d = compare(&ref, &out);
-                            tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
-                                     "samples over 1, max %d %s", g->name, pc_pixfmt_name(sfmts[si]),
-                                     pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max, err);
-                            cpu_bad++;
-                        }
-                    }
-                    /* every format through the fast kernel (the texture for
-                     * RGBX32, loads for RGB24); the other kernels into NV12 */
-                    for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++) {
-                        if (v != PC_GPU_RENDER_RAY && di != 0)
-                            continue;
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_emu_render(plan, v, &src, &out, err, sizeof err)) {
-                            tap_diag("%s: emulated %s: %s", g->name, pc_gpu_render_variant_name(v), err);
-                            emu_bad++;
-                            continue;
-                        }
-                        diffstat d = compare(&ref, &out);
-                        if (!within_rule(d)) {
-                            tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d",
-                                     g->name, pc_pixfmt_name(sfmts[si]), pc_pixfmt_name(dfmts[di]), photo,
-                                     pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
-                            emu_bad++;
-                        }
-                        if (!worst[v].n || d.max > worst[v].max || d.over1 * worst[v].n > worst[v].over1 * d.n)
-                            worst[v] = d;
-                    }
-                    runs++;
-                    tu_pic_free(&ref);
-                    tu_pic_free(&out);
-                }
-                tu_pic_free(&src);
-            }
-            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for bit (%d "
-                      "runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", runs);
-            for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++)
-                tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
-                         pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
-            TAP_CHECK(emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
+            pc_picture srcs[2];
+            alloc_src(&srcs[0], PC_FMT_RGB24, &rig, NULL);
+            alloc_src(&srcs[1], PC_FMT_RGBX32, &rig, NULL);
+            int placed = plan->blend != PC_RENDER_SEAM || pc_render_plan_place_seams(plan, &srcs[0], err, sizeof err) == 0;
+            if (!placed)
+                TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
+            /* every format through the fast kernel (the texture for RGBX32,
+             * loads for RGB24); the other kernels into NV12 */
+            const unsigned all = (1u << PC_GPU_RENDER_VARIANTS) - 1;
+            rt_impl r = rt_implementations(cpu, plan, srcs, all, all & ~(1u << PC_GPU_RENDER_RAY), g->name);
+            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for "
+                      "bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", r.runs);
+            TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
                       "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
+            tu_pic_free(&srcs[0]);
+            tu_pic_free(&srcs[1]);
             pc_render_plan_free(plan);
         }
 }
@@ -244,106 +144,55 @@ static void check_implementations(pc_cpu *cpu)
  * demosaic. */
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256], why[256];
-    if (!ops->probe(why, sizeof why)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
-        tap_skip(msg);
+    char err[256];
+    if (!rt_backend_usable(ops))
         return;
-    }
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[0], &rig, 1, 0, &plan) == 0, "backend %s: plan", ops->name))
         return;
-    pc_backend *b = NULL;
-    pc_backend_config cfg = {.width = CW, .height = NCAM * CH, .slots = 2, .device = 0, .threads = 2};
-    int orc = pc_backend_open(&b, ops, &cfg, err, sizeof err);
-    if (!TAP_CHECK(orc == 0, "backend %s: open (%s)", ops->name, orc ? err : "ok")) {
-        pc_render_plan_free(plan);
-        return;
-    }
-    pc_picture rgb, dem[2], dout, hdem, ref, host;
-    uint8_t *raw = malloc((size_t)CW * NCAM * CH);
+    pc_picture rgb;
     tu_pic_alloc(&rgb, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
     pc_synth_cameras(&rig, DETAIL, NULL, &rgb);
-    pc_mosaic_from_rgb(rgb.plane[0], rgb.pitch[0], CW, NCAM * CH, PC_CFA_RGGB, raw, CW, err, sizeof err);
-    tu_pic_alloc(&hdem, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
-    tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
-    tu_pic_alloc_dev(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
-    pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
-                            PC_RANGE_LIMITED};
-    int ok = pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, &dem[0], err,
-                                      sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, &dem[1], err,
-                                      sizeof err) == 0 &&
-             pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, &dout, err,
-                                             sizeof err) == 0;
-    TAP_CHECK(ok, "backend %s: demosaic and render pictures allocated (%s)", ops->name, ok ? "ok" : err);
-    pc_render_dev *rd = NULL;
-    if (ok) {
-        int rc = pc_backend_render_prepare(b, plan, &rd, err, sizeof err);
-        ok = TAP_CHECK(rc == 0, "backend %s: render_prepare (%s)", ops->name, rc ? err : "ok");
-    }
-    const int dev = (ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
+    rt_backend r;
+    int rc = rt_backend_open(&r, ops, plan, &rgb, err, sizeof err);
+    int ok = TAP_CHECK(rc == 0, "backend %s: open, demosaic and render pictures, render_prepare (%s)", ops->name,
+                       rc ? err : "ok");
     for (int round = 0; ok && round < 2; round++) {
-        const int slot = round;
         if (round == 1) {
             const float gains[NCAM][3] = {{1.1f, 1.0f, 0.95f}, {1.0f, 1.0f, 1.0f}, {0.9f, 1.05f, 1.0f}};
             pc_render_plan_set_gains(plan, gains);
-            int rc = pc_backend_render_set_gains(b, rd, gains, err, sizeof err);
+            rc = pc_backend_render_set_gains(r.b, r.rd, gains, err, sizeof err);
             ok = TAP_CHECK(rc == 0, "backend %s: set_gains (%s)", ops->name, rc ? err : "ok");
         }
-        int rc = pc_backend_upload(b, slot, 0, raw, CW, NCAM * CH, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_debayer(b, slot, &dem[slot], err, sizeof err);
-        if (!rc)
-            rc = pc_backend_render(b, slot, rd, &dem[slot], &dout, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_download(b, slot, &dout, &host, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_download(b, slot, &dem[slot], &hdem, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_wait(b, slot, err, sizeof err);
-        if (!rc)
-            rc = pc_render_ref(plan, &hdem, &ref, err, sizeof err);
-        diffstat d = compare(&ref, &host);
-        TAP_CHECK(rc == 0 && (dev ? within_rule(d) : d.max == 0),
+        diffstat d;
+        rc = rt_backend_frame(&r, round, &d, err, sizeof err);
+        TAP_CHECK(rc == 0 && (r.dev ? within_rule(d) : d.max == 0),
                   "backend %s: demosaic + render (gains %s) == reference of the demosaic%s: %ld samples over 1, max "
-                  "%d%s%s", ops->name, round ? "set" : "1", dev ? ", within the rule" : ", bit for bit", d.over1, d.max,
-                  rc ? ": " : "", rc ? err : "");
+                  "%d%s%s", ops->name, round ? "set" : "1", r.dev ? ", within the rule" : ", bit for bit", d.over1,
+                  d.max, rc ? ": " : "", rc ? err : "");
     }
     if (ok) {
         pc_render_stats st, st_ref;
-        int rc = pc_backend_render_measure(b, 1, rd, &dem[1], err, sizeof err);
+        rc = pc_backend_render_measure(r.b, 1, r.rd, &r.dem[1], err, sizeof err);
         if (!rc)
-            rc = pc_backend_wait(b, 1, err, sizeof err);
+            rc = pc_backend_wait(r.b, 1, err, sizeof err);
         if (!rc)
-            rc = pc_backend_render_stats(b, rd, &st, err, sizeof err);
-        pc_render_measure_ref(plan, &hdem, &st_ref, err, sizeof err);
+            rc = pc_backend_render_stats(r.b, r.rd, &st, err, sizeof err);
+        pc_render_measure_ref(plan, &r.hdem, &st_ref, err, sizeof err);
         double worst = 0;
         for (int k = 0; !rc && k < st.npairs; k++)
             for (int ch = 0; ch < 3; ch++) {
                 double a = st.pair[k].sum_a[ch] / (st.pair[k].n ? st.pair[k].n : 1);
-                double r = st_ref.pair[k].sum_a[ch] / (st_ref.pair[k].n ? st_ref.pair[k].n : 1);
-                worst = fabs(a - r) > worst ? fabs(a - r) : worst;
+                double rr = st_ref.pair[k].sum_a[ch] / (st_ref.pair[k].n ? st_ref.pair[k].n : 1);
+                worst = fabs(a - rr) > worst ? fabs(a - rr) : worst;
             }
         TAP_CHECK(rc == 0 && st.npairs == st_ref.npairs && st.npairs > 0 && worst < 2e-3,
                   "backend %s: measure + stats: %d overlaps, means within %.1e of the reference's", ops->name,
                   st.npairs, worst);
     }
-    pc_backend_render_free(b, rd);
-    if (ok) {
-        pc_backend_picture_free(b, &dem[0]);
-        pc_backend_picture_free(b, &dem[1]);
-        pc_backend_picture_free(b, &dout);
-    }
-    pc_backend_close(b);
-    free(raw);
+    rt_backend_close(&r);
     tu_pic_free(&rgb);
-    tu_pic_free(&hdem);
-    tu_pic_free(&ref);
-    tu_pic_free(&host);
     pc_render_plan_free(plan);
 }
 
@@ -526,13 +375,6 @@ static void check_seams(pc_cpu *cpu)
 }
 
 /* --- against Hugin's nona ----------------------------------------------- */
-
-static int have_tool(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
 
 /* A baseline TIFF as nona writes it with c:NONE (little-endian,
  * uncompressed strips, chunky samples of 8 or 16 bits): the samples, w x h

@@ -9,7 +9,10 @@
  * each with our kernel (rays on the fly through the texture unit; with
  * plain loads; from RGB24 cameras), the precomputed-map variant and the
  * peer (per-camera kernels with float maps and weight maps, LUT
- * photometry, a normalise + YUV pass); every output compared with the C
+ * photometry, a normalise + YUV pass); (d) the panorama with blend =
+ * multiband (render_multiband.h: its seams placed on the cameras, the
+ * pyramid beside the main pass), with the ray kernels, next to (a)'s
+ * feather blend; every output compared with the C
  * reference (PSNR over all NV12 samples, largest difference); and the
  * memory floor measured in the same run (a device-to-device copy of the
  * bytes a frame must move at least).
@@ -29,6 +32,7 @@
 #include "panocap_config.h"
 #include "render.h"
 #include "render_cuda.h"
+#include "render_multiband.h"
 #include "render_synth.h"
 
 #include <math.h>
@@ -51,8 +55,10 @@
 #define VIEW_H 1080
 #define NVIEWS 4
 #define ROT 3 /* pictures in rotation */
-/* the cases: the panorama with and without the photometry, one view, four */
-enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, NJOBS };
+/* the cases: the panorama with and without the photometry, one view, four,
+ * the panorama blended multiband */
+enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, J_PANO_MB, NJOBS };
+#define PANORAMA_JOB(j) ((j) == J_PANO || (j) == J_PANO_FLAT || (j) == J_PANO_MB)
 
 static double now_ms(void)
 {
@@ -169,7 +175,8 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     jobs[J_PANO_FLAT].name = "panorama, no photo";
     jobs[J_VIEW].name = "view 1920x1080";
     jobs[J_VIEWS].name = "4 views 1920x1080";
-    jobs[J_PANO].nplans = jobs[J_PANO_FLAT].nplans = jobs[J_VIEW].nplans = 1;
+    jobs[J_PANO_MB].name = "panorama multiband";
+    jobs[J_PANO].nplans = jobs[J_PANO_FLAT].nplans = jobs[J_VIEW].nplans = jobs[J_PANO_MB].nplans = 1;
     jobs[J_VIEWS].nplans = NVIEWS;
     pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
     int rc = pc_render_plan_build(&jobs[J_PANO].plan[0], &s->rig, &v, &s->ph, &opt, err, errlen);
@@ -182,6 +189,13 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     }
     if (!rc)
         jobs[J_VIEW].plan[0] = jobs[J_VIEWS].plan[0];
+    if (!rc) { /* the same panorama, blended multiband, its seams placed on the cameras */
+        pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
+        opt.blend = PC_RENDER_MULTIBAND;
+        rc = pc_render_plan_build(&jobs[J_PANO_MB].plan[0], &s->rig, &v, &s->ph, &opt, err, errlen);
+        if (!rc)
+            rc = pc_render_plan_place_seams(jobs[J_PANO_MB].plan[0], &s->cams[0], err, errlen);
+    }
     return rc;
 }
 
@@ -309,8 +323,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         for (int k = 0; k < jobs[j].nplans; k++)
             out_mb += 1.5 * jobs[j].plan[k]->view.w * jobs[j].plan[k]->view.h / 1e6;
         /* a view reads only the cameras it sees: count their share */
-        double in_mb = j <= J_PANO_FLAT ? src_mb : 0;
-        for (int k = 0; j > J_PANO_FLAT && k < jobs[j].nplans; k++) {
+        double in_mb = PANORAMA_JOB(j) ? src_mb : 0;
+        for (int k = 0; !PANORAMA_JOB(j) && k < jobs[j].nplans; k++) {
             unsigned all = 0;
             for (long t = 0; t < (long)jobs[j].plan[k]->ntx * jobs[j].plan[k]->nty; t++)
                 all |= jobs[j].plan[k]->tmask[t];
@@ -329,7 +343,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         memset(dout, 0, sizeof dout);
         for (int k = 0; k < jobs[j].nplans && !rc; k++) {
             const pc_render_plan *p = jobs[j].plan[k];
-            rc = pc_gpu_render_prepare(g, p, PC_GPU_RENDER_WANT_MAP | PC_GPU_RENDER_WANT_PEER, &r[k], err, sizeof err);
+            rc = pc_gpu_render_prepare(g, p, j == J_PANO_MB ? 0 : PC_GPU_RENDER_WANT_MAP | PC_GPU_RENDER_WANT_PEER, &r[k],
+                                       err, sizeof err);
             for (int q = 0; !rc && q < ROT; q++)
                 rc = pc_gpu_render_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w,
                                                  p->view.h, &dout[k * ROT + q], err, sizeof err);
@@ -344,7 +359,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             int variant, src;
         } runs[] = {{PC_GPU_RENDER_RAY, 0}, {PC_GPU_RENDER_RAY_LOADS, 0}, {PC_GPU_RENDER_RAY, 1},
                     {PC_GPU_RENDER_MAP, 0}, {PC_GPU_RENDER_PEER, 0}};
-        const int nruns = sizeof runs / sizeof runs[0];
+        /* multiband: the ray kernels (the others are refused), against (a)'s peer */
+        const int nruns = j == J_PANO_MB ? 3 : (int)(sizeof runs / sizeof runs[0]);
         double med[8], p99[8], ps[8], ov[8];
         int md[8];
         for (int v = 0; v < nruns && !rc; v++) {
@@ -380,14 +396,15 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             fprintf(stderr, "panocap-bench --render: %s: %s\n", jobs[j].name, err);
             break;
         }
+        const double peer_us = j == J_PANO_MB ? peer[J_PANO] : med[nruns - 1];
         for (int v = 0; v < nruns; v++) {
             printf("%-20s %-10s %-6s %10.1f %10.1f %7.2fx %9.2f %8d %8.3f %8.2fx\n", jobs[j].name,
                    pc_gpu_render_variant_name(runs[v].variant), runs[v].src ? "rgb24" : "rgbx32", med[v], p99[v],
-                   med[v] / floor_us[j], ps[v], md[v], ov[v], med[nruns - 1] / med[v]);
+                   med[v] / floor_us[j], ps[v], md[v], ov[v], peer_us / med[v]);
             quality &= md[v] <= 2 && ov[v] <= 0.1;
         }
         best[j] = med[0]; /* ray, RGBX32 through the texture unit: the kernel the daemon runs */
-        peer[j] = med[nruns - 1];
+        peer[j] = peer_us;
         for (int k = 0; k < jobs[j].nplans; k++) {
             pc_gpu_render_free(r[k]);
             for (int q = 0; q < ROT; q++)
@@ -403,6 +420,9 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                "(<= 30: %s); four views %.1f us\n", best[J_PANO], best[J_PANO] <= 100 ? "yes" : "no",
                peer[J_PANO] / best[J_PANO], peer[J_PANO] >= 4 * best[J_PANO] ? "yes" : "no", best[J_VIEW],
                best[J_VIEW] <= 30 ? "yes" : "no", best[J_VIEWS]);
+        printf("# multiband (ray, rgbx32): panorama %.1f us (<= 100: %s), %.1f us more than the feather blend's %.1f, "
+               "%.2fx the peer\n", best[J_PANO_MB], best[J_PANO_MB] <= 100 ? "yes" : "no", best[J_PANO_MB] - best[J_PANO],
+               best[J_PANO], peer[J_PANO] / best[J_PANO_MB]);
     }
     for (int f = 0; f < 2; f++)
         for (int q = 0; q < ROT; q++)
@@ -500,6 +520,14 @@ int pc_render_bench(const pc_render_bench_opts *o)
     printf("# cases: %s (%.1f %% of its 32x8 tiles seen by a camera, %.2f cameras per seen tile), the same without "
            "the photometry, %s, %s (pan -40 -12 14 41, tilt -3, hfov 36); NV12 BT.709 limited\n", jobs[J_PANO].name,
            cov, per_tile, jobs[J_VIEW].name, jobs[J_VIEWS].name);
+    const pc_render_plan *mbp = jobs[J_PANO_MB].plan[0];
+    pc_mb_sizes z;
+    pc_render_mb_sizes(mbp, &z);
+    const double all = (double)PANO_W * PANO_H;
+    printf("# %s: %d levels; its %d strips (the seams placed) span %.2f M output pixels (%.1f %% of the panorama; "
+           "levels 1..%d %.2f M), D sampled at %.2f M of them, the blend zone's tiles (+- %d px) %.2f M (%.1f %%)\n",
+           jobs[J_PANO_MB].name, mbp->mb->levels, mbp->mb->nstrips, z.strips / 1e6, 100.0 * z.strips / all,
+           mbp->mb->levels - 1, z.coarser / 1e6, z.sampled / 1e6, mbp->mb->reach, z.zone / 1e6, 100.0 * z.zone / all);
     if (references(s, jobs, err, sizeof err)) {
         fprintf(stderr, "panocap-bench --render: reference: %s\n", err);
         return 1;
