@@ -1,7 +1,8 @@
 /* test_vcam.c - virtual cameras' logic: the motion never jumps (speed and
  * acceleration within their bounds on every frame, no overshoot, arrival),
  * moves at a speed or over a duration, and the coverage clamp keeps a view
- * inside what a 5-camera rig sees and says why. */
+ * inside what a 5-camera rig sees and says why (keeping the pan asked
+ * where only the tilt or the width is out). */
 #include "activity.h"
 #include "follow.h"
 #include "tap.h"
@@ -181,6 +182,23 @@ static void check_coverage(void)
     ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
     TAP_CHECK(ch == 1 && p.tilt < 0 && strstr(why, "up") && pc_vcam_covered(&cov, p), "tilt 40 -> %.2f: \"%s\"",
               p.tilt, why);
+    /* a view asked too high at the side keeps its pan: the tilt alone
+     * comes down (the follow mode's goals, a click on the far touchline) */
+    p = (pc_vcam_pose){50, 5, 20};
+    ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
+    TAP_CHECK(ch == 1 && p.pan == 50 && p.tilt < 5 && pc_vcam_covered(&cov, p) && strstr(why, "tilt") &&
+              !strstr(why, "pan"), "pan 50 tilt 5 -> pan %.2f tilt %.2f: \"%s\"", p.pan, p.tilt, why);
+    /* as wide as home allows, further out where the cameras cover less
+     * height: narrower, at the pan asked */
+    p = (pc_vcam_pose){65, cov.home.tilt, cov.max_hfov};
+    if (!pc_vcam_covered(&cov, p)) {
+        ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
+        TAP_CHECK(ch == 1 && p.pan == 65 && p.hfov < cov.max_hfov && pc_vcam_covered(&cov, p) &&
+                      strstr(why, "at pan 65.0"),
+                  "pan 65 at the widest hfov -> hfov %.2f, pan %.2f: \"%s\"", p.hfov, p.pan, why);
+    } else {
+        TAP_CHECK(0, "pan 65 at home's widest hfov (%.1f) should not be covered on this rig", cov.max_hfov);
+    }
     p = (pc_vcam_pose){0, -10, 100};
     ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
     TAP_CHECK(ch == 1 && fabs(p.hfov - cov.max_hfov) < 1e-9 && strstr(why, "hfov"), "hfov 100 -> %.1f: \"%s\"",
