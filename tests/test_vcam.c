@@ -1,5 +1,7 @@
 /* test_vcam.c - virtual cameras' logic: the motion never jumps (speed and
- * acceleration within their bounds on every frame, no overshoot, arrival),
+ * acceleration within their bounds on every frame, no overshoot, arrival;
+ * a goal jumping towards a fast view is passed, not braked for with a
+ * jerk),
  * moves at a speed or over a duration, and the coverage clamp keeps a view
  * inside what a 5-camera rig sees and says why (keeping the pan asked
  * where only the tilt or the width is out). */
@@ -145,6 +147,26 @@ static void check_motion(void)
     r = run(&m, 8, fps);
     TAP_CHECK(r.max_accel <= lim.max_accel * 1.05 && r.max_speed <= lim.max_speed * 1.001,
               "reversal mid-move: speed %.1f and acceleration %.1f within bounds", r.max_speed, r.max_accel);
+
+    /* a goal that jumps back towards a view moving fast (the follow
+     * mode's target turning round): it brakes at most max_accel, passes
+     * the goal a little and comes back, no jerk */
+    pc_vcam_motion_init(&m, &lim, (pc_vcam_pose){-30, 0, 40});
+    pc_vcam_motion_go(&m, (pc_vcam_pose){30, 0, 40}, PC_VCAM_MOVE_SMOOTH, 0);
+    run(&m, 1.2, fps); /* at full speed by now */
+    pc_vcam_motion_go(&m, (pc_vcam_pose){m.cur.pan + 2.0, 0, 40}, PC_VCAM_MOVE_SMOOTH, 0);
+    double jpan = m.cur.pan, jv = m.vel.pan, jacc = 0;
+    for (int i = 0; i < 3 * 50; i++) {
+        pc_vcam_pose p = pc_vcam_motion_step(&m, 1 / fps);
+        double v = (p.pan - jpan) * fps;
+        jacc = fmax(jacc, fabs(v - jv) * fps);
+        jv = v;
+        jpan = p.pan;
+    }
+    TAP_CHECK(jacc <= lim.max_accel * 1.05, "goal jumping 2 degrees ahead of a view at %.0f deg/s: acceleration "
+              "%.1f deg/s^2 (<= %.0f)", lim.max_speed, jacc, lim.max_accel);
+    TAP_CHECK(fabs(m.cur.pan - m.goal.pan) < 0.05, "... and it settles on that goal (%.3f off)",
+              m.cur.pan - m.goal.pan);
 
     /* pan wraps the short way round */
     pc_vcam_motion_init(&m, &lim, (pc_vcam_pose){170, 0, 40});
