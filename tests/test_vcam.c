@@ -1,10 +1,11 @@
 /* test_vcam.c - virtual cameras' logic: the motion never jumps (speed and
  * acceleration within their bounds on every frame, no overshoot, arrival;
  * a goal jumping towards a fast view is passed, not braked for with a
- * jerk),
- * moves at a speed or over a duration, and the coverage clamp keeps a view
- * inside what a 5-camera rig sees and says why (keeping the pan asked
- * where only the tilt or the width is out). */
+ * jerk), moves at a speed or over a duration, and the coverage clamp keeps
+ * a view inside what a 5-camera rig sees and says why (keeping the pan
+ * asked where only the tilt or the width is out); the activity map; the
+ * follow mode frames a moving play, holds still on a still one, goes where
+ * the play is densest and does not hop between two equal groups. */
 #include "activity.h"
 #include "follow.h"
 #include "tap.h"
@@ -255,6 +256,19 @@ static void play_counts(const pc_follow_grid *g, double centre, double spread, d
         counts[rand_r(seed) % (g->gw * g->gh)] += 3;
 }
 
+/* The cell nearest (pan, tilt) gets w more. */
+static void add_blob(const pc_follow_grid *g, uint32_t *counts, double pan, double tilt, uint32_t w)
+{
+    int best = 0;
+    double bd = 1e9;
+    for (int i = 0; i < g->gw * g->gh; i++) {
+        double d = fabs(g->pan[i] - pan) + fabs(g->tilt[i] - tilt);
+        if (d < bd)
+            bd = d, best = i;
+    }
+    counts[best] += w;
+}
+
 static void check_follow(void)
 {
     pc_rig rig;
@@ -335,6 +349,39 @@ static void check_follow(void)
     memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
     pc_vcam_pose goal;
     TAP_CHECK(!pc_follow_update(&f, &g, counts, dt, &goal), "no activity: no new goal");
+
+    /* where the play is densest, not the middle of everyone: eight
+     * players fighting for the ball at pan 25, fourteen spread over
+     * -45 .. 45 (their median near 0) */
+    pc_follow_init(&f, &par, start);
+    for (int i = 0; i < 3 * 50; i++) {
+        memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
+        for (int k = 0; k < 8; k++)
+            add_blob(&g, counts, 23 + 0.5 * k, -12, 30);
+        for (int k = 0; k < 14; k++)
+            add_blob(&g, counts, -45 + 90 * k / 13.0, -12, 30);
+        pc_follow_update(&f, &g, counts, dt, &goal);
+    }
+    TAP_CHECK(fabs(f.win - 24.75) < 2.0 && fabs(f.pan - 24.75) < 2.5, "a dense group at pan 25 and a spread one: "
+              "the target %.2f, the window %.2f (the median would be near 0)", f.pan, f.win);
+    /* two groups of equal weight: the target stays with the one it had,
+     * however the counts flicker (no back and forth) */
+    pc_follow_init(&f, &par, (pc_vcam_pose){-20, -10, 30});
+    double lo = 1e9, hi = -1e9;
+    for (int i = 0; i < 5 * 50; i++) {
+        memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
+        for (int k = 0; k < 6; k++) {
+            add_blob(&g, counts, -21 + 0.4 * k, -12, 30 + (i + k) % 5);
+            add_blob(&g, counts, 19 + 0.4 * k, -12, 30 + (i + 2 * k) % 7);
+        }
+        pc_follow_update(&f, &g, counts, dt, &goal);
+        if (i > 0) {
+            lo = fmin(lo, f.win);
+            hi = fmax(hi, f.win);
+        }
+    }
+    TAP_CHECK(hi - lo < 1.0 && fabs(lo + 20) < 2.0, "two equal groups at -20 and 20, starting at -20: the window "
+              "stays within %.2f .. %.2f", lo, hi);
     free(counts);
 }
 
