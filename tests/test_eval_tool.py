@@ -15,23 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-n = 0
-failed = 0
-
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    if not ok:
-        failed += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what.replace("\n", " | ")), flush=True)
-    return ok
-
-
-def skip_all(why):
-    print("1..0 # SKIP %s" % why)
-    sys.exit(0)
-
+from tap_util import check, done, skip_all
 
 for t in ("nona", "enblend", "pano_trafo", "pano_modify"):
     if not shutil.which(t):
@@ -46,7 +30,7 @@ try:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if not check(r.returncode == 0, "%s: exit %d %s" % (" ".join(cmd[3:]), r.returncode, r.stderr[-400:])):
         print(r.stdout[-3000:])
-        raise SystemExit
+        done()  # the plan so far, exit 1
     check("== summary" in r.stdout and "| part | what | figure | target |" in r.stdout,
           "the table and the Markdown block are printed")
     md = open(os.path.join(out, "report.md")).read()
@@ -119,5 +103,4 @@ try:
           "a missing rig: exit %d, '%s'" % (r.returncode, r.stderr.strip()[:120]))
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

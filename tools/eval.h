@@ -113,6 +113,10 @@ static inline double ev_px_se(const uint8_t *a, const uint8_t *b)
     return s;
 }
 
+/* Squared error of RGB24 picture a against b over the pixels whose mask
+ * byte has `bit`. */
+ev_err ev_err_masked(const pc_picture *a, const pc_picture *b, const uint8_t *mask, uint8_t bit);
+
 int ev_pic_alloc(pc_picture *p, pc_pixfmt fmt, int w, int h);
 void ev_pic_free(pc_picture *p);
 /* Row y's first byte of plane 0. */
@@ -146,6 +150,10 @@ int ev_render(ev_ctx *e, const pc_render_plan *plan, const pc_picture *src, pc_p
  * inside its valid area; *sx, *sy where. */
 int ev_sees(const pc_cam_model *cm, const pc_view_model *v, int x, int y, float margin, float *sx, float *sy);
 
+/* Sets `bit` in mask (v->w x v->h) where some camera of e->rig sees the
+ * pixel at full weight (one source pixel inside its border). */
+void ev_cover_mask(ev_ctx *e, const pc_view_model *v, uint8_t *mask, uint8_t bit);
+
 /* Runs a shell command in the work folder (printed, logged with its
  * output in DIR/commands.log). 0 when it exits 0. */
 int ev_sh(ev_ctx *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -168,6 +176,9 @@ int ev_layer_read(ev_ctx *e, const char *name, int w, int h, int ox, int oy, ev_
 /* nona -c's coordinate image (UINT16, one sample) the same way; -1 outside. */
 int ev_coord_read(ev_ctx *e, const char *name, int w, int h, int ox, int oy, float **out);
 void ev_layer_free(ev_layer *l);
+/* A picture's RGB as a new RGB24 picture (enblend's panorama, to compare
+ * and write); `bit` cleared in mask where its alpha is not 255. */
+int ev_layer_rgb(const ev_layer *l, pc_picture *out, uint8_t *mask, uint8_t bit);
 
 /* Results: a row of the table, a named figure. */
 void ev_add_row(ev_ctx *e, const char *part, const char *what, const char *target, int pass, const char *fmt, ...)

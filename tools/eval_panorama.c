@@ -59,13 +59,6 @@ static void err_split(const pc_picture *a, const pc_picture *truth, const uint8_
     }
 }
 
-static ev_err err_cover(const pc_picture *a, const pc_picture *truth, const uint8_t *mask)
-{
-    ev_err in, out;
-    err_split(a, truth, mask, 0, &in, &out);
-    return out; /* bit 0: every covered pixel is "outside" */
-}
-
 /* The blend zones of plan: a probe render (photometry off), each camera's
  * share in the red (even cameras) or green (odd) channel; sets M_ZONE
  * where two both weigh ZONE_MIN or more. */
@@ -320,15 +313,7 @@ int ev_panorama(ev_ctx *e)
     pc_cam_model cm[PC_RIG_MAX_CAMERAS];
     for (int c = 0; c < e->ncam; c++)
         pc_rig_camera_model(&e->rig, c, &cm[c]);
-    for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++) {
-            float sx, sy;
-            for (int c = 0; c < e->ncam; c++)
-                if (ev_sees(&cm[c], &v, x, y, 1.0f, &sx, &sy)) {
-                    mask[(size_t)y * W + x] = M_COVER;
-                    break;
-                }
-        }
+    ev_cover_mask(e, &v, mask, M_COVER);
     /* Hugin: nona (default interpolator) + enblend from the RGB pictures */
     double nona_layers = NAN, nona_bilinear = NAN, enblend_psnr = NAN;
     if (e->have_hugin) {
@@ -346,15 +331,9 @@ int ev_panorama(ev_ctx *e)
             layers_vs_truth(e, "pano_", &v, cm, &truth, &nona_layers) ||
             layers_vs_truth(e, "pano5_", &v, cm, &truth, &nona_bilinear))
             goto out;
-        for (size_t i = 0; i < (size_t)W * H; i++)
-            if (eb.rgba[4 * i + 3] != 255)
-                mask[i] &= (uint8_t)~M_COVER;
-        if (ev_pic_alloc(&pic, PC_FMT_RGB24, W, H))
+        if (ev_layer_rgb(&eb, &pic, mask, M_COVER))
             goto out;
-        for (int y = 0; y < H; y++)
-            for (int x = 0; x < W; x++)
-                memcpy(ev_row_ptr(&pic, y) + 3 * x, eb.rgba + 4 * ((size_t)y * W + x), 3);
-        enblend_psnr = ev_psnr(err_cover(&pic, &truth, mask));
+        enblend_psnr = ev_psnr(ev_err_masked(&pic, &truth, mask, M_COVER));
         if (ev_write_png(e, "enblend.png", &pic))
             goto out;
         ev_pic_free(&pic);
@@ -386,7 +365,7 @@ int ev_panorama(ev_ctx *e)
     if (plan_full(e, &e->rig, e->photo, PC_RENDER_FEATHER, &e->cams, &plan) || compensate(plan, &e->cams, gains) ||
         ev_render(e, plan, &e->cams, &pic))
         goto out;
-    const double rgb_psnr = ev_psnr(err_cover(&pic, &truth, mask));
+    const double rgb_psnr = ev_psnr(ev_err_masked(&pic, &truth, mask, M_COVER));
     printf("  panocap from the RGB pictures (no demosaic), feather, gains compensated: %s\n",
            ev_db(b1, sizeof b1, rgb_psnr));
     ev_add_fig(e, "panorama.rgb_feather_psnr", rgb_psnr);

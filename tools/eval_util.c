@@ -22,6 +22,18 @@ double ev_psnr(ev_err a)
     return 10.0 * log10(255.0 * 255.0 * 3.0 * (double)a.n / (a.se > 0 ? a.se : 1e-9));
 }
 
+ev_err ev_err_masked(const pc_picture *a, const pc_picture *b, const uint8_t *mask, uint8_t bit)
+{
+    ev_err r = {0, 0};
+    for (int y = 0; y < a->height; y++)
+        for (int x = 0; x < a->width; x++)
+            if (mask[(size_t)y * a->width + x] & bit) {
+                r.se += ev_px_se(ev_row_ptr(a, y) + 3 * x, ev_row_ptr(b, y) + 3 * x);
+                r.n++;
+            }
+    return r;
+}
+
 const char *ev_db(char *buf, size_t len, double v)
 {
     if (isnan(v))
@@ -168,6 +180,22 @@ int ev_sees(const pc_cam_model *cm, const pc_view_model *v, int x, int y, float 
     return pc_cam_project(cm, ray, sx, sy) && pc_render_border(cm, *sx, *sy) >= margin;
 }
 
+void ev_cover_mask(ev_ctx *e, const pc_view_model *v, uint8_t *mask, uint8_t bit)
+{
+    pc_cam_model cm[PC_RIG_MAX_CAMERAS];
+    for (int c = 0; c < e->ncam; c++)
+        pc_rig_camera_model(&e->rig, c, &cm[c]);
+    for (int y = 0; y < v->h; y++)
+        for (int x = 0; x < v->w; x++) {
+            float sx, sy;
+            for (int c = 0; c < e->ncam; c++)
+                if (ev_sees(&cm[c], v, x, y, 1.0f, &sx, &sy)) {
+                    mask[(size_t)y * v->w + x] |= bit;
+                    break;
+                }
+        }
+}
+
 /* --- commands and files --------------------------------------------- */
 
 int ev_sh(ev_ctx *e, const char *fmt, ...)
@@ -302,6 +330,20 @@ void ev_layer_free(ev_layer *l)
 {
     free(l->rgba);
     l->rgba = NULL;
+}
+
+int ev_layer_rgb(const ev_layer *l, pc_picture *out, uint8_t *mask, uint8_t bit)
+{
+    if (ev_pic_alloc(out, PC_FMT_RGB24, l->w, l->h))
+        return -1;
+    for (int y = 0; y < l->h; y++)
+        for (int x = 0; x < l->w; x++) {
+            const size_t i = (size_t)y * l->w + x;
+            memcpy(ev_row_ptr(out, y) + 3 * x, l->rgba + 4 * i, 3);
+            if (l->rgba[4 * i + 3] != 255)
+                mask[i] &= (uint8_t)~bit;
+        }
+    return 0;
 }
 
 /* --- results ----------------------------------------------------------- */

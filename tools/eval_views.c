@@ -65,22 +65,10 @@ static int view_pto(ev_ctx *e, int k, int interp, int w, int h, const pc_vcam_po
     snprintf(name, sizeof name, "view%d_i%d_flat.pto", k, interp);
     if (ev_save_pto(e, &r, name, interp))
         return -1;
-    return ev_sh(e, "pano_modify -o view%d_i%d_pan.pto --rotate=%.6f,0,0 %s", k, interp, -p->pan, name) ||
-           ev_sh(e, "pano_modify -o view%d_i%d.pto --rotate=0,%.6f,0 view%d_i%d_pan.pto", k, interp, -p->tilt, k,
-                 interp);
-}
-
-/* Squared error of picture a against b over mask (nonzero), RGB both. */
-static ev_err err_mask(const pc_picture *a, const pc_picture *b, const uint8_t *mask)
-{
-    ev_err r = {0, 0};
-    for (int y = 0; y < a->height; y++)
-        for (int x = 0; x < a->width; x++)
-            if (mask[(size_t)y * a->width + x]) {
-                r.se += ev_px_se(ev_row_ptr(a, y) + 3 * x, ev_row_ptr(b, y) + 3 * x);
-                r.n++;
-            }
-    return r;
+    /* the angles to 6 decimals, a "-0.000000" written as 0 */
+    const double rp = fabs(p->pan) < 5e-7 ? 0.0 : -p->pan, rt = fabs(p->tilt) < 5e-7 ? 0.0 : -p->tilt;
+    return ev_sh(e, "pano_modify -o view%d_i%d_pan.pto --rotate=%.6f,0,0 %s", k, interp, rp, name) ||
+           ev_sh(e, "pano_modify -o view%d_i%d.pto --rotate=0,%.6f,0 view%d_i%d_pan.pto", k, interp, rt, k, interp);
 }
 
 typedef struct pose_res {
@@ -147,18 +135,11 @@ static int pose_hugin(ev_ctx *e, int k, const pc_view_model *v, const pc_picture
     if (ev_sh(e, "enblend -o %s%s", name, files) || ev_layer_read(e, name, W, H, 0, 0, &eb))
         return -1;
     pc_picture pic;
-    if (ev_pic_alloc(&pic, PC_FMT_RGB24, W, H)) {
+    if (ev_layer_rgb(&eb, &pic, mask, 1)) {
         ev_layer_free(&eb);
         return -1;
     }
-    for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++) {
-            const size_t i = (size_t)y * W + x;
-            memcpy(ev_row_ptr(&pic, y) + 3 * x, eb.rgba + 4 * i, 3);
-            if (eb.rgba[4 * i + 3] != 255)
-                mask[i] = 0;
-        }
-    r->enblend_truth = ev_psnr(err_mask(&pic, truth, mask));
+    r->enblend_truth = ev_psnr(ev_err_masked(&pic, truth, mask, 1));
     snprintf(name, sizeof name, "view%d_enblend.png", k);
     int rc = ev_write_png(e, name, &pic);
     ev_pic_free(&pic);
@@ -244,15 +225,7 @@ int ev_views(ev_ctx *e)
         snprintf(name, sizeof name, "view%d_truth.png", k);
         if (ev_write_png(e, name, &truth[k]))
             goto out;
-        pc_cam_model cm[PC_RIG_MAX_CAMERAS];
-        for (int c = 0; c < e->ncam; c++)
-            pc_rig_camera_model(&e->rig, c, &cm[c]);
-        for (int y = 0; y < H; y++)
-            for (int x = 0; x < W; x++) {
-                float sx, sy;
-                for (int c = 0; c < e->ncam && !mask[k][(size_t)y * W + x]; c++)
-                    mask[k][(size_t)y * W + x] = (uint8_t)ev_sees(&cm[c], &vm[k], x, y, 1.0f, &sx, &sy);
-            }
+        ev_cover_mask(e, &vm[k], mask[k], 1);
         if (e->have_hugin &&
             (view_pto(e, k, 5, W, H, &poses[k].p) || view_pto(e, k, 0, W, H, &poses[k].p) ||
              pose_hugin(e, k, &vm[k], &truth[k], mask[k], r)))
@@ -265,7 +238,7 @@ int ev_views(ev_ctx *e)
         pc_picture pic;
         if (ev_render(e, plan[k], &e->cams, &pic))
             goto out;
-        r->rgb_truth = ev_psnr(err_mask(&pic, &truth[k], mask[k]));
+        r->rgb_truth = ev_psnr(ev_err_masked(&pic, &truth[k], mask[k], 1));
         ev_pic_free(&pic);
         for (size_t i = 0; i < (size_t)W * H; i++)
             r->truth_px += mask[k][i] != 0;
@@ -279,7 +252,7 @@ int ev_views(ev_ctx *e)
                 ev_pic_free(&dem);
                 goto out;
             }
-            res[k].bayer[a] = ev_psnr(err_mask(&pic, &truth[k], mask[k]));
+            res[k].bayer[a] = ev_psnr(ev_err_masked(&pic, &truth[k], mask[k], 1));
             if (e->algos[a] == PC_ALGO_EDGE) {
                 snprintf(name, sizeof name, "view%d_edge.png", k);
                 ev_write_png(e, name, &pic);
