@@ -235,27 +235,6 @@ static void check_coverage(void)
               p.tilt, p.hfov, why);
 }
 
-/* Activity grid of a synthetic play: 22 players within +-spread/2 of
- * centre (pan), each lighting the cells around it, plus noise cells. */
-static void play_counts(const pc_follow_grid *g, double centre, double spread, double tilt, unsigned *seed,
-                        uint32_t *counts, int noise)
-{
-    memset(counts, 0, (size_t)g->gw * g->gh * sizeof *counts);
-    for (int k = 0; k < 22; k++) {
-        double pp = centre + spread * ((k * 37 % 22) / 21.0 - 0.5);
-        int best = 0;
-        double bd = 1e9;
-        for (int i = 0; i < g->gw * g->gh; i++) {
-            double d = fabs(g->pan[i] - pp) + fabs(g->tilt[i] - tilt);
-            if (d < bd)
-                bd = d, best = i;
-        }
-        counts[best] += 30;
-    }
-    for (int k = 0; k < noise; k++)
-        counts[rand_r(seed) % (g->gw * g->gh)] += 3;
-}
-
 /* The cell nearest (pan, tilt) gets w more. */
 static void add_blob(const pc_follow_grid *g, uint32_t *counts, double pan, double tilt, uint32_t w)
 {
@@ -267,6 +246,18 @@ static void add_blob(const pc_follow_grid *g, uint32_t *counts, double pan, doub
             bd = d, best = i;
     }
     counts[best] += w;
+}
+
+/* Activity grid of a synthetic play: 22 players within +-spread/2 of
+ * centre (pan), each lighting the cells around it, plus noise cells. */
+static void play_counts(const pc_follow_grid *g, double centre, double spread, double tilt, unsigned *seed,
+                        uint32_t *counts, int noise)
+{
+    memset(counts, 0, (size_t)g->gw * g->gh * sizeof *counts);
+    for (int k = 0; k < 22; k++)
+        add_blob(g, counts, centre + spread * ((k * 37 % 22) / 21.0 - 0.5), tilt, 30);
+    for (int k = 0; k < noise; k++)
+        counts[rand_r(seed) % (g->gw * g->gh)] += 3;
 }
 
 static void check_follow(void)

@@ -45,6 +45,21 @@ int pc_vcam_covered(const pc_vcam_coverage *c, pc_vcam_pose p)
     return 1;
 }
 
+/* The widest view at p's pan and tilt between lo (covered) and hi that
+ * the cameras cover (bisection: coverage shrinks as the view widens for
+ * any rig without holes). */
+static double widest(const pc_vcam_coverage *c, pc_vcam_pose p, double lo, double hi)
+{
+    for (int k = 0; k < 40; k++) {
+        p.hfov = 0.5 * (lo + hi);
+        if (pc_vcam_covered(c, p))
+            lo = p.hfov;
+        else
+            hi = p.hfov;
+    }
+    return lo;
+}
+
 int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -72,19 +87,8 @@ int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, 
         snprintf(err, errlen, "%s: no view of aspect %dx%d fits in what the cameras see", rig->path, w, h);
         return -1;
     }
-    /* the widest covered view at home (bisection: coverage shrinks as the
-     * view widens for any rig without holes) */
-    double lo = 1.0, hi = 179.0;
-    pc_vcam_pose p = c->home;
-    for (int k = 0; k < 40; k++) {
-        p.hfov = 0.5 * (lo + hi);
-        if (pc_vcam_covered(c, p))
-            lo = p.hfov;
-        else
-            hi = p.hfov;
-    }
-    c->max_hfov = lo;
-    c->home.hfov = lo;
+    c->max_hfov = widest(c, c->home, 1.0, 179.0);
+    c->home.hfov = c->max_hfov;
     return 0;
 }
 
@@ -126,15 +130,7 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
         const double asked = p->hfov;
         level.hfov = hmin;
         if (!pc_vcam_covered(c, (pc_vcam_pose){p->pan, c->home.tilt, asked}) && pc_vcam_covered(c, level)) {
-            double lo = hmin, hi = asked;
-            for (int k = 0; k < 30; k++) {
-                level.hfov = 0.5 * (lo + hi);
-                if (pc_vcam_covered(c, level))
-                    lo = level.hfov;
-                else
-                    hi = level.hfov;
-            }
-            p->hfov = lo;
+            p->hfov = widest(c, level, hmin, asked);
             if (n && n < sizeof msg)
                 n += (size_t)snprintf(msg + n, sizeof msg - n, "; ");
             if (n < sizeof msg)
