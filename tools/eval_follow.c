@@ -402,8 +402,9 @@ int ev_follow(ev_ctx *e)
     snprintf(target, sizeof target, "<= %.0f deg/s^2", lim.max_accel);
     ev_add_row(e, "d", "max pan acceleration", target, amax <= lim.max_accel * 1.001, "%.1f deg/s^2", amax);
     snprintf(target, sizeof target, "<= %.2f deg", STILL_MAX_STEP);
-    ev_add_row(e, "d", "still play: abs(delta pan) per frame, max; p99", target, still > 0 ? smax <= STILL_MAX_STEP : -1,
-               "%.3f; %.3f deg (%.1f; %.1f px), %d fr", smax, s99, smax * ppd, s99 * ppd, still);
+    ev_add_row(e, "d", "still play: abs(delta pan) per frame, max; p99", target,
+               still > 0 ? smax <= STILL_MAX_STEP : -1, "%.3f; %.3f deg (%.1f; %.1f px), %d fr", smax, s99,
+               smax * ppd, s99 * ppd, still);
     snprintf(target, sizeof target, "<= %.3f deg; 0", shake_lim);
     ev_add_row(e, "d", "still play: shake abs(delta^2 pan) max; reversals", target,
                still > 0 ? shake <= shake_lim * 1.001 && reversals == 0 : -1, "%.4f deg; %d", shake, reversals);

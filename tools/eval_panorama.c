@@ -174,7 +174,8 @@ static int clips(const pc_picture *src, int c, int cam_w, int cam_h, float sx, f
     const int bpp = src->fmt == PC_FMT_RGBX32 ? 4 : 3;
     for (int j = 0; j < 2; j++)
         for (int i = 0; i < 2; i++) {
-            const int x = (int)sx + i < cam_w ? (int)sx + i : cam_w - 1, y = (int)sy + j < cam_h ? (int)sy + j : cam_h - 1;
+            const int x = (int)sx + i < cam_w ? (int)sx + i : cam_w - 1;
+            const int y = (int)sy + j < cam_h ? (int)sy + j : cam_h - 1;
             const uint8_t *p = ev_row_ptr(src, c * cam_h + y) + (size_t)bpp * x;
             for (int k = 0; k < 3; k++)
                 if (p[k] <= 2 || p[k] >= 253)
@@ -343,7 +344,8 @@ int ev_panorama(ev_ctx *e)
             unlink(path);
         }
     } else {
-        printf("  nona / enblend (hugin-tools, enblend) not installed: panocap's figures without Hugin's beside them\n");
+        printf("  nona / enblend (hugin-tools, enblend) not installed: panocap's figures without Hugin's "
+               "beside them\n");
     }
     long covered = 0;
     for (size_t i = 0; i < (size_t)W * H; i++)
