@@ -60,7 +60,7 @@ static void check_emulated(void)
         {97, 43, {3, 20, 97, 43}},    /* one cell */
         {33, 9, {4, 8, 10, 3}},
     };
-    char err[256];
+    char err[256] = "";
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const int w = cases[k].w, h = cases[k].h;
         const pc_activity_params *p = &cases[k].p;
@@ -106,7 +106,7 @@ enum { NCAM = 3, CW = 160, CH = 96, AW = 120, AH = 40 };
 
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256];
+    char err[256] = "";
     if (!tu_backend_usable(ops))
         return;
     pc_rig rig;

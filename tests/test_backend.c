@@ -34,7 +34,7 @@ enum { W = 136, H = 40, SLABS = 5 }; /* 5 slabs of 8 rows, like the 5 cameras */
  * goes to slot f % slots: even frames as 5 slabs, odd ones as one upload. */
 static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt, pc_matrix m, pc_range r)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = slots, .device = 0, .threads = 3};
     if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s: open %dx%d, %d slots (%s)",
@@ -159,7 +159,7 @@ static void cuda_refuses(void)
 
 static void argument_checks(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config bad = {.width = 9, .height = 8, .slots = 1};
     TAP_CHECK(pc_backend_open(&b, &pc_backend_cpu, &bad, err, sizeof err) == PC_EINVAL && !b && strstr(err, "even"),
@@ -212,7 +212,7 @@ static void argument_checks(void)
 
 static void colour_through_backend(const pc_backend_ops *ops, const char *fmtname)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 3};
     if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s colour: open (%s)", ops->name,
@@ -342,7 +342,7 @@ static void band_fn(void *arg, int band, int nbands)
 
 static void parallel_pool(void)
 {
-    char err[256];
+    char err[256] = "";
     for (int threads = 1; threads <= 5; threads += 4) {
         pc_cpu *cpu = NULL;
         if (!TAP_CHECK(pc_cpu_open(&cpu, threads, 16, 16, err, sizeof err) == 0, "pc_cpu_open(%d threads)", threads))
@@ -380,7 +380,7 @@ static void parallel_pool(void)
 /* Download + downscale after one debayer, then one wait (the stage loop's finish_slot). */
 static void finish_slot_path(const pc_backend_ops *ops, int scale)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 2};
     if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s: open for download + downscale (%s)",
@@ -435,7 +435,7 @@ static void finish_slot_path(const pc_backend_ops *ops, int scale)
 /* Pictures of sizes other than the frame's, in the backend's memory. */
 static void any_size(const pc_backend_ops *ops)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = 1, .device = 0, .threads = 2};
     int rc = pc_backend_open(&b, ops, &cfg, err, sizeof err);

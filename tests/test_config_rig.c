@@ -477,7 +477,7 @@ static void test_round_trip(void)
     if (rc)
         dump(&d);
 
-    char err[512];
+    char err[512] = "";
     pc_settings_defaults(a);
     rc = pc_settings_set(a, "panorama.rig", rig, err, sizeof err) ||
          pc_settings_set(a, "virtual_cameras[0].name", "main", err, sizeof err) ||

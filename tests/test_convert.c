@@ -64,7 +64,7 @@ static void make_bands(void)
         {0, 0, 1, 0, 1, 0, 1, 0, 0},
         {0.9, 0.1, 0, 0, 1, 0, 0, 0.2, 0.8},
     };
-    char err[256];
+    char err[256] = "";
     for (int c = 0; c < NCAM; c++)
         pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, ccms[c], &bands[c], err, sizeof err);
 }
@@ -88,7 +88,7 @@ static void yuv_alloc(const cfg *c, int w, pc_picture *mem, pc_picture *pic)
 
 static void check_demosaic_equals_convert(void)
 {
-    char err[256];
+    char err[256] = "";
     uint8_t *rgb = malloc((size_t)W * H * 3), *raw = malloc((size_t)W * H);
     tu_synth(rgb, W, H, 7);
     pc_mosaic_from_rgb(rgb, (size_t)W * 3, W, H, PC_CFA_GRBG, raw, W, err, sizeof err);
@@ -142,7 +142,7 @@ static void to_rgbx(const pc_picture *rgb, pc_picture *x, size_t pitch)
 
 static void check_implementations(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     static const int widths[] = {W, 90}; /* 90: 2 mod 4, the kernel's last thread takes one block */
     for (int wi = 0; wi < 2; wi++) {
         const int w = widths[wi];
@@ -207,7 +207,7 @@ static int fetch(pc_backend *b, int slot, const pc_picture *dev, const pc_pictur
 
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256];
+    char err[256] = "";
     if (!tu_backend_usable(ops))
         return;
     pc_backend *b = NULL;
@@ -322,7 +322,7 @@ static void check_backend(const pc_backend_ops *ops)
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_cpu *cpu = NULL;
     if (pc_cpu_open(&cpu, 3, 16, 16, err, sizeof err)) {
         printf("Bail out! pc_cpu_open: %s\n", err);

@@ -40,7 +40,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static char err[1024];
+static char err[1024] = "";
 
 /* Poisons a device picture. */
 static void dev_poison(const pc_picture *p, int v)

@@ -89,7 +89,7 @@ int main(void)
     int ndev = pc_gpu_device_count();
     if (ndev == 0)
         return tap_skip_all("no CUDA device (or built without CUDA): the zero-copy path needs a GPU");
-    char err[1024];
+    char err[1024] = "";
     size_t ysz = (size_t)W * H;
     uint8_t *raw = malloc(ysz), *ry = malloc(ysz), *ruv = malloc(ysz / 2);
     if (!raw || !ry || !ruv)

@@ -77,7 +77,7 @@ static void writer(void)
 static void reader(void)
 {
     pc_json_field f[8];
-    char err[256];
+    char err[256] = "";
     const char *ok = " {\"algo\" : \"edge\", \"variant\":\"4px\",\"n\":-1.5e2,\"t\":true,\"f\":false,\"z\":null,"
                      "\"u\":\"\\u00e9\\ud83d\\ude00\\/\\n\"} \n";
     int n = pc_json_parse_flat(ok, strlen(ok), f, 8, err, sizeof err);

@@ -408,7 +408,7 @@ static int run(pictures *t, const char *name, char **args, int nargs, char *summ
     static pc_daemon d;
     char *argv[64] = {"panocap"};
     memcpy(argv + 1, args, (size_t)nargs * sizeof *argv);
-    char err[512];
+    char err[512] = "";
     memset(&cli, 0, sizeof cli);
     memset(&d, 0, sizeof d);
     if (pc_cli_parse(&cli, nargs + 1, argv, err, sizeof err)) {
@@ -509,7 +509,7 @@ static void settings_pictures(void)
 
 int main(void)
 {
-    char err[512], dir[256], rawpath[512];
+    char err[512] = "", dir[256], rawpath[512];
     settings_pictures();
     if (!dt_tmpdir(dir, sizeof dir, "pictures")) {
         TAP_CHECK(0, "temp dir");

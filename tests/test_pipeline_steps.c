@@ -427,7 +427,7 @@ static const pl_step_ops bad_step = {.name = "bad", .flags = PL_STEP_WRITES, .pr
 
 static void multi_pictures(pl_step_env *env, const pl_pic_alloc *alloc, pc_backend *be)
 {
-    char err[512];
+    char err[512] = "";
     const char *failed = "";
     static pl_steps l;
     static const char *const want_bad[] = {"declared the size of its picture 1 (vcam:x) as 0x16",
@@ -523,7 +523,7 @@ static void multi_pictures(pl_step_env *env, const pl_pic_alloc *alloc, pc_backe
 
 int main(void)
 {
-    char err[512];
+    char err[512] = "";
     pc_settings *s = malloc(sizeof *s), *s2 = malloc(sizeof *s2);
     pc_settings_defaults(s);
     pc_logger log = {log_sink, NULL, PC_LOG_DEBUG};

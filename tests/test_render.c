@@ -72,7 +72,7 @@ static void make_rig(pc_rig *rig, int proj)
 
 static int plan_for(const geom *g, pc_rig *rig, int photo, int maps, pc_render_plan **plan)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig_photometry *ph = malloc(sizeof *ph); /* 85 KB */
     make_rig(rig, g->proj);
     if (photo)
@@ -107,7 +107,7 @@ static void alloc_src(pc_picture *src, pc_pixfmt fmt, const pc_rig *rig, const f
 
 static void check_implementations(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
         for (int photo = 0; photo < 2; photo++) {
             const geom *g = &geoms[gi];
@@ -144,7 +144,7 @@ static void check_implementations(pc_cpu *cpu)
  * demosaic. */
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256];
+    char err[256] = "";
     if (!rt_backend_usable(ops))
         return;
     pc_rig rig;
@@ -203,7 +203,7 @@ static double overlap_step(const pc_render_plan *p, const pc_picture *src)
     /* the mean absolute difference (8-bit) between the two cameras of each
      * overlap, each corrected as the renderer does, over the samples */
     pc_render_stats st;
-    char err[256];
+    char err[256] = "";
     pc_render_plan q = *p;
     float ones[PC_RENDER_MAX_CAMERAS][3];
     for (int c = 0; c < p->ncam; c++)
@@ -225,7 +225,7 @@ static double overlap_step(const pc_render_plan *p, const pc_picture *src)
 
 static void check_gain_compensation(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[0], &rig, 0, 0, &plan) == 0, "gain compensation: plan"))
@@ -297,7 +297,7 @@ static void check_gain_compensation(void)
 
 static void check_seams(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[3], &rig, 0, 0, &plan) == 0, "seams: plan"))
@@ -463,7 +463,7 @@ static int write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int w, 
  * m i0). */
 static int save_pto(const pc_rig *rig, const char *path, int interp)
 {
-    char err[256], tmp[300];
+    char err[256] = "", tmp[300];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (pc_rig_save(rig, tmp, err, sizeof err)) {
         tap_diag("%s", err);
@@ -535,7 +535,7 @@ static double pixel_se(const pc_picture *out, const uint8_t *layer, int x, int y
  * responses, vignetting): nona's corrected layers against ours. */
 static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_picture *cams)
 {
-    char err[256], path[600], cmd[1300], pto[400];
+    char err[256] = "", path[600], cmd[1300], pto[400];
     pc_rig rig = *rig0;
     pc_rig_photometry *ph = malloc(sizeof *ph), *ph1 = malloc(sizeof *ph1);
     photometry(&rig, ph);
@@ -751,7 +751,7 @@ static void check_errors(void)
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_cpu *cpu = NULL;
     if (pc_cpu_open(&cpu, 3, 16, 16, err, sizeof err)) {
         printf("Bail out! pc_cpu_open: %s\n", err);

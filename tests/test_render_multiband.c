@@ -92,7 +92,7 @@ static void cameras(const pc_rig *rig, pc_picture *src, pc_pixfmt fmt, const flo
 
 static void check_strips(void)
 {
-    char err[256];
+    char err[256] = "";
     int reach[PC_MB_MAX_LEVELS + 1] = {0}, depend[PC_MB_MAX_LEVELS + 1] = {0};
     for (int L = PC_MB_MIN_LEVELS; L <= PC_MB_MAX_LEVELS; L++)
         reach[L] = pc_render_mb_reach(L, 0.5f, &depend[L]);
@@ -160,7 +160,7 @@ static void check_strips(void)
  * a pixel that is one camera's either way. */
 static void check_zones(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     pc_render_plan *p;
     if (!TAP_CHECK(plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 1, 0, &p, err, sizeof err) == 0, "zones: plan"))
@@ -222,7 +222,7 @@ static void check_implementations(pc_cpu *cpu)
         int levels, rect;
     } cases[] = {{"cylindrical 640x160, 3 levels", 3, 0}, {"cylindrical 640x160, 4 levels", 4, 0},
                  {"view 320x180 across cameras 0|1, 3 levels", 3, 1}};
-    char err[256];
+    char err[256] = "";
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int photo = 0; photo < 2; photo++) {
             pc_rig rig;
@@ -274,7 +274,7 @@ static int seen_by(const pc_render_plan *p, int c, int x, int y)
 
 static int render_rgb(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, pc_picture *out)
 {
-    char err[256];
+    char err[256] = "";
     tu_pic_alloc(out, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w, p->view.h, 0);
     int rc = pc_render_cpu(cpu, p, src, out, err, sizeof err);
     if (rc)
@@ -288,7 +288,7 @@ static int render_rgb(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *sr
  * which the feather normalisation then fades) */
 static void check_constant(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     for (int b = 0; b < 3; b += 2) {
         pc_rig rig;
         pc_render_plan *p;
@@ -330,7 +330,7 @@ static void check_constant(pc_cpu *cpu)
  * pixels beyond the blend zone that are not their camera's own value. */
 static void check_exposure_step(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     const int lo = 120, hi = 156; /* camera 0's and camera 1's grey */
     double jump[3] = {0, 0, 0}, width[3] = {0, 0, 0};
     long rows[3] = {0, 0, 0}, wrong = 0, checked = 0, over = 0;
@@ -404,7 +404,7 @@ static void check_exposure_step(pc_cpu *cpu)
  * mean of its 3x3 neighbourhood (green). */
 static void check_no_ghost(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     double ghost[3] = {0, 0, 0};
     long n[3] = {0, 0, 0};
     for (int b = 0; b < 3; b++) {
@@ -481,7 +481,7 @@ static void check_no_ghost(pc_cpu *cpu)
 
 static void check_deterministic(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     pc_render_plan *p;
     if (!TAP_CHECK(plan_of(&rig, PC_RENDER_MULTIBAND, 4, 0, 1, 0, &p, err, sizeof err) == 0, "determinism: plan"))
@@ -510,7 +510,7 @@ static void check_deterministic(pc_cpu *cpu)
 /* A multiband plan through a backend, the daemon's way (rt_backend). */
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256];
+    char err[256] = "";
     if (!rt_backend_usable(ops))
         return;
     pc_rig rig;
@@ -672,7 +672,7 @@ typedef struct stadium {
 
 static int stadium_make(stadium *sd, const char *rig_path, int scale)
 {
-    char err[256];
+    char err[256] = "";
     memset(sd, 0, sizeof *sd);
     sd->scale = scale;
     /* the default 5 levels at full size and half (overlaps of ~300 and
@@ -796,7 +796,7 @@ static double seam_step(const stadium *sd, const uint8_t *out, size_t pitch, con
 static int stitch(pc_cpu *cpu, const stadium *sd, const pc_rig *rig, pc_render_blend blend, int gain_comp,
                   stitched *res)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig_photometry *ph = malloc(sizeof *ph);
     pc_rig r = *rig;
     pc_rig_photometry_build(&r, ph);
@@ -917,7 +917,7 @@ static void check_scene(pc_cpu *cpu, const char *rig_path, int scale, int enforc
 
 int main(int argc, char **argv)
 {
-    char err[256];
+    char err[256] = "";
     int scale = 4;
     const char *rig_path = argc > 1 ? argv[1] : NULL;
     if (argc > 3 && !strcmp(argv[2], "--scale"))

@@ -75,7 +75,7 @@ static void make_rig(pc_rig *rig, int kind)
 
 static int plan_for(const pc_rig *rig, const pc_view_model *v, const pc_rig_photometry *ph, pc_render_plan **plan)
 {
-    char err[256];
+    char err[256] = "";
     int rc = pc_render_plan_build(plan, rig, v, ph, NULL, err, sizeof err);
     if (rc)
         tap_diag("plan: %s", err);
@@ -138,7 +138,7 @@ static void pose(int i, double *pan, double *tilt, double *roll, double *hfov)
 static void check_conservative(void)
 {
     static const int sizes[][2] = {{160, 90}, {98, 62}};
-    char err[256];
+    char err[256] = "";
     for (int kind = 0; kind < NRIGS; kind++) {
         pc_rig rig;
         make_rig(&rig, kind);
@@ -200,7 +200,7 @@ static void path_pose(int i, double *pan, double *tilt, double *hfov)
 
 static void check_render_same(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     make_rig(&rig, RIG_SYNTH);
     pc_rig_photometry *ph = malloc(sizeof *ph);
@@ -282,7 +282,7 @@ static void check_render_same(pc_cpu *cpu)
 
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256];
+    char err[256] = "";
     if (!tu_backend_usable(ops))
         return;
     pc_rig rig;
@@ -391,7 +391,7 @@ static void check_backend(const pc_backend_ops *ops)
 
 static void check_errors(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     make_rig(&rig, RIG_SYNTH);
     pc_view_model v, w2;
@@ -444,7 +444,7 @@ static void check_errors(void)
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_cpu *cpu = NULL;
     if (pc_cpu_open(&cpu, 2, 16, 16, err, sizeof err)) {
         printf("Bail out! pc_cpu_open: %s\n", err);

@@ -141,7 +141,7 @@ static void *worker(void *p)
  * vcam:side with one (slot 16) whose encoder failed. */
 static void pictures(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_stats *s = NULL;
     pc_stats_config cfg = {.fps = 50, .budget_ms = 20, .window_s = 10, .outputs = 3 * 8};
     int rc = pc_stats_open(&s, &cfg, err, sizeof err);
@@ -235,7 +235,7 @@ static void pictures(void)
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_stats *s = NULL;
     pc_stats_config cfg = {.fps = 50, .budget_ms = 20, .window_s = 10, .outputs = 2,
                            .output_names = {"rec.ts", "udp://239.1.1.1:5000"}};

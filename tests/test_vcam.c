@@ -182,7 +182,7 @@ static void check_coverage(void)
     pc_rig rig;
     five_camera_rig(&rig);
     pc_vcam_coverage cov;
-    char err[256], why[256];
+    char err[256] = "", why[256];
     TAP_CHECK(pc_vcam_coverage_init(&cov, &rig, 1920, 1080, err, sizeof err) == 0, "coverage of a 5-camera rig");
     TAP_CHECK(fabs(cov.home.pan) < 0.01 && fabs(cov.home.tilt + 10) < 0.01, "home at the rig's centre (%.2f, %.2f)",
               cov.home.pan, cov.home.tilt);
@@ -273,7 +273,7 @@ static void check_follow(void)
     TAP_CHECK(fabs(g.pan[g.gw / 2] - 0) < 1.0 && g.pan[0] < -70 && g.pan[g.gw - 1] > 70,
               "cells span the panorama: pan %.1f .. %.1f", g.pan[0], g.pan[g.gw - 1]);
     pc_vcam_coverage cov;
-    char err[256], why[256];
+    char err[256] = "", why[256];
     pc_vcam_coverage_init(&cov, &rig, 1920, 1080, err, sizeof err);
     pc_vcam_limits lim;
     pc_vcam_limits_default(&lim);
