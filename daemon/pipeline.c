@@ -308,6 +308,11 @@ int pc_run_pipeline(pc_daemon *d)
     if (pc_stats_open(&p->stats, &sc, p->err, sizeof p->err))
         goto fail;
 
+    /* the virtual cameras' control plane (pipeline_vcams.c): views + a rig */
+    step = "virtual cameras";
+    if (pl_vcams_setup(p))
+        goto fail;
+
     /* The frame size is checked before anything is allocated for it. */
     step = "frame size";
     if (pc_check_size(p->width, p->height, p->err, sizeof p->err))
@@ -460,6 +465,8 @@ int pc_run_pipeline(pc_daemon *d)
         pc_stats_format_summary(&snap, sum, sizeof sum);
         size_t l = strlen(sum);
         pl_bands_summary(p, sum + l, sizeof sum - l);
+        l = strlen(sum);
+        pl_vcams_summary(p, sum + l, sizeof sum - l); /* the virtual cameras */
         pc_log(&d->logger, PC_LOG_NOTICE, "stopped after %" PRIu64 " frame sets (summary on stdout)",
                (uint64_t)atomic_load(&p->frames_done));
         fprintf(stdout, "%s", sum);
@@ -471,6 +478,7 @@ fail:
     pc_log(&d->logger, PC_LOG_ERR, "%s: %s", step, p->err);
     teardown(p);
 out:
+    pl_vcams_teardown(p); /* every thread that used it has ended */
     pc_stats_close(p->stats);
     pthread_mutex_destroy(&p->q_lock);
     pthread_cond_destroy(&p->q_cond);

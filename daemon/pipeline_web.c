@@ -362,9 +362,8 @@ static int web_status(void *user, pc_json *j)
     }
     pc_json_array_end(j);
 
-    /* the virtual cameras, once there are any: their picture and controls */
-    pc_json_array(j, "views");
-    pc_json_array_end(j);
+    /* the virtual cameras: their poses, controls and frames on the live picture */
+    pl_vcams_json(p, j);
 
     pc_json_object(j, "control");
     pc_json_bool(j, "enabled", pc_http_control_enabled(p->web));
@@ -531,6 +530,8 @@ void pl_web_start(pipeline *p)
     ops.idr = web_idr;
     ops.snapshot = web_snapshot;
     ops.snapshot_file = web_snapshot_file;
+    ops.view_command = pl_vcams_web_command;
+    ops.picture_map = pl_vcams_web_map;
     pc_http_config hc = {.listen = s->daemon.http_listen, .key = "http_listen", .web = 1,
                          .token_file = s->daemon.http_token_file};
     if (pc_http_start(&p->web, &hc, &ops, &p->d->logger, p->err, sizeof p->err))
