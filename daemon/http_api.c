@@ -372,8 +372,9 @@ static void picture(const pc_http_ops *ops, int camera, http_answer *a)
 
 /* ------------------------------------------------------- virtual cameras */
 
-/* A number member into the command text (" %.17g": what the grammar
- * reads back exactly). 0 absent, 1 added, -1 with the answer. */
+/* A number member into the command text (" %.15g": the value as sent,
+ * to far below a thousandth of a degree, and shown so in a refusal). 0
+ * absent, 1 added, -1 with the answer. */
 static int num_word(const pc_json_field *f, int n, const char *route, const char *key, char *cmd, size_t len,
                     http_answer *a)
 {
@@ -386,7 +387,7 @@ static int num_word(const pc_json_field *f, int n, const char *route, const char
         return -1;
     }
     size_t o = strlen(cmd);
-    snprintf(cmd + o, len - o, " %.17g", m->num);
+    snprintf(cmd + o, len - o, " %.15g", m->num);
     return 1;
 }
 
