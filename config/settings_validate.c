@@ -290,6 +290,9 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
             snprintf(key, sizeof key, "%s.presets[%d].name", pre, j);
             if (!p->name[0])
                 ERR(p->line, key, "missing: every preset needs a name");
+            else if (!name_ok(p->name) || strlen(p->name) >= PC_NAME_LEN)
+                ERR(p->line, key, "\"%s\": a preset's name is letters, digits, '-', '_' and '.' (the control "
+                    "command `vcam VIEW preset NAME` and the web API carry it)", p->name);
             for (int k = 0; k < j && p->name[0]; k++)
                 if (strcmp(p->name, v->presets.item[k].name) == 0)
                     ERR(p->line, key, "duplicate preset \"%s\" (also presets[%d], line %d)", p->name, k,
