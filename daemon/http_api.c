@@ -6,6 +6,8 @@
  * answers. http.c has already checked rate, token and body size. */
 #include "http_int.h"
 
+#include "settings.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +45,6 @@ static int snapshot_name_ok(const char *s)
     return 1;
 }
 
-/* A virtual camera's or a preset's name: letters, digits, '-', '_', '.',
- * 1..63 bytes (the settings allow no other). */
-static int view_name_ok(const char *s)
-{
-    size_t n = strlen(s);
-    return n > 0 && n < 64 &&
-           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
-}
-
 unsigned http_api_route(const char *url, const char *method, http_route *r, const char **allow, char *why,
                         size_t n)
 {
@@ -82,7 +75,7 @@ unsigned http_api_route(const char *url, const char *method, http_route *r, cons
         snprintf(r->name, sizeof r->name, "%s", url + 15);
         found = 1;
     }
-    if (!found && !strncmp(url, "/api/views/", 11) && view_name_ok(url + 11)) {
+    if (!found && !strncmp(url, "/api/views/", 11) && pc_settings_name_ok(url + 11)) {
         r->id = API_VIEW;
         r->post = 1;
         snprintf(r->name, sizeof r->name, "%s", url + 11);
@@ -394,7 +387,7 @@ static int num_word(const pc_json_field *f, int n, const char *route, const char
 /* {"preset": NAME} / {"save": NAME}: a name the grammar takes as one word. */
 static int name_member(const pc_json_field *m, const char *route, http_answer *a)
 {
-    if (m->type != PC_JSON_STRING || !view_name_ok(m->str)) {
+    if (m->type != PC_JSON_STRING || !pc_settings_name_ok(m->str)) {
         http_answer_error(a, 400, "%s: \"%s\" must be a preset name: letters, digits, '-', '_' and '.', 1..63 of "
                           "them", route, m->key);
         return -1;

@@ -413,12 +413,6 @@ typedef struct parsed {
     int on;                 /* follow */
 } parsed;
 
-static int name_ok(const char *n)
-{
-    return n[0] && strlen(n) < PC_NAME_LEN &&
-           strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == strlen(n);
-}
-
 static int parse_verb(const vc_view *w, char **word, int n, parsed *c, char *err, size_t errlen)
 {
     int vb = -1;
@@ -466,7 +460,7 @@ static int parse_verb(const vc_view *w, char **word, int n, parsed *c, char *err
             snprintf(err, errlen, "%s needs a preset name; usage: %s", verb_names[c->verb], usage);
             return -1;
         }
-        if (!name_ok(word[2])) {
+        if (!pc_settings_name_ok(word[2])) {
             snprintf(err, errlen, "preset name \"%.40s%s\": letters, digits, '-', '_' and '.', at most %d", word[2],
                      strlen(word[2]) > 40 ? "..." : "", PC_NAME_LEN - 1);
             return -1;
