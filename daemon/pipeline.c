@@ -299,6 +299,12 @@ int pc_run_pipeline(pc_daemon *d)
     if (opened)
         goto fail;
 
+    /* the virtual cameras' control plane (pipeline_vcams.c), when views and
+     * a rig are configured: before the stage's steps, which step them */
+    step = "virtual cameras";
+    if (pl_vcams_setup(p))
+        goto fail;
+
     /* stats: before the encoder, whose callbacks report into it */
     pc_stats_config sc = {.fps = p->fps, .budget_ms = pc_settings_budget_ms(p->s),
                           .window_s = p->s->daemon.stats_window_s, .outputs = p->s->output_count};
@@ -306,11 +312,6 @@ int pc_run_pipeline(pc_daemon *d)
         sc.output_names[i] = p->s->outputs[i].url;
     step = "stats";
     if (pc_stats_open(&p->stats, &sc, p->err, sizeof p->err))
-        goto fail;
-
-    /* the virtual cameras' control plane (pipeline_vcams.c): views + a rig */
-    step = "virtual cameras";
-    if (pl_vcams_setup(p))
         goto fail;
 
     /* The frame size is checked before anything is allocated for it. */
