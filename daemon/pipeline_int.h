@@ -13,6 +13,9 @@
  *   pipeline_control.c  control thread: the control socket's callbacks
  *   pipeline_web.c      HTTP thread: the web page's API callbacks, its
  *                       server and live picture (web_picture.c) set up
+ *   pipeline_vcams.c    the virtual cameras (vcams.h) for the control,
+ *                       HTTP and main threads: set-up, commands, status,
+ *                       metrics, reload, summary
  * and the stage thread's steps (pipeline_step.h: the ops table and the
  * list, pipeline_steps.c), one file each, each the owner of its state:
  *   step_raw_record.c   --record-raw
@@ -20,6 +23,7 @@
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
  *   step_web_picture.c  the web page's live picture (web_picture.c)
+ *   step_vcam_motion.c  the virtual cameras' motion, until a render step
  *
  * Who owns what. Set-up (main thread) writes everything before it starts
  * the threads and teardown reads it after joining them; "owner" is who
