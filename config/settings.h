@@ -128,6 +128,10 @@ typedef struct pc_capture_settings {
     double deadline_periods;   /* a set is emitted after this many frame periods */
     int pool_size;             /* frame sets in the capture pool */
     char image[PC_PATH_LEN];   /* fake cameras: one panorama split across them ("" = built-in) */
+    char scene[PC_NAME_LEN];   /* fake cameras: a simulated scene seen through panorama.rig
+                                * ("stadium"; "" = pictures) */
+    double scene_seconds;      /* the scene's loop, pre-rendered at start */
+    int64_t scene_seed;        /* which match the scene plays */
     pc_camera_settings camera; /* defaults for every camera */
     int line;
 } pc_capture_settings;

@@ -179,6 +179,14 @@ static const pc_key capture_keys[] = {
      "frame sets in the capture pool (bounded memory; when all are busy a set is dropped)", NULL},
     {"image", PC_KT_STRING, CAP(image), 0, 0, 0, NULL, 0, "", NULL,
      "fake cameras: one panorama picture split across the cameras (\"\" = the bundled photograph)", NULL},
+    {"scene", PC_KT_STRING, CAP(scene), 0, 0, 0, NULL, 0, "", NULL,
+     "fake cameras: a simulated scene, each camera seeing it through panorama.rig, players and ball "
+     "moving (\"stadium\": a football match); \"\" = the pictures", NULL},
+    {"scene_seconds", PC_KT_DOUBLE, CAP(scene_seconds), 0.5, 60, 0, NULL, 0, "2", "s",
+     "the scene's loop, rendered at start (about 2 s of CPU per second of loop for 5 cameras of 2040x1080)",
+     NULL},
+    {"scene_seed", PC_KT_INT64, CAP(scene_seed), 0, 1e15, 0, NULL, 0, "1", NULL,
+     "which match the scene plays (the same seed, the same match)", NULL},
 };
 
 static const pc_key debayer_keys[] = {

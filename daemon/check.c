@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const pc_logger *lg)
+void pc_check_capture_config(const pc_settings *s, const struct pc_rig *rig, pc_capture_config *cc,
+                             const pc_logger *lg)
 {
     pc_capture_config_init(cc);
     cc->source = (pc_source_kind)s->capture.source;
@@ -28,6 +29,14 @@ void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const 
     cc->deadline_periods = s->capture.deadline_periods;
     cc->pool_sets = s->capture.pool_size;
     cc->log = lg;
+    /* a scene seen through the rig (capture.scene; capture refuses it
+     * without a rig, naming what is missing) */
+    if (s->capture.scene[0]) {
+        cc->scene = s->capture.scene;
+        cc->scene_rig = rig;
+        cc->scene_seconds = s->capture.scene_seconds;
+        cc->scene_seed = (uint64_t)s->capture.scene_seed;
+    }
     /* Fake cameras with no picture configured show the bundled photograph
      * (installed, or in the source tree when run from a build folder). */
     const char *picture = s->capture.image[0] ? s->capture.image : NULL;
@@ -110,15 +119,26 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
     char err[1024], key[96];
 #define ERR(line, k, ...) (errors++, pc_diag_add(d, PC_DIAG_ERROR, file, line, k, __VA_ARGS__))
 
+    /* the rig (panorama and virtual cameras): read, against the cameras,
+     * the encoder and its coverage; the scene's cameras look through it */
+    pc_rig_setup *rs = calloc(1, sizeof *rs);
+    if (!rs) {
+        ERR(0, "", "out of memory");
+        return errors;
+    }
+    errors += pc_settings_check_rig(s, rs, d);
+
     /* capture */
     pc_capture_config cc;
     pc_logger quiet = {.max_level = PC_LOG_ERR};
-    pc_check_capture_config(s, &cc, &quiet);
+    pc_check_capture_config(s, rs->have_rig ? &rs->rig : NULL, &cc, &quiet);
     if (pc_capture_check(&cc, err, sizeof err)) {
         int cam = camera_of(err);
         if (cam >= 0 && cam < s->capture.cameras && strstr(err, ": picture ") && !s->cameras[cam].image[0] &&
             s->capture.image[0]) {
             ERR(s->capture.line, "capture.image", "%s", err); /* every camera's picture */
+        } else if (s->capture.scene[0] && strstr(err, "scene")) {
+            ERR(s->capture.line, "capture.scene", "%s", err);
         } else if (cam >= 0 && cam < s->capture.cameras) {
             snprintf(key, sizeof key, "cameras[%d]", cam);
             ERR(s->cameras[cam].line ? s->cameras[cam].line : s->capture.line, key, "%s", err);
@@ -127,9 +147,6 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
         }
     }
 
-    /* the rig (panorama and virtual cameras): read, against the cameras,
-     * the encoder and its coverage */
-    errors += pc_settings_check_rig(s, NULL, d);
 
     /* encoders and outputs: every picture's */
     int real = 0;
@@ -162,5 +179,6 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
             "this build has no FFmpeg (meson -Dffmpeg=enabled): only the output \"null\" is possible");
 #endif
 #undef ERR
+    free(rs);
     return errors;
 }

@@ -18,10 +18,14 @@
 #include "log.h"
 #include "settings.h"
 
+struct pc_rig;
+
 /* Fills cc from the settings (what the pipeline opens); the fake cameras'
  * bundled photograph is looked up as the run does (a warning on lg when
- * it is missing). */
-void pc_check_capture_config(const pc_settings *s, pc_capture_config *cc, const pc_logger *lg);
+ * it is missing). rig: panorama.rig as read (pc_settings_check_rig), the
+ * cameras' view of capture.scene; NULL without one. */
+void pc_check_capture_config(const pc_settings *s, const struct pc_rig *rig, pc_capture_config *cc,
+                             const pc_logger *lg);
 
 /* Runs the module checks; returns the number of errors added to diag. */
 int pc_check_modules(const pc_settings *s, pc_diag *diag);

@@ -5,6 +5,7 @@
  * pipeline needs (signals before any thread, systemd notifier, logger).
  * The pipeline itself is pc_run_pipeline (pipeline.h). */
 #include "check.h"
+#include "settings_rig.h"
 #include "cli.h"
 #include "debayer.h"
 #include "notify.h"
@@ -79,13 +80,30 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
     switch (cli->action) {
     case PC_ACTION_CHECK_CONFIG:
         print_diag(diag, &d->logger, 1);
-        if (rc == PC_EXIT_OK)
-            printf("%s: OK (%d %s camera%s, panorama %dx%d, algorithm %s, %d output%s)\n",
-                   path ? path : "built-in defaults", d->settings.capture.cameras,
-                   pc_source_name((pc_source)d->settings.capture.source), d->settings.capture.cameras > 1 ? "s" : "",
-                   pc_settings_panorama_width(&d->settings), pc_settings_panorama_height(&d->settings),
-                   pc_algo_get((pc_algo_id)d->settings.debayer.algo)->name, d->settings.output_count,
-                   d->settings.output_count != 1 ? "s" : "");
+        if (rc == PC_EXIT_OK) {
+            /* the picture the main outputs get: the stitched panorama at
+             * the size the rig and the encoder give, or the stacked cameras */
+            const pc_settings *st = &d->settings;
+            int pw = pc_settings_panorama_width(st), ph = pc_settings_panorama_height(st);
+            char what[PC_PATH_LEN + 64] = "", why[256];
+            pc_rig_setup *rs = pc_settings_stitching(st) ? calloc(1, sizeof *rs) : NULL;
+            pc_diag *quiet = rs ? calloc(1, sizeof *quiet) : NULL;
+            if (rs && quiet) {
+                pc_diag_init(quiet);
+                if (pc_settings_check_rig(st, rs, quiet) == 0 && rs->have_rig &&
+                    pc_settings_panorama_size(st, &rs->rig, -1, &pw, &ph, why, sizeof why) >= 0)
+                    snprintf(what, sizeof what, " stitched from %s", st->panorama.rig);
+            }
+            free(rs);
+            free(quiet);
+            printf("%s: OK (%d %s camera%s, panorama %dx%d%s, algorithm %s, %d output%s", path ? path : "built-in defaults",
+                   st->capture.cameras, pc_source_name((pc_source)st->capture.source), st->capture.cameras > 1 ? "s" : "",
+                   pw, ph, what, pc_algo_get((pc_algo_id)st->debayer.algo)->name, st->output_count,
+                   st->output_count != 1 ? "s" : "");
+            if (st->vcam_count)
+                printf(", %d virtual camera%s", st->vcam_count, st->vcam_count != 1 ? "s" : "");
+            printf(")\n");
+        }
         else
             fprintf(stderr, "%s: %d error%s\n", path ? path : "command line", diag->errors,
                     diag->errors != 1 ? "s" : "");

@@ -102,10 +102,39 @@ void pl_fail(pipeline *p, const char *what)
 static void *backend_host_alloc(size_t n, void *user) { return pc_backend_host_alloc(user, n); }
 static void backend_host_free(void *ptr, void *user) { pc_backend_host_free(user, ptr); }
 
+/* panorama.rig, read as --check-config read it (a file changed since is
+ * a configuration error: 78), for the capture's scene and the render
+ * step. Without a rig p->rig stays NULL. */
+static int open_rig(pipeline *p)
+{
+    if (!p->s->panorama.rig[0])
+        return 0;
+    p->rig = calloc(1, sizeof *p->rig);
+    pc_diag *dg = calloc(1, sizeof *dg);
+    int rc = -1;
+    if (!p->rig || !dg) {
+        snprintf(p->err, sizeof p->err, "out of memory");
+    } else {
+        pc_diag_init(dg);
+        if (pc_settings_check_rig(p->s, p->rig, dg) == 0 && p->rig->have_rig) {
+            rc = 0;
+        } else {
+            for (int i = 0; i < dg->count; i++)
+                if (dg->item[i].severity == PC_DIAG_ERROR) {
+                    snprintf(p->err, sizeof p->err, "%s: %s", dg->item[i].key, dg->item[i].msg);
+                    break;
+                }
+        }
+    }
+    free(dg);
+    return rc;
+}
+
 static int open_capture(pipeline *p)
 {
     pc_capture_config cc;
-    pc_check_capture_config(p->s, &cc, &p->d->logger); /* as --check-config saw it */
+    /* as --check-config saw it */
+    pc_check_capture_config(p->s, p->rig ? &p->rig->rig : NULL, &cc, &p->d->logger);
     if (p->bops->host_alloc) { /* else capture's own page-aligned buffers */
         cc.alloc = backend_host_alloc;
         cc.free = backend_host_free;
@@ -158,14 +187,8 @@ static int open_slots(pipeline *p)
         snprintf(p->err, sizeof p->err, "no step of the stage writes a picture");
         return -1;
     }
-    if (l->out.width != p->width || l->out.height != p->height) {
-        snprintf(p->err, sizeof p->err, "step %s makes a %dx%d picture; the %s backend allocates picture slots of "
-                 "the %dx%d frame only", l->step[l->last_writer].ops->name, l->out.width, l->out.height,
-                 pc_backend_name(p->be), p->width, p->height);
-        return -1;
-    }
     for (int i = 0; i < p->nslots; i++) {
-        if (pc_backend_picture_alloc(p->be, p->fmt, p->st.matrix, p->st.range, &p->pic[i], p->err, sizeof p->err))
+        if (pl_picture_alloc(p, p->fmt, l->out.width, l->out.height, &p->pic[i], p->err, sizeof p->err))
             return -1;
         /* grid: the same memory as the cameras' tiles; the final pass
          * stores each camera's rows in its tile (no copy) */
@@ -251,6 +274,8 @@ static void teardown(pipeline *p)
         }
         pc_backend_close(p->be);
     }
+    free(p->rig);
+    p->rig = NULL;
 }
 
 int pc_run_pipeline(pc_daemon *d)
@@ -291,6 +316,11 @@ int pc_run_pipeline(pc_daemon *d)
      * capture and the encoder threads, then its own set again. */
     const char *cap_cpus = p->s->daemon.capture_cpus, *enc_cpus = p->s->encode.cpus;
     cpu_set_t own;
+    step = "rig";
+    if (open_rig(p)) {
+        rc = PC_EXIT_CONFIG;
+        goto fail;
+    }
     step = "capture";
     if (pc_cpulist_pin_self(cap_cpus, &own, p->err, sizeof p->err))
         goto fail;

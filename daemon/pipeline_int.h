@@ -100,6 +100,7 @@
 #include "pipeline_step.h"
 
 #include "capture.h"
+#include "settings_rig.h"
 #include "clock.h"
 #include "control.h"
 #include "http.h"
@@ -222,6 +223,8 @@ struct pipeline {
                            * zero-copy band threads: download/wait of their
                            * rows of the slot they hold */
     pc_http *http;        /* daemon.metrics_listen, or NULL (its own threads) */
+    pc_rig_setup *rig;    /* panorama.rig as read at set-up (NULL: no rig): the
+                           * scene's cameras, the render step's starting rig */
     pc_http *web;         /* daemon.http_listen: the web page, or NULL (its own threads) */
     pc_web_picture *webpic; /* its live picture (stage thread offers; own thread) */
     struct pl_web *webapi;  /* the web API's state (pipeline_web.c, its own lock) */
@@ -322,11 +325,16 @@ void pl_fail(pipeline *p, const char *what);
  * p->steps.out is the slots' picture) and started (after the picture
  * slots); on failure p->err says why and *failed names the step. */
 int pl_stage_prepare(pipeline *p, const char **failed);
+/* A picture in the backend's memory of any size (set-up): the frame's
+ * through picture_alloc, another (a panorama, a view) through
+ * render_picture_alloc. */
+int pl_picture_alloc(pipeline *p, pc_pixfmt fmt, int w, int h, pc_picture *out, char *err, size_t errlen);
 int pl_stage_start(pipeline *p, const char **failed);
 void *pl_stage_main(void *arg);
 
 /* the steps (step_*.c), in pipeline_stage.c's list */
-extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, pl_step_debayer, pl_step_web_picture;
+extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, pl_step_debayer, pl_step_render,
+    pl_step_web_picture;
 
 /* pipeline_encoder.c */
 int pl_open_encoder_or_null(pipeline *p);

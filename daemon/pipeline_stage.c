@@ -17,22 +17,24 @@ static const pl_step_ops *const stage_steps[] = {
     &pl_step_colour,     /* tables and white balance: pl_set.colour */
     &pl_step_snapshot,   /* a requested PNG, through the tables */
     &pl_step_vcam_motion, /* the virtual cameras' motion (until a render step steps it) */
-    &pl_step_debayer,    /* upload + demosaic into the slot's picture */
+    &pl_step_debayer,    /* upload + demosaic into the slot's picture (RGB for the render step) */
+    &pl_step_render,     /* the panorama from the rig (when one is configured) */
     &pl_step_web_picture, /* the web page's live picture, when watched (last: the finished picture) */
 };
 
-/* The slots' and the intermediate pictures: in the backend's memory,
- * which allocates pictures of the frame size. */
+/* A picture of the backend's memory (the slots', the intermediate ones):
+ * the frame's size through picture_alloc, any other (a panorama, a view)
+ * through render_picture_alloc. */
+int pl_picture_alloc(pipeline *p, pc_pixfmt fmt, int w, int h, pc_picture *out, char *err, size_t errlen)
+{
+    if (w == p->width && h == p->height)
+        return pc_backend_picture_alloc(p->be, fmt, p->st.matrix, p->st.range, out, err, errlen) ? -1 : 0;
+    return pc_backend_render_picture_alloc(p->be, fmt, p->st.matrix, p->st.range, w, h, out, err, errlen) ? -1 : 0;
+}
+
 static int picture_alloc(void *user, const pl_pic_desc *d, pc_picture *out, char *err, size_t errlen)
 {
-    pipeline *p = user;
-    if (d->width != p->width || d->height != p->height) {
-        snprintf(err, errlen, "a %dx%d %s picture in the %s backend's memory: it allocates pictures of the "
-                 "frame size (%dx%d) only", d->width, d->height, pc_pixfmt_name((pc_pixfmt)d->fmt),
-                 pc_backend_name(p->be), p->width, p->height);
-        return -1;
-    }
-    return pc_backend_picture_alloc(p->be, (pc_pixfmt)d->fmt, p->st.matrix, p->st.range, out, err, errlen) ? -1 : 0;
+    return pl_picture_alloc(user, (pc_pixfmt)d->fmt, d->width, d->height, out, err, errlen);
 }
 
 static void picture_free(void *user, pc_picture *pic) { pc_backend_picture_free(((pipeline *)user)->be, pic); }

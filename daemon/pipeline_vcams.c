@@ -1,6 +1,6 @@
 /* pipeline_vcams.c - the running pipeline's virtual cameras (vcams.h) as
- * the operators reach them: set-up (the rig read and checked again, the
- * views opened), the control socket's `vcam` command and its status lines,
+ * the operators reach them: set-up (the views opened on the rig read at
+ * set-up), the control socket's `vcam` command and its status lines,
  * the metrics, the web API's views (JSON, the commands a POST makes, the
  * live picture's map and each view's frame on it), reload and the summary.
  *
@@ -25,29 +25,16 @@ int pl_vcams_setup(pipeline *p)
     const pc_settings *s = p->s;
     if (s->vcam_count == 0)
         return 0;
-    pc_rig_setup *rs = malloc(sizeof *rs);
-    pc_diag *diag = malloc(sizeof *diag);
-    int rc = -1;
-    if (!rs || !diag) {
-        snprintf(p->err, sizeof p->err, "out of memory");
-        goto out;
+    /* p->rig: read and checked at set-up as --check-config did, with each
+     * view's first pose inside the coverage (the settings make views
+     * without a rig an error) */
+    if (!p->rig || !p->rig->have_rig) {
+        snprintf(p->err, sizeof p->err, "virtual_cameras: %d view%s and no rig read (panorama.rig)", s->vcam_count,
+                 s->vcam_count == 1 ? "" : "s");
+        return -1;
     }
-    pc_diag_init(diag);
-    /* the start's check ran it already; the rig is read again for its
-     * cameras and each view's first pose (a file rewritten since fails here) */
-    int errors = pc_settings_check_rig(s, rs, diag);
-    if (errors || !rs->have_rig) {
-        char line[900] = "the rig cannot be read";
-        for (int i = 0; i < diag->count; i++)
-            if (diag->item[i].severity == PC_DIAG_ERROR) {
-                pc_diag_format(&diag->item[i], line, sizeof line);
-                break;
-            }
-        snprintf(p->err, sizeof p->err, "%s", line);
-        goto out;
-    }
-    if (pl_vcams_open(&p->vcams, s, &rs->rig, rs->start, p->fps, p->err, sizeof p->err))
-        goto out;
+    if (pl_vcams_open(&p->vcams, s, &p->rig->rig, p->rig->start, p->fps, p->err, sizeof p->err))
+        return -1;
     pl_vcam_status st[PC_MAX_VCAMS];
     int n = pl_vcams_status(p->vcams, st, PC_MAX_VCAMS);
     for (int i = 0; i < n; i++) {
@@ -55,11 +42,7 @@ int pl_vcams_setup(pipeline *p)
         pl_vcams_status_line(&st[i], line, sizeof line);
         pc_log(&p->d->logger, PC_LOG_INFO, "virtual camera %s", line);
     }
-    rc = 0;
-out:
-    free(rs);
-    free(diag);
-    return rc;
+    return 0;
 }
 
 void pl_vcams_teardown(pipeline *p)

@@ -92,7 +92,7 @@ static int index_of(const char *name, const char *const *names, int n)
 
 static const char *const cfa_names[] = {"RGGB", "GRBG", "GBRG", "BGGR"};
 static const char *const variant_names[] = {"auto", "2px", "4px"};
-static const char *const pixfmt_names[] = {"rgb24", "nv12", "i420"};
+static const char *const pixfmt_names[] = {"rgb24", "nv12", "i420", "rgbx32"};
 static const char *const matrix_names[] = {"bt709", "bt601"};
 static const char *const range_names[] = {"limited", "full"};
 
@@ -100,7 +100,7 @@ int pc_cfa_from_name(const char *n) { return index_of(n, cfa_names, 4); }
 const char *pc_cfa_name(pc_cfa c) { return (unsigned)c < 4 ? cfa_names[c] : "?"; }
 int pc_variant_from_name(const char *n) { return index_of(n, variant_names, 3); }
 const char *pc_variant_name(pc_variant v) { return (unsigned)v < 3 ? variant_names[v] : "?"; }
-int pc_pixfmt_from_name(const char *n) { return index_of(n, pixfmt_names, 3); }
-const char *pc_pixfmt_name(pc_pixfmt f) { return (unsigned)f < 3 ? pixfmt_names[f] : "?"; }
+int pc_pixfmt_from_name(const char *n) { return index_of(n, pixfmt_names, 4); }
+const char *pc_pixfmt_name(pc_pixfmt f) { return (unsigned)f < 4 ? pixfmt_names[f] : "?"; }
 int pc_matrix_from_name(const char *n) { return index_of(n, matrix_names, 2); }
 int pc_range_from_name(const char *n) { return index_of(n, range_names, 2); }

@@ -317,7 +317,7 @@ int pc_backend_debayer(pc_backend *b, int slot, const pc_picture *dst, char *err
     int sw, sh; /* a grid picture's source: the frame */
     pc_picture_source_size(dst, &sw, &sh);
     if (sw != b->cfg.width || sh != b->cfg.height ||
-        (dst->fmt != PC_FMT_RGB24 && (dst->matrix != b->dc.matrix || dst->range != b->dc.range))) {
+        (!pc_pixfmt_is_rgb(dst->fmt) && (dst->matrix != b->dc.matrix || dst->range != b->dc.range))) {
         pc_set_err(err, errlen, "pc_backend_debayer (%s backend, %s): destination is %dx%d matrix %d range %d, "
                    "the backend makes %dx%d matrix %d range %d", b->ops->name, pc_algo_get(b->dc.algo)->name,
                    sw, sh, (int)dst->matrix, (int)dst->range, b->cfg.width, b->cfg.height,

@@ -73,7 +73,7 @@ struct pc_kparams {
     int W, H;
     int ox, oy; /* CFA phase: position of red in the top-left 2x2 */
     int th;     /* tile height (rows); multiple of 4 */
-    uint8_t *d0, *d1, *d2; /* output planes (Y/CbCr, Y/Cb/Cr, or RGB) */
+    uint8_t *d0, *d1, *d2; /* output planes (Y/CbCr, Y/Cb/Cr, or RGB/RGBX) */
     int p0, p1, p2;
     int grid; /* a grid picture's tiles (pc_grid_pack; in what was padding,
                * so the struct keeps its 128 bytes); 0: stacked */
@@ -96,23 +96,28 @@ struct pc_kparams {
 #define PC_KBAND 10
 #define PC_KMAX_BANDS 16
 
-/* Kernel output formats (the FMT template argument): the pc_pixfmt values,
- * and NV12/I420 + PC_KFMT_COL for the kernels that select a matrix per row
- * band and clamp Y'/chroma. The host picks the +COL kernel only when some
- * band's matrix needs it (pc_bands_plain() == 0): with one matrix whose Y'
- * and chroma cannot leave their ranges (every plain spec §8 matrix, and a
- * colour matrix folded in that keeps them) the clamps are identities and
- * the plain kernel writes the same bytes at the pre-colour cost. */
-#define PC_KFMT_COL 2
-/* + PC_KFMT_GRID (any of the 5 above): the kernel for a grid picture
- * (encode.layout "grid", pc_picture.grid_cols), whose final pass adds each
- * camera tile's offsets (pc_grid_offset) to its stores; the other kernels
- * have no trace of it (not a register, not an instruction). */
-#define PC_KFMT_GRID 5
-#define PC_KFMT_COUNT 10
+/* Kernel output formats (the FMT template argument): the pc_pixfmt values
+ * (RGB24 0, NV12 1, I420 2, RGBX32 3), and NV12/I420 + PC_KFMT_COL (4, 5)
+ * for the kernels that select a matrix per row band and clamp Y'/chroma.
+ * The host picks the +COL kernel only when some band's matrix needs it
+ * (pc_bands_plain() == 0): with one matrix whose Y' and chroma cannot
+ * leave their ranges (every plain spec §8 matrix, and a colour matrix
+ * folded in that keeps them) the clamps are identities and the plain
+ * kernel writes the same bytes at the pre-colour cost. The RGB formats
+ * have no matrix, hence no +COL kernel. */
+#define PC_KFMT_COL 3
+/* + PC_KFMT_GRID (any of the 6 above but RGBX32): the kernel for a grid
+ * picture (encode.layout "grid", pc_picture.grid_cols), whose final pass
+ * adds each camera tile's offsets (pc_grid_offset) to its stores; the
+ * other kernels have no trace of it (not a register, not an instruction).
+ * RGBX32 (the panorama's texture source) has no grid (every backend's
+ * check refuses one): its slot in the kernel sets is NULL, 14 kernels
+ * less to compile. */
+#define PC_KFMT_GRID 6
+#define PC_KFMT_COUNT 12
 #define PC_KFMT_NOGRID(f) ((f) % PC_KFMT_GRID)
 #define PC_KFMT_IS_GRID(f) ((f) >= PC_KFMT_GRID)
-#define PC_KFMT_IS_COL(f) (PC_KFMT_NOGRID(f) > PC_FMT_I420)
+#define PC_KFMT_IS_COL(f) (PC_KFMT_NOGRID(f) > PC_FMT_RGBX32)
 #define PC_KFMT_BASE(f) (PC_KFMT_IS_COL(f) ? PC_KFMT_NOGRID(f) - PC_KFMT_COL : PC_KFMT_NOGRID(f))
 
 /* 1 when n == 1 and for every 8-bit R, G, B the Y' numerator lies in
@@ -188,6 +193,37 @@ PC_DEV pc_plane<T> pc_at(const T *base, int off)
     pc_plane<T> p;
     p.q = base + off;
     return p;
+}
+
+/* --- RGBX32 stores (the fused kernels' final pass and MLRI's) ------------
+ * pc_rgbx: one texel, R, G, B in memory order and 255 (two PRMTs and an
+ * OR; byte 0 of each value, as RGB24's byte stores take). The texels a
+ * thread makes in a row are adjacent and 4 bytes each, so they leave in
+ * one aligned store: 8 bytes (the 2px variant's two pixels, an MLRI block
+ * row) or 16 (a row of the 4px variant's two blocks), one instruction
+ * where RGB24 needs three byte stores per pixel, and a warp's stores cover
+ * whole contiguous sectors. Hence the 16-byte alignment asked of RGBX32
+ * destinations (pc_gpu_dst_align). */
+PC_DEV unsigned pc_rgbx(int r, int g, int b)
+{
+    return __byte_perm(__byte_perm(r, g, 0x0040), b | 0xFF00, 0x5410);
+}
+PC_DEV void pc_store_u64(uint8_t *d, unsigned lo, unsigned hi)
+{
+#ifndef __CUDACC__
+    pc_emu_check_align(d, 8);
+#endif
+    uint2 v;
+    v.x = lo;
+    v.y = hi;
+    *(uint2 *)d = v;
+}
+PC_DEV void pc_store_u128(uint8_t *d, unsigned a, unsigned b, unsigned c, unsigned e)
+{
+#ifndef __CUDACC__
+    pc_emu_check_align(d, 16);
+#endif
+    *(uint4 *)d = make_uint4(a, b, c, e);
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include "cuda_colour.cuh"
 #include "cuda_emu_api.h"
 #include "cuda_mlri.cuh"
+#include "debayer_cuda.h" /* pc_gpu_dst_align: the device's contract */
 
 #include <stdio.h>
 
@@ -25,6 +26,7 @@ static void kernel_of(int fmt, const pc_kparams &kp)
     else if (fmt == PC_FMT_I420) pc_debayer_kernel<A, VAR, PC_FMT_I420>(kp);
     else if (fmt == PC_FMT_NV12 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_NV12 + PC_KFMT_COL>(kp);
     else if (fmt == PC_FMT_I420 + PC_KFMT_COL) pc_debayer_kernel<A, VAR, PC_FMT_I420 + PC_KFMT_COL>(kp);
+    else if (fmt == PC_FMT_RGBX32) pc_debayer_kernel<A, VAR, PC_FMT_RGBX32>(kp);
     else pc_debayer_kernel<A, VAR, PC_FMT_RGB24>(kp);
 }
 
@@ -79,6 +81,27 @@ extern "C" int pc_emu_supports(pc_algo_id algo)
     return (unsigned)algo < PC_ALGO_COUNT && emu_algos[algo].run != nullptr;
 }
 
+/* The device's contract for a destination (debayer_cuda.cu, check_pic):
+ * the kernels store 2 and 4 bytes at once, 8 and 16 for RGBX32, so plane
+ * pointers and pitches are multiples of pc_gpu_dst_align; RGBX32 has no
+ * grid kernels. */
+static int check_dst(const pc_picture *dst, const char *who, char *err, size_t errlen)
+{
+    const size_t align = pc_gpu_dst_align(dst->fmt);
+    for (int i = 0; i < pc_pixfmt_planes(dst->fmt); i++)
+        if (((uintptr_t)dst->plane[i] & (align - 1)) || (dst->pitch[i] & (align - 1))) {
+            snprintf(err, errlen, "%s: %s destination plane %d: pointer %p / pitch %zu not multiples of %zu (the "
+                     "kernels' widest stores)", who, pc_pixfmt_name(dst->fmt), i, (void *)dst->plane[i],
+                     dst->pitch[i], align);
+            return PC_EINVAL;
+        }
+    if (dst->grid_cols > 1 && dst->fmt == PC_FMT_RGBX32) {
+        snprintf(err, errlen, "%s: an rgbx32 picture has no grid layout (no grid kernel)", who);
+        return PC_EINVAL;
+    }
+    return 0;
+}
+
 extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const pc_bayer *src,
                               const pc_picture *dst, char *err, size_t errlen)
 {
@@ -106,15 +129,10 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
         for (int x = -PC_HX; x < W + mr; x++)
             buf[(ptrdiff_t)y * (ptrdiff_t)pitch + x] = src->data[(size_t)y * src->pitch + pc_fold(x, W)];
     }
-    /* The device's contract (debayer_cuda.cu, check_pic): the kernels store
-     * 2 and 4 bytes at once, so planes and pitches are multiples of 4. */
-    for (int i = 0; i < pc_pixfmt_planes(dst->fmt); i++)
-        if (((uintptr_t)dst->plane[i] & 3) || (dst->pitch[i] & 3)) {
-            free(base);
-            snprintf(err, errlen, "pc_emu_debayer: destination plane %d: pointer %p / pitch %zu not multiples of 4 "
-                     "(the kernels store 2 and 4 bytes at once)", i, (void *)dst->plane[i], dst->pitch[i]);
-            return PC_EINVAL;
-        }
+    if (check_dst(dst, "pc_emu_debayer", err, errlen)) {
+        free(base);
+        return PC_EINVAL;
+    }
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
     pc_kparams kp;
@@ -157,7 +175,7 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
     memcpy(kp.m0, bands, sizeof kp.m0);
     memcpy(pc_cbands, bands, sizeof bands); /* the +COL kernels' constant memory */
     /* the kernel the device picks (debayer_cuda.cu, pc_gpu_debayer) */
-    const int kfmt = (dst->fmt != PC_FMT_RGB24 && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt) +
+    const int kfmt = (!pc_pixfmt_is_rgb(dst->fmt) && !pc_bands_plain(bands, nb) ? dst->fmt + PC_KFMT_COL : dst->fmt) +
                      (dst->grid_cols > 1 ? PC_KFMT_GRID : 0);
     int rc = emu_algos[algo].run(variant, kfmt, th, kp, W, H);
     free(base);
@@ -174,6 +192,8 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
 extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
 {
     const int W = src->width, H = src->height;
+    if (check_dst(dst, "pc_emu_mlri", err, errlen))
+        return PC_EINVAL;
     size_t wh = (size_t)W * H;
     std::vector<float> tmp((size_t)PC_MLRI_GPU_PLANES * wh, NAN);
     pc_yuv_coeffs yc;

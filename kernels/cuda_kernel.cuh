@@ -2,8 +2,8 @@
  * load the raw tile (mirrored, phase-normalised) into shared memory, run
  * the algorithm's intermediate passes tile-locally in shared memory, then
  * the final pass in its 2-pixel or 4-pixel variant with the RGB -> Y'CbCr
- * conversion of spec §8 fused in, writing NV12, I420 or RGB24 straight to
- * the destination planes.
+ * conversion of spec §8 fused in, writing NV12, I420, RGB24 or RGBX32
+ * straight to the destination planes.
  *
  * Why fused: the temporaries of the multi-pass algorithms (T2/T4, 2-6
  * bytes per pixel) would otherwise go through device memory, two to four
@@ -209,6 +209,7 @@ struct pc_quad {
         const int cr = pc_cval<COL>(m[6] * sr + m[7] * sg + m[8] * sb + PC_COFF);
         return (unsigned)cb | ((unsigned)cr << 8);
     }
+    PC_DEV unsigned rgbx(int i) const { return pc_rgbx(r[i], g[i], b[i]); }
     PC_DEV void rgb(uint8_t *top, uint8_t *bot, int ox) const
     {
         const int lr = ox; /* normalised column 0 lands at image column x + ox */
@@ -261,7 +262,8 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
     int yb = p.oy ? ty0 + p.th - 2 - 2 * rp : ty0 + 2 * rp;
     const int dyb = p.oy ? -8 : 8;
     /* normalised top row (the R row) -> image row yb + oy */
-    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 + (FMT == PC_FMT_RGB24 ? 3 * xl : xl);
+    uint8_t *yt = p.d0 + (long long)(yb + p.oy) * p.p0 +
+                  (FMT == PC_FMT_RGB24 ? 3 * xl : FMT == PC_FMT_RGBX32 ? 4 * xl : xl);
     const long long ydown = p.oy ? -(long long)p.p0 : (long long)p.p0, ystep = (long long)dyb * p.p0;
     uint8_t *c1 = p.d1 + (long long)(yb >> 1) * p.p1 + (FMT == PC_FMT_NV12 ? xl : xl >> 1);
     uint8_t *c2 = p.d2 + (long long)(yb >> 1) * p.p2 + (xl >> 1);
@@ -293,6 +295,31 @@ PC_DEV void pc_final_4px(const typename A::P &pl, const pc_kparams &p, int tx0, 
                 qa.rgb(yt + 3 * ea, ybot + 3 * ea, p.ox);
             if (vb)
                 qb.rgb(yt + 3 * eb, ybot + 3 * eb, p.ox);
+            continue;
+        }
+        if (FMT == PC_FMT_RGBX32) {
+            /* A row of the pair is 4 texels, 16 bytes at 4 * xl (xl a
+             * multiple of 4; pointer and pitch multiples of 16,
+             * pc_gpu_dst_align): one 16-byte store per row, the warp's 32
+             * covering 512 contiguous bytes. Image order: the pair's left
+             * block (A, or B when mirrored), each block's pixel ox first. */
+            const unsigned a0 = qa.rgbx(0), a1 = qa.rgbx(1), a2 = qa.rgbx(2), a3 = qa.rgbx(3);
+            const unsigned b0 = qb.rgbx(0), b1 = qb.rgbx(1), b2 = qb.rgbx(2), b3 = qb.rgbx(3);
+            if (both) {
+                if (p.ox) {
+                    pc_store_u128(yt, b1, b0, a1, a0);
+                    pc_store_u128(ybot, b3, b2, a3, a2);
+                } else {
+                    pc_store_u128(yt, a0, a1, b0, b1);
+                    pc_store_u128(ybot, a2, a3, b2, b3);
+                }
+                continue;
+            }
+            /* right image edge: one block, 8 bytes per row */
+            const int e = 4 * (va ? ea : eb);
+            const unsigned t0 = va ? a0 : b0, t1 = va ? a1 : b1, t2 = va ? a2 : b2, t3 = va ? a3 : b3;
+            pc_store_u64(yt + e, p.ox ? t1 : t0, p.ox ? t0 : t1);
+            pc_store_u64(ybot + e, p.ox ? t3 : t2, p.ox ? t2 : t3);
             continue;
         }
         /* COL: the row pair's band matrix is read where it is used (a
@@ -359,6 +386,17 @@ PC_DEV void pc_final_2px_row(const typename A::P &pl, const pc_kparams &p, const
         }
         return;
     }
+    if (FMT == PC_FMT_RGBX32) {
+        /* the thread's two pixels are two texels, 8 bytes at 4 * xb (xb
+         * even; pc_gpu_dst_align): one 8-byte store, the warp's 32 covering
+         * 256 contiguous bytes. Pixel a (normalised column 0) lands at
+         * xb + ox. */
+        if (ok) {
+            const unsigned ta = pc_rgbx(ra, ga, ba), tb = pc_rgbx(rb, gb, bb);
+            pc_store_u64(p.d0 + (long long)yrow * p.p0 + 4 * xb, p.ox ? tb : ta, p.ox ? ta : tb);
+        }
+        return;
+    }
     if (ok)
         pc_store_u16(p.d0 + yrow * p.p0 + (GRID ? pc_grid_offset(p.grid, p.W, FMT, 0, yb, p.p0) : 0) + xb,
                      __byte_perm(pc_ynum<COL>(m, ra, ga, ba), pc_ynum<COL>(m, rb, gb, bb), ysel));
@@ -420,6 +458,7 @@ PC_HD size_t pc_kernel_smem(int th)
 template <class A, int VAR, int FMT>
 PC_KERNEL void PC_BOUNDS pc_debayer_kernel(pc_kparams p)
 {
+    static_assert(!(PC_KFMT_IS_GRID(FMT) && PC_KFMT_BASE(FMT) == PC_FMT_RGBX32), "RGBX32 has no grid kernel");
     PC_SMEM_DECL(smem);
     /* Persistent CTAs: gridDim.x CTAs (one wave: SMs x resident CTAs per
      * SM) walk the tiles with stride gridDim.x. While a CTA computes tile

@@ -23,13 +23,14 @@
 #include "debayer.h"
 
 /* The kernels' template arguments are the public enums themselves. */
-static_assert(PC_FMT_RGB24 == 0 && PC_FMT_NV12 == 1 && PC_FMT_I420 == 2, "pc_kernel_set.fn is indexed by pc_pixfmt");
+static_assert(PC_FMT_RGB24 == 0 && PC_FMT_NV12 == 1 && PC_FMT_I420 == 2 && PC_FMT_RGBX32 == 3,
+              "pc_kernel_set.fn is indexed by pc_pixfmt");
 static_assert(PC_VARIANT_2PX == 1 && PC_VARIANT_4PX == 2, "pc_kernel_set.fn is indexed by pc_variant");
 
 struct pc_kernel_set {
     /* [pc_variant: AUTO (none), 2PX, 4PX][kernel format: pc_pixfmt RGB24,
-     * NV12, I420, then NV12 and I420 + PC_KFMT_COL, then all five again
-     * + PC_KFMT_GRID (cuda_common.cuh)] */
+     * NV12, I420, RGBX32, then NV12 and I420 + PC_KFMT_COL, then all six
+     * again + PC_KFMT_GRID, where RGBX32's is NULL (cuda_common.cuh)] */
     const void *fn[3][PC_KFMT_COUNT];
     size_t (*smem)(int var, int th);
     int rp; /* raw halo rows (for reporting) */
@@ -81,16 +82,18 @@ struct pc_cuda_algo {
     {(const void *)pc_debayer_kernel<A, V, PC_FMT_RGB24>,                                        \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12>,                                         \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_I420>,                                         \
+     (const void *)pc_debayer_kernel<A, V, PC_FMT_RGBX32>,                                       \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_NV12 + PC_KFMT_COL>,                           \
      (const void *)pc_debayer_kernel<A, V, PC_FMT_I420 + PC_KFMT_COL>,                           \
      (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_RGB24>,                         \
      (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_NV12>,                          \
      (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_I420>,                          \
+     NULL, /* RGBX32 has no grid */                                                              \
      (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_NV12 + PC_KFMT_COL>,            \
      (const void *)pc_debayer_kernel<A, V, PC_KFMT_GRID + PC_FMT_I420 + PC_KFMT_COL>}
 #define PC_KSET(A)                                                                               \
-    {{{NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}, PC_KSET_ROW(A, PC_VARIANT_2PX),           \
-      PC_KSET_ROW(A, PC_VARIANT_4PX)},                                                           \
+    {{{NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},                    \
+      PC_KSET_ROW(A, PC_VARIANT_2PX), PC_KSET_ROW(A, PC_VARIANT_4PX)},                           \
      pc_smem_of<A>, A::RP, pc_set_cbands}
 
 static inline int pc_set_cbands(const int *v, int n, void *stream)

@@ -11,7 +11,7 @@
  *   2. GREEN  colour differences, weights, full green -> g (1 plane)
  *   3. RB     red and blue guided filters (11x11), their window means, the
  *             tentative red and blue, residual interpolation, rounding and
- *             RGB24/NV12/I420 out (no plane: the tentative values live in
+ *             RGB24/RGBX32/NV12/I420 out (no plane: the tentative values live in
  *             a ring of rows in shared memory)
  *
  * Why this shape is fast (the cost model: an H100 issues ~2,500 thread
@@ -792,6 +792,12 @@ PC_DEV void pc_mlri_store_block(const pc_mlri_kp &k, int x0, int y, const int v[
                     k.d0[(size_t)(y + b) * k.p0 + go[0] + 3 * (x0 + a) + c] = (uint8_t)v[b][a][c];
         return;
     }
+    if (k.fmt == PC_FMT_RGBX32) { /* a block row is two texels: one 8-byte store (x0 even) */
+        for (int b = 0; b < 2; b++)
+            pc_store_u64(k.d0 + (size_t)(y + b) * k.p0 + go[0] + 4 * x0,
+                         pc_rgbx(v[b][0][0], v[b][0][1], v[b][0][2]), pc_rgbx(v[b][1][0], v[b][1][1], v[b][1][2]));
+        return;
+    }
     int band = k.n_bands > 1 ? y / k.band_rows : 0;
     const pc_yuv_coeffs &c = k.bands[band < k.n_bands ? band : k.n_bands - 1];
     int sr = 0, sg = 0, sb = 0;
@@ -1053,7 +1059,7 @@ PC_HD int pc_mlri_set_dst(pc_mlri_kp &k, const pc_picture *d, const pc_yuv_coeff
     k.p1 = (int)d->pitch[1];
     k.p2 = (int)d->pitch[2];
     k.grid = pc_grid_pack(d);
-    if (d->bands && d->fmt != PC_FMT_RGB24) {
+    if (d->bands && !pc_pixfmt_is_rgb(d->fmt)) {
         if (d->n_bands < 1 || d->n_bands > PC_KMAX_BANDS || d->band_rows < 2)
             return -1;
         for (int i = 0; i < d->n_bands; i++)

@@ -48,7 +48,7 @@ typedef enum pc_pixfmt {
     PC_FMT_RGB24 = 0, /* packed R,G,B; plane 0 only */
     PC_FMT_NV12 = 1,  /* plane 0 Y (W x H), plane 1 interleaved CbCr (W x H/2) */
     PC_FMT_I420 = 2,  /* plane 0 Y, plane 1 Cb (W/2 x H/2), plane 2 Cr */
-    PC_FMT_RGBX32 = 3, /* packed R,G,B,X (X ignored); plane 0 only, 4*W bytes per row */
+    PC_FMT_RGBX32 = 3, /* packed R,G,B,X; plane 0 only, 4*W bytes per row; X written as 255, ignored when read */
 } pc_pixfmt;
 
 typedef enum pc_matrix { PC_MATRIX_BT709 = 0, PC_MATRIX_BT601 = 1 } pc_matrix;
@@ -110,7 +110,7 @@ int pc_cfa_from_name(const char *name);        /* "RGGB" ... (case-insensitive) 
 const char *pc_cfa_name(pc_cfa cfa);
 int pc_variant_from_name(const char *name);    /* "2px", "4px", "auto" */
 const char *pc_variant_name(pc_variant v);
-int pc_pixfmt_from_name(const char *name);     /* "rgb24", "nv12", "i420" */
+int pc_pixfmt_from_name(const char *name);     /* "rgb24", "nv12", "i420", "rgbx32" */
 const char *pc_pixfmt_name(pc_pixfmt f);
 int pc_matrix_from_name(const char *name);     /* "bt709", "bt601" */
 int pc_range_from_name(const char *name);      /* "limited", "full" */
@@ -129,12 +129,14 @@ typedef struct pc_yuv_coeffs {
     int32_t y_offset; /* (16<<16)+(1<<15) limited, (1<<15) full */
 } pc_yuv_coeffs;
 
-/* A destination picture. For RGB24 plane[0] holds 3*W bytes per row; for
- * NV12 plane[0] = Y, plane[1] = CbCr; for I420 plane[0..2] = Y, Cb, Cr. */
+/* A destination picture. For RGB24 plane[0] holds 3*W bytes per row, for
+ * RGBX32 4*W (a 4-byte texel per pixel: what a CUDA texture with hardware
+ * filtering samples, uchar4); for NV12 plane[0] = Y, plane[1] = CbCr; for
+ * I420 plane[0..2] = Y, Cb, Cr. */
 typedef struct pc_picture {
     pc_pixfmt fmt;
-    pc_matrix matrix; /* ignored for RGB24 */
-    pc_range range;   /* ignored for RGB24 */
+    pc_matrix matrix; /* ignored for RGB24 and RGBX32 */
+    pc_range range;   /* ignored for RGB24 and RGBX32 */
     uint8_t *plane[3];
     size_t pitch[3];
     int width, height;
@@ -142,7 +144,8 @@ typedef struct pc_picture {
      * in, docs/colour.md §3): rows [b*band_rows, (b+1)*band_rows) use
      * bands[b], rows past the last band the last one. NULL (default): the
      * §8 coefficients of (matrix, range) everywhere. band_rows is even, so
-     * every 2x2 chroma block lies in one band. Not used for RGB24. */
+     * every 2x2 chroma block lies in one band. Not used for RGB24 and
+     * RGBX32. */
     const pc_yuv_coeffs *bands;
     int band_rows, n_bands;
     /* Grid layout (encode.layout "grid"): grid_cols > 1 makes this a
@@ -152,21 +155,30 @@ typedef struct pc_picture {
      * same row within the tile. width, height and the pitches are the
      * grid picture's own; the source it is demosaiced from is
      * (width / grid_cols) x (height * grid_cols) (pc_picture_source_size).
-     * 0 (default): the stacked picture, rows as the source's. */
+     * 0 (default): the stacked picture, rows as the source's. Not for
+     * RGBX32 (refused: a texture source, never an encoder's picture). */
     int grid_cols, tile_rows;
 } pc_picture;
 
-/* Where the demosaic's final pass stores source row y of a grid picture:
- * one definition for the C reference, the CPU backend and the CUDA
- * kernels (and their emulation). The kernels get the grid packed in one
- * int (pc_grid_pack: tile_rows << 8 | grid_cols, 0 = stacked) so that
- * their parameters keep their size and layout. */
+/* The helpers below are inline for host and device code alike. */
 #ifdef __CUDACC__
 #define PC_GRID_HD __host__ __device__ static inline
 #else
 #define PC_GRID_HD static inline
 #endif
 
+/* 1 for the RGB formats (RGB24, RGBX32: no matrix, range or bands, no
+ * chroma planes), 0 for the Y'CbCr ones. */
+PC_GRID_HD int pc_pixfmt_is_rgb(int fmt)
+{
+    return fmt == PC_FMT_RGB24 || fmt == PC_FMT_RGBX32;
+}
+
+/* Where the demosaic's final pass stores source row y of a grid picture:
+ * one definition for the C reference, the CPU backend and the CUDA
+ * kernels (and their emulation). The kernels get the grid packed in one
+ * int (pc_grid_pack: tile_rows << 8 | grid_cols, 0 = stacked) so that
+ * their parameters keep their size and layout. */
 PC_GRID_HD int pc_grid_pack(const pc_picture *p)
 {
     return p->grid_cols > 1 && p->tile_rows >= 2 ? p->tile_rows << 8 | p->grid_cols : 0;
@@ -185,13 +197,14 @@ PC_GRID_HD int pc_grid_offset(int grid, int tile_w, int fmt, int plane, int y, i
     const int drow = (r - t) * T;            /* even: T is */
     const int dx = (t - r * C) * tile_w;     /* its tile column's first pixel */
     if (plane == 0)
-        return drow * pitch + (fmt == PC_FMT_RGB24 ? 3 * dx : dx);
+        return drow * pitch + (fmt == PC_FMT_RGB24 ? 3 * dx : fmt == PC_FMT_RGBX32 ? 4 * dx : dx);
     return (drow / 2) * pitch + (fmt == PC_FMT_NV12 ? dx : dx / 2);
 }
 
 /* Plane geometry, the one place that knows how big each plane of a format
  * is (everything that allocates, copies or checks pictures asks here).
- * pc_pixfmt_planes: 1 (RGB24), 2 (NV12), 3 (I420); 0 for an unknown fmt.
+ * pc_pixfmt_planes: 1 (RGB24, RGBX32), 2 (NV12), 3 (I420); 0 for an
+ * unknown fmt.
  * pc_picture_plane_size: plane `plane` of a width x height picture (width
  * and height even for NV12/I420) is *plane_w samples wide (pixels; CbCr
  * pairs for the NV12 chroma plane), *plane_h rows high and *row_bytes
@@ -218,8 +231,9 @@ void pc_picture_source_size(const pc_picture *pic, int *width, int *height);
  * memory: width x cols, height / cols, each pitch x cols (grid row r is
  * stacked rows r*cols .. r*cols+cols-1, so every byte stays inside the
  * allocation). Returns 0, or PC_EINVAL when the rows are not whole
- * cameras, the cameras not whole grid rows, or the camera width not a
- * multiple of PC_GRID_TILE_ALIGN (the picture unchanged). */
+ * cameras, the cameras not whole grid rows, the camera width not a
+ * multiple of PC_GRID_TILE_ALIGN or the format RGBX32 (the picture
+ * unchanged). */
 int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows);
 
 /* A grid's tiles start at column c * camera width; the kernels store 2 and

@@ -70,7 +70,7 @@ struct pc_gpu {
     unsigned options;                      /* PC_GPU_OPT_* */
     cudaEvent_t consumed[PC_GPU_MAX_SLOTS]; /* recorded after the slot's last debayer */
     unsigned long long stamp;
-    uint8_t *scratch; /* 3*W*H: room for any output format, for tuning */
+    uint8_t *scratch; /* 4*W*H: room for any output format, for tuning */
     /* Conversion matrices the kernels read (pc_kparams.bands): the device
      * copy and the host copy of what was last enqueued into it. */
     int *d_bands;
@@ -102,7 +102,7 @@ struct pc_gpu {
     pc_range range;
     pc_kparams base; /* everything but src and dst */
     pc_graph graphs[PC_MAX_GRAPHS];
-    pc_tune tune[PC_ALGO_COUNT][3]; /* [algo][pc_pixfmt] */
+    pc_tune tune[PC_ALGO_COUNT][PC_FMT_RGBX32 + 1]; /* [algo][pc_pixfmt] */
     void *custom_state[PC_ALGO_COUNT]; /* own-implementation algorithms, once opened */
     int evict; /* next graph slot to reuse when the cache is full */
 };
@@ -254,7 +254,7 @@ extern "C" void pc_gpu_close(pc_gpu *g)
 static size_t scratch_bytes(int w, int h)
 {
     size_t m = 0;
-    for (int f = PC_FMT_RGB24; f <= PC_FMT_I420; f++) {
+    for (int f = PC_FMT_RGB24; f <= PC_FMT_RGBX32; f++) {
         pc_picture p;
         size_t n = pc_picture_layout(&p, (pc_pixfmt)f, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, NULL);
         m = n > m ? n : m;
@@ -642,7 +642,7 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
         pc_set_err(err, errlen, "pc_gpu_set_algo: unknown algorithm id %d (known: %s)", (int)algo, names);
         return PC_EINVAL;
     }
-    if ((unsigned)variant > PC_VARIANT_4PX || (unsigned)cfa > PC_CFA_BGGR || (unsigned)fmt > PC_FMT_I420 ||
+    if ((unsigned)variant > PC_VARIANT_4PX || (unsigned)cfa > PC_CFA_BGGR || (unsigned)fmt > PC_FMT_RGBX32 ||
         (unsigned)matrix > PC_MATRIX_BT601 || (unsigned)range > PC_RANGE_FULL) {
         pc_set_err(err, errlen,
                    "pc_gpu_set_algo(%s): bad argument (variant %d, cfa %d, format %d, matrix %d, range %d)",
@@ -997,13 +997,19 @@ static int check_pic(pc_gpu *g, const pc_picture *p, pc_pixfmt fmt, const char *
                    p ? p->width : 0, p ? p->height : 0, p ? p->grid_cols : 0, p ? p->tile_rows : 0);
         return PC_EINVAL;
     }
+    if (p->grid_cols > 1 && fmt == PC_FMT_RGBX32) { /* no grid kernels (cuda_common.cuh, PC_KFMT_GRID) */
+        pc_set_err(err, errlen, "%s picture: rgbx32 has no grid layout (%d tile columns); it is a stacked texture "
+                   "source, grids are for the encoder's nv12/i420", what, p->grid_cols);
+        return PC_EINVAL;
+    }
+    const size_t align = pc_gpu_dst_align(fmt);
     for (int i = 0; i < np; i++) {
         size_t need;
         pc_picture_plane_size(fmt, p->width, p->height, i, NULL, NULL, &need);
-        if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & 3) || (p->pitch[i] & 3) ||
-            p->pitch[i] > 0x7fffffff) {
-            pc_set_err(err, errlen, "%s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of 4, pitch >= %zu; frame %dx%d)",
-                       what, i, (void *)p->plane[i], p->pitch[i], need, g->W, g->H);
+        if (!p->plane[i] || p->pitch[i] < need || ((uintptr_t)p->plane[i] & (align - 1)) ||
+            (p->pitch[i] & (align - 1)) || p->pitch[i] > 0x7fffffff) {
+            pc_set_err(err, errlen, "%s %s picture plane %d: pointer %p / pitch %zu invalid (need a pointer and a pitch that are multiples of %zu, pitch >= %zu; frame %dx%d)",
+                       what, pc_pixfmt_name(fmt), i, (void *)p->plane[i], p->pitch[i], align, need, g->W, g->H);
             return PC_EINVAL;
         }
     }
@@ -1022,7 +1028,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     pc_pixfmt fmt = (pc_pixfmt)g->fmt;
     if ((rc = check_pic(g, dst, fmt, "pc_gpu_debayer: destination", err, errlen)))
         return rc;
-    if (fmt != PC_FMT_RGB24 && (dst->matrix != g->matrix || dst->range != g->range)) {
+    if (!pc_pixfmt_is_rgb(fmt) && (dst->matrix != g->matrix || dst->range != g->range)) {
         pc_set_err(err, errlen, "pc_gpu_debayer(%s): destination matrix/range differ from pc_gpu_set_algo's", algo_name(g->algo));
         return PC_EINVAL;
     }
@@ -1030,7 +1036,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
     pc_graph *x = NULL;
     pc_kparams kp = g->base;
     int kfmt = fmt; /* the kernel's format: + PC_KFMT_COL when a band's matrix needs it */
-    if (!own && fmt != PC_FMT_RGB24) {
+    if (!own && !pc_pixfmt_is_rgb(fmt)) {
         /* per-camera matrices (the colour matrix folded in), or the plain
          * §8 one */
         if (dst->bands) {
@@ -1124,7 +1130,7 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
     if (rc)
         return rc;
     if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
-        (unsigned)dev->fmt > PC_FMT_I420) {
+        (unsigned)dev->fmt > PC_FMT_RGBX32) {
         pc_set_err(err, errlen, "pc_gpu_download_async: device and host pictures differ or are missing (frame %dx%d)",
                    g->W, g->H);
         return PC_EINVAL;
@@ -1268,7 +1274,7 @@ extern "C" int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, 
 extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
                                     char *err, size_t errlen)
 {
-    if (!g || !out || (unsigned)fmt > PC_FMT_I420) {
+    if (!g || !out || (unsigned)fmt > PC_FMT_RGBX32) {
         pc_set_err(err, errlen, "pc_gpu_picture_alloc: bad arguments");
         return PC_EINVAL;
     }

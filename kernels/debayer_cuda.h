@@ -15,7 +15,8 @@
  *   pc_gpu_debayer(g, slot, dst)       the whole algorithm as one CUDA graph
  *       replay on the compute stream, after the slot's uploads; dst is any
  *       device picture (e.g. an encoder's CUDA frame, pointers and pitches
- *       may change every frame) and receives NV12/I420/RGB24 directly.
+ *       may change every frame) and receives NV12/I420/RGB24/RGBX32
+ *       directly.
  *   pc_gpu_download_async(g, slot, dev, host)   optional, to pinned memory
  *   pc_gpu_slot_wait(g, slot)          host waits for that slot's work
  * pc_gpu_set_algo may be called between frames to switch algorithm,
@@ -127,9 +128,20 @@ int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, siz
  * work of pc_gpu_upload_async besides the copy), in microseconds. */
 int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
 
+/* The alignment, in bytes, that the kernels' stores need of every plane
+ * pointer and pitch of a destination in fmt: 4 (they store 2 and 4 bytes
+ * of Y' and chroma at once), 16 for RGBX32 (a thread's four texels of a
+ * row are one 16-byte store). pc_gpu_picture_alloc's pictures and CUDA
+ * textures' (pitch a multiple of 32) have it. */
+static inline size_t pc_gpu_dst_align(pc_pixfmt fmt)
+{
+    return fmt == PC_FMT_RGBX32 ? 16 : 4;
+}
+
 /* Enqueues the demosaic of `slot` into the device picture dst (format,
  * size, matrix and range as set by pc_gpu_set_algo; plane pointers and
- * pitches must be multiples of 4: the kernels store 4 bytes at a time). */
+ * pitches must be multiples of pc_gpu_dst_align(format)). A grid picture
+ * (pc_picture.grid_cols) is refused for RGBX32. */
 int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen);
 
 /* Enqueues copies of every plane of dev into host (same format and size)

@@ -18,8 +18,8 @@
  *     are combined with inverse-squared-gradient weights (stage GREEN).
  *  3. Red and blue: the same guided filter with 11x11 windows and the 2-D
  *     Laplacian, guide = full green, then bilinear residual interpolation
- *     (stages AB/TENT per colour and FINAL, which also writes RGB24, NV12
- *     or I420 through the spec's §8 fixed-point conversion).
+ *     (stages AB/TENT per colour and FINAL, which also writes RGB24,
+ *     RGBX32, NV12 or I420 through the spec's §8 fixed-point conversion).
  *
  * Border rule: the small stencils (neighbour means, Laplacians, gradients,
  * residual interpolation) read through reflect-101 like every other
@@ -354,7 +354,7 @@ int pc_mlri_setup(pc_mlri_job *job, const pc_bayer *src, const pc_picture *dst, 
     for (int i = 0; i < PC_MLRI_PLANES; i++)
         *pl[i] = temp + (size_t)i * npx;
     job->dst = *dst;
-    if (dst->fmt != PC_FMT_RGB24)
+    if (!pc_pixfmt_is_rgb(dst->fmt))
         pc_yuv_coeffs_get(dst->matrix, dst->range, &job->yc);
     return PC_OK;
 }

@@ -24,10 +24,8 @@ int pc_picture_plane_size(pc_pixfmt fmt, int width, int height, int plane, int *
         return PC_EINVAL;
     int pw = width, ph = height;
     size_t rb = (size_t)width;
-    if (fmt == PC_FMT_RGB24) {
-        rb = 3 * (size_t)width;
-    } else if (fmt == PC_FMT_RGBX32) {
-        rb = 4 * (size_t)width;
+    if (pc_pixfmt_is_rgb(fmt)) {
+        rb = (fmt == PC_FMT_RGB24 ? 3 : 4) * (size_t)width;
     } else if (plane > 0) { /* 4:2:0 chroma: one sample (NV12: one CbCr pair) per 2x2 block */
         pw = width / 2;
         ph = height / 2;
@@ -75,8 +73,11 @@ void pc_picture_source_size(const pc_picture *pic, int *width, int *height)
 
 int pc_picture_as_grid(pc_picture *pic, int cols, int tile_rows)
 {
+    /* RGBX32 has no grid: it is the panorama's texture source, never an
+     * encoder's picture, and leaving it out spares the CUDA kernel sets
+     * their grid instances (build time). */
     if (cols < 2 || tile_rows < 2 || (tile_rows & 1) || pic->grid_cols > 1 || pic->height % tile_rows ||
-        (pic->height / tile_rows) % cols || pic->width % PC_GRID_TILE_ALIGN)
+        (pic->height / tile_rows) % cols || pic->width % PC_GRID_TILE_ALIGN || pic->fmt == PC_FMT_RGBX32)
         return PC_EINVAL;
     pic->width *= cols;
     pic->height /= cols;

@@ -4,7 +4,8 @@
  * It implements the seven algorithms of docs/algorithms.md
  * exactly: integer arithmetic only, reflect-101 on every read of every
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
- * the final pass (RGB24, NV12, I420).
+ * the final pass (RGB24, NV12, I420; RGBX32 is RGB24 with a fourth byte,
+ * 255, per pixel).
  *
  * Structure. Each algorithm is a list of pass "kinds"; each kind has ONE
  * per-pixel formula, written once in reference_formulas.h and instantiated
@@ -103,8 +104,14 @@ static int check_picture(const pc_picture *pic, int width, int height, int min_s
     size_t row[3];
     int np = pc_pixfmt_planes(pic->fmt);
     if (!np) {
-        pc_set_err(err, errlen, "destination pixel format %d is not rgb24, nv12 or i420",
+        pc_set_err(err, errlen, "destination pixel format %d is not rgb24, nv12, i420 or rgbx32",
                    (int)pic->fmt);
+        return PC_EINVAL;
+    }
+    if (pic->grid_cols > 1 && pic->fmt == PC_FMT_RGBX32) {
+        pc_set_err(err, errlen, "destination rgbx32 picture %dx%d: a grid of %d tile columns is not supported "
+                   "(rgbx32 is a stacked texture source; grids are for the encoder's nv12/i420)", pic->width,
+                   pic->height, pic->grid_cols);
         return PC_EINVAL;
     }
     if (pic->bands && (pic->n_bands < 1 || pic->band_rows < 2 || (pic->band_rows & 1))) {
@@ -114,7 +121,7 @@ static int check_picture(const pc_picture *pic, int width, int height, int min_s
     }
     for (int p = 0; p < np; p++) /* the picture's own rows (a grid's are wider) */
         pc_picture_plane_size(pic->fmt, pic->width, pic->height, p, NULL, NULL, &row[p]);
-    if (pic->fmt != PC_FMT_RGB24) {
+    if (!pc_pixfmt_is_rgb(pic->fmt)) {
         if ((unsigned)pic->matrix > PC_MATRIX_BT601) {
             pc_set_err(err, errlen, "destination matrix %d is not bt709 or bt601", (int)pic->matrix);
             return PC_EINVAL;
@@ -200,7 +207,7 @@ void pc_yuv_coeffs_get(pc_matrix m, pc_range r, pc_yuv_coeffs *out)
 
 PC_INLINE int clamp8(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
 
-/* Destination rows of one row pair (y, y+1). RGB24: d[j] = row y+j.
+/* Destination rows of one row pair (y, y+1). RGB24, RGBX32: d[j] = row y+j.
  * YUV: d[j] = Y row y+j, c0 = chroma row y/2 (NV12 CbCr or I420 Cb),
  * c1 = I420 Cr row. */
 typedef struct dstrows {
@@ -213,11 +220,16 @@ typedef struct dstrows {
 PC_INLINE void store_block(int fmt, const pc_yuv_coeffs *yc, const dstrows *o, int x0,
                            const int v[2][2][3])
 {
-    if (fmt == PC_FMT_RGB24) {
+    if (pc_pixfmt_is_rgb(fmt)) {
+        const int bpp = fmt == PC_FMT_RGB24 ? 3 : 4;
         for (int j = 0; j < 2; j++)
-            for (int i = 0; i < 2; i++)
+            for (int i = 0; i < 2; i++) {
+                uint8_t *d = o->d[j] + bpp * (x0 + i);
                 for (int c = 0; c < 3; c++)
-                    o->d[j][3 * (x0 + i) + c] = (uint8_t)v[j][i][c];
+                    d[c] = (uint8_t)v[j][i][c];
+                if (bpp == 4)
+                    d[3] = 255;
+            }
         return;
     }
     int sr = 0, sg = 0, sb = 0;
@@ -252,7 +264,7 @@ static void dstrows_for(const pc_picture *p, int y, dstrows *o)
     o->d[0] = p->plane[0] + (size_t)y * p->pitch[0] + off[0];
     o->d[1] = o->d[0] + p->pitch[0];
     o->c0 = o->c1 = NULL;
-    if (p->fmt != PC_FMT_RGB24)
+    if (!pc_pixfmt_is_rgb(p->fmt))
         o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1] + off[1];
     if (p->fmt == PC_FMT_I420)
         o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2] + off[2];
@@ -632,6 +644,23 @@ PC_INLINE void block_v(int K, const rowtab *t, const outrows *o, int x0, int w, 
         }
         return;
     }
+    if (fmt == PC_FMT_RGBX32) {
+        /* a texel per pixel built in the lanes (lane k: pixel x0 + 2k + i),
+         * then the two pixels of each block interleaved: one 64-byte store
+         * per row instead of 48 byte stores */
+        for (int j = 0; j < 2; j++) {
+            vi p[2];
+            for (int i = 0; i < 2; i++)
+                p[i] = (v[j][i][0] & 0xff) | (v[j][i][1] & 0xff) << 8 | (v[j][i][2] & 0xff) << 16 | (int32_t)0xff000000;
+            uint32_t t[2 * VL];
+            for (int k = 0; k < VL; k++) {
+                t[2 * k] = (uint32_t)p[0][k];
+                t[2 * k + 1] = (uint32_t)p[1][k];
+            }
+            memcpy(o->d.d[j] + 4 * (size_t)x0, t, sizeof t);
+        }
+        return;
+    }
     const pc_yuv_coeffs *yc = &o->yc;
     vi sr = v[0][0][0] + v[0][1][0] + v[1][0][0] + v[1][1][0];
     vi sg = v[0][0][1] + v[0][1][1] + v[1][0][1] + v[1][1][1];
@@ -854,7 +883,7 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src, const pc_pic
     job->raw = src->data;
     job->raw_pitch = src->pitch;
     job->dst = *dst;
-    if (dst->fmt != PC_FMT_RGB24)
+    if (!pc_pixfmt_is_rgb(dst->fmt))
         pc_yuv_coeffs_get(dst->matrix, dst->range, &job->yc);
     uint8_t *pl[PC_JOB_MAX_PLANES] = {NULL, NULL, NULL, NULL};
     for (int i = 0; i < np; i++)

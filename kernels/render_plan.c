@@ -380,14 +380,12 @@ int pc_render_check(const pc_render_plan *p, const pc_picture *src, const pc_pic
         src->height != p->ncam * p->cam_h || !src->plane[0] ||
         src->pitch[0] < (size_t)p->cam_w * (src->fmt == PC_FMT_RGB24 ? 3 : 4)) {
         pc_set_err(err, errlen, "render: the source must be the %d cameras stacked, %s or %s %dx%d (got %s %dx%d, "
-                   "pitch %zu)", p->ncam, pc_pixfmt_name(PC_FMT_RGB24), "rgbx32", p->cam_w, p->ncam * p->cam_h,
-                   src->fmt == PC_FMT_RGBX32 ? "rgbx32" : pc_pixfmt_name(src->fmt), src->width, src->height,
-                   src->pitch[0]);
+                   "pitch %zu)", p->ncam, pc_pixfmt_name(PC_FMT_RGB24), pc_pixfmt_name(PC_FMT_RGBX32), p->cam_w,
+                   p->ncam * p->cam_h, pc_pixfmt_name(src->fmt), src->width, src->height, src->pitch[0]);
         return PC_EINVAL;
     }
     if (dst->fmt != PC_FMT_RGB24 && dst->fmt != PC_FMT_NV12 && dst->fmt != PC_FMT_I420) {
-        pc_set_err(err, errlen, "render: destination format %s (nv12, i420 or rgb24)",
-                   dst->fmt == PC_FMT_RGBX32 ? "rgbx32" : pc_pixfmt_name(dst->fmt));
+        pc_set_err(err, errlen, "render: destination format %s (nv12, i420 or rgb24)", pc_pixfmt_name(dst->fmt));
         return PC_EINVAL;
     }
     if (dst->width != p->view.w || dst->height != p->view.h || dst->grid_cols > 1 || dst->bands) {

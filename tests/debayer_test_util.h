@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "debayer.h"
+#include "debayer_cuda.h" /* pc_gpu_dst_align */
 
 static inline uint32_t tu_rng(uint32_t *s)
 {
@@ -125,8 +126,8 @@ static inline int tu_mlri_rule(long nd, int md, const pc_picture *ref)
     return nd >= 0 && md <= 1 && nd * 10000 <= tu_pic_samples(ref);
 }
 
-/* A packed picture in one buffer: RGB24 (pitch 3w), NV12 or I420 (pitch
- * w, w/2). buf may be NULL (size only). Returns its size in bytes. */
+/* A packed picture in one buffer: RGB24 (pitch 3w), RGBX32 (4w), NV12 or
+ * I420 (pitch w, w/2). buf may be NULL (size only). Returns its size in bytes. */
 static inline size_t tu_pic_layout(pc_picture *p, int fmt, int matrix, int range, int w, int h, uint8_t *buf)
 {
     return pc_picture_layout(p, (pc_pixfmt)fmt, (pc_matrix)matrix, (pc_range)range, w, h, 1, buf);
@@ -154,9 +155,10 @@ static inline int tu_pic_alloc(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_ran
 }
 
 /* Host picture laid out as the CUDA kernels require of a destination (and
- * as pc_gpu_debayer checks): every pitch a multiple of 4 (they store 2 and
- * 4 bytes at once), at least row bytes + pad, so pitch != row bytes still
- * catches pitch bugs. For the kernels' CPU emulation. */
+ * as pc_gpu_debayer checks): every pitch a multiple of pc_gpu_dst_align
+ * (4: they store 2 and 4 bytes at once; 16 for RGBX32), at least row
+ * bytes + pad, so pitch != row bytes still catches pitch bugs; malloc's
+ * planes are 16-byte aligned. For the kernels' CPU emulation. */
 static inline int tu_pic_alloc_dev(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc_range r, int w, int h, size_t pad)
 {
     if (tu_pic_alloc(p, fmt, m, r, w, h, 0))
@@ -166,7 +168,8 @@ static inline int tu_pic_alloc_dev(pc_picture *p, pc_pixfmt fmt, pc_matrix m, pc
     int np = tu_planes(fmt, w, h, bw, rows);
     for (int i = 0; i < np; i++) {
         free(p->plane[i]);
-        p->pitch[i] = (bw[i] + pad + 3) & ~(size_t)3;
+        size_t a = pc_gpu_dst_align(fmt);
+        p->pitch[i] = (bw[i] + pad + a - 1) & ~(a - 1);
         p->plane[i] = (uint8_t *)malloc(p->pitch[i] * rows[i]);
         if (!p->plane[i])
             return -1;

@@ -2,12 +2,13 @@
  * CPU backend driven only through pc_backend_* (upload of camera slabs or
  * of a whole stacked frame, debayer into its own pictures, download into
  * host pictures) is bit-identical to the C reference for every algorithm,
- * in NV12, I420 and RGB24, for several input slots; the choice ("auto",
- * "cpu", "cuda", unknown names) and the argument checks; and the CUDA entry
- * refuses cleanly where it cannot run (no device, or built without CUDA),
- * or, on a machine with a device, equals the reference too. The colour
- * stage through the table: 5 cameras' 12p / 10Packed / 8-bit raw slabs
- * with their own tables and matrices == the C colour rows + reference.
+ * in NV12, I420, RGB24 and RGBX32, for several input slots; the choice
+ * ("auto", "cpu", "cuda", unknown names) and the argument checks; and the
+ * CUDA entry refuses cleanly where it cannot run (no device, or built
+ * without CUDA), or, on a machine with a device, equals the reference
+ * too. The colour stage through the table: 5 cameras' 12p / 10Packed /
+ * 8-bit raw slabs with their own tables and matrices == the C colour rows
+ * + reference.
  * The encoders' path (the daemon's stage thread, finish_slot): download
  * into a host picture of the backend's host memory (CUDA: pinned) and the
  * preview's downscale, both queued after the debayer with one wait, ==
@@ -281,8 +282,9 @@ static void geometry(void)
         {PC_FMT_RGB24, 1, {2040}, {5400}, {6120}},
         {PC_FMT_NV12, 2, {2040, 1020}, {5400, 2700}, {2040, 2040}},
         {PC_FMT_I420, 3, {2040, 1020, 1020}, {5400, 2700, 2700}, {2040, 1020, 1020}},
+        {PC_FMT_RGBX32, 1, {2040}, {5400}, {8160}},
     };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         int bad = pc_pixfmt_planes(want[k].f) != want[k].np;
         for (int i = 0; i < 3; i++) {
             int pw = -1, ph = -1;
@@ -295,7 +297,9 @@ static void geometry(void)
         }
         pc_picture p;
         size_t packed = pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 1, NULL);
-        size_t want_packed = want[k].f == PC_FMT_RGB24 ? 3u * 2040 * 5400 : 2040u * 5400 * 3 / 2;
+        size_t want_packed = want[k].f == PC_FMT_RGB24    ? 3u * 2040 * 5400
+                             : want[k].f == PC_FMT_RGBX32 ? 4u * 2040 * 5400
+                                                          : 2040u * 5400 * 3 / 2;
         bad += packed != want_packed;
         pc_picture_layout(&p, want[k].f, PC_MATRIX_BT709, PC_RANGE_LIMITED, 2040, 5400, 256, (uint8_t *)4096);
         for (int i = 0; i < want[k].np; i++)
@@ -434,6 +438,7 @@ int main(void)
     through_backend(&pc_backend_cpu, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
     through_backend(&pc_backend_cpu, 1, PC_FMT_I420, PC_MATRIX_BT601, PC_RANGE_FULL);
     through_backend(&pc_backend_cpu, 2, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+    through_backend(&pc_backend_cpu, 2, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED);
     finish_slot_path(&pc_backend_cpu, 2);
     finish_slot_path(&pc_backend_cpu, 4);
     char why[256];
@@ -442,6 +447,7 @@ int main(void)
         finish_slot_path(&pc_backend_cuda, 2);
         finish_slot_path(&pc_backend_cuda, 4);
         through_backend(&pc_backend_cuda, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
+        through_backend(&pc_backend_cuda, 2, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED);
         colour_through_backend(&pc_backend_cuda, "BayerGB12p");
         colour_through_backend(&pc_backend_cuda, "BayerBG10Packed");
         colour_through_backend(&pc_backend_cuda, "BayerRG8");

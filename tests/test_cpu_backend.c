@@ -41,7 +41,7 @@ static void make_raw(uint8_t *raw, int w, int h)
 static void compare(int w, int h, const int *threads, int nthreads)
 {
     size_t n = (size_t)w * h;
-    uint8_t *raw = malloc(n), *ref = malloc(3 * n), *out = malloc(3 * n);
+    uint8_t *raw = malloc(n), *ref = malloc(4 * n), *out = malloc(4 * n);
     make_raw(raw, w, h);
     pc_cpu *cpu[8] = {NULL};
     char err[256];
@@ -54,7 +54,7 @@ static void compare(int w, int h, const int *threads, int nthreads)
          * size one phase and format (every band split is still checked). */
         int few = a == PC_ALGO_MLRI && n > 100000;
         for (int cfa = 0; cfa < (few ? 1 : 4); cfa++)
-            for (int fmt = few; fmt < (few ? 2 : 3); fmt++) {
+            for (int fmt = few; fmt <= (few ? 1 : PC_FMT_RGBX32); fmt++) {
                 pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
                 pc_picture p;
                 size_t bytes = layout(&p, fmt, w, h, ref);

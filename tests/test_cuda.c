@@ -6,9 +6,11 @@
  * synthetic photograph and on the PPM photographs found in
  * $PC_TEST_IMAGES (astronaut.ppm, coffee.ppm), at 2040x5400 and at awkward
  * sizes (smaller than a tile, widths not multiples of 32/128). Small sizes
- * also run with forced tile heights (the pixels-per-thread knob). I420 and
- * RGB24 are spot-checked; sizes below 8 and other bad arguments must fail
- * cleanly; three slots in flight at once must not disturb each other.
+ * also run with forced tile heights (the pixels-per-thread knob). I420,
+ * RGB24 and RGBX32 are spot-checked (RGBX32 refused as a grid or with a
+ * pitch off its 16-byte stores); sizes
+ * below 8 and other bad arguments must fail cleanly; three slots in
+ * flight at once must not disturb each other.
  * Outputs are poisoned before every run. Skips where there is no device.
  *
  * MLRI (float, docs/mlri.md) keeps a looser rule than the integer
@@ -208,6 +210,30 @@ static void test_bad_args(void)
     bad_pic = dev;
     bad_pic.fmt = PC_FMT_I420;
     TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL, "format mismatch refused: %s", err);
+    /* RGBX32: 16-byte stores, no grid kernels */
+    pc_picture xp;
+    rc = pc_gpu_picture_alloc(g, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, &xp, err, sizeof err);
+    rc = rc ? rc : pc_gpu_set_algo(g, PC_ALGO_EDGE, PC_VARIANT_4PX, PC_CFA_RGGB, PC_FMT_RGBX32, PC_MATRIX_BT709,
+                                   PC_RANGE_LIMITED, err, sizeof err);
+    rc = rc ? rc : pc_gpu_debayer(g, 0, &xp, err, sizeof err);
+    rc = rc ? rc : pc_gpu_slot_wait(g, 0, err, sizeof err);
+    TAP_CHECK(rc == 0 && xp.pitch[0] % 16 == 0, "rgbx32 picture (pitch %zu) demosaiced: %s", xp.pitch[0],
+              rc ? err : "ok");
+    bad_pic = xp;
+    bad_pic.pitch[0] = 4 * 64 + 8; /* a multiple of 8, not of 16 */
+    err[0] = 0;
+    TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL && strstr(err, "multiples of 16"),
+              "rgbx32 pitch off the 16-byte stores refused: %s", err);
+    bad_pic = xp;
+    bad_pic.width *= 2;
+    bad_pic.height /= 2;
+    bad_pic.pitch[0] *= 2;
+    bad_pic.grid_cols = 2;
+    bad_pic.tile_rows = 16;
+    err[0] = 0;
+    TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL && strstr(err, "grid"),
+              "rgbx32 grid picture refused: %s", err);
+    pc_gpu_picture_free(g, &xp);
     TAP_CHECK(pc_gpu_upload_async(g, 0, 30, (const uint8_t *)err, 64, 4, err, sizeof err) == PC_EINVAL,
               "upload past the last row refused: %s", err);
     TAP_CHECK(pc_gpu_stream(g) != NULL && pc_gpu_cu_context(g) != NULL, "stream and CUcontext available");
@@ -499,9 +525,12 @@ int main(void)
                     }
             }
         }
-        /* I420 and RGB24 spot checks (noise, RGGB and BGGR, full range BT.601). */
+        /* I420, RGB24 and RGBX32 spot checks (noise, RGGB and BGGR, full
+         * range BT.601). */
         if (si == 1 || si == 3 || si == 5) {
-            for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt += 2) {
+            static const pc_pixfmt spot[] = {PC_FMT_RGB24, PC_FMT_I420, PC_FMT_RGBX32};
+            for (int fi = 0; fi < 3; fi++) {
+                const pc_pixfmt fmt = spot[fi];
                 pc_picture d2, h2, r2;
                 pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, &d2, err, sizeof err);
                 tu_pic_alloc(&h2, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 8);

@@ -3,8 +3,9 @@
  * every algorithm x variant (2px, 4px) x CFA phase, on noise and on a
  * synthetic photograph, at sizes smaller than a tile, wider than a tile,
  * and not multiples of the tile, with several tile heights (the pixels-per-
- * thread knob) and all three output formats. Runs in CI without a GPU; the
- * device itself is checked by test_cuda.c. */
+ * thread knob) and all four output formats (RGBX32: the panorama's
+ * texture source). Runs in CI without a GPU; the device itself
+ * is checked by test_cuda.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@
  * matrix; the slabs go through their tables to 8-bit Bayer, then the C
  * reference, the CPU backend and the emulated kernels demosaic with one
  * conversion matrix per camera (bands of 10 rows, so tiles straddle
- * cameras): all three must agree byte for byte. */
+ * cameras): all three must agree byte for byte. RGBX32 too (the
+ * panorama's input: no matrices, the bands are ignored; no grid). */
 static void colour_bands(void)
 {
     /* 136: a multiple of 4, as a grid's cameras must be (PC_GRID_TILE_ALIGN) */
@@ -67,7 +69,7 @@ static void colour_bands(void)
     pc_cpu *cpu = NULL;
     pc_cpu_open(&cpu, 3, w, h, err, sizeof err);
     for (int algo = 0; algo < PC_ALGO_COUNT; algo++)
-        for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++) {
+        for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_RGBX32; fmt++) {
             pc_picture ref, cp, out;
             tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
             tu_pic_alloc(&cp, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 1);
@@ -92,15 +94,19 @@ static void colour_bands(void)
             /* the same into a 5x1 grid (encode.layout "grid"): tile c = camera c */
             pc_picture gp;
             tu_pic_alloc_dev(&gp, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
-            pc_picture_as_grid(&gp, ncam, sh);
-            gp.bands = bands;
-            gp.band_rows = sh;
-            gp.n_bands = ncam;
-            tu_pic_fill(&gp, 0xA7);
-            int rc4 = pc_cpu_debayer_raw(cpu, (pc_algo_id)algo, slabs, ncam, sh, &gp, err, sizeof err);
-            long ngrid = rc4 || rc ? -1 : tu_grid_compare(&ref, &gp);
-            TAP_CHECK(ngrid == 0, "CPU backend colour stage into a 5x1 grid, %s %s: %ld samples differ%s%s",
-                      pc_algo_get(algo)->name, pc_pixfmt_name(fmt), ngrid, rc4 ? ": " : "", rc4 ? err : "");
+            if (fmt != PC_FMT_RGBX32 && pc_picture_as_grid(&gp, ncam, sh) == 0) {
+                gp.bands = bands;
+                gp.band_rows = sh;
+                gp.n_bands = ncam;
+                tu_pic_fill(&gp, 0xA7);
+                int rc4 = pc_cpu_debayer_raw(cpu, (pc_algo_id)algo, slabs, ncam, sh, &gp, err, sizeof err);
+                long ngrid = rc4 || rc ? -1 : tu_grid_compare(&ref, &gp);
+                TAP_CHECK(ngrid == 0, "CPU backend colour stage into a 5x1 grid, %s %s: %ld samples differ%s%s",
+                          pc_algo_get(algo)->name, pc_pixfmt_name(fmt), ngrid, rc4 ? ": " : "", rc4 ? err : "");
+            } else {
+                TAP_CHECK(fmt == PC_FMT_RGBX32, "%s %s: pc_picture_as_grid refuses a 5x1 grid (rgbx32 only)",
+                          pc_algo_get(algo)->name, pc_pixfmt_name(fmt));
+            }
             tu_pic_free(&gp);
             for (int var = PC_VARIANT_2PX; var <= PC_VARIANT_4PX; var++) {
                 int th = var == PC_VARIANT_2PX ? 12 : 64;
@@ -190,7 +196,7 @@ static void grid_tiles(void)
                      * stacked picture */
                     pc_picture own = ref;
                     if (!r2 && k == 2 && !fused) {
-                        tu_pic_alloc(&own, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
+                        tu_pic_alloc_dev(&own, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
                         own.bands = ref.bands;
                         own.band_rows = ref.band_rows;
                         own.n_bands = ref.n_bands;
@@ -222,6 +228,31 @@ static void grid_tiles(void)
                   "pc_picture_as_grid refuses cameras 134 pixels wide (tiles off the %d-byte store alignment)",
                   PC_GRID_TILE_ALIGN);
         tu_pic_free(&n);
+    }
+    {
+        /* rgbx32 (the panorama's texture source) has no grid layout:
+         * pc_picture_as_grid refuses it, and every debayer refuses one
+         * made by hand, naming why */
+        pc_picture x;
+        tu_pic_alloc_dev(&x, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        TAP_CHECK(pc_picture_as_grid(&x, 2, sh) == PC_EINVAL && x.grid_cols == 0,
+                  "pc_picture_as_grid refuses an rgbx32 picture, picture unchanged");
+        x.width *= 2;
+        x.height /= 2;
+        x.pitch[0] *= 2;
+        x.grid_cols = 2;
+        x.tile_rows = sh;
+        static const char *const who[4] = {"C reference", "CPU backend", "emulated kernels", "emulated mlri"};
+        for (int k = 0; k < 4; k++) {
+            err[0] = 0;
+            int r = k == 0   ? pc_ref_debayer(PC_ALGO_BILINEAR, &src, &x, err, sizeof err)
+                    : k == 1 ? pc_cpu_debayer(cpu, PC_ALGO_EDGE, &src, &x, err, sizeof err)
+                    : k == 2 ? pc_emu_debayer(PC_ALGO_EDGE, PC_VARIANT_4PX, 12, &src, &x, err, sizeof err)
+                             : pc_emu_mlri(&src, &x, err, sizeof err);
+            TAP_CHECK(r == PC_EINVAL && strstr(err, "rgbx32") && strstr(err, "grid"),
+                      "%s refuses an rgbx32 grid picture: %s", who[k], err);
+        }
+        tu_pic_free(&x);
     }
     g.grid_cols = 4; /* a grid that does not tile the frame */
     g.tile_rows = sh;
@@ -359,8 +390,9 @@ static long mlri_vs_reference(const pc_bayer *src, pc_picture *ref, pc_picture *
  * kernel has tiles far enough from every edge to take its interior
  * (unmirrored, constant-count) instance next to border tiles (two phases
  * there: the emulation of a frame that size takes seconds); noise and a
- * synthetic photograph; all four CFA phases; NV12 always, RGB24 and I420
- * on two sizes. */
+ * synthetic photograph; all four CFA phases; NV12 always, RGB24, I420 and
+ * RGBX32 on two sizes. Destinations as the device takes them
+ * (tu_pic_alloc_dev). */
 static void mlri_checks(void)
 {
     static const int sizes[][2] = {{8, 8}, {10, 14}, {134, 22}, {16, 42}, {262, 12}, {400, 40}, {360, 300}};
@@ -380,14 +412,14 @@ static void mlri_checks(void)
                     tu_mosaic(rgb, w, h, bay, w, h, (pc_cfa)cfa);
                 }
                 pc_bayer src = {bay, (size_t)w, w, h, (pc_cfa)cfa};
-                for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt++) {
+                for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_RGBX32; fmt++) {
                     if (fmt != PC_FMT_NV12 && (kind != 0 || (si != 1 && si != 2)))
                         continue;
                     pc_matrix mat = cfa & 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
                     pc_range range = cfa & 2 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
                     pc_picture ref, out;
                     tu_pic_alloc(&ref, (pc_pixfmt)fmt, mat, range, w, h, 3);
-                    tu_pic_alloc(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
+                    tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, mat, range, w, h, 5);
                     tu_pic_fill(&out, 0xA7);
                     int rr = pc_ref_debayer(PC_ALGO_MLRI, &src, &ref, err, sizeof err);
                     int rc = rr ? rr : pc_emu_mlri(&src, &out, err, sizeof err);
@@ -430,7 +462,7 @@ static void mlri_checks(void)
                 pc_bayer src = {bay, (size_t)w, w, h, (pc_cfa)cfa};
                 pc_picture ref, out;
                 tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
-                tu_pic_alloc(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+                tu_pic_alloc_dev(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
                 int rc, md;
                 long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
                 TAP_CHECK(rc == 0 && tu_mlri_rule(nd, md, &ref),
@@ -460,7 +492,7 @@ static void mlri_checks(void)
             pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GRBG};
             pc_picture ref, out;
             tu_pic_alloc(&ref, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
-            tu_pic_alloc(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
+            tu_pic_alloc_dev(&out, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
             ref.bands = out.bands = bands;
             ref.n_bands = out.n_bands = 3;
             ref.band_rows = out.band_rows = 8;
@@ -511,8 +543,10 @@ int main(void)
                 for (int algo = 0; algo < PC_ALGO_COUNT; algo++) {
                     if (!pc_emu_supports((pc_algo_id)algo))
                         continue;
-                    /* NV12 always; I420 and RGB24 on the noise of two sizes. */
-                    for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420; fmt++) {
+                    /* NV12 always; I420, RGB24 and RGBX32 on the noise of
+                     * two sizes (10 and 134 wide: one tile and two, both
+                     * ending in half a 4px pair, every store path). */
+                    for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_RGBX32; fmt++) {
                         if (fmt != PC_FMT_NV12 && (kind != 0 || (si != 1 && si != 3)))
                             continue;
                         pc_range range = (algo & 1) ? PC_RANGE_FULL : PC_RANGE_LIMITED;

@@ -3,7 +3,8 @@
  * algorithm, flat colours for every algorithm and CFA phase (RGB and NV12),
  * step edges for the directional algorithms, the symmetry and padding
  * tests of §11.2 and §11.3, every output byte written, vector interior ==
- * scalar formulas bit for bit, and invalid input.
+ * scalar formulas bit for bit, RGBX32 == RGB24 plus X = 255, and invalid
+ * input.
  */
 #include "debayer.h"
 #include "debayer_test_util.h"
@@ -322,14 +323,16 @@ static void all_written(void)
     uint8_t *raw = malloc((size_t)w * h);
     for (int i = 0; i < w * h; i++)
         raw[i] = (uint8_t)tu_rng(&rng_state);
-    for (int fmt = 0; fmt < 3; fmt++)
+    for (int fmt = 0; fmt <= PC_FMT_RGBX32; fmt++)
         for (int a = 0; a < PC_ALGO_COUNT; a++) {
             int cfa = (a + fmt) & 3;
             uint8_t *buf[2];
             pc_picture p[2];
-            size_t pitch0 = (fmt == PC_FMT_RGB24 ? 3 * (size_t)w : (size_t)w) + padb;
-            size_t pitch1 = (fmt == PC_FMT_I420 ? (size_t)w / 2 : (size_t)w) + padb;
-            size_t bytes = pitch0 * h + 2 * pitch1 * h;
+            size_t rowb[3], bytes = 0;
+            int rows[3];
+            int np = tu_planes((pc_pixfmt)fmt, w, h, rowb, rows);
+            for (int pl = 0; pl < np; pl++)
+                bytes += (rowb[pl] + padb) * rows[pl];
             for (int k = 0; k < 2; k++) {
                 buf[k] = malloc(bytes);
                 memset(buf[k], k ? 0xff : 0x00, bytes);
@@ -337,15 +340,11 @@ static void all_written(void)
                 p[k].fmt = (pc_pixfmt)fmt;
                 p[k].width = w;
                 p[k].height = h;
-                p[k].plane[0] = buf[k];
-                p[k].pitch[0] = pitch0;
-                if (fmt != PC_FMT_RGB24) {
-                    p[k].plane[1] = buf[k] + pitch0 * h;
-                    p[k].pitch[1] = pitch1;
-                }
-                if (fmt == PC_FMT_I420) {
-                    p[k].plane[2] = buf[k] + pitch0 * h + pitch1 * (h / 2);
-                    p[k].pitch[2] = pitch1;
+                uint8_t *q = buf[k];
+                for (int pl = 0; pl < np; pl++) {
+                    p[k].plane[pl] = q;
+                    p[k].pitch[pl] = rowb[pl] + padb;
+                    q += p[k].pitch[pl] * rows[pl];
                 }
                 pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
                 pc_ref_debayer((pc_algo_id)a, &b, &p[k], NULL, 0);
@@ -353,16 +352,12 @@ static void all_written(void)
             /* Bytes inside rows must agree whatever the poison; padding bytes
              * must keep it. */
             int unwritten = 0, overwritten = 0;
-            int np = fmt == PC_FMT_RGB24 ? 1 : fmt == PC_FMT_NV12 ? 2 : 3;
             for (int pl = 0; pl < np; pl++) {
-                int rows = pl ? h / 2 : h;
-                size_t rowb = pl == 0 ? (fmt == PC_FMT_RGB24 ? 3 * (size_t)w : (size_t)w)
-                                      : (fmt == PC_FMT_NV12 ? (size_t)w : (size_t)w / 2);
-                for (int y = 0; y < rows; y++)
+                for (int y = 0; y < rows[pl]; y++)
                     for (size_t x = 0; x < p[0].pitch[pl]; x++) {
                         uint8_t v0 = p[0].plane[pl][y * p[0].pitch[pl] + x];
                         uint8_t v1 = p[1].plane[pl][y * p[1].pitch[pl] + x];
-                        if (x < rowb)
+                        if (x < rowb[pl])
                             unwritten += v0 != v1;
                         else
                             overwritten += v0 != 0x00 || v1 != 0xff;
@@ -411,7 +406,7 @@ static void vector_equals_scalar(void)
             for (size_t si = 0; si < 3; si++) {
                 int w = sizes[si][0], h = sizes[si][1];
                 size_t n = (size_t)w * h;
-                uint8_t *raw = malloc(n), *o1 = malloc(3 * n), *o2 = malloc(3 * n);
+                uint8_t *raw = malloc(n), *o1 = malloc(4 * n), *o2 = malloc(4 * n);
                 for (size_t i = 0; i < n; i++) {
                     uint32_t r = tu_rng(&rng_state);
                     /* uniform noise; extremes only (clamps, big gradients);
@@ -419,8 +414,8 @@ static void vector_equals_scalar(void)
                     raw[i] = (uint8_t)(mode == 0 ? r : mode == 1 ? ((r & 1) ? 255 : 0) : (r % 5 == 0 ? r >> 8 : 128));
                 }
                 for (int cfa = 0; cfa < 4; cfa++)
-                    for (int fmt = 0; fmt < 3; fmt++) {
-                        size_t bytes = fmt ? n + n / 2 : 3 * n;
+                    for (int fmt = 0; fmt <= PC_FMT_RGBX32; fmt++) {
+                        size_t bytes = fmt == PC_FMT_RGB24 ? 3 * n : fmt == PC_FMT_RGBX32 ? 4 * n : n + n / 2;
                         run_job(a, raw, w, h, cfa, fmt, 1, o1);
                         run_job(a, raw, w, h, cfa, fmt, 0, o2);
                         for (size_t i = 0; i < bytes; i++)
@@ -469,6 +464,59 @@ static void yuv_final_pass(void)
     free(rgb);
     free(y1);
     free(y2);
+}
+
+/* ------------------------------------------------------------------------
+ * RGBX32 (the panorama's texture source): the RGB24 bytes of every pixel
+ * plus X = 255, for every algorithm (MLRI's own final stage included) and
+ * phase, wide enough for the vector interior, into a padded pitch whose
+ * padding stays untouched; its name and geometry.
+ * ---------------------------------------------------------------------- */
+
+static void rgbx32_is_rgb24(void)
+{
+    const int w = 102, h = 14, padb = 12;
+    const size_t n = (size_t)w * h, pitch = 4 * (size_t)w + padb;
+    uint8_t *raw = malloc(n), *rgb = malloc(3 * n), *x = malloc(pitch * h);
+    for (size_t i = 0; i < n; i++)
+        raw[i] = (uint8_t)tu_rng(&rng_state);
+    for (int a = 0; a < PC_ALGO_COUNT; a++) {
+        long bad = 0, xbad = 0, pad = 0;
+        int rc = 0;
+        for (int cfa = 0; cfa < 4; cfa++) {
+            pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+            pc_picture p = {.fmt = PC_FMT_RGBX32, .plane = {x}, .pitch = {pitch}, .width = w, .height = h};
+            memset(x, 0x3c, pitch * h);
+            char err[256] = "";
+            rc |= demosaic(a, raw, w, h, cfa, PC_FMT_RGB24, rgb);
+            rc |= pc_ref_debayer((pc_algo_id)a, &b, &p, err, sizeof err);
+            if (err[0])
+                tap_diag("rgbx32 %s: %s", pc_algo_get((pc_algo_id)a)->name, err);
+            for (int y = 0; y < h; y++) {
+                const uint8_t *r = x + (size_t)y * pitch;
+                for (int i = 0; i < w; i++) {
+                    for (int c = 0; c < 3; c++)
+                        bad += r[4 * i + c] != rgb[3 * ((size_t)y * w + i) + c];
+                    xbad += r[4 * i + 3] != 255;
+                }
+                for (size_t i = 4 * (size_t)w; i < pitch; i++)
+                    pad += r[i] != 0x3c;
+            }
+        }
+        TAP_CHECK(rc == 0 && bad == 0 && xbad == 0 && pad == 0,
+                  "%s: rgbx32 == rgb24's R, G, B (%ld differ) with X = 255 (%ld not), padding untouched (%ld "
+                  "touched), 4 phases", pc_algo_get((pc_algo_id)a)->name, bad, xbad, pad);
+    }
+    int pw = 0, ph = 0;
+    size_t rb = 0;
+    TAP_CHECK(pc_pixfmt_from_name("rgbx32") == PC_FMT_RGBX32 && pc_pixfmt_from_name("RGBX32") == PC_FMT_RGBX32 &&
+                  strcmp(pc_pixfmt_name(PC_FMT_RGBX32), "rgbx32") == 0 && pc_pixfmt_planes(PC_FMT_RGBX32) == 1 &&
+                  pc_picture_plane_size(PC_FMT_RGBX32, 2040, 1080, 0, &pw, &ph, &rb) == 0 && pw == 2040 &&
+                  ph == 1080 && rb == 4 * 2040 && pc_picture_plane_size(PC_FMT_RGBX32, 8, 8, 1, NULL, NULL, NULL),
+              "rgbx32: name both ways, one plane of 4*W bytes per row");
+    free(raw);
+    free(rgb);
+    free(x);
 }
 
 /* ------------------------------------------------------------------------
@@ -618,6 +666,7 @@ int main(void)
     all_written();
     vector_equals_scalar();
     yuv_final_pass();
+    rgbx32_is_rgb24();
     invalid_input();
     table_matches_passes();
     mosaic();

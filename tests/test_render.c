@@ -193,7 +193,7 @@ static void check_implementations(pc_cpu *cpu)
                         if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || compare(&ref, &out).max != 0) {
                             diffstat d = compare(&ref, &out);
                             tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
-                                     "samples over 1, max %d %s", g->name, si ? "rgbx32" : "rgb24",
+                                     "samples over 1, max %d %s", g->name, pc_pixfmt_name(sfmts[si]),
                                      pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max, err);
                             cpu_bad++;
                         }
@@ -212,7 +212,7 @@ static void check_implementations(pc_cpu *cpu)
                         diffstat d = compare(&ref, &out);
                         if (!within_rule(d)) {
                             tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d",
-                                     g->name, si ? "rgbx32" : "rgb24", pc_pixfmt_name(dfmts[di]), photo,
+                                     g->name, pc_pixfmt_name(sfmts[si]), pc_pixfmt_name(dfmts[di]), photo,
                                      pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
                             emu_bad++;
                         }

@@ -169,6 +169,10 @@ static void invalid(void)
     p.fmt = PC_FMT_RGB24;
     err[0] = 0;
     TAP_CHECK(pc_rgb_to_yuv(rgb, 24, &p, err, sizeof err) == PC_EINVAL && err[0], "RGB24 target refused: %s", err);
+    p.fmt = PC_FMT_RGBX32;
+    err[0] = 0;
+    TAP_CHECK(pc_rgb_to_yuv(rgb, 24, &p, err, sizeof err) == PC_EINVAL && strstr(err, "rgbx32"),
+              "RGBX32 target refused: %s", err);
     tu_pic_layout(&p, PC_FMT_I420, 0, 0, 8, 8, yuv);
     p.matrix = (pc_matrix)5;
     err[0] = 0;

@@ -18,6 +18,7 @@
  * Exit status: 0 done, 1 a file could not be read or written (the message
  * names it, a .pto error its line and field), 64 usage error.
  */
+#include "capture.h"
 #include "image.h"
 #include "rig.h"
 #include "scene.h"
@@ -63,6 +64,10 @@ static void usage(FILE *f)
             "                         Bayer RGGB) as the fake source does, report their cost (render\n"
             "                         time, memory, time to draw a frame) and exit\n"
             "      --fps F            frame rate for --loop (default 50)\n"
+            "      --pcraw FILE       with --loop: also write its frames (forwards and backwards,\n"
+            "                         as the fake cameras play them) as a raw recording that\n"
+            "                         panocap replays (--source file:FILE, capture.file_loop):\n"
+            "                         the scene on a machine without Aravis\n"
             "  -h, --help             this text\n"
             "      --version          the version\n");
 }
@@ -228,8 +233,63 @@ static int write_objects(const pc_scene *s, const pc_rig *rig, double t, const p
     return 0;
 }
 
+/* The loop's frames n_frames long as a .pcraw (capture/raw_format.md). */
+static int write_pcraw(const pc_scene_loop *l, const pc_rig *rig, uint64_t n, double fps, const char *path)
+{
+    char err[512];
+    const int w = rig->cam[0].w, h = rig->cam[0].h;
+    for (int i = 1; i < rig->ncam; i++)
+        if (rig->cam[i].w != w || rig->cam[i].h != h) {
+            fprintf(stderr, "panocap-scene: --pcraw: camera %d is %dx%d, camera 0 %dx%d; a recording holds cameras "
+                    "of one size\n", i, rig->cam[i].w, rig->cam[i].h, w, h);
+            return 1;
+        }
+    uint8_t *buf = malloc((size_t)w * h * rig->ncam);
+    pc_raw_writer *wr = NULL;
+    if (!buf || pc_raw_writer_open(&wr, path, w, h, rig->ncam, PC_CFA_RGGB, fps, err, sizeof err)) {
+        fprintf(stderr, "panocap-scene: --pcraw %s: %s\n", path, buf ? err : "out of memory");
+        free(buf);
+        return 1;
+    }
+    pc_frameset fs;
+    memset(&fs, 0, sizeof fs);
+    fs.n = rig->ncam;
+    fs.width = w;
+    fs.height = h;
+    fs.cfa = PC_CFA_RGGB;
+    fs.fmt = (pc_rawfmt){.bits = 8, .cfa = PC_CFA_RGGB};
+    fs.slab_bytes = (size_t)w * h;
+    for (int i = 0; i < rig->ncam; i++) {
+        fs.slab[i] = buf + (size_t)i * w * h;
+        fs.pitch[i] = (size_t)w;
+        fs.camera[i] = i;
+    }
+    fs.stacked = buf;
+    fs.stacked_pitch = (size_t)w;
+    int rc = 0;
+    for (uint64_t k = 0; k < n && !rc; k++) {
+        for (int i = 0; i < rig->ncam; i++)
+            pc_scene_loop_fill(l, i, k, buf + (size_t)i * w * h, (size_t)w);
+        fs.index = k;
+        fs.pts_ns = (int64_t)(k * 1e9 / fps);
+        rc = pc_raw_writer_write(wr, &fs, err, sizeof err);
+    }
+    if (!rc)
+        rc = pc_raw_writer_close(wr, err, sizeof err);
+    else
+        pc_raw_writer_close(wr, NULL, 0);
+    free(buf);
+    if (rc) {
+        fprintf(stderr, "panocap-scene: --pcraw %s: %s\n", path, err);
+        return 1;
+    }
+    printf("%s: %llu frame sets of %d cameras %dx%d (RGGB) at %g fps\n", path, (unsigned long long)n, rig->ncam, w, h,
+           fps);
+    return 0;
+}
+
 /* The fake source's frames: what building them costs, and drawing one. */
-static int loop_bench(const pc_rig *rig, uint64_t seed, double seconds, double fps, int threads)
+static int loop_bench(const pc_rig *rig, uint64_t seed, double seconds, double fps, int threads, const char *pcraw)
 {
     char err[512];
     pc_scene *s;
@@ -262,15 +322,16 @@ static int loop_bench(const pc_rig *rig, uint64_t seed, double seconds, double f
     printf("memory %.1f MB; drawing one camera frame %.3f ms (one core: %.0f frame sets/s)\n",
            info.bytes / 1e6, fill * 1e3, 1.0 / (fill * rig->ncam));
     free(buf);
+    int rc = pcraw ? write_pcraw(l, rig, n, fps, pcraw) : 0;
     pc_scene_loop_destroy(l);
     pc_scene_destroy(s);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     static const pc_tool tool = {"panocap-scene", usage};
-    enum { O_SEED = 1000, O_ONLY, O_VIEW, O_PANOW, O_SCALE, O_STATIC, O_THREADS, O_COVERAGE, O_LOOP, O_FPS };
+    enum { O_SEED = 1000, O_ONLY, O_VIEW, O_PANOW, O_SCALE, O_STATIC, O_THREADS, O_COVERAGE, O_LOOP, O_FPS, O_PCRAW };
     static const struct option opts[] = {
         {"rig", required_argument, NULL, 'r'}, {"out", required_argument, NULL, 'o'},
         {"time", required_argument, NULL, 't'}, {"seed", required_argument, NULL, O_SEED},
@@ -278,9 +339,9 @@ int main(int argc, char **argv)
         {"panorama-width", required_argument, NULL, O_PANOW}, {"scale", required_argument, NULL, O_SCALE},
         {"static", no_argument, NULL, O_STATIC}, {"threads", required_argument, NULL, O_THREADS},
         {"coverage", no_argument, NULL, O_COVERAGE}, {"loop", required_argument, NULL, O_LOOP},
-        {"fps", required_argument, NULL, O_FPS}, PC_TOOL_STD_OPTIONS, {NULL, 0, NULL, 0},
+        {"fps", required_argument, NULL, O_FPS}, {"pcraw", required_argument, NULL, O_PCRAW}, PC_TOOL_STD_OPTIONS, {NULL, 0, NULL, 0},
     };
-    const char *rig_path = NULL, *dir = NULL, *only = NULL, *view_arg = NULL;
+    const char *rig_path = NULL, *dir = NULL, *only = NULL, *view_arg = NULL, *pcraw = NULL;
     double t = 0.0, scale = 1.0, pan = 0, tilt = 0, hfov = 0, loop_s = 0, fps = 50;
     long long seed = 1, threads = 0, pano_w = 0;
     int flags = 0, want_coverage = 0, vw = 1920, vh = 1080, c, rc;
@@ -320,6 +381,7 @@ int main(int argc, char **argv)
             if ((rc = pc_tool_double(&tool, "--fps", optarg, 1, 1000, &fps)))
                 return rc;
             break;
+        case O_PCRAW: pcraw = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, c, argv);
         }
@@ -370,7 +432,7 @@ int main(int argc, char **argv)
     if (want_coverage)
         return coverage(&rig);
     if (loop_s)
-        return loop_bench(&rig, (uint64_t)seed, loop_s, fps, (int)threads);
+        return loop_bench(&rig, (uint64_t)seed, loop_s, fps, (int)threads, pcraw);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "panocap-scene: %s: cannot create: %s\n", dir, strerror(errno));
         return 1;
