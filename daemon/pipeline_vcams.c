@@ -171,8 +171,9 @@ void pl_vcams_reload_live(pipeline *p, unsigned live)
 
 /* ------------------------------------------------------------ the web */
 
-/* The web page's live picture as the map sees it: the cameras side by
- * side (web_picture.h), each tile a camera's whole frame at 1/scale. 0,
+/* The web page's live picture as the map sees it (web_picture.h): the
+ * stitched panorama at 1/scale (it has no camera thumbnails), or the
+ * cameras side by side, each tile a camera's whole frame at 1/scale. 0,
  * or -1 with why when there is none. */
 static int live_picture(pipeline *p, pl_vcams_picture *pic, char *why, size_t n)
 {
@@ -185,6 +186,11 @@ static int live_picture(pipeline *p, pl_vcams_picture *pic, char *why, size_t n)
     }
     pic->width = pi.width;
     pic->height = pi.height;
+    if (pi.thumb_width == 0) { /* the panorama the render step makes, at the slots' size */
+        pl_vcams_panorama_view(p->vcams, p->pic_w, p->pic_h, &pic->view);
+        pic->scale = pi.scale;
+        return 0;
+    }
     pic->ntiles = p->ncam < PL_VCAMS_MAX_TILES ? p->ncam : PL_VCAMS_MAX_TILES;
     for (int t = 0; t < pic->ntiles; t++) {
         pic->tile[t].cam = t;

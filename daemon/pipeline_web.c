@@ -109,7 +109,8 @@ static void stage_json(pc_json *j, const char *key, const pc_stage_stats *st)
     pc_json_object_end(j);
 }
 
-static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now)
+/* thumbs: 0 when the live picture has no camera thumbnails (the panorama) */
+static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now, int thumbs)
 {
     int n = pc_capture_stats(p->cap, w->cams, PC_CAPTURE_MAX_CAMERAS);
     if (n > PC_CAPTURE_MAX_CAMERAS)
@@ -141,7 +142,7 @@ static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now)
             pc_json_fixed(j, "last_frame_age_s", (now - c->last_arrival_ns) / 1e9, 3);
         else
             pc_json_null(j, "last_frame_age_s");
-        pc_json_str(j, "picture", url);
+        pc_json_str(j, "picture", thumbs ? url : NULL);
         pc_json_object_end(j);
     }
     pc_json_array_end(j);
@@ -309,7 +310,7 @@ static int web_status(void *user, pc_json *j)
     pc_json_object_end(j);
     pc_json_object_end(j);
 
-    cameras_json(p, w, j, now);
+    cameras_json(p, w, j, now, pi.thumb_width > 0);
     encoders_json(p, w, j, &snap, now);
 
     pc_json_object(j, "white_balance");
@@ -323,6 +324,7 @@ static int web_status(void *user, pc_json *j)
     pc_json_str(j, "note", pi.why);
     pc_json_int(j, "width", pi.width);
     pc_json_int(j, "height", pi.height);
+    pc_json_int(j, "scale", pi.scale); /* picture pixels per live picture pixel */
     pc_json_int(j, "thumb_width", pi.thumb_width);
     pc_json_int(j, "thumb_height", pi.thumb_height);
     pc_json_int(j, "fps", PC_WEB_PICTURE_FPS);

@@ -60,6 +60,7 @@ typedef struct vc_stage {
 struct pl_vcams {
     pthread_mutex_t lock;
     pthread_rwlock_t cov_lock;
+    pc_rig rig;                 /* cov_lock: the rig in force (its panorama, for the web page's map) */
     int n;
     double fps;
     int have_grid;              /* lock (a copy of the stage thread's) */
@@ -107,6 +108,7 @@ int pl_vcams_open(pl_vcams **out, const pc_settings *s, const pc_rig *rig, const
     }
     v->n = s->vcam_count;
     v->fps = fps;
+    v->rig = *rig;
     for (int i = 0; i < v->n; i++) {
         vc_view *w = &v->view[i];
         const pc_vcam_settings *c = &s->vcams[i];
@@ -162,6 +164,13 @@ int pl_vcams_rig_cameras(pl_vcams *v, pc_cam_model *out, int max)
     memcpy(out, v->view[0].cov.cam, (size_t)n * sizeof *out);
     pthread_rwlock_unlock(&v->cov_lock);
     return n;
+}
+
+void pl_vcams_panorama_view(pl_vcams *v, int w, int h, pc_view_model *out)
+{
+    pthread_rwlock_rdlock(&v->cov_lock);
+    pc_rig_panorama_view(&v->rig, w, h, out);
+    pthread_rwlock_unlock(&v->cov_lock);
 }
 
 /* Any thread: p clamped into view i's coverage and lim. */
@@ -821,6 +830,7 @@ int pl_vcams_reload(pl_vcams *v, const pc_settings *s, const pc_rig *rig, const 
         pthread_rwlock_wrlock(&v->cov_lock);
         for (int i = 0; i < v->n; i++)
             v->view[i].cov = cov[i];
+        v->rig = *rig;
         pthread_rwlock_unlock(&v->cov_lock);
         free(cov);
     }

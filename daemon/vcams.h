@@ -78,6 +78,9 @@ int pl_vcams_find(const pl_vcams *v, const char *name);
 /* Any thread: a copy of the rig's camera models (as the coverage sees
  * them); returns how many (<= max). */
 int pl_vcams_rig_cameras(pl_vcams *v, pc_cam_model *out, int max);
+/* Any thread: the rig's panorama (its p line) rendered at w x h, as the
+ * render step draws it (pc_rig_panorama_view of the rig in force). */
+void pl_vcams_panorama_view(pl_vcams *v, int w, int h, pc_view_model *out);
 
 /* Stage thread, once per frame set, dt seconds after the last (frame
  * periods, dropped sets included, so motion keeps time). counts: the

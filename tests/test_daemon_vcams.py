@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """test_daemon_vcams.py - the virtual cameras' control plane of the real
 panocap: fake cameras (small) seen through a rig written for them (five
-cameras 60 degrees wide, 30 apart, 10 down), two views, the control socket
-and the web API.
+cameras 60 degrees wide, 30 apart, 10 down; its cylindrical panorama
+rendered at 800 pixels wide), two views, the control socket and the web API.
 
   - set-up: the views start where the file says (the log, `status`, `vcam`);
   - the control socket's `vcam`: a move at a speed answered with the pose it
@@ -11,7 +11,7 @@ and the web API.
     NaN, out of range, extra words), nothing changed by them;
   - the web API: GET /api/status's views (pose, goal, mode, presets, the
     last clamp, the frame on the live picture), GET /api/picture/map against
-    the rig, POST /api/views/NAME with each action (goto, zoom, move,
+    the rig (the live picture is the panorama: its projection), POST /api/views/NAME with each action (goto, zoom, move,
     preset, save, follow, stop) answered with the clamped goal and the
     reason; refusals 4xx with the reason (no token, unknown view, wrong
     method, bad JSON, wrong types, two actions, out of range) changing
@@ -19,6 +19,9 @@ and the web API.
   - the metrics: panocap_vcam_* as the status says, `promtool check metrics`;
   - reload (SIGHUP): a changed pose and presets applied, the saved preset gone;
   - the summary at exit: each view's final pose and counters;
+  - the rig for the views only (panorama.enabled = false): the live picture
+    is the cameras side by side, the map a tile per camera, a view's frame
+    a polyline in each camera that sees it;
   - without views: `vcam` and POST /api/views/... say none are configured.
 Usage: test_daemon_vcams.py PANOCAP"""
 import os
@@ -45,7 +48,7 @@ CONF = os.path.join(DIR, "views.conf")
 
 def write_rig():
     with open(RIG, "w") as f:
-        f.write('p f1 w2000 h400 v170 E0 R0 n"TIFF_m c:LZW"\nm i0\n\n')
+        f.write('p f1 w2000 h800 v170 E0 R0 n"TIFF_m c:LZW"\nm i0\n\n')  # 60 degrees tall: the cameras' 36
         for i in range(5):
             f.write('i w%d h%d f0 v60 Ra0 Rb0 Rc0 Rd0 Re0 Eev0 Er1 Eb1 r0 p-10 y%d TrX0 TrY0 TrZ0 Tpy0 Tpp0 j0 a0 b0 c0 '
                     'd0 e0 g0 t0 Va1 Vb0 Vc0 Vd0 Vx0 Vy0 Vm5 n"cam%d.png"\n' % (W, H, -60 + 30 * i, i))
@@ -85,6 +88,7 @@ def metric(text, name, v):
 def start(name, args, port):
     d = Daemon(EXE, DIR, name, ["--source", "fake", "--fps", "25", "--output", "null", "--stats-interval", "0",
                                 "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H,
+                                "-s", "panorama.width=800",
                                 "-s", "daemon.http_listen=127.0.0.1:%d" % port] + args, port)
     if not d.wait_ready(60 * SLOW):
         diag(d.log()[-3000:])
@@ -151,24 +155,30 @@ def api_part(port, token):
     check(vs[1]["mode"] == "follow" and vs[1]["follow"], "side: in follow mode (the file's)")
     pic = s["picture"]
     m = get_json(port, "/api/picture/map")
-    check(m and m["kind"] == "cameras" and m["width"] == pic["width"] and len(m["tiles"]) == 5 and
-          all(abs(t["w"] - pic["width"] / 5) < 1 and t["cols"] * t["rows"] == len(t["pan"]) for t in m["tiles"]),
-          "GET /api/picture/map: the live picture's 5 tiles, %sx%s points each" % (
-              m["tiles"][0]["cols"] if m else None, m["tiles"][0]["rows"] if m else None))
-    if m:
-        t = m["tiles"][2]
-        mid = [t["pan"][(t["rows"] // 2) * t["cols"] + t["cols"] // 2 - k] for k in (0, 1)]
-        corner = t["pan"][0], t["tilt"][0]
-        # camera 2 looks at pan 0: its middle columns either side of 0; its
-        # top-left corner 30 degrees left and above (60x36 degrees, 10 down)
-        check(t["cols"] % 2 == 0 and mid[0] > 0 > mid[1] and abs(mid[0] + mid[1]) < 0.01 and
-              -33 < corner[0] < -27 and 5 < corner[1] < 12,
-              "tile 2 is camera 2: middle columns at pan %.2f and %.2f, top-left corner at pan %.1f tilt %.1f" % (
-                  mid[1], mid[0], corner[0], corner[1]))
+    check(pic["available"] and pic["width"] == 800 and pic["height"] == 320 and pic["thumb_width"] == 0 and
+          all(c["picture"] is None for c in s["cameras"]),
+          "the live picture is the panorama: %sx%s, no camera thumbnails" % (pic["width"], pic["height"]))
+    t = m["tiles"][0] if m and m.get("tiles") else None
+    check(m and m["kind"] == "panorama" and m["width"] == pic["width"] and len(m["tiles"]) == 1 and
+          t["w"] == pic["width"] and t["cols"] * t["rows"] == len(t["pan"]) and None not in t["pan"],
+          "GET /api/picture/map: the panorama, one tile of %sx%s points" % (t and t["cols"], t and t["rows"]))
+    if t:
+        # the cylinder: 170 degrees across its width, pan linear in x; its
+        # left and right edges at -85 and 85, its middle row at tilt 0
+        row = t["pan"][:t["cols"]]
+        lin = max(abs(row[q] - (-85 + 170 * q / (t["cols"] - 1))) for q in range(t["cols"]))
+        mid = [t["tilt"][(t["rows"] // 2 - k) * t["cols"]] for k in (0, 1)] if t["rows"] % 2 == 0 else None
+        check(lin < 0.05 and mid and mid[0] < 0 < mid[1] and abs(mid[0] + mid[1]) < 0.01,
+              "its points: pan -85..85 across (off by %.3f at most), tilt 0 between the middle rows (%.2f, %.2f)" % (
+                  lin, mid[1] if mid else 0, mid[0] if mid else 0))
     lines = v.get("outline") or []
-    check(lines and all(len(l) % 2 == 0 and len(l) >= 4 for l in lines) and
-          all(0 <= x <= pic["width"] + 1 for l in lines for x in l[0::2]),
-          "main's frame on the live picture: %d polylines inside it" % len(lines))
+    # pan is linear across the cylinder: the frame is centred on the pan's
+    # column (at pan 74.8 it runs past the panorama's right edge at 85)
+    xs = lines[0][0::2] if len(lines) == 1 else [0]
+    cx, want = (min(xs) + max(xs)) / 2, (v["pan"] + 85) / 170 * pic["width"]
+    check(len(lines) == 1 and len(lines[0]) >= 8 and abs(cx - want) < 1 and
+          all(0 <= y <= pic["height"] for y in lines[0][1::2]),
+          "main's frame on the panorama: one polyline, centred at x %.1f (pan %.1f: %.1f)" % (cx, v["pan"], want))
 
     url = "/api/views/main"
     r = post_json(port, url, {"pan": -20, "tilt": -12, "hfov": 28, "speed": 20}, token)
@@ -306,6 +316,37 @@ def main():
     want = "main 640x360: pan %.1f tilt %.1f hfov %.1f, manual, still; %d commands, %d clamped, %d refused" % (
         last["pan"], last["tilt"], last["hfov"], last["commands"], last["clamped"], last["refused"])
     check(rc == 0 and m and m.group(1).startswith(want), "the summary at exit: %s" % (m.group(1) if m else out[-400:]))
+
+    # the rig for the views only: the live picture is the cameras side by side
+    port3 = free_port()
+    write_conf()
+    d3 = start("strip", ["--config", CONF, "-s", "panorama.enabled=false"], port3)
+    if check(d3, "panocap with the views and no panorama (panorama.enabled = false)"):
+        s = get_json(port3, "/api/status")
+        pic = s["picture"]
+        m = get_json(port3, "/api/picture/map")
+        check(pic["thumb_width"] > 0 and pic["width"] == 5 * pic["thumb_width"] and
+              all(c["picture"] for c in s["cameras"]), "the live picture: the 5 cameras side by side, with thumbnails")
+        ok = m and m["kind"] == "cameras" and len(m["tiles"]) == 5
+        check(ok and all(abs(t["w"] - W / pic["scale"]) < 0.01 for t in m["tiles"]) and
+              [round(t["x"]) for t in m["tiles"]] == [k * pic["thumb_width"] for k in range(5)],
+              "GET /api/picture/map: a tile per camera at x %s" % ([round(t["x"]) for t in m["tiles"]] if ok else None))
+        if ok:
+            t = m["tiles"][2]
+            mid = [t["pan"][(t["rows"] // 2) * t["cols"] + t["cols"] // 2 - k] for k in (0, 1)]
+            corner = t["pan"][0], t["tilt"][0]
+            # camera 2 looks at pan 0: its middle columns either side of 0;
+            # its top-left corner 30 degrees left and above (60x36 degrees, 10 down)
+            check(t["cols"] % 2 == 0 and mid[0] > 0 > mid[1] and abs(mid[0] + mid[1]) < 0.01 and
+                  -33 < corner[0] < -27 and 5 < corner[1] < 12,
+                  "tile 2 is camera 2: middle columns at pan %.2f and %.2f, top-left corner at pan %.1f tilt %.1f" % (
+                      mid[1], mid[0], corner[0], corner[1]))
+        v = view(port3)
+        lines = v["outline"] if v else []
+        xs = sorted(min(l[0::2]) for l in lines)
+        check(len(lines) == 3 and [int(x // pic["thumb_width"]) for x in xs] == [1, 2, 3],
+              "main (pan 0, 30 degrees wide) is framed in cameras 1, 2 and 3: polylines from x %s" % xs)
+        check(d3.stop() == 0, "SIGTERM: exit 0")
 
     # without virtual cameras
     port2 = free_port()

@@ -16,14 +16,16 @@ white balance, its control socket).
     when it is back (restarted on the same port: new figures, the notice);
   - behind a reverse proxy, under a path prefix, it works the same;
   - on a phone's width the page fits without sideways scrolling;
-  - the virtual cameras (a rig written for the fake cameras, one view):
-    its frame is drawn on the live picture; a drag on its card's picture
-    moves the view by the pan and tilt the picture's map gives between the
-    two points (api/status's goal, then its pose); a click aims it at the
-    point; a preset button; follow on and off; a refused command shows the
-    daemon's reason and changes nothing, a clamped one says why; the arrow
-    keys and the wheel on the focused picture.
-The screenshots are kept: ARTEFACTS/web-page.png (laptop) and
+  - the virtual cameras (the restarted daemon: a rig written for the fake
+    cameras, its panorama rendered, one view): its frame is drawn on the
+    live picture (the panorama); a drag on its card's picture moves the view
+    by the pan and tilt the picture's map gives between the two points
+    (api/status's goal, then its pose); a click aims it at the point; a
+    preset button; follow on and off; a refused command shows the daemon's
+    reason and changes nothing, a clamped one says why; the arrow keys and
+    the wheel on the focused picture.
+The screenshots are kept: ARTEFACTS/web-page.png (laptop),
+ARTEFACTS/web-page-views.png (with the virtual camera) and
 ARTEFACTS/web-page-phone.png.
 Usage: test_web_browser.py PANOCAP ARTEFACT_DIR"""
 import math
@@ -71,7 +73,7 @@ def write_config():
     """A rig for the five fake cameras (60 degrees wide, 30 apart, 10
     down) and one virtual camera with a preset."""
     with open(RIG, "w") as f:
-        f.write('p f1 w2000 h400 v170 E0 R0 n"TIFF_m c:LZW"\nm i0\n\n')
+        f.write('p f1 w2000 h800 v170 E0 R0 n"TIFF_m c:LZW"\nm i0\n\n')  # 60 degrees tall: the cameras' 36
         for i in range(5):
             f.write('i w%d h%d f0 v60 Ra0 Rb0 Rc0 Rd0 Re0 Eev0 Er1 Eb1 r0 p-10 y%d TrX0 TrY0 TrZ0 Tpy0 Tpp0 j0 a0 b0 '
                     'c0 d0 e0 g0 t0 Va1 Vb0 Vc0 Vd0 Vx0 Vy0 Vm5 n"cam%d.png"\n' % (W, H, -60 + 30 * i, i))
@@ -82,8 +84,10 @@ def write_config():
                 % RIG)
 
 
-def start(name):
-    args = ["--config", CONF, "--source", "fake", "--fps", "25", "--encoder", "libx264", "--stats-interval", "0",
+def start(name, views=False):
+    """panocap on the fake cameras; views: with the rig, its panorama (800
+    pixels wide) and the virtual camera."""
+    args = (["--config", CONF, "-s", "panorama.width=800"] if views else []) + ["--source", "fake", "--fps", "25", "--encoder", "libx264", "--stats-interval", "0",
             "-s", "outputs[0].url=" + os.path.join(DIR, "rec.ts"),
             "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H, "-s", "capture.wb_gains=auto",
             "-s", "debayer.backend=auto", "-s", "encode.bitrate=2M",
@@ -231,9 +235,7 @@ def run(drv, d, token):
         with open(os.path.join(DOWNLOADS, got[0]), "rb") as f:
             check(f.read(8) == b"\x89PNG\r\n\x1a\n", "... a PNG")
 
-    views(drv)
-
-    # the page in use (token saved, a switch made, a snapshot taken, a view steered)
+    # the page in use (token saved, a switch made, a snapshot taken)
     os.makedirs(ARTEFACTS, exist_ok=True)
     shot = os.path.join(ARTEFACTS, "web-page.png")
     drv.set_window_size(1280, drv.execute_script("return document.documentElement.scrollHeight") + 120)
@@ -248,8 +250,8 @@ def run(drv, d, token):
           "plainly: \"%s\" / %s" % (text(drv, "#gone").split(".")[0], text(drv, "#state")))
     gone_shot = os.path.join(ARTEFACTS, "web-page-gone.png")
     drv.save_screenshot(gone_shot)
-    d2 = start("browser2")
-    check(d2 is not None, "panocap started again on the same port")
+    d2 = start("browser2", views=True)
+    check(d2 is not None, "panocap started again on the same port (now with a rig and a virtual camera)")
     if d2:
         check(wait_for(lambda: not shown(drv, "#gone"), 15 * SLOW), "the page carries on by itself: the banner is gone")
         check(wait_for(lambda: "restarted" in text(drv, "#notice"), 5), "it says: %s" % text(drv, "#notice"))
@@ -258,6 +260,12 @@ def run(drv, d, token):
         f2 = frames(drv)
         check(len(f2) == 5 and all(b > a for a, b in zip(f1, f2)), "frames count up again: %s -> %s" % (f1, f2))
         check(wait_for(lambda: "edge" in text(drv, "#pipeline-facts"), 5), "the new daemon's algorithm (edge) shows")
+        views(drv)
+        shot = os.path.join(ARTEFACTS, "web-page-views.png")
+        drv.set_window_size(1280, drv.execute_script("return document.documentElement.scrollHeight") + 120)
+        time.sleep(1.2)
+        check(drv.save_screenshot(shot), "screenshot kept: %s" % shot)
+        drv.set_window_size(1280, 1700)
 
     # behind a reverse proxy, under a prefix
     if d2:
@@ -352,6 +360,7 @@ def card_msg(drv):
 
 
 def views(drv):
+    console(drv)  # the restart's refused connections are expected there
     sel = '.view[data-view="main"]'
     card = wait_for(lambda: drv.find_elements(By.CSS_SELECTOR, sel), 10 * SLOW)
     check(card, "the virtual camera's card shows")
@@ -364,8 +373,8 @@ def views(drv):
         len(drv.find_elements(By.CSS_SELECTOR, sel + " .frames polyline"))))
     m = get_json(PORT, "/api/picture/map")
     st = get_json(PORT, "/api/status")
-    if not check(m and m["kind"] == "cameras" and len(m["tiles"]) == 5, "the live picture's map: %s tiles" % (
-            len(m["tiles"]) if m else None)):
+    if not check(m and m["kind"] == "panorama" and len(m["tiles"]) == 1 and m["width"] == st["picture"]["width"],
+                 "the live picture's map: %s, %s tile" % (m and m["kind"], len(m["tiles"]) if m else None)):
         return
     W, H = st["picture"]["width"], st["picture"]["height"]
     pic = drv.find_element(By.CSS_SELECTOR, sel + " .view-pic")
@@ -373,12 +382,11 @@ def views(drv):
     canvas = pic.find_element(By.TAG_NAME, "canvas")
     cw, ch = canvas.rect["width"], canvas.rect["height"]
     css = lambda x, y: (int(round((x / W - 0.5) * cw)), int(round((y / H - 0.5) * ch)))  # noqa: E731 (from the centre)
-    t2 = m["tiles"][2]
     v0 = view_status()
 
     # a drag: the frame moves by what the map says lies between the two points
-    x0, y0 = css(t2["x"] + 0.5 * t2["w"], t2["y"] + 0.55 * t2["h"])
-    x1, y1 = css(t2["x"] + 0.68 * t2["w"], t2["y"] + 0.45 * t2["h"])
+    x0, y0 = css(0.5 * W, 0.55 * H)
+    x1, y1 = css(0.56 * W, 0.47 * H)
     ActionChains(drv).move_to_element_with_offset(canvas, x0, y0).click_and_hold() \
         .move_by_offset((x1 - x0) // 2, (y1 - y0) // 2).move_by_offset(x1 - x0 - (x1 - x0) // 2, y1 - y0 - (y1 - y0) // 2) \
         .release().perform()
@@ -396,17 +404,16 @@ def views(drv):
     check(want and abs(v["pan"] - want[0]) < 0.05 and abs(v["tilt"] - want[1]) < 0.05,
           "... and the view gets there: pan %.2f tilt %.2f; the page says: %s" % (v["pan"], v["tilt"], card_msg(drv)))
 
-    # a click aims the view at the point (camera 1's middle: pan -30)
-    t1 = m["tiles"][1]
-    cx, cy = css(t1["x"] + 0.5 * t1["w"], t1["y"] + 0.5 * t1["h"])
+    # a click aims the view at the point (a quarter of the way: pan -42.5)
+    cx, cy = css(0.25 * W, 0.55 * H)
     ActionChains(drv).move_to_element_with_offset(canvas, cx, cy).click().perform()
     a, b = spied_points(drv, W, H)
     want = map_at(m, *b) if b else None
     got = wait_for(lambda: (lambda v: want and abs(v["goal"]["pan"] - want[0]) < 0.05 and
                             abs(v["goal"]["tilt"] - want[1]) < 0.05)(view_status()), 5 * SLOW)
     v = view_status()
-    check(got and abs(want[0] + 30) < 1, "a click on camera 1's middle aims the view there: goal pan %.2f tilt %.2f "
-          "(the map: %s)" % (v["goal"]["pan"], v["goal"]["tilt"], want and tuple(round(q, 2) for q in want)))
+    check(got and abs(want[0] + 42.5) < 0.5, "a click a quarter of the way across aims the view there: goal pan %.2f "
+          "tilt %.2f (the map: %s)" % (v["goal"]["pan"], v["goal"]["tilt"], want and tuple(round(q, 2) for q in want)))
 
     # a preset
     drv.find_element(By.CSS_SELECTOR, sel + ' button[data-preset="left"]').click()

@@ -161,6 +161,7 @@ function renderCameras(s) {
     r[8].textContent = age(c.last_frame_age_s);
     r[8].className = 'c-age num' + (!c.connected ? ' bad-text' : late ? ' warn-text' : '');
     state.thumbs[i].url = c.picture;
+    state.thumbs[i].img.hidden = !c.picture; /* none while the live picture is the panorama */
   });
 }
 
