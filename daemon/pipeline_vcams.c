@@ -187,7 +187,7 @@ static int live_picture(pipeline *p, pl_vcams_picture *pic, char *why, size_t n)
     pic->width = pi.width;
     pic->height = pi.height;
     if (pi.thumb_width == 0) { /* the panorama the render step makes, at the slots' size */
-        pl_vcams_panorama_view(p->vcams, p->pic_w, p->pic_h, &pic->view);
+        pl_vcams_panorama_view(p->vcams, p->picture[0].width, p->picture[0].height, &pic->view);
         pic->scale = pi.scale;
         return 0;
     }

@@ -151,7 +151,8 @@ static int render_prepare(void **priv, const pl_step_env *env, pl_step_io *io, c
     /* the demosaic writes the cameras as RGB for the renderer */
     r->in_fmt = PC_FMT_RGBX32; /* 4-byte texels: the GPU samples them through its texture units */
     io->in.fmt = r->in_fmt;
-    io->out = (pl_pic_desc){r->w, r->h, PL_FMT_ANY};
+    io->nout = 1;
+    io->out[0] = (pl_pic_desc){r->w, r->h, PL_FMT_ANY, "panorama"};
     set_describe(r, r->cur, r->need_seams ? "(down the overlaps' middles until placed)" : "");
     return 0;
 }
@@ -275,7 +276,7 @@ static int render_run(void *priv, pl_set *set)
                 goto fail;
         }
     }
-    if (pc_backend_render(be, set->slot, r->rd, set->in, set->out, e, sizeof e))
+    if (pc_backend_render(be, set->slot, r->rd, set->in, set->out[0], e, sizeof e))
         goto fail;
     r->measured = 0;
     if (r->cur->gain_comp) {

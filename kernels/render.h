@@ -153,6 +153,9 @@ typedef struct pc_render_plan {
     uint32_t *map_off;
     float *map;
     size_t map_entries;
+    /* pc_render_plan_set_view's cache (render_view.c): each camera's
+     * border as world directions, built on the first call */
+    struct pc_render_outline *outline;
 } pc_render_plan;
 
 /* Builds the plan of rig's cameras (cam_w x cam_h each, rig->ncam of them)
@@ -191,6 +194,28 @@ int pc_render_ref(const pc_render_plan *p, const pc_picture *src, const pc_pictu
  * pc_render_ref. */
 int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
                   size_t errlen);
+
+/* --- Moving views (virtual cameras) ----------------------------------- */
+
+/* Points the plan at another view of the same size: a virtual camera's
+ * pose of this frame (pc_rig_rect_view: pan, tilt, roll, hfov). Recomputes
+ * the ray terms and the camera masks (conservative, as pc_render_plan_build's:
+ * render_view.c says how) in about 50 us for 1920x1080 on one core, so it
+ * runs every frame the view moves. The first call also samples the
+ * cameras' borders (0.2-0.6 ms), finely enough for views down to 8x
+ * narrower; a view narrower still samples them again, finer. A daemon
+ * calls it once at set-up with its narrowest view (the motion limits'
+ * smallest hfov), and no frame pays for sampling. Then render, or hand
+ * the change to a backend's prepared copy with pc_backend_render_update
+ * BEFORE its next render or measure (the CPU backend's copy shares the
+ * plan's arrays, so until then it would mix the new masks with the old
+ * view). A plan that
+ * set_view moved renders the same bytes as a plan built for that view.
+ * Only feather-blended rectilinear views without maps move; gain
+ * compensation's overlap samples are dropped (a view takes the panorama's
+ * gains through pc_render_plan_set_gains / pc_backend_render_set_gains).
+ * 0, or PC_EINVAL naming what is wrong (the plan unchanged), PC_ENOMEM. */
+int pc_render_plan_set_view(pc_render_plan *p, const pc_view_model *view, char *err, size_t errlen);
 
 /* --- Gain compensation (panorama.gain_compensation) ------------------ */
 

@@ -28,6 +28,7 @@
 #define GRID 4
 
 int pc_render_seams_init(pc_render_plan *p, char *err, size_t errlen); /* render_seam.c */
+void pc_render_outline_free(struct pc_render_outline *o);              /* render_view.c */
 
 void pc_render_options_default(pc_render_options *o)
 {
@@ -61,6 +62,7 @@ void pc_render_plan_free(pc_render_plan *p)
         free(p->pair[i].xy);
     free(p->map_off);
     free(p->map);
+    pc_render_outline_free(p->outline);
     free(p);
 }
 

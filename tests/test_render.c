@@ -273,8 +273,10 @@ static void check_backend(const pc_backend_ops *ops)
     pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
                             PC_RANGE_LIMITED};
     int ok = pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem[0], err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem[1], err, sizeof err) == 0 &&
+             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, &dem[0], err,
+                                      sizeof err) == 0 &&
+             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, &dem[1], err,
+                                      sizeof err) == 0 &&
              pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, &dout, err,
                                              sizeof err) == 0;
     TAP_CHECK(ok, "backend %s: demosaic and render pictures allocated (%s)", ops->name, ok ? "ok" : err);

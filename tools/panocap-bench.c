@@ -59,7 +59,9 @@ static void usage(FILE *f)
             "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
             "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
             "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer) with\n"
-            "          PSNR against the C reference, then the CPU reference and renderer; --backend cpu: CPU only\n"
+            "          PSNR against the C reference, then the CPU reference and renderer; then a moving view\n"
+            "          (set_view on the host, update + render on the GPU), the activity map at 1/8 of the\n"
+            "          panorama and the cameras' RGB -> NV12 at 2040x5400; --backend cpu: CPU only\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
             "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
@@ -350,7 +352,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     free(host);
     pc_picture dst[4];
     for (int k = 0; k < 4; k++)
-        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst[k], err, sizeof err)) {
+        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst[k], err, sizeof err)) {
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
@@ -562,7 +564,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     }
     uint8_t *raw[4];
     pc_picture dst;
-    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst, err, sizeof err)) {
+    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }

@@ -15,6 +15,7 @@
  * bytes a frame must move at least).
  * CPU: the reference (1 thread) and the CPU backend's renderer on 2 and
  * on all online CPUs (and --threads N), ms per frame.
+ * Then render_bench_ops.c: moving views, the activity map, RGB -> YUV.
  *
  * The rig is synthetic (render_synth.h; yaw -60..60 step 30, hfov 38,
  * ~15 % overlaps, distortion, lens shift, pitch/roll), with Hugin's
@@ -66,15 +67,14 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void med_p99(double *v, int n, double *med, double *p99)
+void pc_rbench_med_p99(double *v, int n, double *med, double *p99)
 {
     qsort(v, n, sizeof *v, cmp_double);
     *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     *p99 = v[(int)(0.99 * (n - 1) + 0.5)];
 }
 
-/* Host picture, one buffer, 64-byte pitches. */
-static int host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
+int pc_rbench_host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
 {
     size_t n = pc_picture_layout(p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, NULL);
     uint8_t *m = aligned_alloc(64, (n + 63) & ~(size_t)63);
@@ -84,9 +84,7 @@ static int host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
     return 0;
 }
 
-/* PSNR (dB) over every sample of two pictures of one format, the largest
- * difference, and the share of samples differing by more than 1. */
-static double psnr(const pc_picture *a, const pc_picture *b, int *maxd, double *over1)
+double pc_rbench_psnr(const pc_picture *a, const pc_picture *b, int *maxd, double *over1)
 {
     double se = 0;
     long n = 0, o1 = 0;
@@ -140,8 +138,8 @@ static int make_scene(scene *s)
 {
     pc_synth_rig(&s->rig, NCAM, CAM_W, CAM_H, 38.0, 30.0, PC_PROJ_CYLINDRICAL, PANO_W, PANO_H);
     make_photometry(s);
-    if (host_pic(&s->cams[0], PC_FMT_RGBX32, CAM_W, NCAM * CAM_H) || host_pic(&s->cams[1], PC_FMT_RGB24, CAM_W,
-                                                                              NCAM * CAM_H))
+    if (pc_rbench_host_pic(&s->cams[0], PC_FMT_RGBX32, CAM_W, NCAM * CAM_H) ||
+        pc_rbench_host_pic(&s->cams[1], PC_FMT_RGB24, CAM_W, NCAM * CAM_H))
         return -1;
     const double detail = 38.0 / CAM_W * 3; /* features of ~3 camera pixels */
     pc_synth_cameras(&s->rig, detail, NULL, &s->cams[0]);
@@ -198,7 +196,7 @@ static int references(scene *s, job *jobs, char *err, size_t errlen)
                 continue;
             }
             const pc_render_plan *p = jobs[j].plan[k];
-            if (host_pic(&jobs[j].ref[k], PC_FMT_NV12, p->view.w, p->view.h))
+            if (pc_rbench_host_pic(&jobs[j].ref[k], PC_FMT_NV12, p->view.w, p->view.h))
                 return -1;
             double t0 = now_ms();
             if (pc_render_ref(p, &s->cams[0], &jobs[j].ref[k], err, errlen))
@@ -233,8 +231,7 @@ static double coverage(const pc_render_plan *p, double *per_tile)
         }                                                                                          \
     } while (0)
 
-/* Device-to-device copy of `bytes` (read + write = 2 bytes), median us. */
-static double copy_us(size_t bytes)
+double pc_rbench_copy_us(size_t bytes)
 {
     void *a = NULL, *b = NULL;
     cudaEvent_t e0, e1;
@@ -261,14 +258,11 @@ static double copy_us(size_t bytes)
     cudaFree(a);
     cudaFree(b);
     double med, p99;
-    med_p99(v, 21, &med, &p99);
+    pc_rbench_med_p99(v, 21, &med, &p99);
     return med;
 }
 
-/* Copies every plane of src into dst (same format and size; host or
- * device memory each: cudaMemcpyDefault reads the direction off the
- * pointers). */
-static int copy_pic(const pc_picture *dst, const pc_picture *src)
+int pc_rbench_copy_pic(const pc_picture *dst, const pc_picture *src)
 {
     for (int i = 0; i < pc_pixfmt_planes(src->fmt); i++) {
         size_t rb;
@@ -300,7 +294,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         for (int r = 0; r < ROT; r++) {
             if (pc_gpu_render_picture_alloc(g, f ? PC_FMT_RGB24 : PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED,
                                             CAM_W, NCAM * CAM_H, &dsrc[f][r], err, sizeof err) ||
-                copy_pic(&dsrc[f][r], &s->cams[f])) {
+                pc_rbench_copy_pic(&dsrc[f][r], &s->cams[f])) {
                 fprintf(stderr, "panocap-bench --render: cameras on the device: %s\n", err);
                 return 1;
             }
@@ -322,7 +316,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                 all |= jobs[j].plan[k]->tmask[t];
             in_mb += src_mb * __builtin_popcount(all) / NCAM;
         }
-        floor_us[j] = copy_us((size_t)((in_mb + out_mb) * 1e6 / 2));
+        floor_us[j] = pc_rbench_copy_us((size_t)((in_mb + out_mb) * 1e6 / 2));
         printf("#   %-20s %7.1f MB in, %5.1f MB out: %7.1f us\n", jobs[j].name, in_mb, out_mb, floor_us[j]);
     }
     printf("%-20s %-10s %-6s %10s %10s %8s %9s %8s %8s %9s\n", "case", "kernel", "cams", "median_us", "p99_us",
@@ -339,7 +333,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             for (int q = 0; !rc && q < ROT; q++)
                 rc = pc_gpu_render_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w,
                                                  p->view.h, &dout[k * ROT + q], err, sizeof err);
-            if (!rc && host_pic(&host[k], PC_FMT_NV12, p->view.w, p->view.h))
+            if (!rc && pc_rbench_host_pic(&host[k], PC_FMT_NV12, p->view.w, p->view.h))
                 rc = -1;
         }
         if (rc) {
@@ -361,7 +355,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                                     sizeof err);
             if (rc)
                 break;
-            med_p99(us, o->iters, &med[v], &p99[v]);
+            pc_rbench_med_p99(us, o->iters, &med[v], &p99[v]);
             /* quality: a fresh frame from source 0 into output 0 of each plan */
             ps[v] = 99;
             md[v] = 0;
@@ -371,12 +365,12 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                                  (size_t)dout[k * ROT].height));
                 rc = pc_gpu_render_enqueue(r[k], runs[v].variant, &dsrc[runs[v].src][0], &dout[k * ROT], err,
                                            sizeof err);
-                if (!rc && (cudaDeviceSynchronize() != cudaSuccess || copy_pic(&host[k], &dout[k * ROT]))) {
+                if (!rc && (cudaDeviceSynchronize() != cudaSuccess || pc_rbench_copy_pic(&host[k], &dout[k * ROT]))) {
                     snprintf(err, sizeof err, "%s", cudaGetErrorString(cudaGetLastError()));
                     rc = -1;
                 }
                 int m;
-                double o1, q = rc ? 0 : psnr(&host[k], &jobs[j].ref[k], &m, &o1);
+                double o1, q = rc ? 0 : pc_rbench_psnr(&host[k], &jobs[j].ref[k], &m, &o1);
                 ps[v] = q < ps[v] ? q : ps[v];
                 md[v] = m > md[v] ? m : md[v];
                 ov[v] = o1 > ov[v] ? o1 : ov[v];
@@ -452,7 +446,7 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             }
             pc_picture out[NVIEWS];
             for (int k = 0; k < jobs[j].nplans; k++)
-                if (host_pic(&out[k], PC_FMT_NV12, jobs[j].plan[k]->view.w, jobs[j].plan[k]->view.h))
+                if (pc_rbench_host_pic(&out[k], PC_FMT_NV12, jobs[j].plan[k]->view.w, jobs[j].plan[k]->view.h))
                     return 1;
             double *ms = malloc(sizeof *ms * o->cpu_iters);
             int bad = 0;
@@ -465,12 +459,12 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             for (int k = 0; k < jobs[j].nplans; k++) {
                 int m;
                 double o1;
-                if (psnr(&out[k], &jobs[j].ref[k], &m, &o1) < 99)
+                if (pc_rbench_psnr(&out[k], &jobs[j].ref[k], &m, &o1) < 99)
                     bad = 1;
                 free(out[k].plane[0]);
             }
             double med, p99;
-            med_p99(ms, o->cpu_iters, &med, &p99);
+            pc_rbench_med_p99(ms, o->cpu_iters, &med, &p99);
             printf("%-20s %-10s %7d %10.1f %9.1fx%s\n", jobs[j].name, "cpu", list[t], med, jobs[j].ref_ms / med,
                    bad ? "  DIFFERS FROM THE REFERENCE" : "");
             free(ms);
@@ -514,5 +508,7 @@ int pc_render_bench(const pc_render_bench_opts *o)
     int rc = o->gpu ? bench_gpu(o, s, jobs) : 0;
     if (!rc && o->cpu)
         rc = bench_cpu(o, s, jobs);
+    if (!rc)
+        rc = pc_render_bench_ops(o, &s->rig, &s->ph, s->cams);
     return rc;
 }
