@@ -308,7 +308,7 @@ static const pc_key panorama_keys[] = {
 
 static const pc_key preset_keys[] = {
     {"name", PC_KT_STRING, PRE(name), 0, 0, PC_KF_REQUIRED, NULL, 0, "", NULL,
-     "the preset's name (control: preset NAME); unique in its view", NULL},
+     "the preset's name: letters, digits, - _ . (control: vcam VIEW preset NAME); unique in its view", NULL},
     {"pan", PC_KT_DOUBLE, PRE(pan), -180, 180, PC_KF_REQUIRED, NULL, 0, "0", "degrees", "pan, + right", NULL},
     {"tilt", PC_KT_DOUBLE, PRE(tilt), -90, 90, PC_KF_REQUIRED, NULL, 0, "0", "degrees", "tilt, + up", NULL},
     {"hfov", PC_KT_DOUBLE, PRE(hfov), 1, 179, PC_KF_ZERO_AUTO, NULL, 0, "0", "degrees",

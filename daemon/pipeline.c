@@ -284,6 +284,12 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     if (opened)
         goto fail;
 
+    /* the virtual cameras' control plane (pipeline_vcams.c), when views and
+     * a rig are configured: before the stage's steps, which step them */
+    step = "virtual cameras";
+    if (pl_vcams_setup(p))
+        goto fail;
+
     /* The frame size is checked before anything is allocated for it. */
     step = "frame size";
     if (pc_check_size(p->width, p->height, p->err, sizeof p->err))
@@ -447,6 +453,8 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
         pc_stats_format_summary(&snap, sum, sizeof sum);
         size_t l = strlen(sum);
         pl_pictures_summary(p, sum + l, sizeof sum - l);
+        l = strlen(sum);
+        pl_vcams_summary(p, sum + l, sizeof sum - l); /* the virtual cameras */
         pc_log(&d->logger, PC_LOG_NOTICE, "stopped after %" PRIu64 " frame sets (summary on stdout)",
                (uint64_t)atomic_load(&p->frames_done));
         fprintf(stdout, "%s", sum);
@@ -458,6 +466,7 @@ fail:
     pc_log(&d->logger, PC_LOG_ERR, "%s: %s", step, p->err);
     teardown(p);
 out:
+    pl_vcams_teardown(p); /* every thread that used it has ended */
     pc_stats_close(p->stats);
     pthread_mutex_destroy(&p->q_lock);
     pthread_cond_destroy(&p->q_cond);

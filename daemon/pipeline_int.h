@@ -19,6 +19,9 @@
  *   pipeline_control.c  control thread: the control socket's callbacks
  *   pipeline_web.c      HTTP thread: the web page's API callbacks, its
  *                       server and live picture (web_picture.c) set up
+ *   pipeline_vcams.c    the virtual cameras (vcams.h) for the control,
+ *                       HTTP and main threads: set-up, commands, status,
+ *                       metrics, reload, summary
  * and the stage thread's steps (pipeline_step.h: the ops table and the
  * list, pipeline_steps.c), one file each, each the owner of its state:
  *   step_raw_record.c   --record-raw
@@ -26,6 +29,7 @@
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
  *   step_web_picture.c  the web page's live picture (web_picture.c)
+ *   step_vcam_motion.c  the virtual cameras' motion, until a render step
  *
  * Pictures and threads. The stage's last writer writes npictures pictures
  * per set (picture[0] the main one: the top-level outputs and the
@@ -108,6 +112,9 @@
  *                              set at start)         lock)
  *   webapi (web snapshots,     pipeline_web.c,       HTTP thread, snapshot
  *     rates)                   under its lock        threads (answers)
+ *   vcams (virtual cameras)    pipeline_vcams.c sets control, HTTP threads:
+ *                              it up and closes it;  commands, status; the
+ *                              thread-safe (vcams.h) stage thread: steps
  *   stop, failed, *_done,      atomics               any thread
  *     sets_taken, frames_done,
  *     snapshots_active
@@ -131,6 +138,7 @@
 #include "encode.h" /* encode_stub.c without FFmpeg */
 #include "json.h"
 #include "web_picture.h"
+#include "vcams.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -373,6 +381,9 @@ struct pipeline {
     /* the colour step (step_colour.c), for the control thread's wb
      * commands; NULL outside prepare..close */
     pl_colour *col;
+
+    /* the virtual cameras (pipeline_vcams.c): NULL when none are configured */
+    pl_vcams *vcams;
 };
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -482,6 +493,21 @@ void pl_reload(pipeline *p);
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
 /* The HTTP metrics server's callbacks (pipeline_control.c). */
 void pl_http_ops(pipeline *p, pc_http_ops *ops);
+
+/* pipeline_vcams.c: the virtual cameras' control plane. setup: after the
+ * capture opened (fps), before the stage's steps; teardown: after every
+ * thread ended. The rest are the control, HTTP and main threads' calls. */
+int pl_vcams_setup(pipeline *p);
+void pl_vcams_teardown(pipeline *p);
+int pl_vcams_control(void *user, const char *args, char *buf, size_t len);
+void pl_vcams_status_text(pipeline *p, char *buf, size_t len);   /* appends "\nvcam ..." lines */
+int pl_vcams_prometheus(pipeline *p, char *buf, size_t len);     /* appends */
+void pl_vcams_summary(pipeline *p, char *buf, size_t len);
+void pl_vcams_reload_live(pipeline *p, unsigned live);
+void pl_vcams_json(pipeline *p, pc_json *j);                     /* "views": [...] */
+int pl_vcams_web_command(void *user, const char *name, const char *command, pc_json *j, char *err, size_t n);
+int pl_vcams_web_map(void *user, pc_json *j, char *err, size_t n);
+extern const pl_step_ops pl_step_vcam_motion;
 
 /* pipeline_web.c: the web page (daemon.http_listen). start: after the
  * steps started (p->webpic), before the stage thread; stop: with the

@@ -73,6 +73,7 @@ void pl_reload(pipeline *p)
     /* the stage thread's steps (colour, algorithm, ...): each builds what
      * it needs here and its run takes it at the start of its next set */
     pl_steps_reload(&p->steps, &d->settings, live, &d->logger);
+    pl_vcams_reload_live(p, live); /* the virtual cameras' poses, presets, limits */
     if (delta->restart)
         pc_log(&d->logger, PC_LOG_WARNING, "reload: %d changed setting%s need%s a restart to take effect",
                delta->restart, delta->restart == 1 ? "" : "s", delta->restart == 1 ? "s" : "");

@@ -109,7 +109,8 @@ static void stage_json(pc_json *j, const char *key, const pc_stage_stats *st)
     pc_json_object_end(j);
 }
 
-static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now)
+/* thumbs: 0 when the live picture has no camera thumbnails (the panorama) */
+static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now, int thumbs)
 {
     int n = pc_capture_stats(p->cap, w->cams, PC_CAPTURE_MAX_CAMERAS);
     if (n > PC_CAPTURE_MAX_CAMERAS)
@@ -141,7 +142,7 @@ static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now)
             pc_json_fixed(j, "last_frame_age_s", (now - c->last_arrival_ns) / 1e9, 3);
         else
             pc_json_null(j, "last_frame_age_s");
-        pc_json_str(j, "picture", url);
+        pc_json_str(j, "picture", thumbs ? url : NULL);
         pc_json_object_end(j);
     }
     pc_json_array_end(j);
@@ -315,7 +316,7 @@ static int web_status(void *user, pc_json *j)
     pc_json_object_end(j);
     pc_json_object_end(j);
 
-    cameras_json(p, w, j, now);
+    cameras_json(p, w, j, now, pi.thumb_width > 0);
     encoders_json(p, w, j, &snap, now);
 
     pc_json_object(j, "white_balance");
@@ -329,6 +330,7 @@ static int web_status(void *user, pc_json *j)
     pc_json_str(j, "note", pi.why);
     pc_json_int(j, "width", pi.width);
     pc_json_int(j, "height", pi.height);
+    pc_json_int(j, "scale", pi.scale); /* picture pixels per live picture pixel */
     pc_json_int(j, "thumb_width", pi.thumb_width);
     pc_json_int(j, "thumb_height", pi.thumb_height);
     pc_json_int(j, "fps", PC_WEB_PICTURE_FPS);
@@ -368,9 +370,8 @@ static int web_status(void *user, pc_json *j)
     }
     pc_json_array_end(j);
 
-    /* the virtual cameras, once there are any: their picture and controls */
-    pc_json_array(j, "views");
-    pc_json_array_end(j);
+    /* the virtual cameras: their poses, controls and frames on the live picture */
+    pl_vcams_json(p, j);
 
     pc_json_object(j, "control");
     pc_json_bool(j, "enabled", pc_http_control_enabled(p->web));
@@ -537,6 +538,8 @@ void pl_web_start(pipeline *p)
     ops.idr = web_idr;
     ops.snapshot = web_snapshot;
     ops.snapshot_file = web_snapshot_file;
+    ops.view_command = pl_vcams_web_command;
+    ops.picture_map = pl_vcams_web_map;
     pc_http_config hc = {.listen = s->daemon.http_listen, .key = "http_listen", .web = 1,
                          .token_file = s->daemon.http_token_file};
     if (pc_http_start(&p->web, &hc, &ops, &p->d->logger, p->err, sizeof p->err))

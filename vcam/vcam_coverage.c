@@ -102,6 +102,9 @@ static double pan_delta(double a, double b)
     return d;
 }
 
+/* An angle as the messages show it: no "-0.0". */
+static double shown(double deg) { return fabs(deg) < 0.05 ? 0.0 : deg; }
+
 int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_pose *p, char *why, size_t whylen)
 {
     const pc_vcam_pose want = *p;
@@ -170,10 +173,10 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
         if (n && n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "; ");
         if (fabs(cp) >= 0.05 && n < sizeof msg)
-            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.1f -> %.1f%s", want.pan, p->pan,
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.1f -> %.1f%s", shown(want.pan), shown(p->pan),
                                   fabs(ct) >= 0.05 ? ", " : "");
         if (fabs(ct) >= 0.05 && n < sizeof msg)
-            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.1f -> %.1f", want.tilt, p->tilt);
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.1f -> %.1f", shown(want.tilt), shown(p->tilt));
         if (n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, ": the cameras see nothing further %s%s%s",
                                   fabs(cp) >= 0.05 ? (cp < 0 ? "right" : "left") : "",
