@@ -63,7 +63,7 @@ typedef struct ctx {
     int algo_n;
     double proj_min, algo_psnr_edge, algo_psnr_bil;
     double t_ref;
-    char err[512] = "";
+    char err[512];
 } ctx;
 
 /* Reads the fake camera's frame counter (32 blocks of 8x8, white = 1) back

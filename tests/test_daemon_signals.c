@@ -103,7 +103,7 @@ typedef struct hup_ctx {
     int after_i;             /* the first frame of a set >= switch_index */
     uint64_t before_set, after_set;
     double t_before, t_after;/* projections: 1 = edge, 0 = bilinear */
-    char err[256] = "";
+    char err[256];
 } hup_ctx;
 
 /* Projection of a decoded Y plane onto the bilinear->edge difference of
