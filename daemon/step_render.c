@@ -271,7 +271,8 @@ static void set_describe(step_render *r, const render_rig *rr, const char *seams
         snprintf(r->describe, sizeof r->describe, "%s %dx%d from %s, %s%s%s, gains %s%s%s",
                  proj_name(rr->rig.pano.proj), r->w, r->h, base ? base + 1 : rr->name,
                  pc_render_blend_name(rr->opt.blend), seams[0] ? " " : "", seams,
-                 rr->gain_comp ? "compensated" : "as the .pto says", views, r->unstitched ? "; unstitched cameras" : "");
+                 rr->gain_comp ? "compensated" : "as the .pto says", views,
+                 r->unstitched ? "; unstitched cameras" : "");
     else
         snprintf(r->describe, sizeof r->describe, "the stacked cameras (no panorama) and, from %s, gains %s%s",
                  base ? base + 1 : rr->name, rr->gain_comp ? "compensated" : "as the .pto says", views);

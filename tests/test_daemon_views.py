@@ -49,7 +49,8 @@ def write_conf(path, enabled=True, unstitched=True):
                 % (RIG, "true" if enabled else "false",
                    'unstitched_outputs = ( "%s/unstitched.ts" );' % DIR if unstitched else ""))
         f.write('virtual_cameras = (\n'
-                '  { name = "main"; width = 320; height = 180; pan = 30.0; tilt = -12.0; hfov = 30.0; mode = "follow";\n'
+                '  { name = "main"; width = 320; height = 180; pan = 30.0; tilt = -12.0; hfov = 30.0;\n'
+                '    mode = "follow";\n'
                 '    outputs = ( "%s/main.ts" ); },\n'
                 '  { name = "wide"; width = 256; height = 144; pan = -20.0; tilt = -12.0; hfov = 40.0;\n'
                 '    outputs = ( "%s/wide.ts" ); }\n'
@@ -81,8 +82,9 @@ def probe(path):
 
 def luma_spread(path, w, h):
     """Standard deviation of the last frame's luma (a flat picture: ~0)."""
-    p = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-vf", "select=eq(n\\,%d)" % (FRAMES - 1), "-frames:v", "1",
-                        "-f", "rawvideo", "-pix_fmt", "gray", "-"], capture_output=True, timeout=120)
+    last = "select=eq(n\\,%d)" % (FRAMES - 1)
+    p = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-vf", last, "-frames:v", "1", "-f", "rawvideo",
+                        "-pix_fmt", "gray", "-"], capture_output=True, timeout=120)
     y = p.stdout[:w * h]
     if len(y) < w * h:
         return 0.0
