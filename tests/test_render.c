@@ -184,20 +184,25 @@ static void check_implementations(pc_cpu *cpu)
                         TAP_CHECK(0, "%s: reference: %s", g->name, err);
                         cpu_bad++;
                     }
-                    /* the CPU backend with the plan's maps, and without */
-                    for (int maps = 0; maps < 2; maps++) {
-                        pc_render_plan q = *plan;
-                        if (!maps)
-                            q.map = NULL, q.map_off = NULL;
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_render_cpu(cpu, &q, &src, &out, err, sizeof err) || compare(&ref, &out).max != 0) {
-                            diffstat d = compare(&ref, &out);
-                            tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld "
-                                     "samples over 1, max %d %s", g->name, pc_pixfmt_name(sfmts[si]),
-                                     pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max, err);
-                            cpu_bad++;
+                    /* the CPU backend with the plan's maps, and without; its
+                     * lanes' best build here (AVX2) and the baseline */
+                    for (int maps = 0; maps < 2; maps++)
+                        for (int li = 0; li < 2; li++) {
+                            const char *lanes = li ? "baseline" : pc_render_cpu_best_lanes();
+                            pc_render_plan q = *plan;
+                            if (!maps)
+                                q.map = NULL, q.map_off = NULL;
+                            tu_pic_fill(&out, 0x5A);
+                            if (pc_render_cpu_lanes(cpu, lanes, &q, &src, &out, err, sizeof err) ||
+                                compare(&ref, &out).max != 0) {
+                                diffstat d = compare(&ref, &out);
+                                tap_diag("%s, %s -> %s, photometry %d, maps %d, lanes %s: CPU differs from the "
+                                         "reference: %ld samples over 1, max %d %s", g->name,
+                                         pc_pixfmt_name(sfmts[si]), pc_pixfmt_name(dfmts[di]), photo, maps, lanes,
+                                         d.over1, d.max, err);
+                                cpu_bad++;
+                            }
                         }
-                    }
                     /* every format through the fast kernel (the texture for
                      * RGBX32, loads for RGB24); the other kernels into NV12 */
                     for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++) {
@@ -225,8 +230,9 @@ static void check_implementations(pc_cpu *cpu)
                 }
                 tu_pic_free(&src);
             }
-            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for bit (%d "
-                      "runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", runs);
+            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend (%s and baseline lanes, plans with and without "
+                      "maps) == reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
+                      photo ? "on" : "off", pc_render_cpu_best_lanes(), runs);
             for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++)
                 tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
                          pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
@@ -234,6 +240,69 @@ static void check_implementations(pc_cpu *cpu)
                       "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
             pc_render_plan_free(plan);
         }
+}
+
+/* --- fisheye lenses on the CPU ------------------------------------------ */
+
+/* The CPU backend's lanes take a fisheye's atan2f lane by lane and the
+ * circular crop's test and border in the lanes: equidistant fisheyes,
+ * full-frame and circular (a crop circle past the image's top and
+ * bottom), into a cylindrical panorama and a turned rectilinear view,
+ * with the photometry, both lanes builds: bit for bit the reference. */
+static void check_cpu_fisheye(pc_cpu *cpu)
+{
+    static const int lenses[] = {PC_LENS_FISHEYE_FULL, PC_LENS_FISHEYE_CIRCULAR};
+    char err[256];
+    int bad = 0, runs = 0;
+    pc_rig_photometry *ph = malloc(sizeof *ph);
+    for (int li = 0; li < 2; li++)
+        for (int vi = 0; vi < 2; vi++) {
+            pc_rig rig;
+            pc_synth_rig(&rig, NCAM, CW, CH, 100.0, 80.0, PC_PROJ_CYLINDRICAL, 480, 120);
+            for (int c = 0; c < NCAM; c++) {
+                rig.cam[c].lens = lenses[li];
+                if (lenses[li] == PC_LENS_FISHEYE_CIRCULAR) {
+                    const int crop[4] = {5, CW - 5, -27, CH + 27};
+                    memcpy(rig.cam[c].crop, crop, sizeof crop);
+                }
+            }
+            photometry(&rig, ph);
+            pc_view_model view;
+            if (vi)
+                pc_rig_rect_view(200, 120, 70.0, 10.0, -5.0, 3.0, &view);
+            else
+                pc_rig_panorama_view(&rig, 480, 120, &view);
+            pc_render_plan *plan;
+            if (pc_render_plan_build(&plan, &rig, &view, ph, NULL, err, sizeof err)) {
+                tap_diag("fisheye %d, view %d: plan: %s", lenses[li], vi, err);
+                bad++;
+                continue;
+            }
+            pc_picture src, ref, out;
+            alloc_src(&src, PC_FMT_RGBX32, &rig, NULL);
+            tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, view.w, view.h, 4);
+            tu_pic_alloc_dev(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, view.w, view.h, 12);
+            if (pc_render_ref(plan, &src, &ref, err, sizeof err))
+                bad++;
+            for (int k = 0; k < 2; k++) {
+                const char *lanes = k ? "baseline" : pc_render_cpu_best_lanes();
+                tu_pic_fill(&out, 0x5A);
+                if (pc_render_cpu_lanes(cpu, lanes, plan, &src, &out, err, sizeof err) ||
+                    compare(&ref, &out).max != 0) {
+                    tap_diag("fisheye %d, view %d, lanes %s: CPU differs from the reference: max %d %s", lenses[li],
+                             vi, lanes, compare(&ref, &out).max, err);
+                    bad++;
+                }
+                runs++;
+            }
+            tu_pic_free(&src);
+            tu_pic_free(&ref);
+            tu_pic_free(&out);
+            pc_render_plan_free(plan);
+        }
+    free(ph);
+    TAP_CHECK(bad == 0 && runs == 8, "fisheye lenses (full frame, circular crop) into a panorama and a view: CPU "
+              "backend (%s and baseline lanes) == reference, bit for bit (%d runs)", pc_render_cpu_best_lanes(), runs);
 }
 
 /* --- the backend ops ---------------------------------------------------- */
@@ -915,6 +984,7 @@ int main(void)
     }
     check_errors();
     check_implementations(cpu);
+    check_cpu_fisheye(cpu);
     check_backend(&pc_backend_cpu);
     check_backend(&pc_backend_cuda);
     check_gain_compensation();
