@@ -1,22 +1,41 @@
 /* render_cpu_lanes.h - the CPU renderer's inner loops (render_cpu.c says
- * what they do and why they are fast), private to render_cpu.c and
- * render_cpu_avx2.c: each includes this once, the first for x86-64's
- * baseline (SSE2) or any other target, the second under
- * `#pragma GCC target("avx2")`, and defines PC_RENDER_LANES, the name of
- * the tile_row_fn table it exports. Where the target has them, a few steps
- * use its instructions (min, blend, square root, test); elsewhere the
- * same lane-by-lane operation in plain C. Both compute the reference's
- * operations in its order, so both give its bytes.
+ * what they do and why they are fast), private to render_cpu*.c. The
+ * first part, the frame, is common; the rest is a build of the loops,
+ * made once per file that defines PC_RENDER_LANES (the name of the worker
+ * it exports) and PC_RENDER_VL (lanes: 4, 8 or 16) before including
+ * this: render_cpu.c for any target with 4 (x86-64's baseline SSE2, NEON:
+ * one register), render_cpu_avx2.c with 8 and render_cpu_avx512.c with 16
+ * under their `#pragma GCC target`. Where
+ * the target has them, a few steps use its instructions (min, blend,
+ * square root, test); elsewhere the same lane-by-lane operation in plain
+ * C. Every build computes the reference's operations in its order, so
+ * every build gives its bytes.
  */
-#ifndef PC_RENDER_LANES
-#error "define PC_RENDER_LANES before including render_cpu_lanes.h"
-#endif
+#ifndef PANOCAP_RENDER_CPU_LANES_H
+#define PANOCAP_RENDER_CPU_LANES_H
 
 #include "render_host.h"
 
+/* One frame's job, the same for every build: render_cpu.c fills it, each
+ * thread runs a build's worker on it. */
+typedef struct pc_render_frame {
+    const pc_render_plan *p;
+    const uint8_t *data; /* camera 0's first row */
+    int pitch, bpp;      /* the cameras' row pitch, 3 (RGB24) or 4 (RGBX32) */
+    const pc_picture *dst;
+    pc_yuv_coeffs yc;
+    int next_row; /* the next tile row to render (atomic) */
+} pc_render_frame;
+
+typedef void (*pc_render_lanes_fn)(pc_render_frame *f);
+
+#endif
+
+#ifdef PC_RENDER_LANES
+
 #include <string.h>
 
-#if defined(__AVX2__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -27,15 +46,21 @@
 
 #define INL static inline __attribute__((always_inline))
 
-#define VL 8 /* lanes: pixels x .. x+7 of one row */
+#ifndef PC_RENDER_VL
+#define PC_RENDER_VL 8
+#endif
+#define VL PC_RENDER_VL /* lanes: pixels x .. x+VL-1 of one row; 4, 8 or 16 */
+#if VL != 4 && VL != 8 && VL != 16
+#error "PC_RENDER_VL is 4, 8 or 16"
+#endif
 typedef float vf __attribute__((vector_size(4 * VL)));
 typedef int32_t vi __attribute__((vector_size(4 * VL)));
 typedef uint32_t vu __attribute__((vector_size(4 * VL)));
-typedef int32_t vi4 __attribute__((vector_size(16)));
+typedef int32_t vh __attribute__((vector_size(2 * VL))); /* half as many lanes: the 2x2 blocks */
 typedef uint8_t vu8 __attribute__((vector_size(VL)));
 
 /* One row pair of one tile is NL lanes: lane L = TW j + i is pixel
- * (x0 + i, y + j); chunk q (VL lanes) is row q / 4, columns VL (q % 4) on. */
+ * (x0 + i, y + j); a chunk is VL lanes of one row. */
 #define TW PC_RENDER_TILE_W
 #define NL (2 * TW)
 #define NQ (NL / VL)
@@ -55,8 +80,8 @@ typedef struct tile_work {
 } tile_work;
 
 /* The view and the cameras as the lanes use them: every parameter
- * broadcast once per frame, so that an operation reads it as a memory
- * operand instead of a broadcast instruction each time. */
+ * broadcast once per thread and frame, so that an operation reads it as a
+ * memory operand instead of a broadcast instruction each time. */
 typedef struct view_vec {
     vf R[9], f, inv_feather, inv_seam;
     int proj, rotated, w, h;
@@ -73,10 +98,7 @@ typedef struct cam_vec {
     const uint8_t *data; /* the camera's first row */
 } cam_vec;
 
-struct frame;
-typedef void (*tile_row_fn)(const struct frame *f, tile_work *tw, int ty);
-
-/* One frame's job: render_cpu.c fills it, the threads read it. */
+/* What a thread renders from: the frame and its own broadcasts. */
 typedef struct frame {
     view_vec view;
     cam_vec cam[PC_RENDER_MAX_CAMERAS];
@@ -86,10 +108,7 @@ typedef struct frame {
     int cam_w, cam_h, pitch;
     const pc_picture *dst;
     pc_yuv_coeffs yc;
-    tile_row_fn row_fn;
-    int next_row; /* the next tile row to render (atomic) */
 } frame;
-
 
 INL vf splat(float v) { return (vf){0} + v; }
 INL vi splati(int v) { return (vi){0} + v; }
@@ -110,35 +129,26 @@ INL vi ldi(const int32_t *p)
 INL void st(float *p, vf v) { memcpy(p, &v, sizeof v); }
 INL void sti(int32_t *p, vi v) { memcpy(p, &v, sizeof v); }
 
-#if defined(__AVX2__)
-/* c ? a : b lane by lane, c all ones or zero (C has no vector ?:) */
-INL vf fsel(vi c, vf a, vf b) { return (vf)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)c); }
+#if defined(__AVX512F__) && VL == 16
+/* c ? a : b lane by lane, c all ones or zero (C has no vector ?:): one
+ * vpternlogd here */
+INL vf fsel(vi c, vf a, vf b) { return (vf)((c & (vi)a) | (~c & (vi)b)); }
 /* pc_render_min: minps is a < b ? a : b, the same compare */
+INL vf vmin(vf a, vf b) { return (vf)_mm512_min_ps((__m512)a, (__m512)b); }
+INL vf vsqrt(vf a) { return (vf)_mm512_sqrt_ps((__m512)a); } /* correctly rounded, as sqrtf */
+INL int any(vi m) { return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0; }
+#elif defined(__AVX2__) && VL == 8
+INL vf fsel(vi c, vf a, vf b) { return (vf)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)c); }
 INL vf vmin(vf a, vf b) { return (vf)_mm256_min_ps((__m256)a, (__m256)b); }
-INL vf vsqrt(vf a) { return (vf)_mm256_sqrt_ps((__m256)a); } /* correctly rounded, as sqrtf */
+INL vf vsqrt(vf a) { return (vf)_mm256_sqrt_ps((__m256)a); }
 INL int any(vi m) { return !_mm256_testz_si256((__m256i)m, (__m256i)m); }
+#elif defined(__SSE2__) && VL == 4
+INL vf fsel(vi c, vf a, vf b) { return (vf)((c & (vi)a) | (~c & (vi)b)); }
+INL vf vmin(vf a, vf b) { return (vf)_mm_min_ps((__m128)a, (__m128)b); }
+INL vf vsqrt(vf a) { return (vf)_mm_sqrt_ps((__m128)a); }
+INL int any(vi m) { return _mm_movemask_ps((__m128)m) != 0; }
 #else
 INL vf fsel(vi c, vf a, vf b) { return (vf)((c & (vi)a) | (~c & (vi)b)); }
-#if defined(__SSE2__)
-INL vf vmin(vf a, vf b)
-{
-    __m128 r[2];
-    for (int h = 0; h < 2; h++)
-        r[h] = _mm_min_ps(_mm_loadu_ps((const float *)&a + 4 * h), _mm_loadu_ps((const float *)&b + 4 * h));
-    vf v;
-    memcpy(&v, r, sizeof v);
-    return v;
-}
-INL vf vsqrt(vf a)
-{
-    __m128 r[2];
-    for (int h = 0; h < 2; h++)
-        r[h] = _mm_sqrt_ps(_mm_loadu_ps((const float *)&a + 4 * h));
-    vf v;
-    memcpy(&v, r, sizeof v);
-    return v;
-}
-#else
 INL vf vmin(vf a, vf b) { return fsel(a < b, a, b); }
 INL vf vsqrt(vf a)
 {
@@ -146,44 +156,74 @@ INL vf vsqrt(vf a)
         a[l] = sqrtf(a[l]);
     return a;
 }
-#endif
 INL int any(vi m)
 {
-    uint64_t t[VL / 2];
+    uint32_t t[VL], o = 0;
     memcpy(t, &m, sizeof t);
-    return (t[0] | t[1] | t[2] | t[3]) != 0;
+    for (int i = 0; i < VL; i++)
+        o |= t[i];
+    return o != 0;
 }
 #endif
+INL vi lane_index(void)
+{
+    vi v;
+    for (int l = 0; l < VL; l++)
+        v[l] = l;
+    return v;
+}
 INL vi isel(vi c, vi a, vi b) { return (vi)fsel(c, (vf)a, (vf)b); }
 /* pc_render_clamp01: the same compares, so the same lanes */
 INL vf vclamp01(vf v) { return fsel(v < 0.0f, splat(0.0f), fsel(v > 1.0f, splat(1.0f), v)); }
 
 /* The phases that fill 64-bit pairs per lane (fetch, lookup3) store lane
- * l of a chunk at position PERM[l], so that halves() below unpacks them
- * with one shufps per half, in lane order. */
-static const int8_t PERM[VL] = {0, 1, 4, 5, 2, 3, 6, 7};
+ * l = 4 j + k of a chunk at position perm(l), so that halves() below
+ * unpacks them with one shufps per half (which takes elements 0 and 2 of
+ * each 128-bit block of two registers), in lane order. */
+INL int perm(int l)
+{
+    const int j = l >> 2, k = l & 3;
+    return k < 2 ? 2 * j + k : VL / 2 + 2 * j + k - 2;
+}
 
-/* Lanes L .. L+7 of 64-bit pairs (stored in PERM order): the low and the
- * high 32-bit halves, in lane order. */
+/* Lanes L .. L+VL-1 of 64-bit pairs (stored in perm order): the low and
+ * the high 32-bit halves, in lane order. */
 INL void halves(const uint64_t *pr, vu *lo, vu *hi)
 {
     vu a, b;
     memcpy(&a, pr, sizeof a);
     memcpy(&b, pr + VL / 2, sizeof b);
+#if VL == 4
+    *lo = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+    *hi = __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#elif VL == 8
     *lo = __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
     *hi = __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+#else
+    *lo = __builtin_shufflevector(a, b, 0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28, 30);
+    *hi = __builtin_shufflevector(a, b, 1, 3, 17, 19, 5, 7, 21, 23, 9, 11, 25, 27, 13, 15, 29, 31);
+#endif
 }
 
-/* The low bytes of v's lanes (each 0..255): one byte shuffle, where
- * __builtin_convertvector's narrowing extracts lane by lane. */
+/* The low bytes of v's lanes (each 0..255): one byte shuffle (AVX-512:
+ * vpmovdb), where __builtin_convertvector's narrowing on AVX2 extracts
+ * lane by lane. */
 INL vu8 bytes(vi v)
 {
+#if VL == 4
+    typedef uint8_t vb __attribute__((vector_size(4 * VL)));
+    const vb b = (vb)v;
+    return __builtin_shufflevector(b, b, 0, 4, 8, 12);
+#elif VL == 8
     typedef uint8_t vb __attribute__((vector_size(4 * VL)));
     const vb b = (vb)v;
     return __builtin_shufflevector(b, b, 0, 4, 8, 12, 16, 20, 24, 28);
+#else
+    return __builtin_convertvector(v, vu8);
+#endif
 }
 
-/* Column terms of pixels x .. x+7 (plan.col pairs), zero past the row. */
+/* Column terms of pixels x .. x+VL-1 (plan.col pairs), zero past the row. */
 INL void load_cols(const float *col, int x, int w, vf *c0, vf *c1)
 {
     vf lo, hi;
@@ -196,11 +236,54 @@ INL void load_cols(const float *col, int x, int w, vf *c0, vf *c1)
         lo = ld(t);
         hi = ld(t + VL);
     }
+#if VL == 4
+    *c0 = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+    *c1 = __builtin_shufflevector(lo, hi, 1, 3, 5, 7);
+#elif VL == 8
     *c0 = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
     *c1 = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+    *c0 = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    *c1 = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#endif
 }
 
-/* Phase 1 of camera cv on lanes L .. L+7 (pixels x .. x+7 of row y; k0
+/* Pairs of neighbouring lanes summed (the 2x2 blocks' columns), and two
+ * such vectors interleaved (NV12's Cb Cr) or one split in its even and odd
+ * lanes' halves (I420's planes). */
+INL vh pair_sums(vi t)
+{
+#if VL == 4
+    return __builtin_shufflevector(t, t, 0, 2) + __builtin_shufflevector(t, t, 1, 3);
+#elif VL == 8
+    return __builtin_shufflevector(t, t, 0, 2, 4, 6) + __builtin_shufflevector(t, t, 1, 3, 5, 7);
+#else
+    return __builtin_shufflevector(t, t, 0, 2, 4, 6, 8, 10, 12, 14) +
+           __builtin_shufflevector(t, t, 1, 3, 5, 7, 9, 11, 13, 15);
+#endif
+}
+INL vi interleave(vh a, vh b)
+{
+#if VL == 4
+    return __builtin_shufflevector(a, b, 0, 2, 1, 3);
+#elif VL == 8
+    return __builtin_shufflevector(a, b, 0, 4, 1, 5, 2, 6, 3, 7);
+#else
+    return __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+#endif
+}
+INL vi deinterleave(vi v)
+{
+#if VL == 4
+    return __builtin_shufflevector(v, v, 0, 2, 1, 3);
+#elif VL == 8
+    return __builtin_shufflevector(v, v, 0, 2, 4, 6, 1, 3, 5, 7);
+#else
+    return __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+#endif
+}
+
+/* Phase 1 of camera cv on lanes L .. L+VL-1 (pixels x .. of row y; k0
  * the row's constant products, see add_camera): pc_cam_project of the
  * view's ray (pc_render_ray), the weight (pc_render_border,
  * pc_render_feather, the seam factor), where the bilinear sample reads and
@@ -211,7 +294,7 @@ INL int project8(const frame *f, const cam_vec *cv, int c, int x, int y, const v
                  const int bpp, const int photo)
 {
     const view_vec *vw = &f->view;
-    const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    const vi lane = lane_index();
     vf c0, c1;
     load_cols(f->col, x, vw->w, &c0, &c1);
     vf X, Y, Z;
@@ -308,9 +391,9 @@ INL int project8(const frame *f, const cam_vec *cv, int c, int x, int y, const v
  * are independent, so many are in flight at once. */
 INL void fetch(const uint8_t *cam0, const int bpp, tile_work *tw, int L0)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int l = 0; l < VL; l++) {
-        const int L = L0 + l, P = L0 + PERM[l];
+        const int L = L0 + l, P = L0 + perm(l);
         const uint8_t *p = cam0 + tw->off[L];
         if (bpp == 4) {
             memcpy(&tw->px[0][P], p, 8);
@@ -330,13 +413,13 @@ INL void fetch(const uint8_t *cam0, const int bpp, tile_work *tw, int L0)
  * as one 8-byte load each (in PERM order). */
 INL void lookup3(const float *const tab[3], tile_work *tw, int L0)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int l = 0; l < VL; l++)
         for (int k = 0; k < 3; k++)
-            memcpy(&tw->kab[k][L0 + PERM[l]], tab[k] + tw->idx[k][L0 + l], 8);
+            memcpy(&tw->kab[k][L0 + perm(l)], tab[k] + tw->idx[k][L0 + l], 8);
 }
 
-/* Phase 3 on lanes L .. L+7: pc_render_bilinear's value; with photometry
+/* Phase 3 on lanes L .. L+VL-1: pc_render_bilinear's value; with photometry
  * the knot index and fraction of pc_render_linear (finished in phase 4),
  * else the sums. */
 INL void sample8(tile_work *tw, int L, const int photo)
@@ -372,7 +455,7 @@ INL void sample8(tile_work *tw, int L, const int photo)
     st(tw->wsum + L, fsel(ok, ld(tw->wsum + L) + w, ld(tw->wsum + L)));
 }
 
-/* Phase 4 with photometry on lanes L .. L+7: L_k = f_c^-1 (interpolated)
+/* Phase 4 with photometry on lanes L .. L+VL-1: L_k = f_c^-1 (interpolated)
  * x gain_k / vig (pc_render_linear), then the sums. */
 INL void linear8(const cam_vec *cv, tile_work *tw, int L)
 {
@@ -424,7 +507,7 @@ INL void add_camera(const frame *f, const cam_vec *cv, int c, int x0, int y, int
         linear8(cv, tw, live[e]);
 }
 
-/* pc_render_finish, first half, lanes L .. L+7: the normalised value;
+/* pc_render_finish, first half, lanes L .. L+VL-1: the normalised value;
  * with photometry the output response's knot index and fraction, its
  * lookups done next. */
 INL void normalise8(const frame *f, tile_work *tw, int L, const int photo)
@@ -445,7 +528,7 @@ INL void normalise8(const frame *f, tile_work *tw, int L, const int photo)
     }
 }
 
-/* pc_render_finish, second half: 8-bit RGB of lanes L .. L+7. */
+/* pc_render_finish, second half: 8-bit RGB of lanes L .. L+VL-1. */
 INL void rgb8(const tile_work *tw, int L, vi rgb[3], const int photo)
 {
     const vi seen = ld(tw->wsum + L) > 0.0f;
@@ -476,9 +559,9 @@ INL void store_bytes(uint8_t *d, vi v, int n)
         memcpy(d, &b, (size_t)n);
 }
 
-/* Pixels x .. x+n-1 (n even, <= 8) of rows y, y+1, RGB rgb[j], into dst:
- * spec §8's integer formulas (reference.c's store_block) 8 pixels at a
- * time for YUV; RGB24 block by block through the reference's store. */
+/* Pixels x .. x+n-1 (n even, <= VL) of rows y, y+1, RGB rgb[j], into
+ * dst: spec §8's integer formulas (reference.c's store_block) VL pixels
+ * at a time for YUV; RGB24 block by block through the reference's store. */
 INL void store8(const frame *f, vi rgb[2][3], int x, int y, int n)
 {
     const pc_picture *dst = f->dst;
@@ -498,22 +581,21 @@ INL void store8(const frame *f, vi rgb[2][3], int x, int y, int n)
         const vi Y = (yc->y[0] * rgb[j][0] + yc->y[1] * rgb[j][1] + yc->y[2] * rgb[j][2] + yc->y_offset) >> 16;
         store_bytes(dst->plane[0] + (size_t)(y + j) * dst->pitch[0] + x, vclamp8(Y), n);
     }
-    vi4 sum[3];
-    for (int k = 0; k < 3; k++) {
-        const vi t = rgb[0][k] + rgb[1][k];
-        sum[k] = __builtin_shufflevector(t, t, 0, 2, 4, 6) + __builtin_shufflevector(t, t, 1, 3, 5, 7);
-    }
+    vh sum[3];
+    for (int k = 0; k < 3; k++)
+        sum[k] = pair_sums(rgb[0][k] + rgb[1][k]);
     const int coff = (128 << 18) + (1 << 17);
-    const vi4 cb = (yc->cb[0] * sum[0] + yc->cb[1] * sum[1] + yc->cb[2] * sum[2] + coff) >> 18;
-    const vi4 cr = (yc->cr[0] * sum[0] + yc->cr[1] * sum[1] + yc->cr[2] * sum[2] + coff) >> 18;
-    const vi cc = vclamp8(__builtin_shufflevector(cb, cr, 0, 4, 1, 5, 2, 6, 3, 7)); /* Cb Cr interleaved */
+    const vh cb = (yc->cb[0] * sum[0] + yc->cb[1] * sum[1] + yc->cb[2] * sum[2] + coff) >> 18;
+    const vh cr = (yc->cr[0] * sum[0] + yc->cr[1] * sum[1] + yc->cr[2] * sum[2] + coff) >> 18;
+    const vi cc = vclamp8(interleave(cb, cr)); /* Cb Cr interleaved */
     uint8_t *c0 = dst->plane[1] + (size_t)(y >> 1) * dst->pitch[1];
     if (dst->fmt == PC_FMT_NV12) {
         store_bytes(c0 + x, cc, n);
     } else {
-        const vu8 b = bytes(__builtin_shufflevector(cc, cc, 0, 2, 4, 6, 1, 3, 5, 7));
+        const vu8 b = bytes(deinterleave(cc));
         memcpy(c0 + (x >> 1), &b, (size_t)n / 2);
-        memcpy(dst->plane[2] + (size_t)(y >> 1) * dst->pitch[2] + (x >> 1), (const uint8_t *)&b + 4, (size_t)n / 2);
+        memcpy(dst->plane[2] + (size_t)(y >> 1) * dst->pitch[2] + (x >> 1), (const uint8_t *)&b + VL / 2,
+               (size_t)n / 2);
     }
 }
 
@@ -548,14 +630,98 @@ INL void tile_row(const frame *f, tile_work *tw, int ty, const int bpp, const in
         }
 }
 
-/* One instance per camera format and photometry on/off: their tests
- * leave the inner loops. */
-#define PC_RENDER_TILE_ROW(B, P)                                                                                  \
-    static void tile_row_##B##_##P(const frame *f, tile_work *tw, int ty) { tile_row(f, tw, ty, B, P); }
-PC_RENDER_TILE_ROW(3, 0)
-PC_RENDER_TILE_ROW(3, 1)
-PC_RENDER_TILE_ROW(4, 0)
-PC_RENDER_TILE_ROW(4, 1)
-#undef PC_RENDER_TILE_ROW
+/* Every tile row the frame's counter hands out, in one instance per
+ * camera format and photometry on/off: their tests leave the loops. */
+INL void rows(pc_render_frame *pf, const frame *f, tile_work *tw, const int bpp, const int photo)
+{
+    for (;;) {
+        const int ty = __atomic_fetch_add(&pf->next_row, 1, __ATOMIC_RELAXED);
+        if (ty >= f->nty)
+            break;
+        tile_row(f, tw, ty, bpp, photo);
+    }
+}
+#define PC_RENDER_ROWS(B, P)                                                                                      \
+    __attribute__((noinline)) static void rows_##B##_##P(pc_render_frame *pf, const frame *f, tile_work *tw)      \
+    {                                                                                                            \
+        rows(pf, f, tw, B, P);                                                                                   \
+    }
+PC_RENDER_ROWS(3, 0)
+PC_RENDER_ROWS(3, 1)
+PC_RENDER_ROWS(4, 0)
+PC_RENDER_ROWS(4, 1)
+#undef PC_RENDER_ROWS
 
-const tile_row_fn PC_RENDER_LANES[2][2] = {{tile_row_3_0, tile_row_3_1}, {tile_row_4_0, tile_row_4_1}};
+static void broadcast(vf *d, const float *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        d[i] = splat(s[i]);
+}
+
+/* The thread's broadcasts of the plan (a few KiB: cheap next to a frame). */
+static void setup(frame *f, const pc_render_frame *pf)
+{
+    const pc_render_plan *p = pf->p;
+    view_vec *vw = &f->view;
+    broadcast(vw->R, p->view.R, 9);
+    vw->f = splat(p->view.f);
+    vw->inv_feather = splat(p->inv_feather);
+    vw->inv_seam = splat(p->inv_seam);
+    vw->proj = p->view.proj;
+    vw->rotated = p->view.rotated;
+    vw->general = p->view.rotated || p->view.proj != PC_PROJ_CYLINDRICAL;
+    vw->w = p->view.w;
+    vw->h = p->view.h;
+    for (int c = 0; c < p->ncam; c++) {
+        const pc_cam_model *g = &p->cam[c].geo;
+        const pc_vig_model *v = &p->cam[c].vig;
+        cam_vec *cv = &f->cam[c];
+        broadcast(cv->R, g->R, 9);
+        const float gs[] = {g->f,    g->rn_inv, g->rmax, g->a,  g->b,  g->c,   g->d,  g->sx_d,
+                            g->sy_e, g->g_h,    g->t_w,  g->cx, g->cy, g->x0,  g->x1, g->y0,
+                            g->y1,   g->ccx,    g->ccy,  g->cr2, sqrtf(g->cr2)};
+        vf *gd[] = {&cv->f,    &cv->rn_inv, &cv->rmax, &cv->a,  &cv->b,  &cv->c,   &cv->d,  &cv->sx_d,
+                    &cv->sy_e, &cv->g_h,    &cv->t_w,  &cv->cx, &cv->cy, &cv->x0,  &cv->x1, &cv->y0,
+                    &cv->y1,   &cv->ccx,    &cv->ccy,  &cv->cr2, &cv->sqrt_cr2};
+        for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++)
+            *gd[i] = splat(gs[i]);
+        const float vs[] = {v->va, v->vb, v->vc, v->vd, v->vcx, v->vcy, v->vq};
+        vf *vd[] = {&cv->va, &cv->vb, &cv->vc, &cv->vd, &cv->vcx, &cv->vcy, &cv->vq};
+        for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+            *vd[i] = splat(vs[i]);
+        broadcast(cv->gain, p->cam[c].gain, 3);
+        cv->fisheye = g->fisheye;
+        cv->circle = g->circle;
+        cv->vig = v->on;
+        cv->inv = p->inv_knots[c];
+        cv->data = pf->data + (size_t)c * p->cam_h * pf->pitch;
+    }
+    f->col = p->col;
+    f->row = p->row;
+    f->seam = p->seam;
+    f->out_resp = p->out_resp;
+    f->tmask = p->tmask;
+    f->ntx = p->ntx;
+    f->nty = p->nty;
+    f->cam_w = p->cam_w;
+    f->cam_h = p->cam_h;
+    f->pitch = pf->pitch;
+    f->dst = pf->dst;
+    f->yc = pf->yc;
+}
+
+/* A thread's share of the frame. */
+void PC_RENDER_LANES(pc_render_frame *pf)
+{
+    frame f;        /* 22 KiB (8 lanes) or 44 KiB (16) with 16 cameras */
+    tile_work tw;
+    setup(&f, pf);
+    const int photo = pf->p->photo != 0;
+    if (pf->bpp == 4)
+        (photo ? rows_4_1 : rows_4_0)(pf, &f, &tw);
+    else
+        (photo ? rows_3_1 : rows_3_0)(pf, &f, &tw);
+}
+
+#undef VL
+#endif /* PC_RENDER_LANES */
