@@ -5,11 +5,10 @@
  * it exports) and PC_RENDER_VL (lanes: 4, 8 or 16) before including
  * this: render_cpu.c for any target with 4 (x86-64's baseline SSE2, NEON:
  * one register), render_cpu_avx2.c with 8 and render_cpu_avx512.c with 16
- * under their `#pragma GCC target`. Where
- * the target has them, a few steps use its instructions (min, blend,
- * square root, test); elsewhere the same lane-by-lane operation in plain
- * C. Every build computes the reference's operations in its order, so
- * every build gives its bytes.
+ * under their `#pragma GCC target`. Where the target has them, a few
+ * steps use its instructions (min, blend, square root, test); elsewhere
+ * the same lane-by-lane operation in plain C. Every build computes the
+ * reference's operations in its order, so every build gives its bytes.
  */
 #ifndef PANOCAP_RENDER_CPU_LANES_H
 #define PANOCAP_RENDER_CPU_LANES_H
