@@ -439,8 +439,8 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         if (!dup)
             list[nn++] = nt[i];
     }
-    printf("# CPU: %ld online CPUs; the reference once per case (1 thread), the CPU backend's renderer (bit-identical "
-           "to it) %d frames per thread count\n", online, o->cpu_iters);
+    printf("# CPU: %ld online CPUs; the reference once per case (1 thread), the CPU backend's renderer (%s lanes, "
+           "bit-identical to it) %d frames per thread count\n", online, pc_render_cpu_best_lanes(), o->cpu_iters);
     printf("%-20s %-10s %7s %10s %10s\n", "case", "cpu", "threads", "median_ms", "vs_ref");
     for (int j = 0; j < NJOBS; j++) {
         printf("%-20s %-10s %7d %10.1f %9.1fx\n", jobs[j].name, "reference", 1, jobs[j].ref_ms, 1.0);
