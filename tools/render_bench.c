@@ -73,15 +73,19 @@ static void med_p99(double *v, int n, double *med, double *p99)
     *p99 = v[(int)(0.99 * (n - 1) + 0.5)];
 }
 
-/* Host picture, one buffer, 64-byte pitches. */
-static int host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
+int pc_bench_host_pic(pc_picture *p, pc_pixfmt fmt, pc_matrix matrix, int w, int h)
 {
-    size_t n = pc_picture_layout(p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, NULL);
+    size_t n = pc_picture_layout(p, fmt, matrix, PC_RANGE_LIMITED, w, h, 64, NULL);
     uint8_t *m = aligned_alloc(64, (n + 63) & ~(size_t)63);
     if (!m)
         return -1;
-    pc_picture_layout(p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, m);
+    pc_picture_layout(p, fmt, matrix, PC_RANGE_LIMITED, w, h, 64, m);
     return 0;
+}
+
+static int host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
+{
+    return pc_bench_host_pic(p, fmt, PC_MATRIX_BT709, w, h);
 }
 
 /* PSNR (dB) over every sample of two pictures of one format, the largest
