@@ -58,13 +58,14 @@ typedef uint32_t vu __attribute__((vector_size(4 * VL)));
 typedef int32_t vh __attribute__((vector_size(2 * VL))); /* half as many lanes: the 2x2 blocks */
 typedef uint8_t vu8 __attribute__((vector_size(VL)));
 
-/* One row pair of one tile is NL lanes: lane L = TW j + i is pixel
- * (x0 + i, y + j); a chunk is VL lanes of one row. */
+/* One tile (TH rows of TW pixels) is NL lanes: lane L = TW j + i is pixel
+ * (x0 + i, y0 + j); a chunk is VL lanes of one row. */
 #define TW PC_RENDER_TILE_W
-#define NL (2 * TW)
+#define TH PC_RENDER_TILE_H
+#define NL (TH * TW)
 #define NQ (NL / VL)
 
-/* A tile row pair's sums (acc[k][L] = sum w L_k, wsum[L] = sum w) and
+/* A tile's sums (acc[k][L] = sum w L_k, wsum[L] = sum w) and
  * the per-lane values that pass from one phase of a camera's work to the
  * next (add_camera). */
 typedef struct tile_work {
@@ -477,12 +478,12 @@ INL void linear8(const cam_vec *cv, tile_work *tw, int L)
  * from start to end is a chain of about 100 dependent operations
  * (division, square root, then loads, twice) that a loop over whole
  * chunks would wait on. */
-INL void add_camera(const frame *f, const cam_vec *cv, int c, int x0, int y, int n, tile_work *tw, const int bpp,
-                    const int photo)
+INL void add_camera(const frame *f, const cam_vec *cv, int c, int x0, int y, int n, int rows, tile_work *tw,
+                    const int bpp, const int photo)
 {
     int live[NQ], nlive = 0;
     const int qrow = (n + VL - 1) / VL; /* chunks per row */
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < rows; j++) {
         /* the panorama's ray is (col0, row, col1): the row term's products
          * are the same floats for the whole row */
         vf k0[3];
@@ -598,35 +599,35 @@ INL void store8(const frame *f, vi rgb[2][3], int x, int y, int n)
     }
 }
 
-/* Tile row ty (output rows 8 ty .. 8 ty + 7), tile by tile, row pair by
- * row pair: the cameras of the tile's mask in ascending order add to the
- * sums (as the reference's loop over cameras does per pixel), then the
- * pixels are finished and stored. */
+/* Tile row ty (output rows 8 ty .. 8 ty + 7), tile by tile: the cameras
+ * of the tile's mask in ascending order add to the sums (as the
+ * reference's loop over cameras does per pixel), then the pixels are
+ * finished and stored, row pair by row pair. */
 INL void tile_row(const frame *f, tile_work *tw, int ty, const int bpp, const int photo)
 {
-    const int w = f->view.w, y1 = ty * PC_RENDER_TILE_H + PC_RENDER_TILE_H;
+    const int w = f->view.w, y0 = ty * TH, rows = f->view.h - y0 < TH ? f->view.h - y0 : TH;
     const uint16_t *mrow = f->tmask + (size_t)ty * f->ntx;
-    for (int y = ty * PC_RENDER_TILE_H; y < y1 && y < f->view.h; y += 2)
-        for (int tx = 0; tx < f->ntx; tx++) {
-            const int x0 = tx * TW, n = w - x0 < TW ? w - x0 : TW;
-            memset(tw->acc, 0, sizeof tw->acc);
-            memset(tw->wsum, 0, sizeof tw->wsum);
-            for (unsigned m = mrow[tx]; m; m &= m - 1)
-                add_camera(f, &f->cam[__builtin_ctz(m)], __builtin_ctz(m), x0, y, n, tw, bpp, photo);
-            for (int L = 0; L < NL; L += VL)
-                normalise8(f, tw, L, photo);
-            if (photo) {
-                const float *const out[3] = {f->out_resp, f->out_resp, f->out_resp};
-                for (int L = 0; L < NL; L += VL)
-                    lookup3(out, tw, L);
-            }
+    for (int tx = 0; tx < f->ntx; tx++) {
+        const int x0 = tx * TW, n = w - x0 < TW ? w - x0 : TW;
+        memset(tw->acc, 0, sizeof tw->acc);
+        memset(tw->wsum, 0, sizeof tw->wsum);
+        for (unsigned m = mrow[tx]; m; m &= m - 1)
+            add_camera(f, &f->cam[__builtin_ctz(m)], __builtin_ctz(m), x0, y0, n, rows, tw, bpp, photo);
+        for (int L = 0; L < rows * TW; L += VL)
+            normalise8(f, tw, L, photo);
+        if (photo) {
+            const float *const out[3] = {f->out_resp, f->out_resp, f->out_resp};
+            for (int L = 0; L < rows * TW; L += VL)
+                lookup3(out, tw, L);
+        }
+        for (int j = 0; j < rows; j += 2)
             for (int i = 0; i < n; i += VL) {
                 vi rgb[2][3];
-                rgb8(tw, i, rgb[0], photo);
-                rgb8(tw, TW + i, rgb[1], photo);
-                store8(f, rgb, x0 + i, y, n - i < VL ? n - i : VL);
+                rgb8(tw, j * TW + i, rgb[0], photo);
+                rgb8(tw, (j + 1) * TW + i, rgb[1], photo);
+                store8(f, rgb, x0 + i, y0 + j, n - i < VL ? n - i : VL);
             }
-        }
+    }
 }
 
 /* Every tile row the frame's counter hands out, in one instance per
@@ -713,7 +714,7 @@ static void setup(frame *f, const pc_render_frame *pf)
 void PC_RENDER_LANES(pc_render_frame *pf)
 {
     frame f;        /* 22 KiB (8 lanes) or 44 KiB (16) with 16 cameras */
-    tile_work tw;
+    tile_work tw;   /* 28 KiB: L1 */
     setup(&f, pf);
     const int photo = pf->p->photo != 0;
     if (pf->bpp == 4)
