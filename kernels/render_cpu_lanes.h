@@ -290,7 +290,7 @@ INL vi deinterleave(vi v)
  * with which fractions, 1 / vignetting. The weight is 0 where the camera
  * adds nothing (outside it, or weight not above 0: pc_render_add's test);
  * such lanes sample pixel (0, 0). Returns whether any lane adds. */
-INL int project8(const frame *f, const cam_vec *cv, int c, int x, int y, const vf k0[3], tile_work *tw, int L,
+INL int project_lanes(const frame *f, const cam_vec *cv, int c, int x, int y, const vf k0[3], tile_work *tw, int L,
                  const int bpp, const int photo)
 {
     const view_vec *vw = &f->view;
@@ -383,7 +383,7 @@ INL int project8(const frame *f, const cam_vec *cv, int c, int x, int y, const v
 }
 
 /* Phase 2: the four neighbours of chunk L0's samples, each row's pair
- * RGBX packed in 64 bits (in PERM order). RGBX32: one 8-byte load per row,
+ * RGBX packed in 64 bits (in perm order). RGBX32: one 8-byte load per row,
  * from where phase 1 said (a pixel further left at the right edge, so
  * nothing past the row is read; phase 3 picks the pixels out). RGB24:
  * bytes, the right neighbour already resolved (p10 = p00 at the right
@@ -410,7 +410,7 @@ INL void fetch(const uint8_t *cam0, const int bpp, tile_work *tw, int L0)
 }
 
 /* Knots idx and idx + 1 of table tab[k] for chunk L0's lanes, k = 0..2,
- * as one 8-byte load each (in PERM order). */
+ * as one 8-byte load each (in perm order). */
 INL void lookup3(const float *const tab[3], tile_work *tw, int L0)
 {
 #pragma GCC unroll 16
@@ -422,7 +422,7 @@ INL void lookup3(const float *const tab[3], tile_work *tw, int L0)
 /* Phase 3 on lanes L .. L+VL-1: pc_render_bilinear's value; with photometry
  * the knot index and fraction of pc_render_linear (finished in phase 4),
  * else the sums. */
-INL void sample8(tile_work *tw, int L, const int photo)
+INL void sample_lanes(tile_work *tw, int L, const int photo)
 {
     const vf fa = ld(tw->fa + L), fb = ld(tw->fb + L);
     const vi di = ldi(tw->di + L);
@@ -457,7 +457,7 @@ INL void sample8(tile_work *tw, int L, const int photo)
 
 /* Phase 4 with photometry on lanes L .. L+VL-1: L_k = f_c^-1 (interpolated)
  * x gain_k / vig (pc_render_linear), then the sums. */
-INL void linear8(const cam_vec *cv, tile_work *tw, int L)
+INL void linear_lanes(const cam_vec *cv, tile_work *tw, int L)
 {
     const vf w = ld(tw->w + L);
     const vi ok = w > 0.0f;
@@ -491,26 +491,26 @@ INL void add_camera(const frame *f, const cam_vec *cv, int c, int x0, int y, int
         for (int e = 0; e < 3; e++)
             k0[e] = cv->R[3 * e + 1] * r0;
         for (int q = 0; q < qrow; q++)
-            if (project8(f, cv, c, x0 + q * VL, y + j, k0, tw, j * TW + q * VL, bpp, photo))
+            if (project_lanes(f, cv, c, x0 + q * VL, y + j, k0, tw, j * TW + q * VL, bpp, photo))
                 live[nlive++] = j * TW + q * VL;
     }
     for (int e = 0; e < nlive; e++)
         fetch(cv->data, bpp, tw, live[e]);
     for (int e = 0; e < nlive; e++)
-        sample8(tw, live[e], photo);
+        sample_lanes(tw, live[e], photo);
     if (!photo)
         return;
     const float *const inv[3] = {cv->inv, cv->inv, cv->inv};
     for (int e = 0; e < nlive; e++)
         lookup3(inv, tw, live[e]);
     for (int e = 0; e < nlive; e++)
-        linear8(cv, tw, live[e]);
+        linear_lanes(cv, tw, live[e]);
 }
 
 /* pc_render_finish, first half, lanes L .. L+VL-1: the normalised value;
  * with photometry the output response's knot index and fraction, its
  * lookups done next. */
-INL void normalise8(const frame *f, tile_work *tw, int L, const int photo)
+INL void normalise_lanes(const frame *f, tile_work *tw, int L, const int photo)
 {
     const vf wsum = ld(tw->wsum + L), wmin = f->view.inv_feather;
     const vf sc = 1.0f / fsel(wsum > wmin, wsum, wmin);
@@ -529,7 +529,7 @@ INL void normalise8(const frame *f, tile_work *tw, int L, const int photo)
 }
 
 /* pc_render_finish, second half: 8-bit RGB of lanes L .. L+VL-1. */
-INL void rgb8(const tile_work *tw, int L, vi rgb[3], const int photo)
+INL void rgb_lanes(const tile_work *tw, int L, vi rgb[3], const int photo)
 {
     const vi seen = ld(tw->wsum + L) > 0.0f;
     for (int k = 0; k < 3; k++) {
@@ -562,7 +562,7 @@ INL void store_bytes(uint8_t *d, vi v, int n)
 /* Pixels x .. x+n-1 (n even, <= VL) of rows y, y+1, RGB rgb[j], into
  * dst: spec §8's integer formulas (reference.c's store_block) VL pixels
  * at a time for YUV; RGB24 block by block through the reference's store. */
-INL void store8(const frame *f, vi rgb[2][3], int x, int y, int n)
+INL void store_lanes(const frame *f, vi rgb[2][3], int x, int y, int n)
 {
     const pc_picture *dst = f->dst;
     if (dst->fmt != PC_FMT_NV12 && dst->fmt != PC_FMT_I420) {
@@ -614,7 +614,7 @@ INL void tile_row(const frame *f, tile_work *tw, int ty, const int bpp, const in
         for (unsigned m = mrow[tx]; m; m &= m - 1)
             add_camera(f, &f->cam[__builtin_ctz(m)], __builtin_ctz(m), x0, y0, n, rows, tw, bpp, photo);
         for (int L = 0; L < rows * TW; L += VL)
-            normalise8(f, tw, L, photo);
+            normalise_lanes(f, tw, L, photo);
         if (photo) {
             const float *const out[3] = {f->out_resp, f->out_resp, f->out_resp};
             for (int L = 0; L < rows * TW; L += VL)
@@ -623,9 +623,9 @@ INL void tile_row(const frame *f, tile_work *tw, int ty, const int bpp, const in
         for (int j = 0; j < rows; j += 2)
             for (int i = 0; i < n; i += VL) {
                 vi rgb[2][3];
-                rgb8(tw, j * TW + i, rgb[0], photo);
-                rgb8(tw, (j + 1) * TW + i, rgb[1], photo);
-                store8(f, rgb, x0 + i, y0 + j, n - i < VL ? n - i : VL);
+                rgb_lanes(tw, j * TW + i, rgb[0], photo);
+                rgb_lanes(tw, (j + 1) * TW + i, rgb[1], photo);
+                store_lanes(f, rgb, x0 + i, y0 + j, n - i < VL ? n - i : VL);
             }
     }
 }
