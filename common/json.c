@@ -404,7 +404,93 @@ static int word(reader *r, const char *w)
     return 0;
 }
 
-int pc_json_parse_flat(const char *text, size_t len, pc_json_field *fields, int max, char *err, size_t errlen)
+/* The members of the object at r->pos ('{') into fields[*n..]: keys under
+ * prefix ("" at the top, "move." inside "move"); objects nested up to
+ * depth - 1 more levels, each a field of its own (PC_JSON_OBJECT) before
+ * its members. */
+static int read_object(reader *r, pc_json_field *fields, int *n, int max, const char *prefix, int depth)
+{
+    const char *text = r->s;
+    const int first = *n;
+    r->pos++; /* { */
+    skip_ws(r);
+    if (r->pos < r->len && text[r->pos] == '}') {
+        r->pos++;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(r);
+        if (r->pos >= r->len || text[r->pos] != '"')
+            return fail(r, "expected a key in double quotes");
+        if (*n >= max) {
+            snprintf(r->err, r->errlen, "more than %d members in the object", max);
+            return -1;
+        }
+        pc_json_field *f = &fields[*n];
+        memset(f, 0, sizeof *f);
+        char key[PC_JSON_KEY_MAX];
+        if (read_string(r, key, sizeof key, "a key"))
+            return -1;
+        if (snprintf(f->key, sizeof f->key, "%s%s", prefix, key) >= (int)sizeof f->key) {
+            snprintf(r->err, r->errlen, "the key \"%s%s\" is longer than %d bytes", prefix, key, PC_JSON_KEY_MAX - 1);
+            return -1;
+        }
+        for (int i = first; i < *n; i++)
+            if (strcmp(fields[i].key, f->key) == 0) {
+                snprintf(r->err, r->errlen, "malformed JSON: the key \"%s\" appears twice", f->key);
+                return -1;
+            }
+        skip_ws(r);
+        if (r->pos >= r->len || text[r->pos] != ':')
+            return fail(r, "expected ':' after a key");
+        r->pos++;
+        skip_ws(r);
+        if (r->pos >= r->len)
+            return fail(r, "a value was expected");
+        char c = text[r->pos];
+        if (c == '"') {
+            f->type = PC_JSON_STRING;
+            if (read_string(r, f->str, sizeof f->str, "a string value"))
+                return -1;
+            (*n)++;
+        } else if (c == '{' && depth > 1) {
+            f->type = PC_JSON_OBJECT;
+            char inner[PC_JSON_KEY_MAX + 1];
+            snprintf(inner, sizeof inner, "%s.", f->key);
+            (*n)++;
+            if (read_object(r, fields, n, max, inner, depth - 1))
+                return -1;
+        } else if (c == '{' || c == '[') {
+            return fail(r, depth > 1 ? "arrays are not accepted here"
+                                     : "nested objects and arrays are not accepted here");
+        } else {
+            if (word(r, "true")) {
+                f->type = PC_JSON_TRUE;
+            } else if (word(r, "false")) {
+                f->type = PC_JSON_FALSE;
+            } else if (word(r, "null")) {
+                f->type = PC_JSON_NULL;
+            } else {
+                f->type = PC_JSON_NUMBER;
+                if (read_number(r, &f->num))
+                    return -1;
+            }
+            (*n)++;
+        }
+        skip_ws(r);
+        if (r->pos < r->len && text[r->pos] == ',') {
+            r->pos++;
+            continue;
+        }
+        if (r->pos < r->len && text[r->pos] == '}') {
+            r->pos++;
+            return 0;
+        }
+        return fail(r, "expected ',' or '}' after a value");
+    }
+}
+
+int pc_json_parse(const char *text, size_t len, pc_json_field *fields, int max, int depth, char *err, size_t errlen)
 {
     reader r = {text, len, 0, err, errlen};
     int n = 0;
@@ -415,70 +501,17 @@ int pc_json_parse_flat(const char *text, size_t len, pc_json_field *fields, int 
     }
     if (text[r.pos] != '{')
         return fail(&r, "expected '{': the body must be a JSON object");
-    r.pos++;
-    skip_ws(&r);
-    if (r.pos < r.len && text[r.pos] == '}') {
-        r.pos++;
-    } else {
-        for (;;) {
-            skip_ws(&r);
-            if (r.pos >= r.len || text[r.pos] != '"')
-                return fail(&r, "expected a key in double quotes");
-            if (n >= max) {
-                snprintf(err, errlen, "more than %d members in the object", max);
-                return -1;
-            }
-            pc_json_field *f = &fields[n];
-            memset(f, 0, sizeof *f);
-            if (read_string(&r, f->key, sizeof f->key, "a key"))
-                return -1;
-            for (int i = 0; i < n; i++)
-                if (strcmp(fields[i].key, f->key) == 0) {
-                    snprintf(err, errlen, "malformed JSON: the key \"%s\" appears twice", f->key);
-                    return -1;
-                }
-            skip_ws(&r);
-            if (r.pos >= r.len || text[r.pos] != ':')
-                return fail(&r, "expected ':' after a key");
-            r.pos++;
-            skip_ws(&r);
-            if (r.pos >= r.len)
-                return fail(&r, "a value was expected");
-            char c = text[r.pos];
-            if (c == '"') {
-                f->type = PC_JSON_STRING;
-                if (read_string(&r, f->str, sizeof f->str, "a string value"))
-                    return -1;
-            } else if (c == '{' || c == '[') {
-                return fail(&r, "nested objects and arrays are not accepted here");
-            } else if (word(&r, "true")) {
-                f->type = PC_JSON_TRUE;
-            } else if (word(&r, "false")) {
-                f->type = PC_JSON_FALSE;
-            } else if (word(&r, "null")) {
-                f->type = PC_JSON_NULL;
-            } else {
-                f->type = PC_JSON_NUMBER;
-                if (read_number(&r, &f->num))
-                    return -1;
-            }
-            n++;
-            skip_ws(&r);
-            if (r.pos < r.len && text[r.pos] == ',') {
-                r.pos++;
-                continue;
-            }
-            if (r.pos < r.len && text[r.pos] == '}') {
-                r.pos++;
-                break;
-            }
-            return fail(&r, "expected ',' or '}' after a value");
-        }
-    }
+    if (read_object(&r, fields, &n, max, "", depth < 1 ? 1 : depth > PC_JSON_DEPTH ? PC_JSON_DEPTH : depth))
+        return -1;
     skip_ws(&r);
     if (r.pos != r.len)
         return fail(&r, "text after the object");
     return n;
+}
+
+int pc_json_parse_flat(const char *text, size_t len, pc_json_field *fields, int max, char *err, size_t errlen)
+{
+    return pc_json_parse(text, len, fields, max, 1, err, errlen);
 }
 
 const pc_json_field *pc_json_field_find(const pc_json_field *fields, int n, const char *key)

@@ -15,6 +15,9 @@
  * members, no duplicate keys, nothing after it but white space. Strings are
  * decoded (escapes, \uXXXX with surrogate pairs, to UTF-8) into the
  * caller's field array; an error says what and at which byte.
+ * pc_json_parse() also takes objects nested up to `depth` levels (a body
+ * such as {"move": {"pan": 5}}): each is a field of type PC_JSON_OBJECT,
+ * followed by its members with the keys joined by '.' ("move.pan").
  */
 #ifndef PANOCAP_JSON_H
 #define PANOCAP_JSON_H
@@ -61,6 +64,7 @@ typedef enum pc_json_type {
     PC_JSON_TRUE,
     PC_JSON_NUMBER,
     PC_JSON_STRING,
+    PC_JSON_OBJECT, /* pc_json_parse with depth > 1: its members follow, "key.member" */
 } pc_json_type;
 
 #define PC_JSON_KEY_MAX 64
@@ -77,6 +81,8 @@ typedef struct pc_json_field {
  * members (0 for {}), or -1 with the reason in err ("malformed JSON at
  * byte 12: expected ':' after a key"). */
 int pc_json_parse_flat(const char *text, size_t len, pc_json_field *fields, int max, char *err, size_t errlen);
+/* The same with objects nested up to depth levels (1: flat). */
+int pc_json_parse(const char *text, size_t len, pc_json_field *fields, int max, int depth, char *err, size_t errlen);
 
 /* The field named key, or NULL. */
 const pc_json_field *pc_json_field_find(const pc_json_field *fields, int n, const char *key);

@@ -357,6 +357,10 @@ void pc_settings_finish(pc_settings *s);
  * supported by the algorithm, backend built in, budget against fps...
  * Returns 0 or -1; warnings do not fail. */
 int pc_settings_validate(const pc_settings *s, pc_diag *diag);
+/* A virtual camera's or a preset's name: letters, digits, '-', '_', '.',
+ * 1 .. PC_NAME_LEN - 1 of them (control commands, HTTP paths and metrics
+ * labels carry it as it is). */
+int pc_settings_name_ok(const char *name);
 
 /* Derived values the pipeline uses. */
 /* 1 when the top-level outputs get the stitched panorama (a rig, enabled). */

@@ -289,7 +289,8 @@ static const pc_key panorama_keys[] = {
      "the unstitched cameras and the rig serves the virtual cameras only", NULL},
     {"blend", PC_KT_ENUM, PAN(blend), 0, 0, 0, &blend_enum, PC_LIVE_BLEND, "feather", NULL,
      "overlaps: feather (weights falling off towards each camera's border), seam (one camera per pixel, "
-     "the seam where the cameras agree, fixed per rig) or multiband", NULL},
+     "the seam where the cameras agree, fixed per rig) or multiband (the same seams, the overlaps blended "
+     "band by band: fine detail joined at the seam, coarse differences spread over ~60 pixels)", NULL},
     {"gain_compensation", PC_KT_BOOL, PAN(gain_compensation), 0, 1, 0, NULL, PC_LIVE_BLEND, "true", NULL,
      "gains measured on the overlaps, on top of the .pto's exposure and white balance, so that no "
      "camera shows a brightness or colour step", NULL},
@@ -307,7 +308,7 @@ static const pc_key panorama_keys[] = {
 
 static const pc_key preset_keys[] = {
     {"name", PC_KT_STRING, PRE(name), 0, 0, PC_KF_REQUIRED, NULL, 0, "", NULL,
-     "the preset's name (control: preset NAME); unique in its view", NULL},
+     "the preset's name: letters, digits, - _ . (control: vcam VIEW preset NAME); unique in its view", NULL},
     {"pan", PC_KT_DOUBLE, PRE(pan), -180, 180, PC_KF_REQUIRED, NULL, 0, "0", "degrees", "pan, + right", NULL},
     {"tilt", PC_KT_DOUBLE, PRE(tilt), -90, 90, PC_KF_REQUIRED, NULL, 0, "0", "degrees", "tilt, + up", NULL},
     {"hfov", PC_KT_DOUBLE, PRE(hfov), 1, 179, PC_KF_ZERO_AUTO, NULL, 0, "0", "degrees",

@@ -234,9 +234,11 @@ static int validate_panorama(const pc_settings *s, pc_diag *d)
 }
 
 /* A view's name: control commands, HTTP paths and metric labels carry it. */
-static int name_ok(const char *n)
+int pc_settings_name_ok(const char *n)
 {
-    return n[0] && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == strlen(n);
+    size_t len = strlen(n);
+    return len > 0 && len < PC_NAME_LEN &&
+           strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == len;
 }
 
 static int validate_vcams(const pc_settings *s, pc_diag *d)
@@ -257,7 +259,7 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
         snprintf(key, sizeof key, "%s.name", pre);
         if (!v->name[0])
             ERR(line, key, "missing: every virtual camera needs a name");
-        else if (!name_ok(v->name))
+        else if (!pc_settings_name_ok(v->name))
             ERR(line, key, "\"%s\": a name is letters, digits, '-', '_' and '.' (control commands, HTTP paths "
                 "and metrics carry it)", v->name);
         for (int j = 0; j < i && v->name[0]; j++)
@@ -290,6 +292,9 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
             snprintf(key, sizeof key, "%s.presets[%d].name", pre, j);
             if (!p->name[0])
                 ERR(p->line, key, "missing: every preset needs a name");
+            else if (!pc_settings_name_ok(p->name))
+                ERR(p->line, key, "\"%s\": a preset's name is letters, digits, '-', '_' and '.' (the control "
+                    "command `vcam VIEW preset NAME` and the web API carry it)", p->name);
             for (int k = 0; k < j && p->name[0]; k++)
                 if (strcmp(p->name, v->presets.item[k].name) == 0)
                     ERR(p->line, key, "duplicate preset \"%s\" (also presets[%d], line %d)", p->name, k,

@@ -178,6 +178,9 @@ static const char help_text[] =
     "idr                    force an IDR frame\n"
     "reload                 re-read the configuration file (as SIGHUP)\n"
     "wb [freeze]            white-balance gains as config lines; freeze fixes automatic ones\n"
+    "vcam                   the virtual cameras, one status line each\n"
+    "vcam NAME [VERB ...]   a virtual camera: goto PAN TILT [HFOV], move DPAN DTILT [DHFOV], zoom HFOV,\n"
+    "                       preset PNAME (each [speed DEG/S | time S]), save PNAME, follow on|off, stop\n"
     "help                   this list\n"
     "quit                   close the connection\n"
     "HTTP: GET /metrics, GET /status (curl --unix-socket SOCKET http://localhost/metrics)\n";
@@ -468,6 +471,23 @@ static int handle_line(pc_control *c, client *k, char *line, size_t len)
         else {
             out_text(c, c->text);
             outf(c, freeze ? "OK frozen\n" : "OK\n");
+        }
+    } else if (strcasecmp(cmd, "vcam") == 0) {
+        if (!c->ops.vcam) {
+            err_line(c, "not available");
+        } else {
+            c->text[0] = '\0';
+            c->ops.vcam(c->ops.user, args, c->text, TEXT_MAX);
+            c->text[TEXT_MAX - 1] = '\0';
+            /* the answer's last line is its OK or ERR: one line each */
+            const char *last = strrchr(c->text, '\n');
+            last = last ? last + 1 : c->text;
+            if (strncmp(last, "OK", 2) && strncmp(last, "ERR ", 4))
+                err_line(c, c->text[0] ? c->text : "no answer");
+            else if (!strncmp(last, "ERR ", 4))
+                err_line(c, last + 4);
+            else
+                out_text(c, c->text);
         }
     } else if (strcasecmp(cmd, "quit") == 0 || strcasecmp(cmd, "exit") == 0) {
         outf(c, "OK bye\n");

@@ -23,6 +23,11 @@
  *   wb                      the white-balance gains in force, as config lines
  *   wb freeze               fix automatic white balance at its current gains
  *                           (until a reload) and print them as config lines
+ *   vcam [NAME [VERB ...]]  the virtual cameras: their status lines, or one
+ *                           view's command (daemon/vcams.h: goto, move,
+ *                           zoom, preset, save, follow, stop); the answer
+ *                           gives the pose it goes to and, when the rig's
+ *                           coverage or the limits changed it, why
  *   help                    the command list
  *   quit                    close the connection
  * Also plain HTTP on the same socket, one request per connection:
@@ -76,6 +81,9 @@ typedef struct pc_control_ops {
     /* The same for snapshot-cameras: dir is a folder inside snapshot_dir
      * (made by the control thread); one PNG per camera goes into it. */
     int (*snapshot_cameras)(void *user, const char *dir, unsigned long long token, char *err, size_t errlen);
+    /* vcam ARGS: the answer into buf, its last line "OK ..." or "ERR ..."
+     * (status lines may come before an OK); returns 0 or -1 (ERR). */
+    int (*vcam)(void *user, const char *args, char *buf, size_t len);
 } pc_control_ops;
 
 typedef struct pc_control pc_control;

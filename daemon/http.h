@@ -12,9 +12,9 @@
  *   web (daemon.http_listen): the same three, plus the operator's page (its
  *   HTML, CSS, JS and icon embedded at build time: web_assets.c) at / and
  *   the JSON API under /api/ (http_api.c, README "Web page and JSON API"):
- *     GET  /api/status, /api/algos, /api/picture.jpg,
+ *     GET  /api/status, /api/algos, /api/picture.jpg, /api/picture/map,
  *          /api/cameras/N/picture.jpg, /api/snapshots/NAME.png
- *     POST /api/algo, /api/wb, /api/idr, /api/snapshot
+ *     POST /api/algo, /api/wb, /api/idr, /api/snapshot, /api/views/NAME
  *   Reading is open to whoever reaches the listener. Every POST needs the
  *   token of daemon.http_token_file in the header X-Panocap-Token (a
  *   cross-site form cannot send a header; a cross-site script would need a
@@ -87,6 +87,15 @@ typedef struct pc_http_ops {
      * *unknown = 1 when the name is none of them). */
     int (*snapshot_file)(void *user, const char *name, char *path, size_t pathlen, int *unknown, char *err,
                          size_t n);
+    /* POST /api/views/NAME: command, the virtual camera command after its
+     * name (daemon/vcams.h's grammar) that http_api.c built from the body.
+     * 0 with the answer object written into j; else the HTTP status (400:
+     * refused, 404: no such view) with err. */
+    int (*view_command)(void *user, const char *name, const char *command, pc_json *j, char *err, size_t n);
+    /* GET /api/picture/map: the directions of the live picture's points
+     * (the page turns clicks into pan and tilt with it). 0 with j, else
+     * the HTTP status with err. */
+    int (*picture_map)(void *user, pc_json *j, char *err, size_t n);
 } pc_http_ops;
 
 typedef struct pc_http_config {

@@ -6,6 +6,8 @@
  * answers. http.c has already checked rate, token and body size. */
 #include "http_int.h"
 
+#include "settings.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BODY_FIELDS 8
+#define BODY_FIELDS 16
 
 static int is_get(const char *m) { return !strcmp(m, "GET") || !strcmp(m, "HEAD"); }
 
@@ -53,7 +55,7 @@ unsigned http_api_route(const char *url, const char *method, http_route *r, cons
     } fixed[] = {
         {"/api/status", API_STATUS, 0},    {"/api/algos", API_ALGOS, 0},  {"/api/picture.jpg", API_PICTURE, 0},
         {"/api/algo", API_ALGO, 1},        {"/api/wb", API_WB, 1},        {"/api/idr", API_IDR, 1},
-        {"/api/snapshot", API_SNAPSHOT, 1},
+        {"/api/snapshot", API_SNAPSHOT, 1}, {"/api/picture/map", API_PICTURE_MAP, 0},
     };
     memset(r, 0, sizeof *r);
     r->camera = -1;
@@ -73,10 +75,16 @@ unsigned http_api_route(const char *url, const char *method, http_route *r, cons
         snprintf(r->name, sizeof r->name, "%s", url + 15);
         found = 1;
     }
+    if (!found && !strncmp(url, "/api/views/", 11) && pc_settings_name_ok(url + 11)) {
+        r->id = API_VIEW;
+        r->post = 1;
+        snprintf(r->name, sizeof r->name, "%s", url + 11);
+        found = 1;
+    }
     if (!found) {
         snprintf(why, n, "no such path %.100s; the API has GET /api/status, /api/algos, /api/picture.jpg, "
-                 "/api/cameras/N/picture.jpg, /api/snapshots/NAME.png and POST /api/algo, /api/wb, /api/idr, "
-                 "/api/snapshot", url);
+                 "/api/picture/map, /api/cameras/N/picture.jpg, /api/snapshots/NAME.png and POST /api/algo, "
+                 "/api/wb, /api/idr, /api/snapshot, /api/views/NAME", url);
         return 404;
     }
     if (r->post ? strcmp(method, "POST") != 0 : !is_get(method)) {
@@ -91,8 +99,8 @@ unsigned http_api_route(const char *url, const char *method, http_route *r, cons
 
 /* Reads the body (an empty one is {}) and refuses keys outside `keys`
  * (comma-separated). Returns the member count, or -1 with the answer. */
-static int read_body(const char *body, size_t len, const char *route, const char *keys, pc_json_field *f,
-                     http_answer *a)
+static int read_body_depth(const char *body, size_t len, const char *route, const char *keys, int depth,
+                           pc_json_field *f, http_answer *a)
 {
     char err[300];
     size_t ws = 0;
@@ -100,7 +108,7 @@ static int read_body(const char *body, size_t len, const char *route, const char
         ws++;
     if (ws == len)
         return 0;
-    int n = pc_json_parse_flat(body, len, f, BODY_FIELDS, err, sizeof err);
+    int n = pc_json_parse(body, len, f, BODY_FIELDS, depth, err, sizeof err);
     if (n < 0) {
         http_answer_error(a, 400, "%s: %s", route, err);
         return -1;
@@ -122,6 +130,12 @@ static int read_body(const char *body, size_t len, const char *route, const char
         }
     }
     return n;
+}
+
+static int read_body(const char *body, size_t len, const char *route, const char *keys, pc_json_field *f,
+                     http_answer *a)
+{
+    return read_body_depth(body, len, route, keys, 1, f, a);
 }
 
 /* The string member key, or NULL (absent); -1 with the answer when it is
@@ -349,6 +363,187 @@ static void picture(const pc_http_ops *ops, int camera, http_answer *a)
     a->seq = seq;
 }
 
+/* ------------------------------------------------------- virtual cameras */
+
+/* A number member into the command text (" %.15g": the value as sent,
+ * to far below a thousandth of a degree, and shown so in a refusal). 0
+ * absent, 1 added, -1 with the answer. */
+static int num_word(const pc_json_field *f, int n, const char *route, const char *key, char *cmd, size_t len,
+                    http_answer *a)
+{
+    const pc_json_field *m = pc_json_field_find(f, n, key);
+    if (!m)
+        return 0;
+    if (m->type != PC_JSON_NUMBER) {
+        http_answer_error(a, 400, "%s: \"%s\" must be a number (degrees%s)", route, key,
+                          strstr(key, "speed") ? " per second" : strstr(key, "time") ? "; time: seconds" : "");
+        return -1;
+    }
+    size_t o = strlen(cmd);
+    snprintf(cmd + o, len - o, " %.15g", m->num);
+    return 1;
+}
+
+/* {"preset": NAME} / {"save": NAME}: a name the grammar takes as one word. */
+static int name_member(const pc_json_field *m, const char *route, http_answer *a)
+{
+    if (m->type != PC_JSON_STRING || !pc_settings_name_ok(m->str)) {
+        http_answer_error(a, 400, "%s: \"%s\" must be a preset name: letters, digits, '-', '_' and '.', 1..63 of "
+                          "them", route, m->key);
+        return -1;
+    }
+    return 0;
+}
+
+/* The body as a command of daemon/vcams.h's grammar, one action a body:
+ *   {pan, tilt[, hfov][, speed|time]}  goto; {hfov[, speed|time]}  zoom
+ *   {move: {pan, tilt, hfov[, speed|time]}}  relative (absent = 0)
+ *   {preset: NAME[, speed|time]}, {save: NAME}, {follow: true|false}, {stop: true}
+ * The ranges are the grammar's: its answer is the 400's reason. */
+static void view_command(const pc_http_ops *ops, const char *name, const char *body, size_t len, http_answer *a)
+{
+    char route[128], cmd[400] = "", err[600];
+    snprintf(route, sizeof route, "POST /api/views/%s", name);
+    pc_json_field f[BODY_FIELDS];
+    static const char keys[] = "pan,tilt,hfov,speed,time,move,move.pan,move.tilt,move.hfov,move.speed,move.time,"
+                               "preset,save,follow,stop";
+    int n = read_body_depth(body, len, route, keys, 2, f, a);
+    if (n < 0)
+        return;
+    const pc_json_field *pan = pc_json_field_find(f, n, "pan"), *tilt = pc_json_field_find(f, n, "tilt"),
+                        *hfov = pc_json_field_find(f, n, "hfov"), *move = pc_json_field_find(f, n, "move"),
+                        *preset = pc_json_field_find(f, n, "preset"), *save = pc_json_field_find(f, n, "save"),
+                        *follow = pc_json_field_find(f, n, "follow"), *stop = pc_json_field_find(f, n, "stop");
+    const char *kinds[6];
+    int nk = 0;
+    if (pan || tilt || hfov)
+        kinds[nk++] = "pan/tilt/hfov";
+    if (move)
+        kinds[nk++] = "move";
+    if (preset)
+        kinds[nk++] = "preset";
+    if (save)
+        kinds[nk++] = "save";
+    if (follow)
+        kinds[nk++] = "follow";
+    if (stop)
+        kinds[nk++] = "stop";
+    if (nk != 1) {
+        if (nk == 0)
+            http_answer_error(a, 400, "%s: nothing to do; send {\"pan\", \"tilt\"[, \"hfov\"][, \"speed\" | "
+                              "\"time\"]}, {\"hfov\"}, {\"move\": {...}}, {\"preset\": NAME}, {\"save\": NAME}, "
+                              "{\"follow\": true | false} or {\"stop\": true}", route);
+        else
+            http_answer_error(a, 400, "%s: one action a request: %s and %s", route, kinds[0], kinds[1]);
+        return;
+    }
+    const int top_how = pc_json_field_find(f, n, "speed") || pc_json_field_find(f, n, "time");
+    const int move_how = pc_json_field_find(f, n, "move.speed") || pc_json_field_find(f, n, "move.time");
+    if ((pc_json_field_find(f, n, "speed") && pc_json_field_find(f, n, "time")) ||
+        (pc_json_field_find(f, n, "move.speed") && pc_json_field_find(f, n, "move.time")) || (top_how && move_how)) {
+        http_answer_error(a, 400, "%s: one of \"speed\" (deg/s) or \"time\" (seconds), once", route);
+        return;
+    }
+    if (top_how && (save || follow || stop)) {
+        http_answer_error(a, 400, "%s: \"speed\" and \"time\" go with a move, not with %s", route, kinds[0]);
+        return;
+    }
+    if (pan || tilt || hfov) {
+        if (!!pan != !!tilt) {
+            http_answer_error(a, 400, "%s: \"pan\" and \"tilt\" go together (\"hfov\" alone zooms; "
+                              "{\"move\": {\"pan\": ...}} turns by an amount)", route);
+            return;
+        }
+        snprintf(cmd, sizeof cmd, "%s", pan ? "goto" : "zoom");
+        if (num_word(f, n, route, "pan", cmd, sizeof cmd, a) < 0 || num_word(f, n, route, "tilt", cmd, sizeof cmd, a) < 0 ||
+            num_word(f, n, route, "hfov", cmd, sizeof cmd, a) < 0)
+            return;
+    } else if (move) {
+        if (move->type != PC_JSON_OBJECT) {
+            http_answer_error(a, 400, "%s: \"move\" must be an object: {\"pan\": DPAN, \"tilt\": DTILT, "
+                              "\"hfov\": DHFOV} (degrees, absent = 0)", route);
+            return;
+        }
+        const pc_json_field *mp = pc_json_field_find(f, n, "move.pan"), *mt = pc_json_field_find(f, n, "move.tilt"),
+                            *mh = pc_json_field_find(f, n, "move.hfov");
+        if (!mp && !mt && !mh) {
+            http_answer_error(a, 400, "%s: \"move\" needs \"pan\", \"tilt\" or \"hfov\" (degrees)", route);
+            return;
+        }
+        snprintf(cmd, sizeof cmd, "move");
+        for (int k = 0; k < 3; k++) {
+            static const char *const mk[] = {"move.pan", "move.tilt", "move.hfov"};
+            int r = num_word(f, n, route, mk[k], cmd, sizeof cmd, a);
+            if (r < 0)
+                return;
+            if (r == 0 && k < 2) /* the grammar's DPAN and DTILT are not optional */
+                strncat(cmd, " 0", sizeof cmd - strlen(cmd) - 1);
+        }
+    } else if (preset || save) {
+        if (name_member(preset ? preset : save, route, a))
+            return;
+        snprintf(cmd, sizeof cmd, "%s %s", preset ? "preset" : "save", preset ? preset->str : save->str);
+    } else if (follow) {
+        if (follow->type != PC_JSON_TRUE && follow->type != PC_JSON_FALSE) {
+            http_answer_error(a, 400, "%s: \"follow\" must be true or false", route);
+            return;
+        }
+        snprintf(cmd, sizeof cmd, "follow %s", follow->type == PC_JSON_TRUE ? "on" : "off");
+    } else {
+        if (stop->type != PC_JSON_TRUE) {
+            http_answer_error(a, 400, "%s: \"stop\" must be true", route);
+            return;
+        }
+        snprintf(cmd, sizeof cmd, "stop");
+    }
+    for (int k = 0; k < 2; k++) { /* speed or time, wherever it came */
+        static const char *const hk[][2] = {{"speed", "move.speed"}, {"time", "move.time"}};
+        for (int lv = 0; lv < 2; lv++) {
+            if (!pc_json_field_find(f, n, hk[k][lv]))
+                continue;
+            size_t o = strlen(cmd);
+            snprintf(cmd + o, sizeof cmd - o, " %s", hk[k][0]);
+            if (num_word(f, n, route, hk[k][lv], cmd, sizeof cmd, a) < 0)
+                return;
+        }
+    }
+    if (!ops->view_command) {
+        http_answer_error(a, 404, "no virtual cameras here");
+        return;
+    }
+    char buf[16384];
+    pc_json j;
+    pc_json_init(&j, buf, sizeof buf);
+    err[0] = '\0';
+    int code = ops->view_command(ops->user, name, cmd, &j, err, sizeof err);
+    if (code) {
+        http_answer_error(a, (unsigned)code, "%s", err);
+        return;
+    }
+    http_answer_json(a, 200, &j);
+}
+
+static void picture_map(const pc_http_ops *ops, http_answer *a)
+{
+    size_t cap = 160 * 1024; /* 4096 points, two numbers each */
+    char *buf = malloc(cap), err[400] = "no map";
+    if (!buf) {
+        http_answer_error(a, 500, "out of memory");
+        return;
+    }
+    pc_json j;
+    pc_json_init(&j, buf, cap);
+    int code = ops->picture_map ? ops->picture_map(ops->user, &j, err, sizeof err) : 404;
+    if (code) {
+        http_answer_error(a, (unsigned)code, "%s", err);
+        if (code == 503)
+            a->retry_after = 1;
+    } else {
+        http_answer_json(a, 200, &j);
+    }
+    free(buf);
+}
+
 void http_api_run(const pc_http_ops *ops, const http_route *r, const char *body, size_t len, const pc_logger *lg,
                   http_answer *a)
 {
@@ -376,6 +571,8 @@ void http_api_run(const pc_http_ops *ops, const http_route *r, const char *body,
     case API_WB: white_balance(ops, body, len, lg, a); return;
     case API_IDR: idr(ops, body, len, lg, a); return;
     case API_SNAPSHOT: snapshot(ops, body, len, a); return;
+    case API_PICTURE_MAP: picture_map(ops, a); return;
+    case API_VIEW: view_command(ops, r->name, body, len, a); return;
     }
     http_answer_error(a, 500, "route %d not handled", (int)r->id);
 }

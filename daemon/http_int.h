@@ -17,13 +17,15 @@ typedef enum http_route_id {
     API_WB,             /* POST /api/wb */
     API_IDR,            /* POST /api/idr */
     API_SNAPSHOT,       /* POST /api/snapshot */
+    API_PICTURE_MAP,    /* GET  /api/picture/map */
+    API_VIEW,           /* POST /api/views/NAME */
 } http_route_id;
 
 typedef struct http_route {
     http_route_id id;
     int post;           /* 1: a state-changing request (token, body) */
     int camera;         /* API_PICTURE: -1 = the live picture, else the camera */
-    char name[96];      /* API_SNAPSHOT_FILE: the file name */
+    char name[96];      /* API_SNAPSHOT_FILE: the file name; API_VIEW: the view's */
 } http_route;
 
 /* What to send. body is malloc'd and owned by the answer (or NULL). */

@@ -14,11 +14,12 @@
  *                    into the device panorama (CUDA) or stacked (CPU), the
  *                    chosen algorithm), waits for slot k, gives the set back
  *                    to capture and queues slot k for encoding.
- *   encoder thread   (encoder)   copies slot k into the encoder's frame (a
- *                    device-to-device copy into NVENC's CUDA frame, or a
- *                    download / memcpy into a software encoder's frame),
- *                    frees the slot and submits the frame; the packets go to
- *                    the outputs' own threads (encode/).
+ *   encoder threads  (encoder)   one per band of every encoded picture (the
+ *                    main one, each virtual camera, ...) and the preview's:
+ *                    hands its band of slot k to its encoder (by reference,
+ *                    or a device-to-device copy into NVENC's CUDA frame),
+ *                    lets go of the slot; the packets go to the outputs'
+ *                    own threads (encode/).
  *   main thread      (here)      signals, reloads, the status line, stop.
  *   control thread   (control.c, pipeline_control.c) status / metrics / live algorithm switch.
  *   HTTP threads     (http.c; pipeline_control.c, pipeline_web.c) metrics, the web page and its API;
@@ -178,48 +179,6 @@ static int choose_backend(pipeline *p)
     return 0;
 }
 
-/* The picture slots, once the encoder has said which picture format it
- * takes. */
-static int open_slots(pipeline *p)
-{
-    const pl_steps *l = &p->steps;
-    if (l->last_writer < 0) {
-        snprintf(p->err, sizeof p->err, "no step of the stage writes a picture");
-        return -1;
-    }
-    for (int i = 0; i < p->nslots; i++) {
-        if (pl_picture_alloc(p, p->fmt, l->out.width, l->out.height, &p->pic[i], p->err, sizeof p->err))
-            return -1;
-        /* grid: the same memory as the cameras' tiles; the final pass
-         * stores each camera's rows in its tile (no copy) */
-        if (p->plan.layout == PC_LAYOUT_GRID && pc_picture_as_grid(&p->pic[i], p->plan.grid_cols, p->slab_h)) {
-            snprintf(p->err, sizeof p->err, "encode.layout grid %dx%d: %d cameras of %d rows do not tile it",
-                     p->plan.grid_cols, p->plan.grid_rows, p->ncam, p->slab_h);
-            return -1;
-        }
-    }
-    /* Device pictures and a software encoder: pinned host copies of the
-     * slots, taken by reference; the stage thread queues the download
-     * right after the final pass (pinned: at PCIe speed, ~1 ms for
-     * 2040x5400 NV12, where pageable memory took 3-5 ms on the encoder
-     * thread). The preview scaled by the backend: pinned, its size. */
-    int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
-    for (int i = 0; i < p->nslots && dev && p->host_ref; i++)
-        if (pc_backend_host_picture_alloc(p->bops, p->fmt, p->st.matrix, p->st.range, p->pic_w, p->pic_h,
-                                          &p->host_pic[i], p->err, sizeof p->err))
-            return -1;
-    for (int i = 0; i < p->nslots && p->preview_gpu; i++) {
-        int k = p->preview_scale;
-        if (pc_backend_host_picture_alloc(p->bops, PC_FMT_NV12, p->st.matrix, p->st.range, (p->pic_w / k) & ~1,
-                                          (p->pic_h / k) & ~1, &p->prev_pic[i], p->err, sizeof p->err))
-            return -1;
-    }
-    char what[256];
-    pc_backend_describe(p->be, what, sizeof what);
-    pc_log(&p->d->logger, PC_LOG_INFO, "%s, %d frame sets in flight", what, p->nslots);
-    return 0;
-}
-
 /* ------------------------------------------------------------- run */
 
 static void status_tick(pipeline *p)
@@ -259,26 +218,22 @@ static void teardown(pipeline *p)
     pc_http_stop(p->http);
     p->http = NULL;
     pl_web_stop(p);
-    pl_bands_close(p); /* writes trailers, ends playlists; lets go of the slots */
+    pl_pictures_close(p); /* writes trailers, ends playlists; lets go of the slots */
     if (p->stats)
         pl_times_flush(p);
     pl_steps_close(&p->steps); /* the recording's end; the intermediate pictures */
     pl_web_close(p);           /* after the HTTP server, the stage thread and the snapshots */
     if (p->cap)
         pc_capture_close(p->cap);
-    if (p->be) {
-        for (int i = 0; i < p->nslots; i++) {
-            pc_backend_picture_free(p->be, &p->pic[i]);
-            pc_backend_host_picture_free(p->bops, &p->host_pic[i]);
-            pc_backend_host_picture_free(p->bops, &p->prev_pic[i]);
-        }
-        pc_backend_close(p->be);
-    }
+    pl_pictures_free(p); /* the slots' pictures */
+    pc_backend_close(p->be);
     free(p->rig);
     p->rig = NULL;
 }
 
-int pc_run_pipeline(pc_daemon *d)
+int pc_run_pipeline(pc_daemon *d) { return pl_run(d, NULL); }
+
+int pl_run(pc_daemon *d, const pl_spec *spec)
 {
     pipeline *p = calloc(1, sizeof *p);
     if (!p) {
@@ -287,13 +242,13 @@ int pc_run_pipeline(pc_daemon *d)
     }
     p->d = d;
     p->s = &d->settings;
+    p->spec = spec ? spec : &pl_default_spec;
     /* what the stage thread needs of the settings, copied: it never reads
      * d->settings, which a reload replaces */
     p->st.frames_limit = p->s->daemon.frames;
     p->st.watchdog = p->s->daemon.watchdog;
     p->st.matrix = (pc_matrix)p->s->debayer.matrix;
     p->st.range = (pc_range)p->s->debayer.range;
-    p->preview_scale = p->s->encode.preview_scale;
     atomic_init(&p->req_algo, -1);
     pthread_mutex_init(&p->q_lock, NULL);
     pthread_cond_init(&p->q_cond, NULL);
@@ -329,13 +284,10 @@ int pc_run_pipeline(pc_daemon *d)
     if (opened)
         goto fail;
 
-    /* stats: before the encoder, whose callbacks report into it */
-    pc_stats_config sc = {.fps = p->fps, .budget_ms = pc_settings_budget_ms(p->s),
-                          .window_s = p->s->daemon.stats_window_s, .outputs = p->s->output_count};
-    for (int i = 0; i < p->s->output_count; i++)
-        sc.output_names[i] = p->s->outputs[i].url;
-    step = "stats";
-    if (pc_stats_open(&p->stats, &sc, p->err, sizeof p->err))
+    /* the virtual cameras' control plane (pipeline_vcams.c), when views and
+     * a rig are configured: before the stage's steps, which step them */
+    step = "virtual cameras";
+    if (pl_vcams_setup(p))
         goto fail;
 
     /* The frame size is checked before anything is allocated for it. */
@@ -352,25 +304,31 @@ int pc_run_pipeline(pc_daemon *d)
     if (pc_backend_open(&p->be, p->bops, &bc, p->err, sizeof p->err))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
-    /* The stage's steps say what picture the slots and the encoders get. */
+    /* The stage's steps say what pictures the slots and the encoders get. */
     const char *failed;
     if (pl_stage_prepare(p, &failed)) {
         step = failed[0] ? failed : "stage";
         goto fail;
     }
-    p->pic_w = p->steps.out.width;
-    p->pic_h = p->steps.out.height;
+    /* stats: before the encoders, whose callbacks report into it; an
+     * output slot range per picture (pl_picture.out0) */
+    pc_stats_config sc = {.fps = p->fps, .budget_ms = pc_settings_budget_ms(p->s),
+                          .window_s = p->s->daemon.stats_window_s,
+                          .outputs = p->steps.nout * PC_MAX_OUTPUTS};
+    step = "stats";
+    if (pc_stats_open(&p->stats, &sc, p->err, sizeof p->err))
+        goto fail;
     step = "encoder";
     if (pc_cpulist_pin_self(enc_cpus, &own, p->err, sizeof p->err))
         goto fail;
-    opened = pl_open_encoder_or_null(p);
+    opened = pl_pictures_open(p);
     pc_cpulist_restore(&own);
     if (opened)
         goto fail;
     if (p->have_encoder)
-        pc_stats_set_layout(p->stats, pc_layout_name(p->plan.layout), p->nbands);
+        pc_stats_set_layout(p->stats, pc_layout_name(p->picture[0].plan.layout), p->picture[0].nbands);
     step = "picture slots";
-    if (open_slots(p))
+    if (pl_pictures_slots(p))
         goto fail;
     if (pl_stage_start(p, &failed)) {
         step = failed[0] ? failed : "stage";
@@ -424,9 +382,14 @@ int pc_run_pipeline(pc_daemon *d)
     /* Cameras, GPU and outputs are up: READY=1 now, before the stage thread
      * (which feeds the watchdog) starts, so WATCHDOG=1 never precedes it. */
     char ready[256];
-    snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d, %s, %s backend", p->ncam, p->width,
-             p->slab_h, p->pic_w, p->pic_h, pc_algo_get(pl_algo_of(atomic_load(&p->algo_in_force)))->name,
-             pc_backend_name(p->be));
+    int rl = snprintf(ready, sizeof ready, "running: %d cameras %dx%d -> %dx%d", p->ncam, p->width, p->slab_h,
+                      p->picture[0].width, p->picture[0].height);
+    if (p->npictures > 1 && rl > 0 && (size_t)rl < sizeof ready)
+        rl += snprintf(ready + rl, sizeof ready - (size_t)rl, " + %d more picture%s", p->npictures - 1,
+                       p->npictures == 2 ? "" : "s");
+    if (rl > 0 && (size_t)rl < sizeof ready)
+        snprintf(ready + rl, sizeof ready - (size_t)rl, ", %s, %s backend",
+                 pc_algo_get(pl_algo_of(atomic_load(&p->algo_in_force)))->name, pc_backend_name(p->be));
     if (p->enc_started) {
         pc_log(&d->logger, PC_LOG_NOTICE, "%s", ready);
         pc_notify_ready(d->notify, ready);
@@ -485,11 +448,13 @@ int pc_run_pipeline(pc_daemon *d)
     teardown(p);
     {
         pc_stats_snapshot snap;
-        char sum[4096];
+        char sum[8192];
         pc_stats_snapshot_get(p->stats, &snap);
         pc_stats_format_summary(&snap, sum, sizeof sum);
         size_t l = strlen(sum);
-        pl_bands_summary(p, sum + l, sizeof sum - l);
+        pl_pictures_summary(p, sum + l, sizeof sum - l);
+        l = strlen(sum);
+        pl_vcams_summary(p, sum + l, sizeof sum - l); /* the virtual cameras */
         pc_log(&d->logger, PC_LOG_NOTICE, "stopped after %" PRIu64 " frame sets (summary on stdout)",
                (uint64_t)atomic_load(&p->frames_done));
         fprintf(stdout, "%s", sum);
@@ -501,6 +466,7 @@ fail:
     pc_log(&d->logger, PC_LOG_ERR, "%s: %s", step, p->err);
     teardown(p);
 out:
+    pl_vcams_teardown(p); /* every thread that used it has ended */
     pc_stats_close(p->stats);
     pthread_mutex_destroy(&p->q_lock);
     pthread_cond_destroy(&p->q_cond);
@@ -508,11 +474,10 @@ out:
     pthread_mutex_destroy(&p->snap_lock);
     pthread_mutex_destroy(&p->reopen_lock);
     pthread_mutex_destroy(&p->metrics_lock);
-    pthread_mutex_destroy(&p->reopen_lock);
     pthread_mutex_destroy(&p->enc_lock);
     pthread_mutex_destroy(&p->settings_lock);
-    for (int b = 0; b < PL_MAX_BANDS; b++)
-        free(p->reopen[b]); /* a reload's request a band's thread never took */
+    for (int t = 0; t < PL_MAX_ENCODERS; t++)
+        free(p->reopen[t]); /* a reload's request a thread never took */
     free(p);
     return rc;
 }

@@ -40,6 +40,7 @@ static int ctl_status(void *user, char *buf, size_t len)
     pc_stats_snapshot snap;
     pc_stats_snapshot_get(p->stats, &snap);
     pc_stats_format_line(&snap, buf, len);
+    pl_vcams_status_text(p, buf, len);
     return 0;
 }
 
@@ -53,6 +54,8 @@ static int ctl_metrics(void *user, char *buf, size_t len)
     fill_camera_metrics(p, &n);
     int r = pc_stats_format_prometheus(&snap, p->cammetrics, n, buf, len);
     pthread_mutex_unlock(&p->metrics_lock);
+    if (r >= 0)
+        r = pl_vcams_prometheus(p, buf, len);
     return r < 0 ? -1 : 0;
 }
 
@@ -126,7 +129,8 @@ void pl_control_ops(pipeline *p, pc_control_ops *ops)
     *ops = (pc_control_ops){.user = p, .status = ctl_status, .metrics = ctl_metrics, .set_algo = ctl_set_algo,
                             .snapshot = ctl_snapshot, .snapshot_cameras = ctl_snapshot_cameras,
                             .idr = ctl_idr, .reload = ctl_reload,
-                            .snapshot_dir = p->s->daemon.snapshot_dir, .wb = ctl_wb, .wb_freeze = ctl_wb_freeze};
+                            .snapshot_dir = p->s->daemon.snapshot_dir, .wb = ctl_wb, .wb_freeze = ctl_wb_freeze,
+                            .vcam = pl_vcams_control};
 }
 
 /* Frame sets flow: one done within the last second (or 25 frame periods at

@@ -1,18 +1,27 @@
 /* pipeline_int.h - the pipeline's private state and the calls between its
  * files (daemon/pipeline*.c, daemon/step_*.c); nothing else includes it but
- * the steps' unit test.
+ * the steps' and the pictures' tests.
  *
  * Files, one per thread:
  *   pipeline.c          set-up, the main thread's run loop, teardown
  *   pipeline_stage.c    stage thread: takes a set from capture, hands it
  *                       down the list of steps into a picture slot,
  *                       queues the slot for the encoders; the list in force
- *   pipeline_encoder.c  encoder threads, one per band (+ the preview's):
- *                       band of a slot -> its encoder; per-frame times
+ *   pipeline_pictures.c main thread: the encoded pictures (what the last
+ *                       step writes per set: the main one, virtual
+ *                       cameras, ...): their settings (pl_spec), layout,
+ *                       encoders, slots, reload and summary; a band's
+ *                       reopening on its own thread
+ *   pipeline_encoder.c  encoder threads, one per band of every picture
+ *                       (+ the preview's): band of a slot -> its encoder;
+ *                       per-frame times
  *   pipeline_reload.c   main thread: configuration reload
  *   pipeline_control.c  control thread: the control socket's callbacks
  *   pipeline_web.c      HTTP thread: the web page's API callbacks, its
  *                       server and live picture (web_picture.c) set up
+ *   pipeline_vcams.c    the virtual cameras (vcams.h) for the control,
+ *                       HTTP and main threads: set-up, commands, status,
+ *                       metrics, reload, summary
  * and the stage thread's steps (pipeline_step.h: the ops table and the
  * list, pipeline_steps.c), one file each, each the owner of its state:
  *   step_raw_record.c   --record-raw
@@ -20,6 +29,17 @@
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
  *   step_web_picture.c  the web page's live picture (web_picture.c)
+ *   step_vcam_motion.c  the virtual cameras' motion, until a render step
+ *
+ * Pictures and threads. The stage's last writer writes npictures pictures
+ * per set (picture[0] the main one: the top-level outputs and the
+ * preview; the others each their own encoders and outputs, same PTS).
+ * Picture i is cut into picture[i].nbands bands (a picture of the stacked
+ * cameras in encode.layout bands; any other picture is one band), each
+ * band one encoder on its own thread: band[picture[i].first + b]. Thread
+ * 0 is picture 0's band 0; the preview's thread follows picture 0's bands.
+ * A slot is handed to every thread (slot_refs[k] = nthreads) and comes
+ * back when the last one lets go of it.
  *
  * Who owns what. Set-up (main thread) writes everything before it starts
  * the threads and teardown reads it after joining them; "owner" is who
@@ -32,7 +52,7 @@
  *                                                    (reopen), or taken under
  *                                                    settings_lock (control)
  *   d->logger.max_level        main (reload)         __atomic loads in pc_log
- *   geometry, nslots, fmt,     constant after        reading
+ *   geometry, nslots, spec,    constant after        reading
  *     bops, have_encoder,      set-up
  *     stats, cap, ctl, be
  *   st.* (err, limits)         stage thread          -
@@ -40,9 +60,9 @@
  *                              (pl_steps_start);     (each step's reload op);
  *                              run on the stage      describe: any thread
  *                              thread
- *   steps.step[i].mid[k]       the stage thread      - (an intermediate
- *                              (slot k's)            picture: the encoders
- *                                                    get only pic[k])
+ *   steps.step[i].mid[o][k]    the stage thread      - (intermediate pictures:
+ *                              (slot k's)            the encoders get only
+ *                                                    picture[i].slot[k])
  *   each step's own state      the step (step_*.c;   its reload / describe
  *     (steps.step[i].priv)     its file's top        ops, under its own lock
  *                              comment says how)     or atomics
@@ -55,24 +75,34 @@
  *                              (packed algo+variant) the debayer step takes
  *   snap_path                  snap_lock             control / set-up -> the
  *                                                    snapshot step
- *   plan, nbands, nthreads,    constant after set-up reading
- *     host_ref, preview_gpu,
- *     band[b].index/row0/rows/preview
- *   band[b].err, lat_ms, nlat, band b's thread       the summary, after the
- *     frames                                         join (teardown)
- *   band[b].enc                band b's thread; its  reload (bitrate), control
+ *   npictures, picture[i]:     constant after set-up reading
+ *     index, fmt, plan, width,
+ *     height, first, nbands,
+ *     encoded, host_ref, out0,
+ *     mux, cfg.name, cfg.width,
+ *     cfg.height, cfg.required;
+ *     nthreads, preview_gpu,
+ *     band[t]: pic, index,
+ *     band, row0, rows, preview
+ *   picture[i].cfg: outputs,   main thread (set-up,  band threads get copies
+ *     encode                   reload)               (reopen[t])
+ *   picture[i].live            atomic                band threads -> stage
+ *                                                    (downloads only while > 0)
+ *   band[t].err, lat_ms, nlat, band t's thread       the summary, after the
+ *     frames, live, enc_name                         join (teardown)
+ *   band[t].enc                band t's thread; its  reload (bitrate), control
  *                              swap under enc_lock   (IDR) use it under
  *                                                    enc_lock
- *   band[b].ready              q_lock                stage -> band b
- *   reopen[b] (new outputs)    reopen_lock           reload -> band b's thread,
+ *   band[t].ready              q_lock                stage -> band t
+ *   reopen[t] (new outputs)    reopen_lock           reload -> band t's thread,
  *                                                    which takes and frees it
- *   pic[k], host_pic[k],       the stage thread until pl_dispatch; then all
- *     prev_pic[k], be's slot k band threads (read only; a zero-copy band
- *                              downloads its rows); the last to let go
+ *   picture[i].slot[k],        the stage thread until pl_dispatch; then all
+ *     .host[k], prev_pic[k],   band threads (read only; a zero-copy band
+ *     be's slot k              downloads its rows); the last to let go
  *                              (slot_refs[k], atomic) puts k back on
  *                              free_slots (q_lock)
- *   times[], packets_seq[b],   t_lock                stage (put), band threads
- *     outputs_live[b]                                and the outputs' threads
+ *   times[], packets_seq[t],   t_lock                stage (put), band threads
+ *     outputs_live[t], encoding                      and the outputs' threads
  *   col (the colour step)      step_colour.c; set    control (wb, wb freeze)
  *                              at prepare            through its lock
  *   camstats, cammetrics       metrics_lock          control thread
@@ -82,6 +112,9 @@
  *                              set at start)         lock)
  *   webapi (web snapshots,     pipeline_web.c,       HTTP thread, snapshot
  *     rates)                   under its lock        threads (answers)
+ *   vcams (virtual cameras)    pipeline_vcams.c sets control, HTTP threads:
+ *                              it up and closes it;  commands, status; the
+ *                              thread-safe (vcams.h) stage thread: steps
  *   stop, failed, *_done,      atomics               any thread
  *     sets_taken, frames_done,
  *     snapshots_active
@@ -105,6 +138,7 @@
 #include "encode.h" /* encode_stub.c without FFmpeg */
 #include "json.h"
 #include "web_picture.h"
+#include "vcams.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -114,8 +148,12 @@
 #define MAX_SLOTS 8
 _Static_assert(MAX_SLOTS <= PC_BACKEND_MAX_SLOTS, "a picture slot per backend input slot");
 #define TIMES_RING 128
-#define PL_MAX_BANDS 16
+#define PL_MAX_BANDS 16     /* bands of one picture */
+#define PL_MAX_ENCODERS 32  /* encoder threads of all pictures (a bit each in a mask) */
 #define BAND_LAT_RING 16384 /* per-band encode latencies kept for the summary */
+_Static_assert(PL_MAX_PICTURES * PC_MAX_OUTPUTS <= PC_STATS_MAX_OUTPUTS, "a stats output slot per output");
+_Static_assert(PL_MAX_PICTURES <= PC_STATS_MAX_PICTURES, "stats per picture");
+_Static_assert(PL_PIC_NAME <= PC_STATS_NAME, "a picture's name in the stats");
 
 typedef struct job {
     int slot;        /* picture slot, -1 = end of stream */
@@ -132,12 +170,13 @@ typedef struct fifo {
 
 typedef struct pending_times {
     int used;
-    /* per band: outputs that have neither written nor dropped its packet */
-    unsigned waiting[PL_MAX_BANDS];
-    /* per band: its packet's place in that band's encoder output, 0 = not out */
-    uint64_t seq[PL_MAX_BANDS];
-    int packets_left;  /* bands whose packet has not come out */
-    pc_frame_times t;
+    uint32_t expect;   /* encoder threads whose packet of this set has not come out */
+    /* per thread: outputs that have neither written nor dropped its packet */
+    unsigned waiting[PL_MAX_ENCODERS];
+    /* per thread: its packet's place in that thread's encoder output, 0 = not out */
+    uint64_t seq[PL_MAX_ENCODERS];
+    pc_frame_times t;  /* written_ns by the stats' output slot (picture i: out0 + output) */
+    int64_t pic_packet_ns[PL_MAX_PICTURES]; /* each picture's last packet out */
     int64_t pts_ns;
 } pending_times;
 
@@ -151,15 +190,63 @@ typedef struct pl_colour pl_colour; /* the colour step, step_colour.c */
 
 typedef struct pipeline pipeline;
 
-/* One band of the layout (the whole panorama when stacked): rows
- * [row0, row0+rows) of every picture slot, its own encoder, queue and
- * thread (pipeline_encoder.c). Everything but ready (q_lock) and the enc
- * swap (enc_lock) belongs to the band's thread. */
+/* One encoded picture's encoding: what the pipeline's spec (pl_spec)
+ * fills for each picture the stage's last writer declares, and
+ * pipeline_pictures.c opens (one encoder, or one per band of a picture of
+ * the stacked cameras, to its outputs). A plain struct: picture 0 comes
+ * from encode.* and the top-level outputs (pl_settings_picture); a
+ * virtual camera from its own entry. */
+typedef struct pl_picture_config {
+    char name[PL_PIC_NAME];  /* as the step declared it (set before the spec's call) */
+    int width, height;       /* as declared (set before the spec's call) */
+    /* codec, encoder, fallback, bitrate, gop, preset, threads, options;
+     * layout, bands, grid and band_outputs only for a picture of the
+     * stacked cameras (any other size is one picture: layout "auto" or
+     * "stacked"); preview_* for picture 0 only; cpus is the pipeline's
+     * (encode.cpus), not a picture's */
+    pc_encode_settings encode;
+    int output_count;        /* 0, or "null" alone: not encoded (the step still writes it) */
+    pc_output_settings outputs[PC_MAX_OUTPUTS];
+    /* 1: an encoder of it failing (not opening at start, or failing on a
+     * frame) stops panocap, as the main picture's always did; 0: logged
+     * and counted (panocap_picture_encoder_failures_total), that encoder
+     * stops and every other picture goes on; a reload that changes its
+     * outputs opens it again */
+    int required;
+} pl_picture_config;
+
+/* One encoded picture of every set (pipeline_pictures.c). */
+typedef struct pl_picture {
+    int index;               /* in pl_set.picture[] and pl_steps.out[] */
+    pl_picture_config cfg;   /* main thread: set-up, reload */
+    pc_pixfmt fmt;           /* what its encoders take: its slot pictures' format */
+    pc_layout_plan plan;     /* bands / grid of a picture of the stacked cameras; else one band */
+    int width, height;       /* what the step writes (a grid's: its tiles) */
+    int first, nbands;       /* its bands' threads: band[first .. first + nbands) */
+    int encoded;             /* it has outputs (not "null"): its threads encode */
+    struct pc_mux *mux;      /* band_outputs "streams": the outputs its bands share; NULL otherwise */
+    int host_ref;            /* device backend and a host encoder: the stage thread downloads it
+                              * into host[] (pinned) after the last step */
+    int out0;                /* its outputs' first slot in pc_stats: index * PC_MAX_OUTPUTS */
+    atomic_int live;         /* its threads encoding now (a failed one stops) */
+    pc_picture slot[MAX_SLOTS]; /* what the last step writes: in the backend's memory */
+    pc_picture host[MAX_SLOTS]; /* host_ref: pinned host copies, taken by reference */
+} pl_picture;
+
+/* One band of a picture (the whole picture unless it is cut into bands):
+ * rows [row0, row0+rows) of every slot's picture, its own encoder, queue
+ * and thread (pipeline_encoder.c). Everything but ready (q_lock) and the
+ * enc swap (enc_lock) belongs to the band's thread. */
 typedef struct pl_band {
     pipeline *p;
-    int index, row0, rows;
-    int preview;           /* the preview rendition: the whole picture scaled down */
+    pl_picture *pic;       /* the picture it encodes */
+    int index;             /* its thread: band[index] (times, masks, reopen[]) */
+    int band;              /* its band of pic (0 .. pic->nbands - 1); the preview: 0 */
+    int row0, rows;
+    int preview;           /* the preview rendition: picture 0 scaled down */
+    int live;              /* enc encodes (0: not opened, or failed in a picture not required) */
     pc_encoder *enc;       /* swapped only by this thread, under pipeline.enc_lock */
+    char enc_name[32];     /* its encoder's name ("" none opened yet), for the summary */
     fifo ready;            /* jobs from the stage thread */
     pthread_t thr;
     int started;
@@ -180,7 +267,7 @@ typedef struct pl_band {
 } pl_band;
 
 /* A picture slot handed to encoders by reference: freed when the last
- * band's encoder lets go of it (pl_slot_release). */
+ * thread lets go of it (pl_slot_release). */
 typedef struct pl_slot_token {
     pipeline *p;
     int slot;
@@ -220,36 +307,29 @@ struct pipeline {
     pc_http *web;         /* daemon.http_listen: the web page, or NULL (its own threads) */
     pc_web_picture *webpic; /* its live picture (stage thread offers; own thread) */
     struct pl_web *webapi;  /* the web API's state (pipeline_web.c, its own lock) */
-    atomic_int_fast64_t last_frame_ns; /* band 0 ->: pc_now_ns() of the last frame set done (healthz) */
-    /* layout: 1 band (stacked) or K bands of whole cameras */
-    pc_layout_plan plan;
-    int nbands;
-    int nthreads;          /* encoder threads: the bands, then the preview's */
-    pl_band band[PL_MAX_BANDS + 1];
-    /* encode.band_outputs "streams": the outputs the bands' encoders share
-     * (one video stream per band); closed after them. NULL otherwise. */
-    struct pc_mux *mux;
-    int have_encoder;
+    atomic_int_fast64_t last_frame_ns; /* thread 0 ->: pc_now_ns() of the last frame set done (healthz) */
+    const struct pl_spec *spec; /* the steps and the pictures' settings (pl_run) */
+    /* the encoded pictures: what the stage's last writer writes per set */
+    int npictures;
+    pl_picture picture[PL_MAX_PICTURES];
+    int nthreads;          /* encoder threads: every picture's bands, picture 0's preview after its bands */
+    pl_band band[PL_MAX_ENCODERS];
+    int have_encoder;      /* some picture is encoded (else --output null: demosaicing only) */
     /* Encoders take host pictures by reference (no copy): the CPU
      * backend's slots, or pinned host copies of the GPU slots that the
-     * stage thread downloads right after the final pass. */
-    int host_ref;
-    pc_picture host_pic[MAX_SLOTS]; /* device backend + host encoder: pinned (pc_backend_host_picture_alloc) */
+     * stage thread downloads right after the last step (picture[i].host). */
     int preview_scale;              /* encode.preview_scale (restart-only), 0 = no preview */
     int preview_gpu;                /* the preview scaled by the backend (pc_backend_downscale) into prev_pic */
     pc_picture prev_pic[MAX_SLOTS]; /* pinned, the preview's size */
     atomic_int slot_refs[MAX_SLOTS];
     pl_slot_token slot_tok[MAX_SLOTS];
     int width, height, slab_h, ncam;
-    int pic_w, pic_h;      /* the pictures the final pass writes: a grid's, else the panorama's */
     pc_cfa cfa;
     double fps;
 
-    /* picture slots (device pictures for CUDA, host pictures for CPU):
-     * slot k belongs to the thread that took k from a queue below */
+    /* picture slots: slot k (every picture's slot[k], the backend's input
+     * slot k) belongs to the thread that took k from a queue below */
     int nslots;
-    pc_picture pic[MAX_SLOTS];
-    pc_pixfmt fmt;
 
     stage_state st;       /* stage thread */
     /* the stage thread's steps (pipeline_stage.c's list), and what they
@@ -265,8 +345,8 @@ struct pipeline {
     int snap_cameras;               /* 1: snap_path is a folder, one PNG per camera */
     unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
     pthread_mutex_t reopen_lock;    /* guards reopen */
-    pc_settings *reopen[PL_MAX_BANDS]; /* -> band b: reopen with these outputs (it frees it) */
-    pthread_mutex_t enc_lock;       /* guards band[b].enc against its swap:
+    pl_picture_config *reopen[PL_MAX_ENCODERS]; /* -> thread t: reopen with these (it frees it) */
+    pthread_mutex_t enc_lock;       /* guards band[t].enc against its swap:
                                      * other threads use it only under it */
     pthread_mutex_t settings_lock;  /* the main thread changes d->settings under
                                      * it; other threads copy them under it */
@@ -280,14 +360,15 @@ struct pipeline {
      * output threads complete; t_lock guards all of it) */
     pthread_mutex_t t_lock;
     pending_times times[TIMES_RING];
-    uint64_t packets_seq[PL_MAX_BANDS];  /* packets out of band b's encoder so far */
-    unsigned outputs_live[PL_MAX_BANDS]; /* band b's outputs writing (state ok), polled per frame */
+    uint64_t packets_seq[PL_MAX_ENCODERS];  /* packets out of thread t's encoder so far */
+    unsigned outputs_live[PL_MAX_ENCODERS]; /* thread t's outputs writing (state ok), polled per frame */
+    uint32_t encoding;                      /* threads whose packets a set waits for (not the preview) */
 
     /* threads and state */
     pthread_t stage_thr;
-    int stage_started, enc_started;   /* main thread; enc_started: band threads */
+    int stage_started, enc_started;   /* main thread; enc_started: the encoder threads */
     atomic_int stop;        /* 1: stop taking frame sets */
-    atomic_int stage_done, enc_done; /* enc_done: band threads finished */
+    atomic_int stage_done, enc_done; /* enc_done: encoder threads finished */
     atomic_int failed;      /* a stage failed: exit 1 */
     atomic_int snapshots_active; /* snapshot threads still writing (waited for at exit) */
     atomic_uint_fast64_t sets_taken, frames_done;
@@ -300,6 +381,9 @@ struct pipeline {
     /* the colour step (step_colour.c), for the control thread's wb
      * commands; NULL outside prepare..close */
     pl_colour *col;
+
+    /* the virtual cameras (pipeline_vcams.c): NULL when none are configured */
+    pl_vcams *vcams;
 };
 
 static inline int pl_is_null_url(const char *u) { return strcmp(u, "null") == 0; }
@@ -310,14 +394,31 @@ void pl_put(pipeline *p, fifo *q, job j);
 void pl_wake_all(pipeline *p);
 void pl_fail(pipeline *p, const char *what);
 
+/* What a pipeline runs: the stage's list of steps and, for each picture
+ * the list's last writer declares (pl_steps.out[i]), its encoding.
+ * pc_run_pipeline runs pl_default_spec (pipeline_stage.c's steps, the
+ * settings' pictures: pl_settings_picture); a test runs its own steps and
+ * pictures through pl_run. */
+typedef struct pl_spec {
+    const pl_step_ops *const *steps;
+    int nsteps;
+    /* Main thread (set-up, reload): fills c for picture `index` of
+     * settings s; c->name, width and height are the step's declaration,
+     * the rest zero. 0, or -1 with err (e.g. no settings for a picture of
+     * that name): set-up fails naming the picture, a reload keeps the
+     * picture's settings in force. */
+    int (*picture)(void *user, const pc_settings *s, int index, pl_picture_config *c, char *err, size_t errlen);
+    void *user;
+} pl_spec;
+
+extern const pl_spec pl_default_spec;
+/* pc_run_pipeline with spec (NULL: pl_default_spec). */
+int pl_run(pc_daemon *d, const pl_spec *spec);
+
 /* pipeline_stage.c: the list of steps, prepared (before the encoders:
- * p->steps.out is the slots' picture) and started (after the picture
+ * p->steps.out[] are the slots' pictures) and started (after the picture
  * slots); on failure p->err says why and *failed names the step. */
 int pl_stage_prepare(pipeline *p, const char **failed);
-/* A picture in the backend's memory of any size (set-up): the frame's
- * through picture_alloc, another (a panorama, a view) through
- * render_picture_alloc. */
-int pl_picture_alloc(pipeline *p, pc_pixfmt fmt, int w, int h, pc_picture *out, char *err, size_t errlen);
 int pl_stage_start(pipeline *p, const char **failed);
 void *pl_stage_main(void *arg);
 
@@ -325,18 +426,54 @@ void *pl_stage_main(void *arg);
 extern const pl_step_ops pl_step_raw_record, pl_step_colour, pl_step_snapshot, pl_step_debayer, pl_step_render,
     pl_step_web_picture;
 
+/* pipeline_pictures.c (main thread unless said) */
+/* The settings' pictures (pl_default_spec.picture), every one with
+ * encode.*'s encoder, codec, preset and GOP: picture 0 (whatever its
+ * name) the top-level outputs and bitrate, the preview, required;
+ * "vcam:NAME" virtual_cameras' entry NAME (its outputs and bitrate, one
+ * band); "unstitched" panorama.unstitched_outputs (the cameras in
+ * encode.layout); pictures 1.. are not required. Another name is an
+ * error naming it. */
+int pl_settings_picture(void *user, const pc_settings *s, int index, pl_picture_config *c, char *err,
+                        size_t errlen);
+/* Set-up: the pictures of p->steps.out[], their settings (p->spec), their
+ * layouts and encoders (none for output null), the threads and the slot
+ * tokens; then (once the steps said nothing against the formats) their
+ * slot pictures, host copies and the preview's. */
+int pl_pictures_open(pipeline *p);
+int pl_pictures_slots(pipeline *p);
+/* Teardown, after the threads: the encoders (trailers) and the muxes;
+ * then, after the steps (they may hold the slots' pictures), the slots'
+ * pictures. */
+void pl_pictures_close(pipeline *p);
+void pl_pictures_free(pipeline *p);
+/* Reload (main thread): each picture's settings from s; new outputs go to
+ * its threads (reopen), a new bitrate to its encoders. */
+void pl_pictures_reload(pipeline *p, const pc_settings *s);
+/* Per picture and band: encoder, rows, frames and encode latency
+ * p50/p99/max (after the threads ended). */
+void pl_pictures_summary(pipeline *p, char *buf, size_t n);
+/* Band b's thread: reopens its encoder with c (new outputs); on failure
+ * the running one stays. */
+void pl_band_reopen(pipeline *p, pl_band *b, const pl_picture_config *c);
+/* A picture's encoders: bitrate (c's, shared by its bands). */
+int pl_picture_set_bitrate(pipeline *p, pl_picture *pic, int64_t bitrate, char *err, size_t n);
+/* The picture's encoders' figures to the stats (its encoder, how many encode). */
+void pl_picture_publish(pipeline *p, pl_picture *pic);
+
 /* pipeline_encoder.c */
-int pl_open_encoder_or_null(pipeline *p);
 void *pl_encoder_main(void *arg); /* arg: pl_band */
+/* The callbacks of band b's encoder (packets, writes, faults) into ec. */
+void pl_encoder_callbacks(pl_band *b, pc_encode_config *ec);
+/* Set-up / band b's thread: b's encoder encodes (its packets are waited
+ * for from the next set on), or stopped (nothing waits for it any more). */
+void pl_band_encoding(pipeline *p, pl_band *b, int on);
 void pl_times_put(pipeline *p, const job *j);
 void pl_times_flush(pipeline *p);
-/* stage thread: queue job j (slot >= 0, or -1 = end) to every band */
+/* stage thread: queue job j (slot >= 0, or -1 = end) to every thread */
 void pl_dispatch(pipeline *p, job j);
 void pl_slot_release(void *token);
-void pl_bands_close(pipeline *p);
-void pl_bands_summary(pipeline *p, char *buf, size_t n);
 void pl_request_idr(pipeline *p);
-int pl_set_bitrate(pipeline *p, int64_t bitrate, char *err, size_t n);
 
 /* step_colour.c, for the control thread:
  * the gains in force as config lines; returns how many cameras are auto.
@@ -356,6 +493,21 @@ void pl_reload(pipeline *p);
 void pl_control_ops(pipeline *p, pc_control_ops *ops);
 /* The HTTP metrics server's callbacks (pipeline_control.c). */
 void pl_http_ops(pipeline *p, pc_http_ops *ops);
+
+/* pipeline_vcams.c: the virtual cameras' control plane. setup: after the
+ * capture opened (fps), before the stage's steps; teardown: after every
+ * thread ended. The rest are the control, HTTP and main threads' calls. */
+int pl_vcams_setup(pipeline *p);
+void pl_vcams_teardown(pipeline *p);
+int pl_vcams_control(void *user, const char *args, char *buf, size_t len);
+void pl_vcams_status_text(pipeline *p, char *buf, size_t len);   /* appends "\nvcam ..." lines */
+int pl_vcams_prometheus(pipeline *p, char *buf, size_t len);     /* appends */
+void pl_vcams_summary(pipeline *p, char *buf, size_t len);
+void pl_vcams_reload_live(pipeline *p, unsigned live);
+void pl_vcams_json(pipeline *p, pc_json *j);                     /* "views": [...] */
+int pl_vcams_web_command(void *user, const char *name, const char *command, pc_json *j, char *err, size_t n);
+int pl_vcams_web_map(void *user, pc_json *j, char *err, size_t n);
+extern const pl_step_ops pl_step_vcam_motion;
 
 /* pipeline_web.c: the web page (daemon.http_listen). start: after the
  * steps started (p->webpic), before the stage thread; stop: with the

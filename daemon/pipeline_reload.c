@@ -1,7 +1,8 @@
 /* pipeline_reload.c - configuration reload (SIGHUP or the control
  * socket's "reload"), on the main thread: re-reads the configuration,
  * applies what can change live and hands the rest to the threads that own
- * it (outputs -> encoder threads; colour, algorithm -> the stage thread's
+ * it (each picture's outputs -> its encoder threads, its bitrate -> its
+ * encoders: pipeline_pictures.c; colour, algorithm -> the stage thread's
  * steps, through their reload op). */
 #include "pipeline_int.h"
 
@@ -40,8 +41,10 @@ void pl_reload(pipeline *p)
     pc_settings_diff_describe(delta, desc, sizeof desc);
     pc_log(&d->logger, PC_LOG_NOTICE, "reload: %s", desc);
     unsigned live = delta->live;
+    /* the main picture's outputs and bitrate: what cannot apply is kept
+     * out of the settings in force (a later reload compares with them) */
     if (live & PC_LIVE_OUTPUTS) {
-        int was_null = !p->have_encoder, now_null = 1;
+        int was_null = !p->picture[0].encoded, now_null = 1;
         for (int i = 0; i < next->output_count; i++)
             now_null &= pl_is_null_url(next->outputs[i].url);
         if (was_null || now_null) {
@@ -54,7 +57,7 @@ void pl_reload(pipeline *p)
     }
     if (live & PC_LIVE_BITRATE) {
         char err[256];
-        if (p->have_encoder && pl_set_bitrate(p, next->encode.bitrate, err, sizeof err)) {
+        if (p->picture[0].encoded && pl_picture_set_bitrate(p, &p->picture[0], next->encode.bitrate, err, sizeof err)) {
             pc_log(&d->logger, PC_LOG_WARNING, "reload: bitrate: %s", err);
             next->encode.bitrate = d->settings.encode.bitrate;
         }
@@ -64,31 +67,13 @@ void pl_reload(pipeline *p)
     pthread_mutex_unlock(&p->settings_lock);
     if (live & PC_LIVE_LOG_LEVEL) /* every thread reads it */
         __atomic_store_n(&d->logger.max_level, d->settings.daemon.log_level, __ATOMIC_RELAXED);
-    if ((live & PC_LIVE_OUTPUTS) && p->mux)
-        /* the bands share their outputs (one stream each): they cannot be
-         * re-opened one band at a time */
-        pc_log(&d->logger, PC_LOG_WARNING, "reload: outputs not changed: with encode.band_outputs \"streams\" "
-               "the %d bands share them; restart panocap to apply the new outputs", p->nbands);
-    else if (live & PC_LIVE_OUTPUTS) {
-        /* Each band's thread reopens between frames, from its own copy
-         * (d->settings is the main thread's); a request not yet taken is
-         * replaced by this newer one. */
-        for (int b = 0; b < p->nbands; b++) {
-            pc_settings *copy = malloc(sizeof *copy);
-            if (!copy) {
-                pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory; band %d's running outputs stay", b);
-                continue;
-            }
-            *copy = d->settings;
-            pthread_mutex_lock(&p->reopen_lock);
-            free(p->reopen[b]);
-            p->reopen[b] = copy;
-            pthread_mutex_unlock(&p->reopen_lock);
-        }
-    }
+    /* every picture: new outputs to its threads (they reopen between
+     * frames), a new bitrate to its encoders */
+    pl_pictures_reload(p, &d->settings);
     /* the stage thread's steps (colour, algorithm, ...): each builds what
      * it needs here and its run takes it at the start of its next set */
     pl_steps_reload(&p->steps, &d->settings, live, &d->logger);
+    pl_vcams_reload_live(p, live); /* the virtual cameras' poses, presets, limits */
     if (delta->restart)
         pc_log(&d->logger, PC_LOG_WARNING, "reload: %d changed setting%s need%s a restart to take effect",
                delta->restart, delta->restart == 1 ? "" : "s", delta->restart == 1 ? "s" : "");

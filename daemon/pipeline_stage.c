@@ -1,9 +1,10 @@
 /* pipeline_stage.c - the stage thread: takes a frame set from capture,
  * hands it down the list of steps (pipeline_step.h) once - the steps
  * before the first slot step while the set waits for a free picture
- * slot, the rest with slot k - waits for the slot, gives the set back to
- * capture and queues slot k for the encoder threads. And the list in
- * force: adding a step is one entry of stage_steps[]. */
+ * slot, the rest with slot k, which writes every encoded picture's slot k
+ * - waits for the slot, gives the set back to capture and queues slot k
+ * for the encoder threads. And the list in force: adding a step is one
+ * entry of stage_steps[]. */
 #include "pipeline_int.h"
 
 #include <inttypes.h>
@@ -16,24 +17,24 @@ static const pl_step_ops *const stage_steps[] = {
     &pl_step_raw_record, /* the set as captured, to the .pcraw file */
     &pl_step_colour,     /* tables and white balance: pl_set.colour */
     &pl_step_snapshot,   /* a requested PNG, through the tables */
+    &pl_step_vcam_motion, /* the virtual cameras' motion (until a render step steps it) */
     &pl_step_debayer,    /* upload + demosaic into the slot's picture (RGB for the render step) */
     &pl_step_render,     /* the panorama from the rig (when one is configured) */
     &pl_step_web_picture, /* the web page's live picture, when watched (last: the finished picture) */
 };
 
-/* A picture of the backend's memory (the slots', the intermediate ones):
- * the frame's size through picture_alloc, any other (a panorama, a view)
- * through render_picture_alloc. */
-int pl_picture_alloc(pipeline *p, pc_pixfmt fmt, int w, int h, pc_picture *out, char *err, size_t errlen)
-{
-    if (w == p->width && h == p->height)
-        return pc_backend_picture_alloc(p->be, fmt, p->st.matrix, p->st.range, out, err, errlen) ? -1 : 0;
-    return pc_backend_render_picture_alloc(p->be, fmt, p->st.matrix, p->st.range, w, h, out, err, errlen) ? -1 : 0;
-}
+/* What pc_run_pipeline runs: these steps, the settings' pictures. */
+const pl_spec pl_default_spec = {stage_steps, (int)(sizeof stage_steps / sizeof stage_steps[0]),
+                                 pl_settings_picture, NULL};
 
+/* The intermediate pictures: in the backend's memory, of any size. */
 static int picture_alloc(void *user, const pl_pic_desc *d, pc_picture *out, char *err, size_t errlen)
 {
-    return pl_picture_alloc(user, (pc_pixfmt)d->fmt, d->width, d->height, out, err, errlen);
+    pipeline *p = user;
+    return pc_backend_picture_alloc(p->be, (pc_pixfmt)d->fmt, p->st.matrix, p->st.range, d->width, d->height, out,
+                                    err, errlen)
+               ? -1
+               : 0;
 }
 
 static void picture_free(void *user, pc_picture *pic) { pc_backend_picture_free(((pipeline *)user)->be, pic); }
@@ -45,14 +46,16 @@ int pl_stage_prepare(pipeline *p, const char **failed)
                          .height = p->height, .slab_h = p->slab_h, .ncam = p->ncam, .cfa = p->cfa, .fps = p->fps,
                          .nslots = p->nslots};
     pc_capture_rawfmt(p->cap, &env->rawfmt);
-    return pl_steps_prepare(&p->steps, stage_steps, (int)(sizeof stage_steps / sizeof stage_steps[0]), env, failed,
-                            p->err, sizeof p->err);
+    return pl_steps_prepare(&p->steps, p->spec->steps, p->spec->nsteps, env, failed, p->err, sizeof p->err);
 }
 
 int pl_stage_start(pipeline *p, const char **failed)
 {
     pl_pic_alloc a = {picture_alloc, picture_free, p};
-    if (pl_steps_start(&p->steps, &p->step_env, p->fmt, p->nslots, &a, failed, p->err, sizeof p->err))
+    int fmt[PL_MAX_PICTURES];
+    for (int i = 0; i < p->npictures; i++)
+        fmt[i] = p->picture[i].fmt;
+    if (pl_steps_start(&p->steps, &p->step_env, fmt, p->nslots, &a, failed, p->err, sizeof p->err))
         return -1;
     char what[1024];
     pl_steps_describe(&p->steps, what, sizeof what);
@@ -60,18 +63,29 @@ int pl_stage_start(pipeline *p, const char **failed)
     return 0;
 }
 
-/* Stage thread, after the last step wrote slot's picture: for host
- * encoders taking pictures by reference, the download into the slot's
- * pinned host picture and the preview's scaling, queued right after the
- * final pass (the encoder threads only encode); then waits for the slot.
- * CPU backend: its pictures are host pictures already, nothing is queued. */
+/* Stage thread, after the last step wrote slot's pictures: for host
+ * encoders taking pictures by reference, one download per picture into
+ * its slot's pinned host picture (while one of its encoders encodes) and
+ * the preview's scaling of picture 0, queued right after the last step
+ * (the encoder threads only encode); then waits for the slot. CPU
+ * backend: its pictures are host pictures already, nothing is queued. */
 static int finish_slot(pipeline *p, int slot, char *err, size_t n)
 {
     int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
-    if (dev && p->host_ref && pc_backend_download(p->be, slot, &p->pic[slot], &p->host_pic[slot], err, n))
-        return -1;
-    if (p->preview_gpu &&
-        pc_backend_downscale(p->be, slot, &p->pic[slot], &p->prev_pic[slot], p->preview_scale, err, n))
+    for (int i = 0; i < p->npictures && dev; i++) {
+        pl_picture *pic = &p->picture[i];
+        if (pic->host_ref && atomic_load(&pic->live) > 0 &&
+            pc_backend_download(p->be, slot, &pic->slot[slot], &pic->host[slot], err, n)) {
+            if (i > 0) { /* name the picture */
+                char e[400];
+                snprintf(e, sizeof e, "%s", err);
+                snprintf(err, n, "picture %s: %.360s", pic->cfg.name, e);
+            }
+            return -1;
+        }
+    }
+    if (p->preview_gpu && pc_backend_downscale(p->be, slot, &p->picture[0].slot[slot], &p->prev_pic[slot],
+                                               p->preview_scale, err, n))
         return -1;
     return pc_backend_wait(p->be, slot, err, n) ? -1 : 0;
 }
@@ -132,7 +146,9 @@ void *pl_stage_main(void *arg)
         job j = {.slot = slot.slot, .index = set->index, .pts_ns = set->pts_ns,
                  .complete_ns = set->t_complete_ns, .start_ns = pc_now_ns()};
         ps.slot = slot.slot;
-        ps.picture = &p->pic[slot.slot];
+        ps.npictures = p->npictures;
+        for (int i = 0; i < p->npictures; i++)
+            ps.picture[i] = &p->picture[i].slot[slot.slot];
         rc = pl_steps_run(l, l->first_slot, l->n, &ps);
         char e[400];
         if (!rc && finish_slot(p, j.slot, e, sizeof e)) {

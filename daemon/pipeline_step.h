@@ -14,24 +14,24 @@
  * free picture slot (they read only the frame set); from it on the set
  * holds slot k. The list in force is pipeline_stage.c's stage_steps[].
  *
- * Pictures. A step that writes a picture (PL_STEP_WRITES) declares its
- * size at prepare; one that reads the picture of the last writer before
- * it (PL_STEP_READS) may ask for the format it reads. The last writer
- * writes the slot's picture, the one the encoders get, in their format;
- * every earlier writer writes its own intermediate picture per slot (in
- * the format its reader asked), allocated once at start. So a geometry
- * step after the debayer reads the debayer's RGB24 picture of the stacked
- * cameras (set->in, backend memory) and writes the slot's picture
- * (set->out), at the size it declared: the pipeline sizes the encoders
- * from the list's last picture (pl_steps.out). (The backends allocate
- * pictures of the frame size only so far: set-up refuses another size
- * for the slots, saying so, until they allocate pictures of any size.)
- *
- * More than one output picture per set (the virtual cameras) will make
- * pl_set.picture an array (one picture per output, each with its own
- * encoders), a writer declare at prepare how many it writes
- * (pl_step_io.out becoming an array) and out point at its first; today
- * there is one.
+ * Pictures. A step that writes pictures (PL_STEP_WRITES) declares at
+ * prepare how many it writes per set (io.nout, up to PL_MAX_PICTURES) and
+ * each one's size and name (io.out[i]); one that reads (PL_STEP_READS)
+ * gets the first picture of the last writer before it (set->in) and may
+ * ask for the format it reads. The LAST writer writes the slot's
+ * pictures, the ones the encoders get, each in the format of its own
+ * encoders: picture 0 is the main picture (the top-level outputs, the
+ * preview), every other one has its own encoder(s) and outputs (a
+ * virtual camera, the unstitched cameras for recording), same PTS. An
+ * earlier writer writes its own intermediate pictures per slot (in the
+ * format its reader asked), allocated once at start. So a geometry step
+ * after the debayer reads the debayer's RGB24 picture of the stacked
+ * cameras (set->in, backend memory) and writes, say, the panorama
+ * (8600x1300, set->out[0]) and K virtual cameras (1920x1080,
+ * set->out[1..K]): the pipeline sizes the slots and the encoders from the
+ * list's last pictures (pl_steps.out[], pl_steps.nout) and asks its
+ * pl_spec which encoder settings and outputs each one gets (by its name:
+ * "panorama", "vcam:main", "unstitched").
  *
  * Threads: prepare, start and close on the main thread (set-up,
  * teardown); run on the stage thread; reload on the main thread while
@@ -56,10 +56,12 @@
 
 #define PL_MAX_STEPS 12
 #define PL_STEP_SLOTS PC_BACKEND_MAX_SLOTS
+#define PL_MAX_PICTURES 8 /* pictures one step writes per set (pl_step_io.out) */
+#define PL_PIC_NAME (PC_NAME_LEN + 8) /* a picture's name with its NUL: "vcam:" + a virtual camera's name */
 
 /* pl_step_ops.flags */
 #define PL_STEP_SLOT 1u   /* runs with the set's picture slot */
-#define PL_STEP_WRITES 2u /* writes a picture into set->out (implies SLOT) */
+#define PL_STEP_WRITES 2u /* writes pictures into set->out[] (implies SLOT) */
 #define PL_STEP_READS 4u  /* reads the last writer's picture, set->in (implies SLOT) */
 
 /* prepare's return besides 0 and < 0: not needed with these settings,
@@ -80,15 +82,25 @@ enum {
 typedef struct pl_pic_desc {
     int width, height; /* 0 x 0: no picture (the raw set only) */
     int fmt;           /* pc_pixfmt, or PL_FMT_ANY */
+    /* A written picture's name, in logs, metrics and the pipeline's
+     * choice of its encoder settings and outputs (pl_spec): "cameras",
+     * "panorama", "vcam:main", "unstitched". "" after prepare: the step's
+     * name (its only picture) or "STEP:i". Unique among a writer's. */
+    char name[PL_PIC_NAME];
 } pl_pic_desc;
 
-/* A step's pictures. At prepare: in is what the writers before it make
- * (fmt PL_FMT_ANY unless an earlier reader asked), out = in; a reader may
- * set in.fmt to the format it reads, a writer sets out's size (and fmt
- * only if it can write no other). At start both are resolved: the
- * formats are known. */
+/* A step's pictures. At prepare: in is the first picture the writers
+ * before it make (fmt PL_FMT_ANY unless an earlier reader asked; 0 x 0:
+ * none yet, the raw set), out[] what they make; a reader may set in.fmt
+ * to the format it reads. A writer gets nout 0 and sets it (0 is taken as
+ * 1: one picture) and out[0..nout): sizes, names, and a fmt only where it
+ * can write no other. A step that does not write gets nout = the
+ * pictures in force. At start everything is resolved: the formats are
+ * known. */
 typedef struct pl_step_io {
-    pl_pic_desc in, out;
+    pl_pic_desc in;
+    pl_pic_desc out[PL_MAX_PICTURES];
+    int nout;
 } pl_step_io;
 
 typedef struct pipeline pipeline;
@@ -120,10 +132,16 @@ typedef struct pl_set_colour {
 typedef struct pl_set {
     const pc_frameset *frames; /* from capture; given back after the list */
     int slot;                  /* picture slot; -1 before the first PL_STEP_SLOT step */
-    pc_picture *picture;       /* the slot's picture, what the encoders get; NULL before */
-    const pc_picture *in;      /* PL_STEP_READS: the picture the last writer before wrote */
-    pc_picture *out;           /* PL_STEP_WRITES: where this step writes (the slot's picture,
-                                * or its intermediate one when a later step writes) */
+    /* the slot's pictures, what the encoders get ([0] the main one; NULL
+     * before the first slot step) */
+    pc_picture *picture[PL_MAX_PICTURES];
+    int npictures;
+    const pc_picture *in;      /* PL_STEP_READS: the first picture the last writer before wrote */
+    /* PL_STEP_WRITES: where this step writes its io.out[i] (the slot's
+     * pictures, or its intermediate ones when a later step writes); NULL
+     * past nout and for a step that does not write */
+    pc_picture *out[PL_MAX_PICTURES];
+    int nout;
     const pl_set_colour *colour; /* the colour step's tables; NULL: 8-bit as captured */
     char *err;                 /* run's message on failure: complete, naming the step */
     size_t errlen;
@@ -157,13 +175,13 @@ typedef struct pl_step {
     const pl_step_ops *ops;
     void *priv;
     pl_step_io io;
-    int has_mid;                 /* writes its own picture per slot (a later step writes too) */
-    const char *fmt_by;          /* the reader that asked for io.out.fmt, if one did */
-    pc_picture mid[PL_STEP_SLOTS];
+    int has_mid;                 /* writes its own pictures per slot (a later step writes too) */
+    const char *fmt_by;          /* the reader that asked for io.out[0].fmt, if one did */
+    pc_picture mid[PL_MAX_PICTURES][PL_STEP_SLOTS]; /* [picture][slot] */
 } pl_step;
 
 /* How pl_steps_start allocates the intermediate pictures (the pipeline:
- * in the backend's memory). */
+ * in the backend's memory, any size). */
 typedef struct pl_pic_alloc {
     int (*alloc)(void *user, const pl_pic_desc *d, pc_picture *out, char *err, size_t errlen);
     void (*free)(void *user, pc_picture *pic);
@@ -174,8 +192,10 @@ typedef struct pl_steps {
     pl_step step[PL_MAX_STEPS];
     int n;
     int first_slot;   /* the first step with PL_STEP_SLOT (n: none) */
-    int last_writer;  /* the step that writes the slot's picture (-1: none) */
-    pl_pic_desc out;  /* the slot's picture: its size after prepare, its format after start */
+    int last_writer;  /* the step that writes the slot's pictures (-1: none) */
+    /* the slot's pictures: sizes and names after prepare, formats after start */
+    pl_pic_desc out[PL_MAX_PICTURES];
+    int nout;
     int nslots;       /* intermediate pictures allocated (start) */
     pl_pic_alloc alloc;
 } pl_steps;
@@ -184,13 +204,15 @@ typedef struct pl_steps {
  * out). On failure (-1) err says why, *failed names the step. */
 int pl_steps_prepare(pl_steps *l, const pl_step_ops *const *ops, int n, const pl_step_env *env,
                      const char **failed, char *err, size_t errlen);
-/* Resolves the formats (out_fmt: the slot's picture's, the encoders'),
- * allocates the intermediate pictures of nslots slots and starts every
- * step. On failure (-1) err says why, *failed names the step. */
-int pl_steps_start(pl_steps *l, const pl_step_env *env, int out_fmt, int nslots, const pl_pic_alloc *alloc,
+/* Resolves the formats (out_fmt[i]: the format of the slot's picture i,
+ * its encoders', for i < l->nout), allocates the intermediate pictures of
+ * nslots slots and starts every step. On failure (-1) err says why,
+ * *failed names the step. */
+int pl_steps_start(pl_steps *l, const pl_step_env *env, const int *out_fmt, int nslots, const pl_pic_alloc *alloc,
                    const char **failed, char *err, size_t errlen);
-/* Stage thread: steps [from, to) on set (set->slot and picture set from
- * first_slot on). 0, or the failing run's < 0 (set->err says why). */
+/* Stage thread: steps [from, to) on set (set->slot, picture[] and
+ * npictures set from first_slot on). 0, or the failing run's < 0
+ * (set->err says why). */
 int pl_steps_run(pl_steps *l, int from, int to, pl_set *set);
 /* Main thread: every step's reload; logs what each says ("reload: ..."). */
 void pl_steps_reload(pl_steps *l, const pc_settings *s, unsigned live, const pc_logger *log);

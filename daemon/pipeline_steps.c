@@ -10,13 +10,61 @@
 #include <stdio.h>
 #include <string.h>
 
+_Static_assert(PL_MAX_PICTURES <= 10, "a picture's default name (\"STEP:i\") ends in one digit");
+
 static const char *fmt_name(int fmt) { return fmt == PL_FMT_ANY ? "any format" : pc_pixfmt_name((pc_pixfmt)fmt); }
 
 static unsigned slot_flags(unsigned f) { return f & (PL_STEP_SLOT | PL_STEP_WRITES | PL_STEP_READS); }
 
+/* The pictures in force after the steps so far: what the last writer makes. */
+typedef struct pics {
+    pl_pic_desc d[PL_MAX_PICTURES];
+    int n;
+} pics;
+
+/* A writer's declared pictures: a count in range, sizes, names (the
+ * step's own where it gave none), unique. */
+static int check_outputs(pl_step *st, char *err, size_t errlen)
+{
+    const char *name = st->ops->name;
+    pl_step_io *io = &st->io;
+    if (io->nout == 0)
+        io->nout = 1;
+    if (io->nout < 0 || io->nout > PL_MAX_PICTURES) {
+        snprintf(err, errlen, "step %s declared %d pictures (1..%d, PL_MAX_PICTURES)", name, io->nout,
+                 PL_MAX_PICTURES);
+        return -1;
+    }
+    for (int i = 0; i < io->nout; i++) {
+        pl_pic_desc *d = &io->out[i];
+        if (d->width <= 0 || d->height <= 0) {
+            snprintf(err, errlen, "step %s writes a picture but declared the size of its picture %d%s%s%s as %dx%d",
+                     name, i, d->name[0] ? " (" : "", d->name, d->name[0] ? ")" : "", d->width, d->height);
+            return -1;
+        }
+        if (!memchr(d->name, '\0', sizeof d->name)) {
+            snprintf(err, errlen, "step %s: the name of its picture %d is longer than %d bytes", name, i,
+                     PL_PIC_NAME - 1);
+            return -1;
+        }
+        if (!d->name[0] && io->nout == 1)
+            snprintf(d->name, sizeof d->name, "%.*s", PL_PIC_NAME - 1, name);
+        else if (!d->name[0])
+            snprintf(d->name, sizeof d->name, "%.*s:%c", PL_PIC_NAME - 3, name, '0' + i); /* i < PL_MAX_PICTURES */
+        for (int j = 0; j < i; j++)
+            if (!strcmp(io->out[j].name, d->name)) {
+                snprintf(err, errlen, "step %s declared two pictures named \"%s\" (%d and %d)", name, d->name, j, i);
+                return -1;
+            }
+    }
+    for (int i = io->nout; i < PL_MAX_PICTURES; i++)
+        memset(&io->out[i], 0, sizeof io->out[i]);
+    return 0;
+}
+
 /* Checks step st (just prepared, l->n - 1) against the pictures before it
  * (cur) and makes it the last writer if it writes. */
-static int negotiate(pl_steps *l, pl_step *st, pl_pic_desc *cur, char *err, size_t errlen)
+static int negotiate(pl_steps *l, pl_step *st, pics *cur, char *err, size_t errlen)
 {
     unsigned f = st->ops->flags;
     const char *name = st->ops->name;
@@ -26,28 +74,28 @@ static int negotiate(pl_steps *l, pl_step *st, pl_pic_desc *cur, char *err, size
             return -1;
         }
         pl_step *w = &l->step[l->last_writer];
-        if (st->io.in.fmt != PL_FMT_ANY && st->io.in.fmt != w->io.out.fmt) {
-            if (w->io.out.fmt != PL_FMT_ANY) {
+        pl_pic_desc *wo = &w->io.out[0];
+        if (st->io.in.fmt != PL_FMT_ANY && st->io.in.fmt != wo->fmt) {
+            if (wo->fmt != PL_FMT_ANY) {
                 snprintf(err, errlen, "step %s reads %s, but step %s writes %s%s%s", name, fmt_name(st->io.in.fmt),
-                         w->ops->name, fmt_name(w->io.out.fmt), w->fmt_by ? " for step " : "",
-                         w->fmt_by ? w->fmt_by : "");
+                         w->ops->name, fmt_name(wo->fmt), w->fmt_by ? " for step " : "", w->fmt_by ? w->fmt_by : "");
                 return -1;
             }
-            w->io.out.fmt = st->io.in.fmt;
+            wo->fmt = st->io.in.fmt;
             w->fmt_by = name;
-            cur->fmt = st->io.in.fmt;
+            cur->d[0].fmt = st->io.in.fmt;
         }
     }
     if (f & PL_STEP_WRITES) {
-        if (st->io.out.width <= 0 || st->io.out.height <= 0) {
-            snprintf(err, errlen, "step %s writes a picture but declared its size as %dx%d", name, st->io.out.width,
-                     st->io.out.height);
+        if (check_outputs(st, err, errlen))
             return -1;
-        }
         l->last_writer = l->n - 1;
-        *cur = st->io.out;
-    } else
-        st->io.out = *cur;
+        memcpy(cur->d, st->io.out, sizeof cur->d);
+        cur->n = st->io.nout;
+    } else {
+        memcpy(st->io.out, cur->d, sizeof st->io.out);
+        st->io.nout = cur->n;
+    }
     if (slot_flags(f) && l->first_slot < 0)
         l->first_slot = l->n - 1;
     return 0;
@@ -60,7 +108,9 @@ int pl_steps_prepare(pl_steps *l, const pl_step_ops *const *ops, int n, const pl
     l->last_writer = -1;
     l->first_slot = -1;
     *failed = "";
-    pl_pic_desc cur = {0, 0, PL_FMT_ANY}; /* no picture yet: the raw set */
+    pics cur; /* no picture yet: the raw set */
+    memset(&cur, 0, sizeof cur);
+    cur.d[0].fmt = PL_FMT_ANY;
     for (int i = 0; i < n; i++) {
         if (l->n == PL_MAX_STEPS) {
             *failed = ops[i]->name;
@@ -70,7 +120,9 @@ int pl_steps_prepare(pl_steps *l, const pl_step_ops *const *ops, int n, const pl
         pl_step *st = &l->step[l->n];
         memset(st, 0, sizeof *st);
         st->ops = ops[i];
-        st->io.in = st->io.out = cur;
+        st->io.in = cur.d[0];
+        memcpy(st->io.out, cur.d, sizeof st->io.out);
+        st->io.nout = ops[i]->flags & PL_STEP_WRITES ? 0 : cur.n; /* a writer: one picture unless it says more */
         void *priv = NULL;
         int rc = st->ops->prepare ? st->ops->prepare(&priv, env, &st->io, err, errlen) : 0;
         if (rc == PL_STEP_ABSENT || rc < 0) {
@@ -92,14 +144,15 @@ int pl_steps_prepare(pl_steps *l, const pl_step_ops *const *ops, int n, const pl
     }
     if (l->first_slot < 0)
         l->first_slot = l->n;
-    l->out = cur;
+    memcpy(l->out, cur.d, sizeof l->out);
+    l->nout = cur.n;
     return 0;
 fail:
     pl_steps_close(l);
     return -1;
 }
 
-int pl_steps_start(pl_steps *l, const pl_step_env *env, int out_fmt, int nslots, const pl_pic_alloc *alloc,
+int pl_steps_start(pl_steps *l, const pl_step_env *env, const int *out_fmt, int nslots, const pl_pic_alloc *alloc,
                    const char **failed, char *err, size_t errlen)
 {
     *failed = "";
@@ -109,32 +162,45 @@ int pl_steps_start(pl_steps *l, const pl_step_env *env, int out_fmt, int nslots,
     }
     if (l->last_writer >= 0) {
         pl_step *w = &l->step[l->last_writer];
-        if (w->io.out.fmt != PL_FMT_ANY && w->io.out.fmt != out_fmt) {
-            *failed = w->ops->name;
-            snprintf(err, errlen, "step %s writes the slot's picture, in the encoders' format %s, but step %s reads "
-                     "it as %s", w->ops->name, fmt_name(out_fmt), w->fmt_by ? w->fmt_by : w->ops->name,
-                     fmt_name(w->io.out.fmt));
-            return -1;
+        for (int i = 0; i < w->io.nout; i++) {
+            pl_pic_desc *o = &w->io.out[i];
+            if (o->fmt != PL_FMT_ANY && o->fmt != out_fmt[i]) {
+                *failed = w->ops->name;
+                if (i == 0 && w->fmt_by)
+                    snprintf(err, errlen, "step %s writes the slot's picture %s, in the encoders' format %s, but "
+                             "step %s reads it as %s", w->ops->name, o->name, fmt_name(out_fmt[i]), w->fmt_by,
+                             fmt_name(o->fmt));
+                else
+                    snprintf(err, errlen, "step %s writes its picture %s in %s only, but that picture's encoders "
+                             "take %s", w->ops->name, o->name, fmt_name(o->fmt), fmt_name(out_fmt[i]));
+                return -1;
+            }
+            o->fmt = out_fmt[i];
         }
-        w->io.out.fmt = out_fmt;
+        for (int i = 0; i < l->nout; i++)
+            l->out[i].fmt = out_fmt[i];
     }
-    l->out.fmt = out_fmt;
     if (alloc)
         l->alloc = *alloc;
     l->nslots = nslots;
-    /* the formats, resolved, down the list; an intermediate picture per
+    /* the formats, resolved, down the list; intermediate pictures per
      * slot for every writer but the last */
-    pl_pic_desc cur = {0, 0, PL_FMT_ANY};
+    pics cur;
+    memset(&cur, 0, sizeof cur);
+    cur.d[0].fmt = PL_FMT_ANY;
     for (int i = 0; i < l->n; i++) {
         pl_step *st = &l->step[i];
-        st->io.in = cur;
+        st->io.in = cur.d[0];
         if (!(st->ops->flags & PL_STEP_WRITES)) {
-            st->io.out = cur;
+            memcpy(st->io.out, cur.d, sizeof st->io.out);
+            st->io.nout = cur.n;
             continue;
         }
-        if (st->io.out.fmt == PL_FMT_ANY) /* no reader asked: the encoders' */
-            st->io.out.fmt = out_fmt;
-        cur = st->io.out;
+        for (int o = 0; o < st->io.nout; o++)
+            if (st->io.out[o].fmt == PL_FMT_ANY) /* no reader asked: the main picture's encoders' */
+                st->io.out[o].fmt = out_fmt[0];
+        memcpy(cur.d, st->io.out, sizeof cur.d);
+        cur.n = st->io.nout;
         if (i == l->last_writer)
             continue;
         if (!l->alloc.alloc) {
@@ -144,11 +210,12 @@ int pl_steps_start(pl_steps *l, const pl_step_env *env, int out_fmt, int nslots,
             return -1;
         }
         st->has_mid = 1;
-        for (int k = 0; k < nslots; k++)
-            if (l->alloc.alloc(l->alloc.user, &st->io.out, &st->mid[k], err, errlen)) {
-                *failed = st->ops->name;
-                return -1;
-            }
+        for (int o = 0; o < st->io.nout; o++)
+            for (int k = 0; k < nslots; k++)
+                if (l->alloc.alloc(l->alloc.user, &st->io.out[o], &st->mid[o][k], err, errlen)) {
+                    *failed = st->ops->name;
+                    return -1;
+                }
     }
     for (int i = 0; i < l->n; i++) {
         pl_step *st = &l->step[i];
@@ -169,12 +236,15 @@ int pl_steps_run(pl_steps *l, int from, int to, pl_set *set)
             snprintf(set->err, set->errlen, "step %s runs without a picture slot", st->ops->name);
             return -1;
         }
-        set->out = !(f & PL_STEP_WRITES) ? NULL : st->has_mid ? &st->mid[set->slot] : set->picture;
+        int n = f & PL_STEP_WRITES ? st->io.nout : 0;
+        for (int o = 0; o < PL_MAX_PICTURES; o++)
+            set->out[o] = o >= n ? NULL : st->has_mid ? &st->mid[o][set->slot] : set->picture[o];
+        set->nout = n;
         int rc = st->ops->run(st->priv, set);
         if (rc)
             return rc < 0 ? rc : -1;
-        if (f & PL_STEP_WRITES)
-            set->in = set->out;
+        if (n)
+            set->in = set->out[0];
     }
     return 0;
 }
@@ -221,9 +291,10 @@ void pl_steps_close(pl_steps *l)
         if (st->ops->close)
             st->ops->close(st->priv);
         st->priv = NULL;
-        for (int k = 0; k < PL_STEP_SLOTS && st->has_mid; k++)
-            if (st->mid[k].plane[0] && l->alloc.free)
-                l->alloc.free(l->alloc.user, &st->mid[k]);
+        for (int o = 0; o < PL_MAX_PICTURES && st->has_mid; o++)
+            for (int k = 0; k < PL_STEP_SLOTS; k++)
+                if (st->mid[o][k].plane[0] && l->alloc.free)
+                    l->alloc.free(l->alloc.user, &st->mid[o][k]);
         st->has_mid = 0;
     }
     l->n = 0;

@@ -44,12 +44,12 @@ struct pl_web {
     int64_t cam_t[PC_CAPTURE_MAX_CAMERAS];
     uint64_t cam_frames[PC_CAPTURE_MAX_CAMERAS];
     double cam_fps[PC_CAPTURE_MAX_CAMERAS];
-    int64_t band_t[PL_MAX_BANDS + 1];
-    uint64_t band_bytes[PL_MAX_BANDS + 1];
-    double band_bps[PL_MAX_BANDS + 1];
+    int64_t band_t[PL_MAX_ENCODERS];
+    uint64_t band_bytes[PL_MAX_ENCODERS];
+    double band_bps[PL_MAX_ENCODERS];
     pc_camera_stats cams[PC_CAPTURE_MAX_CAMERAS];
-    pc_encoder_stats est[PL_MAX_BANDS + 1];
-    char enc_name[PL_MAX_BANDS + 1][32], enc_codec[PL_MAX_BANDS + 1][16];
+    pc_encoder_stats est[PL_MAX_ENCODERS];
+    char enc_name[PL_MAX_ENCODERS][32], enc_codec[PL_MAX_ENCODERS][16];
     web_snap snap[WEB_SNAPS];
     unsigned long long next_token;
 };
@@ -109,7 +109,8 @@ static void stage_json(pc_json *j, const char *key, const pc_stage_stats *st)
     pc_json_object_end(j);
 }
 
-static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now)
+/* thumbs: 0 when the live picture has no camera thumbnails (the panorama) */
+static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now, int thumbs)
 {
     int n = pc_capture_stats(p->cap, w->cams, PC_CAPTURE_MAX_CAMERAS);
     if (n > PC_CAPTURE_MAX_CAMERAS)
@@ -141,7 +142,7 @@ static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now)
             pc_json_fixed(j, "last_frame_age_s", (now - c->last_arrival_ns) / 1e9, 3);
         else
             pc_json_null(j, "last_frame_age_s");
-        pc_json_str(j, "picture", url);
+        pc_json_str(j, "picture", thumbs ? url : NULL);
         pc_json_object_end(j);
     }
     pc_json_array_end(j);
@@ -179,8 +180,9 @@ static void recording_json(pc_json *j, const pc_output_stats *o)
     pc_json_object_end(j);
 }
 
-/* Encoders (one per band, and the preview's) and their outputs: the
- * bands' shared outputs (encode.band_outputs "streams") once, from band 0. */
+/* Encoders (one per band of every encoded picture, and the preview's)
+ * and their outputs, each with its picture's name: a picture's bands'
+ * shared outputs (encode.band_outputs "streams") once, from its band 0. */
 static void encoders_json(pipeline *p, pl_web *w, pc_json *j, const pc_stats_snapshot *snap, int64_t now)
 {
     int nthreads = p->have_encoder ? p->nthreads : 0;
@@ -201,7 +203,8 @@ static void encoders_json(pipeline *p, pl_web *w, pc_json *j, const pc_stats_sna
         const pl_band *band = &p->band[b];
         const pc_encoder_stats *es = &w->est[b];
         pc_json_object(j, NULL);
-        pc_json_int(j, "band", band->preview ? -1 : b);
+        pc_json_str(j, "picture", band->pic->cfg.name);
+        pc_json_int(j, "band", band->preview ? -1 : band->band);
         pc_json_bool(j, "preview", band->preview);
         pc_json_str(j, "encoder", w->enc_name[b]);
         pc_json_str(j, "codec", w->enc_codec[b]);
@@ -224,13 +227,15 @@ static void encoders_json(pipeline *p, pl_web *w, pc_json *j, const pc_stats_sna
     pc_json_array(j, "outputs");
     for (int b = 0; b < nthreads; b++) {
         const pl_band *band = &p->band[b];
-        if (p->mux && b > 0 && !band->preview)
+        const pl_picture *pic = band->pic;
+        if (pic->mux && band->band > 0 && !band->preview)
             continue; /* the bands' shared outputs: once */
         for (int o = 0; o < w->est[b].n_outputs; o++) {
             const pc_output_stats *os = &w->est[b].outputs[o];
             pc_json_object(j, NULL);
-            pc_json_int(j, "index", o);
-            pc_json_int(j, "band", band->preview || p->mux ? -1 : b);
+            pc_json_int(j, "index", band->preview ? o : pic->out0 + o); /* the metrics' output index */
+            pc_json_str(j, "picture", pic->cfg.name);
+            pc_json_int(j, "band", band->preview || pic->mux ? -1 : band->band);
             pc_json_bool(j, "preview", band->preview);
             pc_json_str(j, "url", os->url);
             pc_json_str(j, "state", pc_output_state_name(os->state));
@@ -240,8 +245,8 @@ static void encoders_json(pipeline *p, pl_web *w, pc_json *j, const pc_stats_sna
             pc_json_uint(j, "errors", os->failures);
             pc_json_uint(j, "reconnects", os->reconnects);
             pc_json_str(j, "last_error", os->last_error);
-            if (!band->preview && o < snap->outputs)
-                stage_json(j, "write", &snap->stage[PC_STAT_WRITE0 + o]);
+            if (!band->preview && pic->out0 + o < snap->outputs)
+                stage_json(j, "write", &snap->stage[PC_STAT_WRITE0 + pic->out0 + o]);
             recording_json(j, os);
             pc_json_object_end(j);
         }
@@ -279,16 +284,18 @@ static int web_status(void *user, pc_json *j)
     pc_json_str(j, "algo", snap.algo);
     pc_json_str(j, "variant", snap.variant);
     pc_json_str(j, "backend", pc_backend_name(p->be));
-    pc_json_str(j, "layout", p->have_encoder ? pc_layout_name(p->plan.layout) : "none");
-    pc_json_int(j, "bands", p->have_encoder ? p->nbands : 0);
+    const pl_picture *main_pic = &p->picture[0];
+    pc_json_str(j, "layout", main_pic->encoded ? pc_layout_name(main_pic->plan.layout) : "none");
+    pc_json_int(j, "bands", main_pic->encoded ? main_pic->nbands : 0);
+    pc_json_int(j, "pictures", p->npictures);
     pc_json_int(j, "cameras", p->ncam);
     pc_json_object(j, "camera_size");
     pc_json_int(j, "width", p->width);
     pc_json_int(j, "height", p->slab_h);
     pc_json_object_end(j);
     pc_json_object(j, "picture_size");
-    pc_json_int(j, "width", p->pic_w);
-    pc_json_int(j, "height", p->pic_h);
+    pc_json_int(j, "width", main_pic->width);
+    pc_json_int(j, "height", main_pic->height);
     pc_json_object_end(j);
     pc_json_fixed(j, "fps", snap.fps, 2);
     pc_json_fixed(j, "fps_nominal", p->fps, 2);
@@ -309,7 +316,7 @@ static int web_status(void *user, pc_json *j)
     pc_json_object_end(j);
     pc_json_object_end(j);
 
-    cameras_json(p, w, j, now);
+    cameras_json(p, w, j, now, pi.thumb_width > 0);
     encoders_json(p, w, j, &snap, now);
 
     pc_json_object(j, "white_balance");
@@ -323,6 +330,7 @@ static int web_status(void *user, pc_json *j)
     pc_json_str(j, "note", pi.why);
     pc_json_int(j, "width", pi.width);
     pc_json_int(j, "height", pi.height);
+    pc_json_int(j, "scale", pi.scale); /* picture pixels per live picture pixel */
     pc_json_int(j, "thumb_width", pi.thumb_width);
     pc_json_int(j, "thumb_height", pi.thumb_height);
     pc_json_int(j, "fps", PC_WEB_PICTURE_FPS);
@@ -362,9 +370,8 @@ static int web_status(void *user, pc_json *j)
     }
     pc_json_array_end(j);
 
-    /* the virtual cameras, once there are any: their picture and controls */
-    pc_json_array(j, "views");
-    pc_json_array_end(j);
+    /* the virtual cameras: their poses, controls and frames on the live picture */
+    pl_vcams_json(p, j);
 
     pc_json_object(j, "control");
     pc_json_bool(j, "enabled", pc_http_control_enabled(p->web));
@@ -531,6 +538,8 @@ void pl_web_start(pipeline *p)
     ops.idr = web_idr;
     ops.snapshot = web_snapshot;
     ops.snapshot_file = web_snapshot_file;
+    ops.view_command = pl_vcams_web_command;
+    ops.picture_map = pl_vcams_web_map;
     pc_http_config hc = {.listen = s->daemon.http_listen, .key = "http_listen", .web = 1,
                          .token_file = s->daemon.http_token_file};
     if (pc_http_start(&p->web, &hc, &ops, &p->d->logger, p->err, sizeof p->err))

@@ -17,12 +17,20 @@
 #define HIST_OCTAVES 28 /* up to 2^33 us, about 2.4 hours */
 #define HIST_BUCKETS (HIST_SUB + HIST_SUB * HIST_OCTAVES)
 
+/* One frame in the window; its latencies (ns, -1 = not measured) are
+ * nslots values in a parallel array (ring_lat / scratch_lat), as many as
+ * the configured output slots need. */
 typedef struct rec {
     int64_t t;                     /* time the frame was done (its last timestamp) */
-    int64_t lat[PC_STAT_SLOTS];    /* ns, -1 = not measured */
     uint64_t bytes;
     int over;
 } rec;
+
+typedef struct pic_stats {
+    char name[PC_STATS_NAME], encoder[PC_STATS_NAME];
+    int width, height, encoding, encoders;
+    uint64_t frames, bytes, failures;
+} pic_stats;
 
 struct pc_stats {
     pthread_mutex_t mu;       /* everything below except the snapshot scratch */
@@ -33,17 +41,24 @@ struct pc_stats {
     char algo[32], variant[16];
     char layout[16];
     int bands;
-    int outputs;
-    char output_name[PC_MAX_OUTPUTS][128];
+    int outputs;              /* output slots in use range: [0, outputs) */
+    int max_outputs;          /* output slots configured (their latencies kept) */
+    int nslots;               /* latency slots: PC_STAT_WRITE0 + max_outputs */
+    char output_name[PC_STATS_MAX_OUTPUTS][128];
+    int output_pic[PC_STATS_MAX_OUTPUTS]; /* its picture, -1 none */
+    int pictures;
+    pic_stats pic[PC_STATS_MAX_PICTURES];
     uint64_t frames_in, encoded, dropped, substituted, substituted_slabs, over_budget, bytes_total;
-    uint64_t out_written[PC_MAX_OUTPUTS], out_dropped[PC_MAX_OUTPUTS], out_errors[PC_MAX_OUTPUTS];
+    uint64_t out_written[PC_STATS_MAX_OUTPUTS], out_dropped[PC_STATS_MAX_OUTPUTS], out_errors[PC_STATS_MAX_OUTPUTS];
     uint64_t run_count[PC_STAT_SLOTS];
     int64_t run_max[PC_STAT_SLOTS];
     double run_sum_s[PC_STAT_SLOTS];
     uint64_t hist[PC_STAT_SLOTS][HIST_BUCKETS];
     rec *ring;
+    int64_t *ring_lat;        /* [cap][nslots] */
     int cap, head, len;       /* ring[head] is the next slot to write */
     rec *scratch;
+    int64_t *scratch_lat;
     int64_t *vals;
 };
 
@@ -61,7 +76,7 @@ const char *pc_stats_slot_name(int slot)
 int pc_stats_open(pc_stats **out, const pc_stats_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!cfg || !(cfg->fps > 0) || !(cfg->window_s > 0) || cfg->outputs < 0 || cfg->outputs > PC_MAX_OUTPUTS) {
+    if (!cfg || !(cfg->fps > 0) || !(cfg->window_s > 0) || cfg->outputs < 0 || cfg->outputs > PC_STATS_MAX_OUTPUTS) {
         snprintf(err, errlen, "stats: bad configuration (fps %g, window %g s, %d outputs)", cfg ? cfg->fps : 0,
                  cfg ? cfg->window_s : 0, cfg ? cfg->outputs : 0);
         return -1;
@@ -73,10 +88,14 @@ int pc_stats_open(pc_stats **out, const pc_stats_config *cfg, char *err, size_t 
     }
     double want = cfg->fps * cfg->window_s * 1.25 + 16;
     s->cap = want > 65536 ? 65536 : (int)want;
+    s->max_outputs = cfg->outputs;
+    s->nslots = PC_STAT_WRITE0 + cfg->outputs;
     s->ring = calloc((size_t)s->cap, sizeof *s->ring);
+    s->ring_lat = calloc((size_t)s->cap * (size_t)s->nslots, sizeof *s->ring_lat);
     s->scratch = calloc((size_t)s->cap, sizeof *s->scratch);
+    s->scratch_lat = calloc((size_t)s->cap * (size_t)s->nslots, sizeof *s->scratch_lat);
     s->vals = calloc((size_t)s->cap, sizeof *s->vals);
-    if (!s->ring || !s->scratch || !s->vals) {
+    if (!s->ring || !s->ring_lat || !s->scratch || !s->scratch_lat || !s->vals) {
         snprintf(err, errlen, "stats: out of memory for a %d-frame window", s->cap);
         pc_stats_close(s);
         return -1;
@@ -88,6 +107,8 @@ int pc_stats_open(pc_stats **out, const pc_stats_config *cfg, char *err, size_t 
     s->budget_ns = (int64_t)(s->budget_ms * 1e6);
     s->window_ns = (int64_t)(cfg->window_s * 1e9);
     s->outputs = cfg->outputs;
+    for (int i = 0; i < PC_STATS_MAX_OUTPUTS; i++)
+        s->output_pic[i] = -1;
     for (int i = 0; i < cfg->outputs; i++)
         snprintf(s->output_name[i], sizeof s->output_name[i], "%s",
                  cfg->output_names[i] ? cfg->output_names[i] : "");
@@ -101,12 +122,14 @@ void pc_stats_close(pc_stats *s)
 {
     if (!s)
         return;
-    if (s->ring && s->scratch && s->vals) {
+    if (s->ring && s->ring_lat && s->scratch && s->scratch_lat && s->vals) {
         pthread_mutex_destroy(&s->mu);
         pthread_mutex_destroy(&s->snap_mu);
     }
     free(s->ring);
+    free(s->ring_lat);
     free(s->scratch);
+    free(s->scratch_lat);
     free(s->vals);
     free(s);
 }
@@ -127,20 +150,87 @@ void pc_stats_set_algo(pc_stats *s, const char *algo, const char *variant)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* mu held: slot i named name (counters from 0 when it changed) */
+static void name_output_locked(pc_stats *s, int i, const char *name)
+{
+    if (i >= s->outputs || strcmp(s->output_name[i], name ? name : "") != 0)
+        s->out_written[i] = s->out_dropped[i] = s->out_errors[i] = 0;
+    snprintf(s->output_name[i], sizeof s->output_name[i], "%s", name ? name : "");
+}
+
 void pc_stats_set_outputs(pc_stats *s, int outputs, const char *const *names)
 {
     if (outputs < 0)
         outputs = 0;
-    if (outputs > PC_MAX_OUTPUTS)
-        outputs = PC_MAX_OUTPUTS;
+    if (outputs > s->max_outputs)
+        outputs = s->max_outputs;
     pthread_mutex_lock(&s->mu);
-    for (int i = 0; i < outputs; i++) {
-        if (i >= s->outputs || strcmp(s->output_name[i], names[i] ? names[i] : "") != 0) {
-            s->out_written[i] = s->out_dropped[i] = s->out_errors[i] = 0;
-        }
-        snprintf(s->output_name[i], sizeof s->output_name[i], "%s", names[i] ? names[i] : "");
-    }
+    for (int i = 0; i < outputs; i++)
+        name_output_locked(s, i, names[i]);
     s->outputs = outputs;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_set_picture(pc_stats *s, int pic, const char *name, int width, int height)
+{
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES)
+        return;
+    pthread_mutex_lock(&s->mu);
+    pic_stats *p = &s->pic[pic];
+    snprintf(p->name, sizeof p->name, "%s", name ? name : "");
+    p->width = width;
+    p->height = height;
+    if (pic >= s->pictures)
+        s->pictures = pic + 1;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_set_picture_outputs(pc_stats *s, int pic, int first, int n, int cap, const char *const *names)
+{
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES || first < 0 || n < 0 || cap < n)
+        return;
+    pthread_mutex_lock(&s->mu);
+    int end = first + cap < s->max_outputs ? first + cap : s->max_outputs;
+    for (int i = first; i < end; i++) {
+        name_output_locked(s, i, i - first < n ? names[i - first] : "");
+        s->output_pic[i] = i - first < n ? pic : -1;
+    }
+    int top = 0; /* the slots in use, up to the last named */
+    for (int i = 0; i < s->max_outputs; i++)
+        if (s->output_name[i][0])
+            top = i + 1;
+    s->outputs = top;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_picture_encoders(pc_stats *s, int pic, const char *encoder, int encoding, int encoders)
+{
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES)
+        return;
+    pthread_mutex_lock(&s->mu);
+    pic_stats *p = &s->pic[pic];
+    snprintf(p->encoder, sizeof p->encoder, "%s", encoder ? encoder : "");
+    p->encoding = encoding;
+    p->encoders = encoders;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_picture_packet(pc_stats *s, int pic, int frame, size_t bytes)
+{
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->pic[pic].frames += frame != 0;
+    s->pic[pic].bytes += bytes;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_picture_failure(pc_stats *s, int pic)
+{
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->pic[pic].failures++;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -166,7 +256,7 @@ void pc_stats_dropped(pc_stats *s, int n)
 
 void pc_stats_output_dropped(pc_stats *s, int output, int n)
 {
-    if (output < 0 || output >= PC_MAX_OUTPUTS || n <= 0)
+    if (output < 0 || output >= PC_STATS_MAX_OUTPUTS || n <= 0)
         return;
     pthread_mutex_lock(&s->mu);
     s->out_dropped[output] += (uint64_t)n;
@@ -175,7 +265,7 @@ void pc_stats_output_dropped(pc_stats *s, int output, int n)
 
 void pc_stats_output_error(pc_stats *s, int output)
 {
-    if (output < 0 || output >= PC_MAX_OUTPUTS)
+    if (output < 0 || output >= PC_STATS_MAX_OUTPUTS)
         return;
     pthread_mutex_lock(&s->mu);
     s->out_errors[output]++;
@@ -215,31 +305,32 @@ static void count_frame_locked(pc_stats *s, const pc_frame_times *t)
 static void record_latency(pc_stats *s, const pc_frame_times *t, int count_too)
 {
     rec r;
+    int64_t lat[PC_STAT_SLOTS];
     memset(&r, 0, sizeof r);
     for (int i = 0; i < PC_STAT_SLOTS; i++)
-        r.lat[i] = -1;
-    r.lat[PC_STAT_QUEUE] = span(t->complete_ns, t->start_ns);
-    r.lat[PC_STAT_DEBAYER] = span(t->start_ns, t->nv12_ns);
-    r.lat[PC_STAT_ENCODE] = span(t->nv12_ns, t->packet_ns);
+        lat[i] = -1;
+    lat[PC_STAT_QUEUE] = span(t->complete_ns, t->start_ns);
+    lat[PC_STAT_DEBAYER] = span(t->start_ns, t->nv12_ns);
+    lat[PC_STAT_ENCODE] = span(t->nv12_ns, t->packet_ns);
     int64_t end = 0;
-    for (int o = 0; o < PC_MAX_OUTPUTS; o++) {
-        r.lat[PC_STAT_WRITE0 + o] = span(t->packet_ns, t->written_ns[o]);
+    for (int o = 0; o < s->max_outputs; o++) {
+        lat[PC_STAT_WRITE0 + o] = span(t->out_packet_ns[o] ? t->out_packet_ns[o] : t->packet_ns, t->written_ns[o]);
         if (t->written_ns[o] > end)
             end = t->written_ns[o];
     }
     if (!end)
         end = t->packet_ns ? t->packet_ns : t->nv12_ns ? t->nv12_ns : t->start_ns;
-    r.lat[PC_STAT_TOTAL] = span(t->complete_ns, end);
+    lat[PC_STAT_TOTAL] = span(t->complete_ns, end);
     r.t = end ? end : pc_now_ns();
     r.bytes = t->packet_bytes;
 
     pthread_mutex_lock(&s->mu);
-    r.over = r.lat[PC_STAT_TOTAL] > s->budget_ns;
+    r.over = lat[PC_STAT_TOTAL] > s->budget_ns;
     if (count_too)
         count_frame_locked(s, t);
     s->over_budget += (uint64_t)r.over;
-    for (int i = 0; i < PC_STAT_SLOTS; i++) {
-        int64_t v = r.lat[i];
+    for (int i = 0; i < s->nslots; i++) {
+        int64_t v = lat[i];
         if (v < 0)
             continue;
         s->run_count[i]++;
@@ -249,6 +340,7 @@ static void record_latency(pc_stats *s, const pc_frame_times *t, int count_too)
         s->hist[i][bucket_of(v)]++;
     }
     s->ring[s->head] = r;
+    memcpy(s->ring_lat + (size_t)s->head * (size_t)s->nslots, lat, (size_t)s->nslots * sizeof *lat);
     s->head = (s->head + 1) % s->cap;
     if (s->len < s->cap)
         s->len++;
@@ -329,11 +421,29 @@ void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *o)
     o->outputs = s->outputs;
     for (int i = 0; i < s->outputs; i++) {
         memcpy(o->output_name[i], s->output_name[i], sizeof o->output_name[i]);
+        if (s->output_pic[i] >= 0)
+            memcpy(o->output_picture[i], s->pic[s->output_pic[i]].name, sizeof o->output_picture[i]);
         o->output_written[i] = s->out_written[i];
         o->output_dropped[i] = s->out_dropped[i];
         o->output_errors[i] = s->out_errors[i];
     }
-    for (int i = 0; i < PC_STAT_SLOTS; i++) {
+    o->pictures = s->pictures;
+    for (int i = 0; i < s->pictures; i++) {
+        const pic_stats *p = &s->pic[i];
+        struct pc_picture_stats *q = &o->picture[i];
+        memcpy(q->name, p->name, sizeof q->name);
+        memcpy(q->encoder, p->encoder, sizeof q->encoder);
+        q->width = p->width;
+        q->height = p->height;
+        q->encoding = p->encoding;
+        q->encoders = p->encoders;
+        q->frames = p->frames;
+        q->bytes = p->bytes;
+        q->failures = p->failures;
+    }
+    for (int i = s->nslots; i < PC_STAT_SLOTS; i++) /* output slots not configured */
+        o->stage[i].run_max_ms = o->stage[i].run_p50_ms = o->stage[i].run_p99_ms = NAN;
+    for (int i = 0; i < s->nslots; i++) {
         pc_stage_stats *st = &o->stage[i];
         st->run_count = s->run_count[i];
         st->run_sum_s = s->run_sum_s[i];
@@ -342,10 +452,14 @@ void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *o)
         st->run_p99_ms = s->run_count[i] ? hist_quantile(s->hist[i], s->run_count[i], 0.99) * 1e-6 : NAN;
     }
     /* Oldest first. */
+    size_t ns = (size_t)s->nslots;
     for (int k = 0; k < s->len; k++) {
-        const rec *r = &s->ring[(s->head - s->len + k + s->cap) % s->cap];
-        if (r->t >= now - s->window_ns)
+        int at = (s->head - s->len + k + s->cap) % s->cap;
+        const rec *r = &s->ring[at];
+        if (r->t >= now - s->window_ns) {
+            memcpy(s->scratch_lat + (size_t)n * ns, s->ring_lat + (size_t)at * ns, ns * sizeof *s->ring_lat);
             s->scratch[n++] = *r;
+        }
     }
     pthread_mutex_unlock(&s->mu);
 
@@ -365,11 +479,13 @@ void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *o)
         pc_stage_stats *st = &o->stage[i];
         size_t m = 0;
         double sum = 0;
-        for (int k = 0; k < n; k++)
-            if (s->scratch[k].lat[i] >= 0) {
-                s->vals[m++] = s->scratch[k].lat[i];
-                sum += (double)s->scratch[k].lat[i];
+        for (int k = 0; k < n && i < s->nslots; k++) {
+            int64_t v = s->scratch_lat[(size_t)k * ns + (size_t)i];
+            if (v >= 0) {
+                s->vals[m++] = v;
+                sum += (double)v;
             }
+        }
         st->count = m;
         if (!m) {
             st->p50_ms = st->p99_ms = st->max_ms = st->mean_ms = NAN;
@@ -452,6 +568,14 @@ int pc_stats_format_line(const pc_stats_snapshot *s, char *buf, size_t len)
         wr(&w, " | %s x%d", s->layout, s->bands);
     else if (s->layout[0])
         wr(&w, " | %s", s->layout);
+    if (s->pictures > 1) { /* the other pictures: how many encode */
+        int down = 0;
+        for (int i = 0; i < s->pictures; i++)
+            down += s->picture[i].encoders > 0 && s->picture[i].encoding < s->picture[i].encoders;
+        wr(&w, " | %d pictures", s->pictures);
+        if (down)
+            wr(&w, " (%d not encoding)", down);
+    }
     return w.over ? -1 : (int)w.off;
 }
 
@@ -467,6 +591,8 @@ int pc_stats_format_summary(const pc_stats_snapshot *s, char *buf, size_t len)
        (double)s->bytes_total * 1e-6, s->algo[0] ? ", algorithm " : "", s->algo);
     wr(&w, "latency ms        p50      p99      max     mean   frames\n");
     for (int i = 0; i < PC_STAT_WRITE0 + s->outputs; i++) {
+        if (i >= PC_STAT_WRITE0 && !s->output_name[i - PC_STAT_WRITE0][0])
+            continue; /* an output slot not in use */
         const pc_stage_stats *st = &s->stage[i];
         if (!st->run_count)
             continue;
@@ -483,10 +609,25 @@ int pc_stats_format_summary(const pc_stats_snapshot *s, char *buf, size_t len)
         ms(m, sizeof m, st->run_sum_s * 1e3 / (double)st->run_count);
         wr(&w, "  %-10s %8s %8s %8s %8s %8llu\n", name, a, b, c, m, (unsigned long long)st->run_count);
     }
-    for (int o = 0; o < s->outputs; o++)
-        wr(&w, "output %d %s: %llu written, %llu dropped, %llu errors\n", o, s->output_name[o],
+    for (int o = 0; o < s->outputs; o++) {
+        if (!s->output_name[o][0])
+            continue; /* a slot not in use */
+        wr(&w, "output %d %s: %llu written, %llu dropped, %llu errors", o, s->output_name[o],
            (unsigned long long)s->output_written[o], (unsigned long long)s->output_dropped[o],
            (unsigned long long)s->output_errors[o]);
+        wr(&w, s->output_picture[o][0] ? " (%s)\n" : "%s\n", s->output_picture[o]);
+    }
+    for (int i = 0; i < s->pictures; i++) {
+        const struct pc_picture_stats *p = &s->picture[i];
+        wr(&w, "picture %d %s %dx%d: ", i, p->name, p->width, p->height);
+        if (!p->encoders)
+            wr(&w, "not encoded\n");
+        else
+            wr(&w, "%s, %llu frames, %.2f MB, %d of %d encoder%s encoding, %llu failure%s\n",
+               p->encoder[0] ? p->encoder : "no encoder", (unsigned long long)p->frames, (double)p->bytes * 1e-6,
+               p->encoding, p->encoders, p->encoders == 1 ? "" : "s", (unsigned long long)p->failures,
+               p->failures == 1 ? "" : "s");
+    }
     return w.over ? -1 : (int)w.off;
 }
 
@@ -518,6 +659,21 @@ static void num(char *buf, size_t len, double v)
 static void family(wbuf *w, const char *name, const char *type, const char *help)
 {
     wr(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The labels of latency slot i: its stage, and an output's index and
+ * picture. */
+static void write_label(const pc_stats_snapshot *s, int i, char *lab, size_t len)
+{
+    if (i < PC_STAT_WRITE0) {
+        snprintf(lab, len, "stage=\"%s\"", pc_stats_slot_name(i));
+        return;
+    }
+    int o = i - PC_STAT_WRITE0;
+    char pic[PC_STATS_NAME * 2 + 4];
+    esc(s->output_picture[o], pic, sizeof pic);
+    snprintf(lab, len, "stage=\"write\",output=\"%d\"%s%s%s", o, pic[0] ? ",picture=\"" : "", pic,
+             pic[0] ? "\"" : "");
 }
 
 int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metrics *cams, int ncams, char *buf,
@@ -572,12 +728,11 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
     family(&w, "panocap_stage_latency_seconds", "summary",
            "Latency per pipeline stage; quantiles over the stats window, sum and count over the run.");
     for (int i = 0; i < PC_STAT_WRITE0 + s->outputs; i++) {
+        if (i >= PC_STAT_WRITE0 && !s->output_name[i - PC_STAT_WRITE0][0])
+            continue; /* an output slot not in use */
         const pc_stage_stats *st = &s->stage[i];
-        char lab[64];
-        if (i >= PC_STAT_WRITE0)
-            snprintf(lab, sizeof lab, "stage=\"write\",output=\"%d\"", i - PC_STAT_WRITE0);
-        else
-            snprintf(lab, sizeof lab, "stage=\"%s\"", pc_stats_slot_name(i));
+        char lab[256];
+        write_label(s, i, lab, sizeof lab);
         for (int k = 0; k < 2; k++) {
             double q = k ? st->p99_ms : st->p50_ms;
             if (isnan(q))
@@ -591,13 +746,14 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
     }
     family(&w, "panocap_stage_latency_max_seconds", "gauge", "Largest latency per stage over the stats window.");
     for (int i = 0; i < PC_STAT_WRITE0 + s->outputs; i++) {
+        if (i >= PC_STAT_WRITE0 && !s->output_name[i - PC_STAT_WRITE0][0])
+            continue; /* an output slot not in use */
         if (isnan(s->stage[i].max_ms))
             continue;
         num(v, sizeof v, s->stage[i].max_ms * 1e-3);
-        if (i >= PC_STAT_WRITE0)
-            wr(&w, "panocap_stage_latency_max_seconds{stage=\"write\",output=\"%d\"} %s\n", i - PC_STAT_WRITE0, v);
-        else
-            wr(&w, "panocap_stage_latency_max_seconds{stage=\"%s\"} %s\n", pc_stats_slot_name(i), v);
+        char lab[256];
+        write_label(s, i, lab, sizeof lab);
+        wr(&w, "panocap_stage_latency_max_seconds{%s} %s\n", lab, v);
     }
 
     static const struct {
@@ -613,8 +769,48 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
         family(&w, outs[f].name, "counter", outs[f].help);
         const uint64_t *arr = (const uint64_t *)((const char *)s + outs[f].off);
         for (int o = 0; o < s->outputs; o++) {
+            if (!s->output_name[o][0])
+                continue; /* a slot not in use */
             esc(s->output_name[o], l1, sizeof l1);
-            wr(&w, "%s{output=\"%d\",url=\"%s\"} %llu\n", outs[f].name, o, l1, (unsigned long long)arr[o]);
+            esc(s->output_picture[o], l2, sizeof l2);
+            wr(&w, "%s{output=\"%d\",url=\"%s\"%s%s%s} %llu\n", outs[f].name, o, l1, l2[0] ? ",picture=\"" : "",
+               l2, l2[0] ? "\"" : "", (unsigned long long)arr[o]);
+        }
+    }
+    if (s->pictures > 0) {
+        family(&w, "panocap_picture_info", "gauge",
+               "Each encoded picture (0: the main one) with its size and encoder; always 1.");
+        for (int i = 0; i < s->pictures; i++) {
+            esc(s->picture[i].name, l1, sizeof l1);
+            esc(s->picture[i].encoder, l2, sizeof l2);
+            wr(&w, "panocap_picture_info{picture=\"%s\",index=\"%d\",width=\"%d\",height=\"%d\",encoder=\"%s\"} 1\n",
+               l1, i, s->picture[i].width, s->picture[i].height, l2);
+        }
+        static const struct {
+            const char *name, *type, *help;
+            size_t off;
+            int is_int;
+        } pf[] = {
+            {"panocap_picture_frames_encoded_total", "counter", "Frames out of each picture's encoder.",
+             offsetof(struct pc_picture_stats, frames), 0},
+            {"panocap_picture_encoded_bytes_total", "counter", "Bytes out of each picture's encoders.",
+             offsetof(struct pc_picture_stats, bytes), 0},
+            {"panocap_picture_encoder_failures_total", "counter",
+             "Encoders of each picture that did not open or failed on a frame (the other pictures go on).",
+             offsetof(struct pc_picture_stats, failures), 0},
+            {"panocap_picture_encoders_encoding", "gauge", "Encoders of each picture encoding now.",
+             offsetof(struct pc_picture_stats, encoding), 1},
+            {"panocap_picture_encoders", "gauge", "Encoders of each picture (its bands; 0: not encoded).",
+             offsetof(struct pc_picture_stats, encoders), 1},
+        };
+        for (size_t f = 0; f < sizeof pf / sizeof *pf; f++) {
+            family(&w, pf[f].name, pf[f].type, pf[f].help);
+            for (int i = 0; i < s->pictures; i++) {
+                const char *at = (const char *)&s->picture[i] + pf[f].off;
+                unsigned long long val = pf[f].is_int ? (unsigned long long)*(const int *)at : *(const uint64_t *)at;
+                esc(s->picture[i].name, l1, sizeof l1);
+                wr(&w, "%s{picture=\"%s\"} %llu\n", pf[f].name, l1, val);
+            }
         }
     }
 

@@ -5,12 +5,19 @@
  * debayer start, NV12 ready, packet out of the encoder, and written to each
  * output. From them come the stage latencies
  *   queue   = start  - complete      debayer = nv12 - start
- *   encode  = packet - nv12          write[o] = written[o] - packet
+ *   encode  = packet - nv12          write[o] = written[o] - packet (or
+ *                                             o's own picture's packet)
  *   total   = last written (else packet, else nv12) - complete
  * kept exactly over a sliding window (p50/p99/max/mean, nearest-rank
  * percentiles) and approximately over the whole run (log-linear histogram,
  * 3 % resolution; max exact). A frame whose total exceeds the budget is
  * counted as over budget.
+ *
+ * Outputs are slots: the pipeline gives each encoded picture (the main
+ * one, a virtual camera, the unstitched cameras) a range of them, so an
+ * output's index (its write[o] latency, its counters, its "output" label)
+ * stays the same across reloads; every output and picture figure carries
+ * its picture's name where one was set.
  *
  * All recording calls are thread-safe (one mutex, held for a few stores;
  * no allocation after pc_stats_open). Snapshots copy the window under the
@@ -30,6 +37,10 @@
 extern "C" {
 #endif
 
+#define PC_STATS_MAX_OUTPUTS 64 /* output slots: PC_MAX_OUTPUTS for each of 8 pictures */
+#define PC_STATS_MAX_PICTURES 8
+#define PC_STATS_NAME (PC_NAME_LEN + 8) /* a picture's name, with its NUL ("vcam:" + a name) */
+
 /* Latency slots: fixed stages, then one write slot per output. */
 enum {
     PC_STAT_QUEUE = 0,
@@ -37,7 +48,7 @@ enum {
     PC_STAT_ENCODE,
     PC_STAT_TOTAL,
     PC_STAT_WRITE0,                          /* + output index */
-    PC_STAT_SLOTS = PC_STAT_WRITE0 + PC_MAX_OUTPUTS,
+    PC_STAT_SLOTS = PC_STAT_WRITE0 + PC_STATS_MAX_OUTPUTS,
 };
 /* "queue", "debayer", "encode", "total", "write". */
 const char *pc_stats_slot_name(int slot);
@@ -47,7 +58,10 @@ typedef struct pc_frame_times {
     int64_t start_ns;                    /* debayer start, 0 = unknown */
     int64_t nv12_ns;                     /* NV12 ready, 0 = unknown */
     int64_t packet_ns;                   /* packet out of the encoder, 0 = none */
-    int64_t written_ns[PC_MAX_OUTPUTS];  /* 0 = not written to that output */
+    int64_t written_ns[PC_STATS_MAX_OUTPUTS]; /* 0 = not written to that output */
+    /* the packet output o wrote came out at (its own picture's, where a
+     * set has several pictures encoded apart); 0 = packet_ns */
+    int64_t out_packet_ns[PC_STATS_MAX_OUTPUTS];
     size_t packet_bytes;                 /* encoded size of this frame */
 } pc_frame_times;
 
@@ -55,8 +69,8 @@ typedef struct pc_stats_config {
     double fps;           /* expected frame rate (sizes the window) */
     double budget_ms;     /* per-frame budget (pc_settings_budget_ms) */
     double window_s;      /* sliding window, e.g. 10 */
-    int outputs;          /* number of outputs */
-    const char *output_names[PC_MAX_OUTPUTS]; /* labels (URLs); copied */
+    int outputs;          /* output slots (<= PC_STATS_MAX_OUTPUTS): their latencies are kept */
+    const char *output_names[PC_STATS_MAX_OUTPUTS]; /* labels (URLs); copied; NULL or "": not in use */
 } pc_stats_config;
 
 typedef struct pc_stats pc_stats;
@@ -69,6 +83,16 @@ void pc_stats_set_algo(pc_stats *s, const char *algo, const char *variant);
 /* The encoder layout, for the status line and the metrics. */
 void pc_stats_set_layout(pc_stats *s, const char *layout, int bands);
 void pc_stats_set_outputs(pc_stats *s, int outputs, const char *const *names);
+/* Picture pic (< PC_STATS_MAX_PICTURES; 0 the main one) of the pipeline:
+ * its name and size for the labels, and its outputs: slots [first,
+ * first + n) named names[] (URLs; counters of a slot whose name changed
+ * start at 0), slots [first + n, first + cap) not in use. Slots must lie
+ * within the configured ones (pc_stats_config.outputs). */
+void pc_stats_set_picture(pc_stats *s, int pic, const char *name, int width, int height);
+void pc_stats_set_picture_outputs(pc_stats *s, int pic, int first, int n, int cap, const char *const *names);
+/* Its encoder ("libx264"; "" none) and its encoders encoding now of all
+ * (bands: one each; a failed one stops encoding). */
+void pc_stats_picture_encoders(pc_stats *s, int pic, const char *encoder, int encoding, int encoders);
 
 /* --- recording (any thread) ------------------------------------------ */
 /* A frame set was assembled; substituted_slabs of its slabs were filled
@@ -88,6 +112,11 @@ void pc_stats_frame_latency(pc_stats *s, const pc_frame_times *t);
 /* Output o dropped n packets (failed or too slow), or failed once. */
 void pc_stats_output_dropped(pc_stats *s, int output, int n);
 void pc_stats_output_error(pc_stats *s, int output);
+/* A packet of picture pic came out of one of its encoders (bytes); frame:
+ * it is the picture's frame (its first band's packet). */
+void pc_stats_picture_packet(pc_stats *s, int pic, int frame, size_t bytes);
+/* One of picture pic's encoders failed: did not open, or failed on a frame. */
+void pc_stats_picture_failure(pc_stats *s, int pic);
 
 /* --- reading --------------------------------------------------------- */
 typedef struct pc_stage_stats {
@@ -112,11 +141,19 @@ typedef struct pc_stats_snapshot {
     char algo[32], variant[16];
     char layout[16];              /* "stacked", "bands"; "" = not set */
     int bands;
-    int outputs;
-    char output_name[PC_MAX_OUTPUTS][128];
-    uint64_t output_written[PC_MAX_OUTPUTS], output_dropped[PC_MAX_OUTPUTS],
-        output_errors[PC_MAX_OUTPUTS];
+    int outputs;                  /* output slots; those with an empty name are not in use */
+    char output_name[PC_STATS_MAX_OUTPUTS][128];
+    char output_picture[PC_STATS_MAX_OUTPUTS][PC_STATS_NAME]; /* "" = none set */
+    uint64_t output_written[PC_STATS_MAX_OUTPUTS], output_dropped[PC_STATS_MAX_OUTPUTS],
+        output_errors[PC_STATS_MAX_OUTPUTS];
     pc_stage_stats stage[PC_STAT_SLOTS];
+    int pictures;                 /* pictures set (pc_stats_set_picture) */
+    struct pc_picture_stats {
+        char name[PC_STATS_NAME], encoder[PC_STATS_NAME];
+        int width, height;
+        int encoding, encoders;   /* encoders encoding now / all */
+        uint64_t frames, bytes, failures;
+    } picture[PC_STATS_MAX_PICTURES];
 } pc_stats_snapshot;
 
 void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *out);

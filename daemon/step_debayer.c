@@ -35,7 +35,8 @@ static int debayer_prepare(void **priv, const pl_step_env *env, pl_step_io *io, 
     d->dc = (pc_debayer_config){.algo = (pc_algo_id)env->s->debayer.algo,
                                 .variant = (pc_variant)env->s->debayer.variant, .cfa = env->cfa,
                                 .matrix = (pc_matrix)env->s->debayer.matrix, .range = (pc_range)env->s->debayer.range};
-    io->out = (pl_pic_desc){env->width, env->height, PL_FMT_ANY}; /* the stacked cameras */
+    io->nout = 1;
+    io->out[0] = (pl_pic_desc){env->width, env->height, PL_FMT_ANY, "cameras"}; /* the stacked cameras */
     return 0;
 }
 
@@ -65,7 +66,7 @@ static int apply_algo(step_debayer *d, pc_algo_id algo, pc_variant variant, char
 static int debayer_start(void *priv, const pl_step_env *env, const pl_step_io *io, char *err, size_t errlen)
 {
     step_debayer *d = priv;
-    d->dc.fmt = d->fmt = (pc_pixfmt)io->out.fmt;
+    d->dc.fmt = d->fmt = (pc_pixfmt)io->out[0].fmt;
     for (int a = 0; a < pc_algo_count(); a++) {
         pc_debayer_config dc = d->dc;
         dc.algo = (pc_algo_id)a;
@@ -95,7 +96,7 @@ static void take_algo_request(step_debayer *d, uint64_t set_index)
 }
 
 /* Uploads the set into backend slot set->slot and starts (CUDA) or does
- * (CPU) the demosaic into set->out; the stage loop waits for the slot
+ * (CPU) the demosaic into set->out[0]; the stage loop waits for the slot
  * after the last step. */
 static int debayer_run(void *priv, pl_set *set)
 {
@@ -104,7 +105,7 @@ static int debayer_run(void *priv, pl_set *set)
     const pc_frameset *fs = set->frames;
     take_algo_request(d, fs->index);
     pc_backend *be = env->be;
-    pc_picture *out = set->out;
+    pc_picture *out = set->out[0];
     const pl_set_colour *c = set->colour;
     int slot = set->slot, h = env->slab_h, rc = 0;
     char e[512];

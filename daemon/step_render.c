@@ -9,7 +9,7 @@
  * A reload (a rewritten .pto, another blend or gain setting) builds the
  * new plan on the main thread and hands it over under `lock`; the stage
  * thread takes it at the start of a set, so no set waits and none is
- * dropped. blend = seam places the seams on a worker thread from one
+ * dropped. blend = seam or multiband places the seams on a worker thread from one
  * set's camera pictures (the first after start or a reload): until they
  * are placed the seams run down the middle of each overlap.
  *
@@ -83,11 +83,7 @@ static render_rig *rig_build(const pc_settings *s, const pc_rig *rig, int w, int
     pc_render_options_default(&r->opt);
     switch (s->panorama.blend) {
     case PC_BLEND_SEAM: r->opt.blend = PC_RENDER_SEAM; break;
-    case PC_BLEND_MULTIBAND:
-        free(r);
-        free(photo);
-        snprintf(err, errlen, "panorama.blend \"multiband\" is not in this build yet; use \"feather\" or \"seam\"");
-        return NULL;
+    case PC_BLEND_MULTIBAND: r->opt.blend = PC_RENDER_MULTIBAND; break;
     default: r->opt.blend = PC_RENDER_FEATHER; break;
     }
     r->gain_comp = s->panorama.gain_compensation;
@@ -147,11 +143,12 @@ static int render_prepare(void **priv, const pl_step_env *env, pl_step_io *io, c
     pc_log(env->log, capped ? PC_LOG_NOTICE : PC_LOG_INFO, "panorama: %dx%d, %s", r->w, r->h, why);
     if (!(r->cur = rig_build(env->s, &p->rig->rig, r->w, r->h, err, errlen)))
         return -1;
-    r->need_seams = r->cur->opt.blend == PC_RENDER_SEAM;
+    r->need_seams = r->cur->opt.blend != PC_RENDER_FEATHER; /* seam, multiband: placed on a set */
     /* the demosaic writes the cameras as RGB for the renderer */
     r->in_fmt = PC_FMT_RGBX32; /* 4-byte texels: the GPU samples them through its texture units */
     io->in.fmt = r->in_fmt;
-    io->out = (pl_pic_desc){r->w, r->h, PL_FMT_ANY};
+    io->nout = 1;
+    io->out[0] = (pl_pic_desc){r->w, r->h, PL_FMT_ANY, "panorama"};
     set_describe(r, r->cur, r->need_seams ? "(down the overlaps' middles until placed)" : "");
     return 0;
 }
@@ -250,10 +247,10 @@ static void take_next(step_render *r)
         filter_init(r, nr);
     pc_backend_render_set_gains(r->env->be, r->rd, (const float(*)[3])r->gf.g, err, sizeof err);
     /* a reload's rig with blend = seam gets its seams from its first set */
-    r->need_seams = nr->opt.blend == PC_RENDER_SEAM && !nr->seams_placed;
+    r->need_seams = nr->opt.blend != PC_RENDER_FEATHER && !nr->seams_placed;
     if (!nr->seams_placed)
         pc_log(r->env->log, PC_LOG_NOTICE, "panorama: rig %s in force from frame set %" PRIu64, nr->name, r->sets);
-    set_describe(r, nr, nr->opt.blend != PC_RENDER_SEAM ? "" : nr->seams_placed ? "(placed where the cameras agree)"
+    set_describe(r, nr, nr->opt.blend == PC_RENDER_FEATHER ? "" : nr->seams_placed ? "(placed where the cameras agree)"
                                                                                 : "(down the overlaps' middles until placed)");
 }
 
@@ -275,7 +272,7 @@ static int render_run(void *priv, pl_set *set)
                 goto fail;
         }
     }
-    if (pc_backend_render(be, set->slot, r->rd, set->in, set->out, e, sizeof e))
+    if (pc_backend_render(be, set->slot, r->rd, set->in, set->out[0], e, sizeof e))
         goto fail;
     r->measured = 0;
     if (r->cur->gain_comp) {

@@ -44,9 +44,10 @@ static int web_start(void *priv, const pl_step_env *env, const pl_step_io *io, c
     pipeline *p = ws->p;
     pc_web_picture_config wc = {
         .bops = p->bops, .be = env->be, .fmt = (pc_pixfmt)io->in.fmt, .matrix = p->st.matrix,
-        .range = p->st.range, .width = p->pic_w, .height = p->pic_h, .ncam = env->ncam, .cam_w = env->width,
-        .cam_h = env->slab_h,
-        .grid_cols = p->have_encoder && p->plan.layout == PC_LAYOUT_GRID ? p->plan.grid_cols : 1,
+        .range = p->st.range, .width = p->picture[0].width, .height = p->picture[0].height, .ncam = env->ncam,
+        .cam_w = env->width, .cam_h = env->slab_h,
+        .grid_cols = p->picture[0].plan.layout == PC_LAYOUT_GRID ? p->picture[0].plan.grid_cols : 1,
+        .whole = pc_settings_stitching(env->s), /* the render step's panorama, not the cameras */
         .lg = env->log};
     if (pc_web_picture_open(&ws->w, &wc, err, errlen))
         return -1;

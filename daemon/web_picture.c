@@ -129,7 +129,7 @@ static void set_error(pc_web_picture *w, const char *msg)
 static void make_jpegs(pc_web_picture *w)
 {
     int64_t t0 = pc_now_ns();
-    int n = w->cfg.ncam;
+    int n = w->cfg.whole ? 0 : w->cfg.ncam; /* whole: small is the live picture */
     for (int k = 0; k < n; k++) {
         pc_picture src = crop(&w->small, w->cam_x[k], w->cam_y[k], w->tw, w->th);
         for (int y = 0; y < w->th; y++)
@@ -142,7 +142,8 @@ static void make_jpegs(pc_web_picture *w)
     char err[256];
     jpeg_buf pano = {0}, cam[64];
     memset(cam, 0, sizeof cam);
-    int rc = pc_jpeg_encode(w->jpeg_strip, &w->strip, &pano.data, &pano.len, err, sizeof err);
+    int rc = pc_jpeg_encode(w->jpeg_strip, w->cfg.whole ? &w->small : &w->strip, &pano.data, &pano.len, err,
+                            sizeof err);
     for (int k = 0; k < n && !rc; k++) {
         pc_picture t = crop(&w->strip, k * w->tw, 0, w->tw, w->th);
         rc = pc_jpeg_encode(w->jpeg_thumb, &t, &cam[k].data, &cam[k].len, err, sizeof err);
@@ -209,9 +210,9 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     *out = w; /* from here on, pc_web_picture_close cleans up */
 
     int cols = cfg->grid_cols > 1 ? cfg->grid_cols : 1;
-    int s = (cfg->ncam * cfg->cam_w + STRIP_MAX_W - 1) / STRIP_MAX_W;
+    int s = ((cfg->whole ? cfg->width : cfg->ncam * cfg->cam_w) + STRIP_MAX_W - 1) / STRIP_MAX_W;
     int smax = cfg->cam_w / THUMB_MIN_W;
-    if (s > smax)
+    if (s > smax && !cfg->whole)
         s = smax;
     if (s < 1)
         s = 1;
@@ -220,7 +221,9 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     w->th = (cfg->cam_h / s) & ~1;
     int sw = (cfg->width / s) & ~1, sh = (cfg->height / s) & ~1;
     int dev = (cfg->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
-    if (cfg->ncam < 1 || cfg->ncam > 64 || w->tw < 16 || w->th < 16) {
+    if (cfg->whole && (sw < 16 || sh < 16)) {
+        snprintf(w->why, sizeof w->why, "a %dx%d picture is too small for a live picture", cfg->width, cfg->height);
+    } else if (!cfg->whole && (cfg->ncam < 1 || cfg->ncam > 64 || w->tw < 16 || w->th < 16)) {
         snprintf(w->why, sizeof w->why, "cameras of %dx%d are too small for a picture", cfg->cam_w, cfg->cam_h);
     } else if (cfg->fmt != PC_FMT_NV12 && cfg->fmt != PC_FMT_I420) {
         snprintf(w->why, sizeof w->why, "the pictures are %s, not YUV", pc_pixfmt_name(cfg->fmt));
@@ -239,15 +242,15 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     w->small_ops = w->mode == 1 ? cfg->bops : NULL;
     if (pc_backend_host_picture_alloc(w->small_ops, PC_FMT_NV12, cfg->matrix, cfg->range, sw, sh, &w->small, err,
                                       n) ||
-        pc_backend_host_picture_alloc(NULL, PC_FMT_NV12, cfg->matrix, cfg->range, cfg->ncam * w->tw, w->th,
-                                      &w->strip, err, n) ||
+        (!cfg->whole && pc_backend_host_picture_alloc(NULL, PC_FMT_NV12, cfg->matrix, cfg->range, cfg->ncam * w->tw,
+                                                      w->th, &w->strip, err, n)) ||
         pc_jpeg_open(&w->jpeg_strip, JPEG_QUALITY, err, n) || pc_jpeg_open(&w->jpeg_thumb, JPEG_QUALITY, err, n)) {
         snprintf(w->why, sizeof w->why, "%.150s", err);
         pc_log(cfg->lg, PC_LOG_WARNING, "web picture: none: %s", w->why);
         w->mode = 0;
         return 0;
     }
-    for (int k = 0; k < cfg->ncam; k++) {
+    for (int k = 0; k < cfg->ncam && !cfg->whole; k++) {
         int x = ((k % cols) * cfg->cam_w / s) & ~1, y = ((k / cols) * cfg->cam_h / s) & ~1;
         w->cam_x[k] = x + w->tw <= sw ? x : sw - w->tw;
         w->cam_y[k] = y + w->th <= sh ? y : sh - w->th;
@@ -259,8 +262,12 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     }
     w->started = 1;
     snprintf(w->why, sizeof w->why, "%s 1/%d", w->mode == 1 ? "GPU box downscale" : "sampled", s);
-    pc_log(cfg->lg, PC_LOG_INFO, "web picture: %d cameras side by side, %dx%d (%s), %d a second while watched",
-           cfg->ncam, cfg->ncam * w->tw, w->th, w->why, PC_WEB_PICTURE_FPS);
+    if (cfg->whole)
+        pc_log(cfg->lg, PC_LOG_INFO, "web picture: the whole %dx%d picture, %dx%d (%s), %d a second while watched; "
+               "no camera thumbnails", cfg->width, cfg->height, sw, sh, w->why, PC_WEB_PICTURE_FPS);
+    else
+        pc_log(cfg->lg, PC_LOG_INFO, "web picture: %d cameras side by side, %dx%d (%s), %d a second while watched",
+               cfg->ncam, cfg->ncam * w->tw, w->th, w->why, PC_WEB_PICTURE_FPS);
     return 0;
 }
 
@@ -317,6 +324,10 @@ int pc_web_picture_get(pc_web_picture *w, int camera, uint8_t **data, size_t *le
         snprintf(why, n, "no camera %d (there are %d: 0..%d)", camera, w->cfg.ncam, w->cfg.ncam - 1);
         return -2;
     }
+    if (camera >= 0 && w->cfg.whole) {
+        snprintf(why, n, "no camera thumbnails: the live picture is the stitched panorama");
+        return -2;
+    }
     if (!w->mode) {
         snprintf(why, n, "no live picture here: %s", w->why);
         return -1;
@@ -358,10 +369,10 @@ void pc_web_picture_info_get(pc_web_picture *w, pc_web_picture_info *info)
         snprintf(info->why, sizeof info->why, "%s", w->why);
     else
         snprintf(info->source, sizeof info->source, "%.47s", w->why);
-    info->width = w->cfg.ncam * w->tw;
-    info->height = w->th;
-    info->thumb_width = w->tw;
-    info->thumb_height = w->th;
+    info->width = w->cfg.whole ? w->small.width : w->cfg.ncam * w->tw;
+    info->height = w->cfg.whole ? w->small.height : w->th;
+    info->thumb_width = w->cfg.whole ? 0 : w->tw;
+    info->thumb_height = w->cfg.whole ? 0 : w->th;
     pthread_mutex_lock(&w->lock);
     info->seq = w->seq;
     if (w->made_ns)

@@ -1,7 +1,10 @@
 /* web_picture.h - the web page's live picture: the cameras side by side in
  * their order (the rig as it looks), small, as a JPEG a few times a second,
  * and a JPEG thumbnail of each camera, made from a small rendition of the
- * encoder's picture only while someone looks at them.
+ * encoder's picture only while someone looks at them. When that picture is
+ * a rendering (the stitched panorama: `whole`), the live picture is all of
+ * it, small, and there are no camera thumbnails (the cameras' own pictures
+ * are not in it).
  *
  * Cost to the frame path: the stage thread calls pc_web_picture_offer once
  * per frame set (the last step of its list, step_web_picture.c, with the
@@ -18,7 +21,8 @@
  * it is measured and reported (pc_web_picture_info).
  *
  * The size: the strip is at most about 1600 pixels wide (each camera
- * scaled down by the same integer, a thumbnail at least 160 pixels wide).
+ * scaled down by the same integer, a thumbnail at least 160 pixels wide);
+ * a whole picture too (scaled down by an integer).
  *
  * Threads: offer from the stage thread only; get (which waits up to 2 s
  * for the first picture) and info from any thread; open and close from
@@ -47,6 +51,8 @@ typedef struct pc_web_picture_config {
     int ncam;                    /* cameras in the picture */
     int cam_w, cam_h;            /* one camera's size in it */
     int grid_cols;               /* cameras across (grid layout); 1: one above the other */
+    int whole;                   /* 1: the picture is a rendering (the panorama): shown whole,
+                                  * no camera tiles or thumbnails */
     const pc_logger *lg;
 } pc_web_picture_config;
 
@@ -55,8 +61,8 @@ typedef struct pc_web_picture_info {
     char why[160];
     char source[48];             /* "GPU box downscale 1/7", "sampled 1/7" */
     int scale;
-    int width, height;           /* the live picture (strip) */
-    int thumb_width, thumb_height;
+    int width, height;           /* the live picture (strip, or the whole picture) */
+    int thumb_width, thumb_height; /* 0 x 0: no camera thumbnails (whole) */
     uint64_t seq;                /* pictures made so far */
     double age_s;                /* of the latest, < 0: none yet */
     double stage_ms_mean, stage_ms_max; /* the stage thread's time per picture */

@@ -3,7 +3,32 @@
  * real one, ~1000x160) costs well under a millisecond here. */
 #include "activity.h"
 
+#include "debayer.h"
+#include "errmsg.h"
+
 #include <string.h>
+
+int pc_activity_check(const pc_activity_params *p, int w, int h, char *err, size_t errlen)
+{
+    if (!p) {
+        pc_set_err(err, errlen, "activity map: no parameters");
+        return PC_EINVAL;
+    }
+    if (w < 1 || h < 1 || w > PC_MAX_DIM || h > PC_MAX_DIM) {
+        pc_set_err(err, errlen, "activity map: picture %dx%d (1..%d)", w, h, PC_MAX_DIM);
+        return PC_EINVAL;
+    }
+    const char *bad = p->shift < 1 || p->shift > 12                 ? "shift (1..12)"
+                      : p->threshold < 1 || p->threshold > 255      ? "threshold (1..255)"
+                      : p->cw < 1 || p->cw > w || p->ch < 1 || p->ch > h ? "cell size (1 .. the picture's)"
+                                                                    : NULL;
+    if (bad) {
+        pc_set_err(err, errlen, "activity map: %s: shift %d, threshold %d, cells %dx%d on %dx%d", bad, p->shift,
+                   p->threshold, p->cw, p->ch, w, h);
+        return PC_EINVAL;
+    }
+    return 0;
+}
 
 void pc_activity_ref(const uint8_t *luma, size_t pitch, int w, int h, uint16_t *bg, int init,
                      const pc_activity_params *p, uint32_t *counts)

@@ -9,7 +9,12 @@
  *
  * With shift 6 at 50 fps the background forgets in ~1.3 s (64 frames):
  * players who stand still fade into it within a few seconds, the moving
- * play stays foreground. */
+ * play stays foreground.
+ *
+ * Implementations: pc_activity_ref here (the CPU backend runs it: ~1000x160
+ * pixels take ~0.3 ms on one core, threads would not pay), the CUDA kernel
+ * (cuda_activity.cuh, activity_cuda.h): the same counts exactly; the
+ * daemon uses them through the backend ops (backend.h: activity_*). */
 #ifndef PANOCAP_ACTIVITY_H
 #define PANOCAP_ACTIVITY_H
 
@@ -31,6 +36,10 @@ static inline int pc_activity_cells(int w, int h, const pc_activity_params *p)
 {
     return ((w + p->cw - 1) / p->cw) * ((h + p->ch - 1) / p->ch);
 }
+
+/* Checks p (the ranges above) for a w x h picture; the message names the
+ * field. 0 or PC_EINVAL (debayer.h). */
+int pc_activity_check(const pc_activity_params *p, int w, int h, char *err, size_t errlen);
 
 /* The reference: updates bg (w*h 8.8 values; init != 0 sets it from this
  * picture and counts nothing) and writes counts (pc_activity_cells). */

@@ -4,6 +4,8 @@
  * format) once here, then call the backend's ops. */
 #include "backend.h"
 
+#include "activity.h"
+#include "convert.h"
 #include "errmsg.h"
 
 #include <stdio.h>
@@ -217,15 +219,27 @@ const char *pc_backend_choice_name(pc_backend *b)
     return v == PC_VARIANT_AUTO ? pc_backend_name(b) : pc_variant_name(v);
 }
 
-int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                             char *err, size_t errlen)
+/* Sides of a picture a backend allocates: 2D pitched allocations of
+ * CUDA and FFmpeg's frame sides stay below this. */
+#define PICTURE_MAX_SIDE 32768
+
+int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                             int height, pc_picture *out, char *err, size_t errlen)
 {
     if (!b || !out || !pc_pixfmt_planes(fmt)) {
         pc_set_err(err, errlen, "pc_backend_picture_alloc: bad arguments (format %d)", (int)fmt);
         return PC_EINVAL;
     }
+    int yuv420 = fmt == PC_FMT_NV12 || fmt == PC_FMT_I420;
+    if (width < 1 || height < 1 || width > PICTURE_MAX_SIDE || height > PICTURE_MAX_SIDE ||
+        (yuv420 && ((width | height) & 1))) {
+        pc_set_err(err, errlen, "pc_backend_picture_alloc (%s backend): a %dx%d %s picture: its sides must be "
+                   "1..%d%s", b->ops->name, width, height, pc_pixfmt_name(fmt), PICTURE_MAX_SIDE,
+                   yuv420 ? " and even (4:2:0 chroma)" : "");
+        return PC_EINVAL;
+    }
     memset(out, 0, sizeof *out);
-    return b->ops->picture_alloc(b->priv, fmt, matrix, range, out, err, errlen);
+    return b->ops->picture_alloc(b->priv, fmt, matrix, range, width, height, out, err, errlen);
 }
 
 void pc_backend_picture_free(pc_backend *b, pc_picture *pic)
@@ -467,6 +481,83 @@ int pc_backend_render_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matr
         return PC_EINVAL;
     }
     return b->ops->render_picture_alloc(b->priv, fmt, matrix, range, width, height, out, err, errlen);
+}
+
+int pc_backend_render_update(pc_backend *b, pc_render_dev *rd, const pc_render_plan *plan, char *err, size_t errlen)
+{
+    RENDER_OP(b, render_update, "pc_backend_render_update");
+    if (!rd || !plan) {
+        pc_set_err(err, errlen, "pc_backend_render_update: no prepared plan or no plan");
+        return PC_EINVAL;
+    }
+    return b->ops->render_update(b->priv, rd, plan, err, errlen);
+}
+
+/* --- the activity map ------------------------------------------------ */
+
+#define ACTIVITY_OP(b, op, fn)                                                                     \
+    do {                                                                                           \
+        if (!(b) || !(b)->ops->op) {                                                               \
+            pc_set_err(err, errlen, "%s: the %s backend has no activity map", fn,                  \
+                       (b) ? (b)->ops->name : "(none)");                                           \
+            return (b) ? PC_ENOTSUP : PC_EINVAL;                                                   \
+        }                                                                                          \
+    } while (0)
+
+int pc_backend_activity_open(pc_backend *b, int w, int h, pc_activity_dev **out, char *err, size_t errlen)
+{
+    if (out)
+        *out = NULL;
+    ACTIVITY_OP(b, activity_open, "pc_backend_activity_open");
+    if (!out || w < 1 || h < 1 || w > PC_MAX_DIM || h > PC_MAX_DIM) {
+        pc_set_err(err, errlen, "pc_backend_activity_open: a picture of %dx%d (1..%d)", w, h, PC_MAX_DIM);
+        return PC_EINVAL;
+    }
+    return b->ops->activity_open(b->priv, w, h, out, err, errlen);
+}
+
+void pc_backend_activity_close(pc_backend *b, pc_activity_dev *a)
+{
+    if (b && a && b->ops->activity_close)
+        b->ops->activity_close(b->priv, a);
+}
+
+int pc_backend_activity(pc_backend *b, int slot, const pc_picture *luma, pc_activity_dev *a,
+                        const pc_activity_params *p, uint32_t *counts, char *err, size_t errlen)
+{
+    ACTIVITY_OP(b, activity, "pc_backend_activity");
+    int rc = check_slot(b, slot, "pc_backend_activity", err, errlen);
+    if (rc)
+        return rc;
+    if (!luma || !a || !counts) {
+        pc_set_err(err, errlen, "pc_backend_activity: no picture, background model or counts");
+        return PC_EINVAL;
+    }
+    if ((luma->fmt != PC_FMT_NV12 && luma->fmt != PC_FMT_I420) || !luma->plane[0] ||
+        luma->pitch[0] < (size_t)(luma->width > 0 ? luma->width : 0)) {
+        pc_set_err(err, errlen, "pc_backend_activity: the luma must be an nv12 or i420 picture (got %s %dx%d)",
+                   luma->fmt == PC_FMT_RGBX32 ? "rgbx32" : pc_pixfmt_name(luma->fmt), luma->width, luma->height);
+        return PC_EINVAL;
+    }
+    if ((rc = pc_activity_check(p, luma->width, luma->height, err, errlen)))
+        return rc;
+    return b->ops->activity(b->priv, slot, luma, a, p, counts, err, errlen);
+}
+
+/* --- RGB -> YUV ------------------------------------------------------ */
+
+int pc_backend_convert(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                       size_t errlen)
+{
+    if (!b || !b->ops->convert) {
+        pc_set_err(err, errlen, "pc_backend_convert: the %s backend cannot convert RGB pictures",
+                   b ? b->ops->name : "(none)");
+        return b ? PC_ENOTSUP : PC_EINVAL;
+    }
+    int rc = check_slot(b, slot, "pc_backend_convert", err, errlen);
+    if (!rc)
+        rc = pc_convert_check(src, dst, err, errlen);
+    return rc ? rc : b->ops->convert(b->priv, slot, src, dst, err, errlen);
 }
 
 int pc_backend_host_picture_alloc(const pc_backend_ops *ops, pc_pixfmt fmt, pc_matrix matrix, pc_range range,

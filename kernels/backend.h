@@ -11,7 +11,9 @@
  * Opening (a fixed frame size and number of slots; nothing in the
  * per-frame calls allocates):
  *   pc_backend_open(&b, ops, &cfg, err, errlen);
- *   pc_backend_picture_alloc(b, fmt, matrix, range, &pic[k], ...) per slot
+ *   pc_backend_picture_alloc(b, fmt, matrix, range, w, h, &pic[k], ...) per
+ *       slot (the frame's size for the debayer's pictures; any size for
+ *       a picture a later step makes, a panorama or a virtual camera)
  *   pc_backend_prepare_algo(b, &dc, ...) for each algorithm a live switch
  *       may pick (CUDA: graph capture and tuning, tens of ms each);
  *   pc_backend_set_algo(b, &dc, ...)  the configuration in force.
@@ -46,7 +48,26 @@
  *   pc_backend_render_measure(b, slot, rd, &cams[slot], ...) then, after
  *       pc_backend_wait(b, slot), pc_backend_render_stats(b, rd, &st, ...)
  *   pc_backend_render_free(b, rd)
- * from the thread that calls debayer.
+ * from the thread that calls debayer. A virtual camera that moves:
+ *   pc_render_plan_set_view(plan, &view, ...)  host, per moved frame
+ *   pc_backend_render_update(b, rd, plan, ...)  then render as above
+ * (CUDA: the new ray terms and masks are copied on the renderer's stream
+ * through pinned staging, so renders queued before keep the old view).
+ *
+ * The follow mode's activity map (activity.h), on a small rendition's
+ * luma (an NV12/I420 picture of the backend, e.g. a render output):
+ *   pc_backend_activity_open(b, w, h, &act, ...)  its background model
+ *   pc_backend_activity(b, slot, &small, act, &params, counts, ...)
+ *       per set; counts (pc_activity_cells of them; CUDA: pinned host
+ *       memory, pc_backend_host_alloc) are read after pc_backend_wait(b,
+ *       slot); the first call sets the background and counts nothing
+ *   pc_backend_activity_close(b, act)
+ *
+ * The unstitched cameras as YUV when the demosaic writes RGB for the
+ * renderer (a second, recorded picture beside the panorama):
+ *   pc_backend_convert(b, slot, &cams[slot], &yuv, ...)  the bytes the
+ *       demosaic's own final pass writes into yuv (stacked or a grid,
+ *       colour bands included) for the same RGB (convert.h)
  *
  * Adding a backend: write a `const pc_backend_ops pc_backend_xxx` (a
  * backend_xxx.c next to backend_cpu.c) and list it in backend.c's table,
@@ -66,6 +87,9 @@ extern "C" {
 typedef struct pc_render_plan pc_render_plan;
 typedef struct pc_render_stats pc_render_stats;
 typedef struct pc_render_dev pc_render_dev;
+/* activity.h's; a backend's background model is a pc_activity_dev. */
+typedef struct pc_activity_params pc_activity_params;
+typedef struct pc_activity_dev pc_activity_dev;
 
 /* Most input slots (= pictures in flight) a backend is opened with. */
 #define PC_BACKEND_MAX_SLOTS 8
@@ -120,10 +144,12 @@ typedef struct pc_backend_ops {
      * PC_VARIANT_AUTO and 0 (the backend has no variants). */
     void (*get_choice)(void *priv, pc_variant *variant, int *tile_rows);
 
-    /* Pictures the backend can debayer into and download from (device
-     * memory when flags has PC_BACKEND_DEVICE_PICTURES). */
-    int (*picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                         char *err, size_t errlen);
+    /* Pictures of width x height (checked by the wrapper: positive,
+     * even for the 4:2:0 formats) the backend can debayer into (the
+     * frame's size), render into and download from (device memory when
+     * flags has PC_BACKEND_DEVICE_PICTURES). */
+    int (*picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                         pc_picture *out, char *err, size_t errlen);
     void (*picture_free)(void *priv, pc_picture *pic);
 
     /* Rows [row0, row0+rows) of slot's raw panorama from host memory, which
@@ -181,6 +207,21 @@ typedef struct pc_backend_ops {
     int (*render_stats)(void *priv, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen);
     int (*render_picture_alloc)(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
                                 pc_picture *out, char *err, size_t errlen);
+    /* A moved view (pc_render_plan_set_view): rd, prepared from plan,
+     * takes plan's view, ray terms and masks from the next render on. */
+    int (*render_update)(void *priv, pc_render_dev *rd, const pc_render_plan *plan, char *err, size_t errlen);
+
+    /* The activity map (activity.h; see the top of this file). NULL: not
+     * supported. activity: queued after the slot's work, covered by
+     * wait(slot); luma and counts checked by the wrapper. */
+    int (*activity_open)(void *priv, int w, int h, pc_activity_dev **out, char *err, size_t errlen);
+    void (*activity_close)(void *priv, pc_activity_dev *a);
+    int (*activity)(void *priv, int slot, const pc_picture *luma, pc_activity_dev *a, const pc_activity_params *p,
+                    uint32_t *counts, char *err, size_t errlen);
+
+    /* RGB24/RGBX32 -> NV12/I420 as the demosaic's final pass writes it
+     * (convert.h; arguments checked by the wrapper). NULL: not supported. */
+    int (*convert)(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen);
 } pc_backend_ops;
 
 extern const pc_backend_ops pc_backend_cpu;
@@ -226,8 +267,9 @@ void pc_backend_get_choice(pc_backend *b, pc_variant *variant, int *tile_rows);
  * name when it has no variants ("cpu"). */
 const char *pc_backend_choice_name(pc_backend *b);
 
-int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
-                             pc_picture *out, char *err, size_t errlen);
+/* A picture of width x height in the backend's memory (ops->picture_alloc). */
+int pc_backend_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                             int height, pc_picture *out, char *err, size_t errlen);
 void pc_backend_picture_free(pc_backend *b, pc_picture *pic);
 
 int pc_backend_upload(pc_backend *b, int slot, int row0, const uint8_t *host, size_t pitch, int rows,
@@ -259,6 +301,29 @@ int pc_backend_render_measure(pc_backend *b, int slot, pc_render_dev *rd, const 
 int pc_backend_render_stats(pc_backend *b, pc_render_dev *rd, pc_render_stats *out, char *err, size_t errlen);
 int pc_backend_render_picture_alloc(pc_backend *b, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
                                     int height, pc_picture *out, char *err, size_t errlen);
+
+/* Moving views: rd (prepared from plan) takes the view pc_render_plan_set_view
+ * gave plan; call it after every set_view, before rd's next render. */
+int pc_backend_render_update(pc_backend *b, pc_render_dev *rd, const pc_render_plan *plan, char *err, size_t errlen);
+
+/* The activity map (ops->activity_*; PC_ENOTSUP when the backend has none).
+ * open: the background model of a w x h luma picture. activity: luma is an
+ * NV12/I420 picture of the backend, w x h (its Y plane is read); p checked
+ * by pc_activity_check; counts: pc_activity_cells(w, h, p) entries of host
+ * memory (CUDA: pinned, pc_backend_host_alloc, for an asynchronous copy),
+ * valid after pc_backend_wait(b, slot). The first call after open sets the
+ * background and counts nothing (all 0). */
+int pc_backend_activity_open(pc_backend *b, int w, int h, pc_activity_dev **out, char *err, size_t errlen);
+void pc_backend_activity_close(pc_backend *b, pc_activity_dev *a); /* NULL is fine */
+int pc_backend_activity(pc_backend *b, int slot, const pc_picture *luma, pc_activity_dev *a,
+                        const pc_activity_params *p, uint32_t *counts, char *err, size_t errlen);
+
+/* ops->convert (convert.h: src a picture of the backend, RGB24/RGBX32;
+ * dst NV12/I420 of src's size, stacked or a grid of its cameras, colour
+ * bands allowed); queued after the slot's debayer, covered by wait(slot).
+ * PC_ENOTSUP when the backend has none. */
+int pc_backend_convert(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                       size_t errlen);
 
 /* ops->host_alloc or malloc; NULL on failure. Free with pc_backend_host_free
  * of the same ops. */

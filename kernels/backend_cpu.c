@@ -11,6 +11,8 @@
  */
 #include "backend.h"
 
+#include "activity.h"
+#include "convert.h"
 #include "errmsg.h"
 #include "render.h"
 
@@ -104,18 +106,18 @@ static int cpu_prepare_algo(void *priv, const pc_debayer_config *dc, char *err, 
     return pc_cpu_prepare(c->cpu, dc->algo, err, errlen);
 }
 
-static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                             char *err, size_t errlen)
+static int cpu_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                             pc_picture *out, char *err, size_t errlen)
 {
-    cpu_backend *c = priv;
-    size_t bytes = pc_picture_layout(out, fmt, matrix, range, c->w, c->h, 64, NULL);
-    uint8_t *mem = aligned_alloc(64, round64(bytes));
+    (void)priv;
+    size_t bytes = pc_picture_layout(out, fmt, matrix, range, width, height, 64, NULL);
+    uint8_t *mem = bytes ? aligned_alloc(64, round64(bytes)) : NULL;
     if (!mem) {
-        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d %s picture (%zu bytes)", c->w, c->h,
+        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d %s picture (%zu bytes)", width, height,
                    pc_pixfmt_name(fmt), bytes);
         return PC_ENOMEM;
     }
-    pc_picture_layout(out, fmt, matrix, range, c->w, c->h, 64, mem);
+    pc_picture_layout(out, fmt, matrix, range, width, height, 64, mem);
     return 0;
 }
 
@@ -296,6 +298,73 @@ static int cpu_render_stats(void *priv, pc_render_dev *rd, pc_render_stats *out,
     return 0;
 }
 
+/* The moved plan's view; its arrays are the same ones, shared (the
+ * gains set on rd stay). */
+static int cpu_render_update(void *priv, pc_render_dev *rd, const pc_render_plan *plan, char *err, size_t errlen)
+{
+    pc_render_plan *q = &rd->plan;
+    if (plan->view.w != q->view.w || plan->view.h != q->view.h || plan->ncam != q->ncam || plan->col != q->col ||
+        plan->row != q->row || plan->tmask != q->tmask) {
+        pc_set_err(err, errlen, "render update: the plan is not the one this renderer was prepared from (%dx%d, %d "
+                   "cameras; prepared: %dx%d, %d)", plan->view.w, plan->view.h, plan->ncam, q->view.w, q->view.h,
+                   q->ncam);
+        return PC_EINVAL;
+    }
+    q->view = plan->view;
+    q->npairs = plan->npairs;
+    memcpy(q->pair, plan->pair, sizeof q->pair);
+    return 0;
+}
+
+/* --- the activity map (activity.h): the reference, in place ----------- */
+
+struct pc_activity_dev {
+    int w, h, init;
+    uint16_t *bg;
+};
+
+static int cpu_activity_open(void *priv, int w, int h, pc_activity_dev **out, char *err, size_t errlen)
+{
+    pc_activity_dev *a = calloc(1, sizeof *a);
+    if (a)
+        a->bg = malloc(sizeof *a->bg * (size_t)w * h);
+    if (!a || !a->bg) {
+        free(a);
+        pc_set_err(err, errlen, "CPU backend: out of memory for a %dx%d activity map", w, h);
+        return PC_ENOMEM;
+    }
+    a->w = w;
+    a->h = h;
+    a->init = 1;
+    *out = a;
+    return 0;
+}
+
+static void cpu_activity_close(void *priv, pc_activity_dev *a)
+{
+    free(a->bg);
+    free(a);
+}
+
+static int cpu_activity(void *priv, int slot, const pc_picture *luma, pc_activity_dev *a, const pc_activity_params *p,
+                        uint32_t *counts, char *err, size_t errlen)
+{
+    if (luma->width != a->w || luma->height != a->h) {
+        pc_set_err(err, errlen, "activity map: a %dx%d picture for a %dx%d background model", luma->width,
+                   luma->height, a->w, a->h);
+        return PC_EINVAL;
+    }
+    pc_activity_ref(luma->plane[0], luma->pitch[0], a->w, a->h, a->bg, a->init, p, counts);
+    a->init = 0;
+    return 0;
+}
+
+static int cpu_convert(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    return pc_cpu_convert(c->cpu, src, dst, err, errlen);
+}
+
 static int cpu_render_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
                                     int height, pc_picture *out, char *err, size_t errlen)
 {
@@ -336,4 +405,9 @@ const pc_backend_ops pc_backend_cpu = {
     .render_measure = cpu_render_measure,
     .render_stats = cpu_render_stats,
     .render_picture_alloc = cpu_render_picture_alloc,
+    .render_update = cpu_render_update,
+    .activity_open = cpu_activity_open,
+    .activity_close = cpu_activity_close,
+    .activity = cpu_activity,
+    .convert = cpu_convert,
 };

@@ -2,7 +2,9 @@
  * (backend.h): a thin adapter over pc_gpu (debayer_cuda.h). Plain C. Built
  * without CUDA, pc_gpu is the stub (debayer_cuda_stub.c): probe then says
  * "this build has no CUDA support" and nothing else is ever called. */
+#include "activity_cuda.h"
 #include "backend.h"
+#include "convert_cuda.h"
 #include "debayer_cuda.h"
 #include "errmsg.h"
 #include "panocap_config.h"
@@ -41,10 +43,10 @@ static void cuda_get_choice(void *priv, pc_variant *variant, int *tile_rows)
     pc_gpu_get_choice(priv, variant, tile_rows);
 }
 
-static int cuda_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                              char *err, size_t errlen)
+static int cuda_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                              pc_picture *out, char *err, size_t errlen)
 {
-    return pc_gpu_picture_alloc(priv, fmt, matrix, range, out, err, errlen);
+    return pc_gpu_picture_alloc(priv, fmt, matrix, range, width, height, out, err, errlen);
 }
 
 static void cuda_picture_free(void *priv, pc_picture *pic) { pc_gpu_picture_free(priv, pic); }
@@ -137,6 +139,30 @@ static int cuda_render_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix
     return pc_gpu_render_picture_alloc(priv, fmt, matrix, range, width, height, out, err, errlen);
 }
 
+static int cuda_render_update(void *priv, pc_render_dev *rd, const pc_render_plan *plan, char *err, size_t errlen)
+{
+    return pc_gpu_render_update((pc_gpu_renderer *)rd, plan, err, errlen);
+}
+
+/* The activity map: a pc_activity_dev is a pc_gpu_activity (activity_cuda.h). */
+static int cuda_activity_open(void *priv, int w, int h, pc_activity_dev **out, char *err, size_t errlen)
+{
+    return pc_gpu_activity_open(priv, w, h, (pc_gpu_activity **)out, err, errlen);
+}
+
+static void cuda_activity_close(void *priv, pc_activity_dev *a) { pc_gpu_activity_close((pc_gpu_activity *)a); }
+
+static int cuda_activity(void *priv, int slot, const pc_picture *luma, pc_activity_dev *a, const pc_activity_params *p,
+                         uint32_t *counts, char *err, size_t errlen)
+{
+    return pc_gpu_activity_run(priv, slot, (pc_gpu_activity *)a, luma, p, counts, err, errlen);
+}
+
+static int cuda_convert(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    return pc_gpu_convert(priv, slot, src, dst, err, errlen);
+}
+
 const pc_backend_ops pc_backend_cuda = {
     .name = "cuda",
     .description = "CUDA kernels on an NVIDIA GPU, one fused kernel per frame",
@@ -167,4 +193,9 @@ const pc_backend_ops pc_backend_cuda = {
     .render_measure = cuda_render_measure,
     .render_stats = cuda_render_stats,
     .render_picture_alloc = cuda_render_picture_alloc,
+    .render_update = cuda_render_update,
+    .activity_open = cuda_activity_open,
+    .activity_close = cuda_activity_close,
+    .activity = cuda_activity,
+    .convert = cuda_convert,
 };

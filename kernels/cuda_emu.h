@@ -12,7 +12,8 @@
  * Only what the kernels use is provided: threadIdx/blockIdx/blockDim/
  * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4/uint2, and the
  * intrinsics __byte_perm, __umulhi, __fdividef, __int_as_float,
- * __float_as_int. No warp shuffles: the kernels exchange through shared
+ * __float_as_int, and atomicAdd on unsigned (the activity map's counts).
+ * No warp shuffles: the kernels exchange through shared
  * memory instead. For the render kernels (cuda_render.cuh): float2/float4,
  * __ffs, __popc, __grid_constant__, and a texture object whose tex2D<float4>
  * filters as the texture unit does (linear filtering of 8-bit RGBA read as
@@ -207,6 +208,15 @@ static inline int __float_as_int(float f)
     return i;
 }
 static inline int __ffs(unsigned v) { return v ? __builtin_ctz(v) + 1 : 0; }
+/* atomicAdd as a plain add: an emulated thread runs alone until its next
+ * __syncthreads() (or its end), so nothing interleaves with the
+ * read-modify-write; blocks run one after another. */
+static inline unsigned atomicAdd(unsigned *a, unsigned v)
+{
+    const unsigned old = *a;
+    *a = old + v;
+    return old;
+}
 static inline int __popc(unsigned v) { return __builtin_popcount(v); }
 
 /* A pitched 2D texture of 4 x 8-bit texels (cudaResourceTypePitch2D,

@@ -8,8 +8,14 @@
 #include "cuda_emu_render.h"
 #include "cuda_render.cuh"
 #include "errmsg.h"
+#include "render_multiband.h"
 
 #include <vector>
+
+/* cuda_emu_multiband.cc: a multiband plan's pyramid, main_pass(arg), then
+ * its strips. */
+int pc_emu_mb_run(const pc_render_plan *plan, const pc_rkparams &kp, int fmt, int photo, int tex,
+                  int (*main_pass)(void *), void *main_arg);
 
 template <int F, int P, int T>
 static int run_ray(const pc_rkparams &kp, dim3 grid, int map)
@@ -74,9 +80,11 @@ extern "C" int pc_emu_render(const pc_render_plan *plan, int variant, const pc_p
     int rc = pc_render_check(plan, src, dst, err, errlen);
     if (rc)
         return rc;
-    if ((unsigned)variant >= PC_GPU_RENDER_VARIANTS || (variant == PC_GPU_RENDER_MAP && !plan->map)) {
+    if ((unsigned)variant >= PC_GPU_RENDER_VARIANTS || (variant == PC_GPU_RENDER_MAP && !plan->map) ||
+        (plan->mb && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS)) {
         pc_set_err(err, errlen, "pc_emu_render: variant %d%s", variant,
-                   variant == PC_GPU_RENDER_MAP ? " needs a plan with maps" : " is unknown");
+                   plan->mb ? ": blend multiband runs with the ray kernels"
+                   : variant == PC_GPU_RENDER_MAP ? " needs a plan with maps" : " is unknown");
         return PC_EINVAL;
     }
     pc_rkparams kp;
@@ -87,7 +95,22 @@ extern "C" int pc_emu_render(const pc_render_plan *plan, int variant, const pc_p
     const int use_tex = src->fmt == PC_FMT_RGBX32 && (variant == PC_GPU_RENDER_RAY || variant == PC_GPU_RENDER_MAP);
     const dim3 grid((unsigned)((kp.w / 2 + PC_RBX - 1) / PC_RBX), (unsigned)((kp.h / 2 + PC_RBY - 1) / PC_RBY));
     const int map = variant == PC_GPU_RENDER_MAP, photo = plan->photo;
-    if (variant == PC_GPU_RENDER_PEER) {
+    if (plan->mb) { /* the main pass without the strips' tiles, between the pyramid and the strips */
+        kp.tmask = plan->mb->tmask_rest;
+        struct mainp {
+            const pc_rkparams *kp;
+            dim3 grid;
+            int fmt, use_tex, photo;
+        } mp = {&kp, grid, dst->fmt, use_tex, photo};
+        rc = pc_emu_mb_run(plan, kp, dst->fmt, photo, use_tex, [](void *arg) {
+            const mainp *m = (const mainp *)arg;
+            if (m->fmt == PC_FMT_NV12)
+                return run_f<PC_FMT_NV12>(*m->kp, m->grid, 0, m->use_tex, m->photo);
+            if (m->fmt == PC_FMT_I420)
+                return run_f<PC_FMT_I420>(*m->kp, m->grid, 0, m->use_tex, m->photo);
+            return run_f<PC_FMT_RGB24>(*m->kp, m->grid, 0, m->use_tex, m->photo);
+        }, &mp);
+    } else if (variant == PC_GPU_RENDER_PEER) {
         if (dst->fmt == PC_FMT_NV12)
             rc = photo ? run_peer<PC_FMT_NV12, 1>(plan, kp, grid) : run_peer<PC_FMT_NV12, 0>(plan, kp, grid);
         else if (dst->fmt == PC_FMT_I420)

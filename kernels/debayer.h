@@ -268,8 +268,10 @@ int pc_check_picture(const pc_picture *pic, int width, int height,
 int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen);
 
-/* RGB24 -> YUV (NV12 or I420), the fixed-point conversion of spec §8.
- * rgb has 3*width bytes per row at rgb_pitch. Any even size from 2x2. */
+/* RGB24 -> YUV (NV12 or I420), the fixed-point conversion of spec §8, as
+ * the demosaic's final pass writes it (colour bands, a grid picture's
+ * tiles). rgb has 3*width bytes per row at rgb_pitch, width x height the
+ * source size of dst (pc_picture_source_size). Any even size from 2x2. */
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
                   char *err, size_t errlen);
 

@@ -1271,25 +1271,25 @@ extern "C" int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, 
     return 0;
 }
 
-extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                                    char *err, size_t errlen)
+extern "C" int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
+                                    int height, pc_picture *out, char *err, size_t errlen)
 {
-    if (!g || !out || (unsigned)fmt > PC_FMT_RGBX32) {
-        pc_set_err(err, errlen, "pc_gpu_picture_alloc: bad arguments");
+    if (!g || !out || pc_pixfmt_planes(fmt) == 0 || width < 1 || height < 1) {
+        pc_set_err(err, errlen, "pc_gpu_picture_alloc: bad arguments (%dx%d, format %d)", width, height, (int)fmt);
         return PC_EINVAL;
     }
     memset(out, 0, sizeof *out);
     out->fmt = fmt;
     out->matrix = matrix;
     out->range = range;
-    out->width = g->W;
-    out->height = g->H;
+    out->width = width;
+    out->height = height;
     int np = pc_pixfmt_planes(fmt);
     CK(g, cudaSetDevice(g->device));
     for (int i = 0; i < np; i++) {
         size_t w;
         int h;
-        pc_picture_plane_size(fmt, g->W, g->H, i, NULL, &h, &w);
+        pc_picture_plane_size(fmt, width, height, i, NULL, &h, &w);
         cudaError_t e = cudaMallocPitch((void **)&out->plane[i], &out->pitch[i], w, h);
         if (e != cudaSuccess) {
             pc_gpu_picture_free(g, out);

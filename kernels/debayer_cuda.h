@@ -181,9 +181,10 @@ int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errl
 void *pc_gpu_stream(pc_gpu *g);
 void *pc_gpu_cu_context(pc_gpu *g);
 
-/* Device pictures (cudaMallocPitch per plane); free with
- * pc_gpu_picture_free. */
-int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
+/* Device pictures of width x height (cudaMallocPitch per plane): the
+ * frame's size for the debayer, any size for a picture rendered from it;
+ * free with pc_gpu_picture_free. */
+int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
                          pc_picture *out, char *err, size_t errlen);
 void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic);
 

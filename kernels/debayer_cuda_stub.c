@@ -1,9 +1,11 @@
 /* debayer_cuda_stub.c - the CUDA backend API (debayer_cuda.h, and the
- * renderer's render_cuda.h) when panocap is built without CUDA: no
- * devices, and every call says so. Lets the bench, the tests and the
- * daemon link and fall back to the CPU path. */
+ * renderer's render_cuda.h, activity_cuda.h, convert_cuda.h) when panocap
+ * is built without CUDA: no devices, and every call says so. Lets the
+ * bench, the tests and the daemon link and fall back to the CPU path. */
 #include <stdio.h>
 
+#include "activity_cuda.h"
+#include "convert_cuda.h"
 #include "debayer_cuda.h"
 #include "render_cuda.h"
 
@@ -56,8 +58,8 @@ int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen) { NOTSUP("pc_gpu_sync"); }
 int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen) { NOTSUP("pc_gpu_frame_time_us"); }
 void *pc_gpu_stream(pc_gpu *g) { return NULL; }
 void *pc_gpu_cu_context(pc_gpu *g) { return NULL; }
-int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, pc_picture *out,
-                         char *err, size_t errlen)
+int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
+                         pc_picture *out, char *err, size_t errlen)
 {
     NOTSUP("pc_gpu_picture_alloc");
 }
@@ -134,4 +136,37 @@ int pc_gpu_render_time(int n, pc_gpu_renderer *const *r, const int *variant, con
                        const pc_picture *dst, int ndst, int warmup, int iters, double *us, char *err, size_t errlen)
 {
     NOTSUP("pc_gpu_render_time");
+}
+int pc_gpu_render_update(pc_gpu_renderer *r, const pc_render_plan *plan, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_render_update");
+}
+
+/* activity_cuda.h */
+int pc_gpu_activity_open(pc_gpu *g, int w, int h, pc_gpu_activity **out, char *err, size_t errlen)
+{
+    if (out)
+        *out = NULL;
+    NOTSUP("pc_gpu_activity_open");
+}
+void pc_gpu_activity_close(pc_gpu_activity *a) {}
+int pc_gpu_activity_run(pc_gpu *g, int slot, pc_gpu_activity *a, const pc_picture *luma, const pc_activity_params *p,
+                    uint32_t *counts, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_activity_run");
+}
+int pc_gpu_activity_enqueue(pc_gpu_activity *a, const pc_picture *luma, const pc_activity_params *p,
+                            uint32_t *counts, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_activity_enqueue");
+}
+
+/* convert_cuda.h */
+int pc_gpu_convert(pc_gpu *g, int slot, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_convert");
+}
+int pc_gpu_convert_enqueue(pc_gpu *g, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_convert_enqueue");
 }

@@ -277,6 +277,22 @@ void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, 
     store_block(dst->fmt, yc, &o, x0, v);
 }
 
+void pc_ref_store_rgb_rows(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
+                           const uint8_t *s1, int bpp, int w)
+{
+    dstrows o;
+    dstrows_for(dst, y, &o);
+    for (int x0 = 0; x0 < w; x0 += 2) {
+        int v[2][2][3];
+        for (int i = 0; i < 2; i++)
+            for (int c = 0; c < 3; c++) {
+                v[0][i][c] = s0[bpp * (x0 + i) + c];
+                v[1][i][c] = s1[bpp * (x0 + i) + c];
+            }
+        store_block(dst->fmt, yc, &o, x0, (const int(*)[2][3])v);
+    }
+}
+
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, char *err, size_t errlen)
 {
     if (!dst) {
@@ -292,33 +308,26 @@ int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, c
                    pc_pixfmt_name(dst->fmt));
         return PC_EINVAL;
     }
-    int rc = check_picture(dst, dst->width, dst->height, 2, err, errlen);
+    /* the RGB is the source: a grid picture's own size is its tiles' */
+    int sw, sh;
+    pc_picture_source_size(dst, &sw, &sh);
+    int rc = check_picture(dst, sw, sh, 2, err, errlen);
     if (rc)
         return rc;
-    if (rgb_pitch < 3 * (size_t)dst->width) {
+    if (rgb_pitch < 3 * (size_t)sw) {
         pc_set_err(err, errlen, "RGB source %dx%d: pitch %zu is less than a row (%zu bytes)",
-                   dst->width, dst->height, rgb_pitch, 3 * (size_t)dst->width);
+                   sw, sh, rgb_pitch, 3 * (size_t)sw);
         return PC_EINVAL;
     }
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
-    for (int y = 0; y < dst->height; y += 2) {
-        dstrows o;
-        dstrows_for(dst, y, &o);
+    for (int y = 0; y < sh; y += 2) {
         if (dst->bands) {
             int b = y / dst->band_rows;
             yc = dst->bands[b < dst->n_bands ? b : dst->n_bands - 1];
         }
-        const uint8_t *s0 = rgb + (size_t)y * rgb_pitch, *s1 = s0 + rgb_pitch;
-        for (int x0 = 0; x0 < dst->width; x0 += 2) {
-            int v[2][2][3];
-            for (int i = 0; i < 2; i++)
-                for (int c = 0; c < 3; c++) {
-                    v[0][i][c] = s0[3 * (x0 + i) + c];
-                    v[1][i][c] = s1[3 * (x0 + i) + c];
-                }
-            store_block(dst->fmt, &yc, &o, x0, v);
-        }
+        const uint8_t *s0 = rgb + (size_t)y * rgb_pitch;
+        pc_ref_store_rgb_rows(dst, &yc, y, s0, s0 + rgb_pitch, 3, sw);
     }
     return PC_OK;
 }

@@ -65,4 +65,10 @@ void pc_job_pass(const pc_job *job, int pass, int y0, int y1);
  * (x0+i, y+j)) in dst's format, through the §8 conversion for YUV. */
 void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3]);
 
+/* The same for a row pair of RGB: source rows y, y+1 (y even) are s0, s1,
+ * w pixels of bpp bytes (3 RGB24, 4 RGBX32: X skipped), stored block by
+ * block with yc (pc_rgb_to_yuv's loop; the CPU backend's convert.c). */
+void pc_ref_store_rgb_rows(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
+                           const uint8_t *s1, int bpp, int w);
+
 #endif

@@ -11,7 +11,8 @@
  *   for each camera c, in ascending order, that sees ray  (pc_cam_project):
  *     (sx, sy) = its source position; d = distance from (sx, sy) to the
  *                border of c's valid area, in source pixels
- *     w_c      = min(d / feather, 1)       (x the seam factor with blend = seam)
+ *     w_c      = min(d / feather, 1)       (x the seam factor with blend = seam
+ *                                          or multiband)
  *     V        = bilinear sample of camera c at (sx, sy): the four pixels
  *                around it, weights (1-a)(1-b), a(1-b), (1-a)b, ab; the
  *                valid area lies inside the image, so the right/bottom
@@ -29,6 +30,10 @@
  *   8-bit RGB = round(out), then 2x2 blocks to YUV by spec §8 (the
  *   demosaic's final pass; pc_yuv_coeffs).
  *
+ * With blend = multiband the pixels around each seam (whole strips of
+ * mask tiles) are instead the overlap's two cameras blended band by band
+ * (Burt & Adelson's Laplacian pyramids; render_multiband.h defines it).
+ *
  * The weights depend only on the rig and the view (and the seam placed
  * once), never on the pictures: nothing flickers.
  *
@@ -38,8 +43,8 @@
  *
  * Implementations, checked against each other (tests/test_render.c):
  *   pc_render_ref   C reference, single-threaded, float: the definition;
- *   pc_render_cpu   the CPU backend's, on pc_cpu's threads, 8 or 16 pixels
- *                   per instruction (render_cpu.c): bit-identical;
+ *   pc_render_cpu   the CPU backend's, on pc_cpu's threads, 4, 8 or 16
+ *                   pixels per instruction (render_cpu.c): bit-identical;
  *   CUDA            kernels/cuda_render.cuh (render_cuda.h), within
  *                   1 code value on >= 99.9 % of samples, at most 2
  *                   (hardware bilinear filtering has 8-bit weights).
@@ -71,20 +76,24 @@ extern "C" {
 typedef enum pc_render_blend {
     PC_RENDER_FEATHER = 0, /* ramps by distance to each camera's border */
     PC_RENDER_SEAM = 1,    /* a seam where the cameras agree, narrow feather across it */
+    PC_RENDER_MULTIBAND = 2, /* the seam's overlaps blended band by band (render_multiband.h) */
 } pc_render_blend;
 
 typedef struct pc_render_options {
     pc_render_blend blend;
     float feather;    /* ramp width in source pixels; 0: min(w, h) / 16 (>= 2) */
-    float seam_width; /* PC_RENDER_SEAM: ramp across the seam, output pixels; 0: 8 */
+    float seam_width; /* PC_RENDER_SEAM: ramp across the seam, output pixels; 0: 8
+                       * (PC_RENDER_MULTIBAND: the finest level's ramp; 0: 2) */
+    int levels;       /* PC_RENDER_MULTIBAND: pyramid levels, 3..6; 0: 5 */
     int maps;         /* also build the precomputed maps (pc_render_plan.map): 8 bytes
                        * per output pixel per camera that may see it; the GPU's map
                        * variant needs them (the CPU renderer computes its rays in
-                       * SIMD lanes, cheaper than reading maps: render_cpu.c) */
+                       * SIMD lanes, cheaper than reading maps: render_cpu.c; only
+                       * its multiband strips read them, render_mb_host.c) */
 } pc_render_options;
 
 void pc_render_options_default(pc_render_options *o);
-/* "feather" / "seam"; -1 if unknown. */
+/* "feather" / "seam" / "multiband"; -1 if unknown. */
 int pc_render_blend_from_name(const char *name);
 const char *pc_render_blend_name(pc_render_blend b);
 
@@ -140,6 +149,9 @@ typedef struct pc_render_plan {
      * output x its seam may take, seam_lim[2 * (c * view.h + y)] .. [+1] */
     int8_t *seam_next;
     float *seam_lim;
+    /* blend = multiband (render_multiband.h; NULL otherwise): the strips
+     * around the seams, their masks, the host renderers' work area */
+    struct pc_render_mb *mb;
     /* gain compensation's overlap samples */
     int npairs;
     pc_render_pair pair[PC_RENDER_MAX_PAIRS];
@@ -154,6 +166,9 @@ typedef struct pc_render_plan {
     uint32_t *map_off;
     float *map;
     size_t map_entries;
+    /* pc_render_plan_set_view's cache (render_view.c): each camera's
+     * border as world directions, built on the first call */
+    struct pc_render_outline *outline;
 } pc_render_plan;
 
 /* Builds the plan of rig's cameras (cam_w x cam_h each, rig->ncam of them)
@@ -169,14 +184,16 @@ void pc_render_plan_free(pc_render_plan *p);
  * copy gets them through pc_backend_render_set_gains. */
 void pc_render_plan_set_gains(pc_render_plan *p, const float gains[][3]);
 
-/* blend = seam: places each overlap's seam where the cameras agree on the
+/* blend = seam or multiband: places each overlap's seam where the cameras agree on the
  * stacked camera picture src (host memory, RGB24/RGBX32; the first good
  * frame set, or on request), by dynamic programming over the overlap's
  * rows. Until then the seams run down the middle of each overlap. A
  * backend's prepared copy keeps the seams it was prepared with: prepare it
  * again (pc_backend_render_prepare) to use new ones. A plan with blend =
- * seam needs the cameras side by side in one row; pc_render_plan_build
- * refuses another rig, saying where. */
+ * seam or multiband needs the cameras side by side in one row;
+ * pc_render_plan_build refuses another rig, saying where (multiband also
+ * one whose blend zones would meet, or take in a third camera). With
+ * multiband the strips and masks follow the new seams. */
 int pc_render_plan_place_seams(pc_render_plan *p, const pc_picture *src, char *err, size_t errlen);
 
 /* Checks src (RGB24/RGBX32, cam_w x ncam*cam_h) and dst (NV12/I420/RGB24,
@@ -184,7 +201,9 @@ int pc_render_plan_place_seams(pc_render_plan *p, const pc_picture *src, char *e
  * differs. */
 int pc_render_check(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen);
 
-/* The C reference: single-threaded, the definition. */
+/* The C reference: single-threaded, the definition. A multiband plan
+ * holds the host renderers' per-frame work area: one host render of a
+ * plan at a time (this and pc_render_cpu). */
 int pc_render_ref(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen);
 
 /* The CPU backend's version on cpu's threads (pc_cpu_parallel; call it
@@ -197,11 +216,35 @@ int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, c
  * plain C elsewhere), all bit-identical. pc_render_cpu runs the best one
  * the CPU has, which pc_render_cpu_best_lanes names; pc_render_cpu_lanes
  * runs the one named (tests, benchmarks), PC_EINVAL where
- * pc_render_cpu_lanes_usable says this build or CPU has no such one. */
+ * pc_render_cpu_lanes_usable says this build or CPU has no such one. A
+ * multiband plan's strips are render_mb_host.c's, the rest goes through
+ * the lanes. */
 const char *pc_render_cpu_best_lanes(void);
 int pc_render_cpu_lanes_usable(const char *lanes);
 int pc_render_cpu_lanes(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
                         const pc_picture *dst, char *err, size_t errlen);
+
+/* --- Moving views (virtual cameras) ----------------------------------- */
+
+/* Points the plan at another view of the same size: a virtual camera's
+ * pose of this frame (pc_rig_rect_view: pan, tilt, roll, hfov). Recomputes
+ * the ray terms and the camera masks (conservative, as pc_render_plan_build's:
+ * render_view.c says how) in about 50 us for 1920x1080 on one core, so it
+ * runs every frame the view moves. The first call also samples the
+ * cameras' borders (0.2-0.6 ms), finely enough for views down to 8x
+ * narrower; a view narrower still samples them again, finer. A daemon
+ * calls it once at set-up with its narrowest view (the motion limits'
+ * smallest hfov), and no frame pays for sampling. Then render, or hand
+ * the change to a backend's prepared copy with pc_backend_render_update
+ * BEFORE its next render or measure (the CPU backend's copy shares the
+ * plan's arrays, so until then it would mix the new masks with the old
+ * view). A plan that
+ * set_view moved renders the same bytes as a plan built for that view.
+ * Only feather-blended rectilinear views without maps move; gain
+ * compensation's overlap samples are dropped (a view takes the panorama's
+ * gains through pc_render_plan_set_gains / pc_backend_render_set_gains).
+ * 0, or PC_EINVAL naming what is wrong (the plan unchanged), PC_ENOMEM. */
+int pc_render_plan_set_view(pc_render_plan *p, const pc_view_model *view, char *err, size_t errlen);
 
 /* --- Gain compensation (panorama.gain_compensation) ------------------ */
 

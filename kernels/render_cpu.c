@@ -44,6 +44,8 @@
  *   - Threads take tile rows (8 output rows) from a shared counter, not
  *     fixed bands: rows above and below the cameras cost next to nothing,
  *     and a thread delayed by another process leaves its rows to the rest.
+ * A multiband plan's strips around the seams are render_mb_host.c's
+ * (pc_render_mb_cpu); everything else of it goes through these lanes.
  * Fisheye lenses take atan2f per lane (libm's, as the reference) and the
  * rest in the lanes; RGB24 cameras are read byte by byte, RGB24 outputs
  * stored block by block through the reference's store.
@@ -56,6 +58,7 @@
 #define PC_RENDER_LANES pc_render_lanes_base
 #define PC_RENDER_VL 4 /* one SSE2 (or NEON) register */
 #include "render_cpu_lanes.h"
+#include "render_multiband.h"
 
 #include "algo_impl.h" /* pc_cpu_parallel */
 #include "errmsg.h"
@@ -137,6 +140,10 @@ int pc_render_cpu_lanes(pc_cpu *cpu, const char *name, const pc_render_plan *p, 
     int rc = pc_render_check(p, src, dst, err, errlen);
     if (rc)
         return rc;
+    /* multiband: its strips (render_mb_host.c), the rest through these
+     * lanes again on a plan without them */
+    if (p->mb)
+        return pc_render_mb_cpu(cpu, lanes[li].name, p, src, dst, err, errlen);
     /* the lanes address a camera's bytes with int32 offsets: a camera of
      * 2 GiB or more (none that exists) takes the reference */
     if ((uint64_t)p->cam_h * src->pitch[0] >= (1ull << 31))

@@ -14,6 +14,7 @@
 #include "cuda_render.cuh"
 #include "errmsg.h"
 #include "render_cuda.h"
+#include "render_mb_cuda.h"
 
 #define PC_RTEX_CACHE 8
 
@@ -43,11 +44,17 @@ struct pc_gpu_renderer {
     pc_rpair *d_pairs;
     int npairs, have_map;
     pc_render_stats pairs_info; /* the pairs' cameras, for pc_gpu_render_stats */
+    /* moving views (pc_gpu_render_update): pinned staging of the ray
+     * terms and masks, double-buffered, an event per buffer */
+    uint8_t *h_stage[2];
+    cudaEvent_t stage_ev[2];
+    int stage_used[2], stage_next;
     /* peer */
     int have_peer;
     pc_peer_cam peer[PC_RENDER_MAX_CAMERAS];
     float *d_peer[PC_RENDER_MAX_CAMERAS];
     float4 *d_acc;
+    pc_gpu_mb *mb; /* blend = multiband (render_mb_cuda.h) */
 };
 
 #define CKR(call)                                                                                  \
@@ -81,6 +88,7 @@ extern "C" void pc_gpu_render_free(pc_gpu_renderer *r)
         return;
     cudaSetDevice(r->device);
     cudaStreamSynchronize(r->cs);
+    pc_gpu_mb_free(r->mb);
     for (int i = 0; i < r->ntex; i++)
         if (r->texc[i].ok)
             cudaDestroyTextureObject(r->texc[i].tex);
@@ -94,7 +102,21 @@ extern "C" void pc_gpu_render_free(pc_gpu_renderer *r)
             cudaFree(r->d_peer[c]);
     if (r->h_stats)
         cudaFreeHost(r->h_stats);
+    for (int k = 0; k < 2; k++) {
+        if (r->h_stage[k])
+            cudaFreeHost(r->h_stage[k]);
+        if (r->stage_ev[k])
+            cudaEventDestroy(r->stage_ev[k]);
+    }
     free(r);
+}
+
+/* The bytes of the view's arrays in staging: col, row, tmask. */
+static size_t stage_bytes(const pc_rkparams &k, size_t *row_off, size_t *mask_off)
+{
+    *row_off = sizeof(float) * 2 * (size_t)k.w;
+    *mask_off = *row_off + sizeof(float) * 2 * (size_t)k.h;
+    return *mask_off + sizeof(uint16_t) * (size_t)k.ntx * ((k.h + PC_RENDER_TILE_H - 1) / PC_RENDER_TILE_H);
 }
 
 static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, char *err, size_t errlen)
@@ -174,7 +196,16 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
         CKR(cudaMemset(r->d_acc, 0, sizeof(float4) * (size_t)w * h));
         r->have_peer = 1;
     }
+    if (p->mb && (rc = pc_gpu_mb_prepare(p, &r->mb, err, errlen)))
+        return rc;
     pc_rkparams_plan(&r->kp, p);
+    /* moving views' staging (pc_gpu_render_update), so that no update allocates */
+    size_t row_off, mask_off;
+    const size_t sbytes = stage_bytes(r->kp, &row_off, &mask_off);
+    for (int k = 0; k < 2; k++) {
+        CKR(cudaHostAlloc((void **)&r->h_stage[k], sbytes, cudaHostAllocPortable));
+        CKR(cudaEventCreateWithFlags(&r->stage_ev[k], cudaEventDisableTiming));
+    }
     r->kp.col = (const float2 *)r->d_col;
     r->kp.row = (const float2 *)r->d_row;
     r->kp.tmask = r->d_tmask;
@@ -235,6 +266,43 @@ extern "C" int pc_gpu_render_set_gains(pc_gpu_renderer *r, const float gains[][3
             ones &= r->kp.cam[c].gain[k] == 1.0f;
         }
     r->photo = !(r->resp_identity && ones && !r->kp.has_vig);
+    return 0;
+}
+
+extern "C" int pc_gpu_render_update(pc_gpu_renderer *r, const pc_render_plan *plan, char *err, size_t errlen)
+{
+    if (!r || !plan) {
+        pc_set_err(err, errlen, "render update: no renderer or no plan");
+        return PC_EINVAL;
+    }
+    if (plan->view.w != r->kp.w || plan->view.h != r->kp.h || plan->ncam != r->kp.ncam || plan->ntx != r->kp.ntx ||
+        plan->cam_w != r->kp.cam_w || plan->cam_h != r->kp.cam_h) {
+        pc_set_err(err, errlen, "render update: the plan renders %dx%d from %d cameras, the renderer was prepared "
+                   "for %dx%d from %d (update takes the moved plan it was prepared from)", plan->view.w,
+                   plan->view.h, plan->ncam, r->kp.w, r->kp.h, r->kp.ncam);
+        return PC_EINVAL;
+    }
+    CKR(cudaSetDevice(r->device));
+    size_t row_off, mask_off;
+    const size_t bytes = stage_bytes(r->kp, &row_off, &mask_off);
+    const int k = r->stage_next;
+    if (r->stage_used[k]) /* the copy out of this buffer, queued two updates ago */
+        CKR(cudaEventSynchronize(r->stage_ev[k]));
+    uint8_t *h = r->h_stage[k];
+    memcpy(h, plan->col, row_off);
+    memcpy(h + row_off, plan->row, mask_off - row_off);
+    memcpy(h + mask_off, plan->tmask, bytes - mask_off);
+    CKR(cudaMemcpyAsync(r->d_col, h, row_off, cudaMemcpyHostToDevice, r->cs));
+    CKR(cudaMemcpyAsync(r->d_row, h + row_off, mask_off - row_off, cudaMemcpyHostToDevice, r->cs));
+    CKR(cudaMemcpyAsync(r->d_tmask, h + mask_off, bytes - mask_off, cudaMemcpyHostToDevice, r->cs));
+    CKR(cudaEventRecord(r->stage_ev[k], r->cs));
+    r->stage_used[k] = 1;
+    r->stage_next = k ^ 1;
+    r->kp.view = plan->view;
+    /* the old view's overlap samples mean nothing in this one (set_view
+     * drops them from the plan): gain statistics stop until prepared anew */
+    if (plan->npairs == 0)
+        r->npairs = r->pairs_info.npairs = 0;
     return 0;
 }
 
@@ -358,6 +426,11 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
         pc_set_err(err, errlen, "render: the peer was not prepared (PC_GPU_RENDER_WANT_PEER)");
         return PC_EINVAL;
     }
+    if (r->mb && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS) {
+        pc_set_err(err, errlen, "render: blend multiband runs with the ray kernels (not %s)",
+                   pc_gpu_render_variant_name(variant));
+        return PC_EINVAL;
+    }
     CKR(cudaSetDevice(r->device));
     pc_rkparams kp = r->kp;
     pc_rkparams_pictures(&kp, src, dst);
@@ -370,6 +443,11 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
     }
     const dim3 grid((unsigned)((kp.w / 2 + PC_RBX - 1) / PC_RBX), (unsigned)((kp.h / 2 + PC_RBY - 1) / PC_RBY));
     const int map = variant == PC_GPU_RENDER_MAP, photo = r->photo;
+    if (r->mb) { /* the pyramid beside the main pass, which leaves out the strips */
+        int rc = pc_gpu_mb_begin(r->mb, kp, photo, tex, r->cs, &kp.tmask, err, errlen);
+        if (rc)
+            return rc;
+    }
     if (variant == PC_GPU_RENDER_PEER) {
         if (dst->fmt == PC_FMT_NV12)
             photo ? launch_peer<PC_FMT_NV12, 1>(r, kp, grid, r->cs) : launch_peer<PC_FMT_NV12, 0>(r, kp, grid, r->cs);
@@ -385,7 +463,7 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
         launch_f<PC_FMT_RGB24>(kp, grid, r->cs, map, tex, photo);
     }
     CKR(cudaGetLastError());
-    return 0;
+    return r->mb ? pc_gpu_mb_end(r->mb, kp, dst->fmt, photo, tex, r->cs, err, errlen) : 0;
 }
 
 extern "C" int pc_gpu_render_enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const pc_picture *dst,

@@ -11,9 +11,21 @@
  *       into dst (device NV12/I420/RGB24 of the plan's size, e.g. an
  *       encoder's CUDA frame); pc_gpu_slot_wait(g, slot) covers it.
  *       RGBX32 sources are read through a texture object made on the
- *       first use of each picture (kept for the next frames).
+ *       first use of each picture (kept for the next frames). A plan
+ *       blended multiband also runs its pyramid on a side stream beside
+ *       the main pass, then its strips on the compute stream
+ *       (render_mb_cuda.h); the ray kernels only.
  *   pc_gpu_render_set_gains(r, gains)  gain compensation: the next
  *       renders use them (kernel parameters: no copy, no pass).
+ *   pc_gpu_render_update(r, plan)  a moved view (pc_render_plan_set_view
+ *       on the plan r was prepared from): the ray terms and masks are
+ *       copied into pinned staging and from there, asynchronously, to
+ *       the device on the compute stream, so renders queued before still
+ *       read the old ones; the view itself travels by value in the next
+ *       launches. Two staging buffers (allocated by prepare: an update
+ *       allocates nothing), each with an event: the host refills one only
+ *       once the copy queued from it two updates ago has run (it waits
+ *       there if the GPU is that far behind).
  *   pc_gpu_render_measure / pc_gpu_render_stats  the overlap statistics
  *       of gain compensation, on the slot's picture, read after the wait.
  *
@@ -50,6 +62,11 @@ int pc_gpu_render_prepare(pc_gpu *g, const pc_render_plan *plan, unsigned wants,
 void pc_gpu_render_free(pc_gpu_renderer *r);
 
 int pc_gpu_render_set_gains(pc_gpu_renderer *r, const float gains[][3], char *err, size_t errlen);
+
+/* A moved view, from the next render on (see above). The plan must be the
+ * one r was prepared from (same size and cameras), moved by
+ * pc_render_plan_set_view. */
+int pc_gpu_render_update(pc_gpu_renderer *r, const pc_render_plan *plan, char *err, size_t errlen);
 
 /* Enqueues the render of src into dst on the compute stream, then marks
  * the slot (pc_gpu_slot_mark). */

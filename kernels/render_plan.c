@@ -20,6 +20,7 @@
 
 #include "errmsg.h"
 #include "render_formulas.h"
+#include "render_multiband.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +28,8 @@
 
 #define GRID 4
 
-int pc_render_seams_init(pc_render_plan *p, char *err, size_t errlen); /* render_seam.c */
+int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen); /* render_seam.c */
+void pc_render_outline_free(struct pc_render_outline *o);                         /* render_view.c */
 
 void pc_render_options_default(pc_render_options *o)
 {
@@ -35,17 +37,18 @@ void pc_render_options_default(pc_render_options *o)
     o->blend = PC_RENDER_FEATHER;
 }
 
-static const char *const blend_names[] = {"feather", "seam"};
+static const char *const blend_names[] = {"feather", "seam", "multiband"};
+#define NBLENDS (int)(sizeof blend_names / sizeof blend_names[0])
 
 int pc_render_blend_from_name(const char *name)
 {
-    for (int i = 0; name && i < 2; i++)
+    for (int i = 0; name && i < NBLENDS; i++)
         if (strcmp(name, blend_names[i]) == 0)
             return i;
     return -1;
 }
 
-const char *pc_render_blend_name(pc_render_blend b) { return (unsigned)b < 2 ? blend_names[b] : "?"; }
+const char *pc_render_blend_name(pc_render_blend b) { return (unsigned)b < NBLENDS ? blend_names[b] : "?"; }
 
 void pc_render_plan_free(pc_render_plan *p)
 {
@@ -57,10 +60,12 @@ void pc_render_plan_free(pc_render_plan *p)
     free(p->seam);
     free(p->seam_next);
     free(p->seam_lim);
+    pc_render_mb_free(p->mb);
     for (int i = 0; i < p->npairs; i++)
         free(p->pair[i].xy);
     free(p->map_off);
     free(p->map);
+    pc_render_outline_free(p->outline);
     free(p);
 }
 
@@ -309,10 +314,12 @@ int pc_render_plan_build(pc_render_plan **out, const pc_rig *rig, const pc_view_
                        rig->cam[c].h, rig->cam[0].w, rig->cam[0].h);
             return PC_EINVAL;
         }
-    if ((unsigned)opt->blend > PC_RENDER_SEAM || opt->feather < 0 || opt->feather > 1e6f || opt->seam_width < 0 ||
-        opt->seam_width > 1e6f) {
-        pc_set_err(err, errlen, "render plan: options: blend %d, feather %g, seam width %g", (int)opt->blend,
-                   (double)opt->feather, (double)opt->seam_width);
+    const int levels = opt->levels ? opt->levels : PC_MB_DEFAULT_LEVELS;
+    if ((unsigned)opt->blend > PC_RENDER_MULTIBAND || opt->feather < 0 || opt->feather > 1e6f || opt->seam_width < 0 ||
+        opt->seam_width > 1e6f || levels < PC_MB_MIN_LEVELS || levels > PC_MB_MAX_LEVELS) {
+        pc_set_err(err, errlen, "render plan: options: blend %d, feather %g, seam width %g, levels %d (%d..%d)",
+                   (int)opt->blend, (double)opt->feather, (double)opt->seam_width, opt->levels, PC_MB_MIN_LEVELS,
+                   PC_MB_MAX_LEVELS);
         return PC_EINVAL;
     }
     pc_render_plan *p = calloc(1, sizeof *p);
@@ -358,8 +365,10 @@ int pc_render_plan_build(pc_render_plan **out, const pc_rig *rig, const pc_view_
     if ((rc = masks_and_pairs(p, err, errlen)))
         goto fail;
     p->blend = opt->blend;
-    p->inv_seam = 1.0f / (opt->seam_width > 0 ? opt->seam_width : 8.0f);
-    if (p->blend == PC_RENDER_SEAM && (rc = pc_render_seams_init(p, err, errlen)))
+    p->inv_seam = 1.0f / (opt->seam_width > 0 ? opt->seam_width : p->blend == PC_RENDER_MULTIBAND ? 2.0f : 8.0f);
+    if (p->blend != PC_RENDER_FEATHER && (rc = pc_render_seams_init(p, levels, err, errlen)))
+        goto fail;
+    if (p->blend == PC_RENDER_MULTIBAND && (rc = pc_render_mb_build(p, levels, err, errlen)))
         goto fail;
     if (opt->maps && (rc = build_maps(p, err, errlen)))
         goto fail;

@@ -2,14 +2,17 @@
  * (render.h): single-threaded, float, every pixel straight from the
  * definition (pc_view_ray, then every camera in turn; render_host.h's
  * pixel, render_formulas.h's steps). The CPU backend and the CUDA kernels
- * are checked against it. */
+ * are checked against it. A multiband plan's is render_mb_host.c's. */
 #include "render_host.h"
+#include "render_multiband.h"
 
 int pc_render_ref(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen)
 {
     int rc = pc_render_check(p, src, dst, err, errlen);
     if (rc)
         return rc;
+    if (p->mb)
+        return pc_render_mb_ref(p, src, dst, err, errlen);
     pc_yuv_coeffs yc;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
     const pc_render_src s = pc_render_src_of(src);

@@ -12,8 +12,14 @@
  * difference through the overlap: dynamic programming over the rows, one
  * column of movement per row at most. The seams then stay put: the
  * blend weights never change between frames.
+ *
+ * blend = multiband uses the same seams; its range keeps every pixel the
+ * multi-band blend changes inside the overlap instead (pc_render_mb_reach
+ * from where either camera stops seeing: the feather ramps play no part
+ * in it), and each placement updates its masks (render_multiband.c).
  */
 #include "render_host.h"
+#include "render_multiband.h"
 
 #include "errmsg.h"
 
@@ -24,7 +30,7 @@
 #define NONE_LEFT (-1e30f)
 #define NONE_RIGHT (1e30f)
 
-int pc_render_seams_init(pc_render_plan *p, char *err, size_t errlen)
+int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen)
 {
     const int w = p->view.w, h = p->view.h, n = p->ncam;
     const size_t nh = (size_t)n * h;
@@ -71,6 +77,8 @@ int pc_render_seams_init(pc_render_plan *p, char *err, size_t errlen)
             }
     }
     const float sw = 1.0f / p->inv_seam;
+    const int mb = p->blend == PC_RENDER_MULTIBAND;
+    const float margin = mb ? (float)pc_render_mb_reach(levels, p->inv_seam, NULL) : 0.0f;
     for (int y = 0; y < h; y++) {
         int order[PC_RENDER_MAX_CAMERAS], k = 0;
         for (int c = 0; c < n; c++) {
@@ -96,6 +104,10 @@ int pc_render_seams_init(pc_render_plan *p, char *err, size_t errlen)
             if (cb[0] > ca[1])
                 continue; /* no overlap in this row */
             float lo = (float)(cb[2] > cb[0] ? cb[2] : cb[0]) + sw, hi = (float)(ca[3] < ca[1] ? ca[3] : ca[1]) - sw;
+            if (mb) {
+                lo = (float)cb[0] + margin;
+                hi = (float)ca[1] - margin;
+            }
             if (lo > hi) /* too narrow for full weights: the middle */
                 lo = hi = 0.5f * (float)(cb[0] + ca[1]);
             const size_t ia = (size_t)a * h + y;
@@ -203,8 +215,8 @@ oom:
 
 int pc_render_plan_place_seams(pc_render_plan *p, const pc_picture *src, char *err, size_t errlen)
 {
-    if (!p || p->blend != PC_RENDER_SEAM || !p->seam_next) {
-        pc_set_err(err, errlen, "place seams: the plan was not built with blend seam");
+    if (!p || (p->blend != PC_RENDER_SEAM && p->blend != PC_RENDER_MULTIBAND) || !p->seam_next) {
+        pc_set_err(err, errlen, "place seams: the plan was not built with blend seam or multiband");
         return PC_EINVAL;
     }
     if (!src || (src->fmt != PC_FMT_RGB24 && src->fmt != PC_FMT_RGBX32) || src->width != p->cam_w ||
@@ -227,5 +239,5 @@ int pc_render_plan_place_seams(pc_render_plan *p, const pc_picture *src, char *e
             }
             y = y1;
         }
-    return 0;
+    return pc_render_mb_update(p, err, errlen);
 }

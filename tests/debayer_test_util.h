@@ -194,8 +194,9 @@ static inline void tu_pic_fill(const pc_picture *p, int v)
         memset(p->plane[i], v, p->pitch[i] * rows[i]);
 }
 
-/* Counts differing samples over the visible part of every plane. */
-static inline long tu_compare(const pc_picture *a, const pc_picture *b, int *maxdiff)
+/* Counts the samples (visible part of every plane) that differ by more
+ * than tol; *maxdiff the largest difference. */
+static inline long tu_count_over(const pc_picture *a, const pc_picture *b, int tol, int *maxdiff)
 {
     size_t bw[3];
     int rows[3];
@@ -205,16 +206,20 @@ static inline long tu_compare(const pc_picture *a, const pc_picture *b, int *max
     for (int i = 0; i < np; i++)
         for (int y = 0; y < rows[i]; y++) {
             const uint8_t *ra = a->plane[i] + (size_t)y * a->pitch[i], *rb = b->plane[i] + (size_t)y * b->pitch[i];
-            for (size_t x = 0; x < bw[i]; x++)
-                if (ra[x] != rb[x]) {
-                    int d = abs((int)ra[x] - (int)rb[x]);
-                    n++;
-                    if (d > md)
-                        md = d;
-                }
+            for (size_t x = 0; x < bw[i]; x++) {
+                const int d = abs((int)ra[x] - (int)rb[x]);
+                n += d > tol;
+                md = d > md ? d : md;
+            }
         }
     *maxdiff = md;
     return n;
+}
+
+/* Counts differing samples over the visible part of every plane. */
+static inline long tu_compare(const pc_picture *a, const pc_picture *b, int *maxdiff)
+{
+    return tu_count_over(a, b, 0, maxdiff);
 }
 
 /* Counts the samples of the stacked picture s that differ from their

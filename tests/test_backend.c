@@ -12,7 +12,12 @@
  * The encoders' path (the daemon's stage thread, finish_slot): download
  * into a host picture of the backend's host memory (CUDA: pinned) and the
  * preview's downscale, both queued after the debayer with one wait, ==
- * the reference and pc_picture_downscale of it.
+ * the reference and pc_picture_downscale of it. Pictures of any size (a
+ * panorama, a virtual camera): a backend picture half the frame's size
+ * filled by the backend's downscale and downloaded == pc_picture_downscale
+ * of the reference; an 8600x1300 NV12 / RGB24 picture (the panorama's
+ * size) allocates and downloads; sizes no picture can have are refused
+ * with the reason.
  */
 #include "algo_impl.h"
 #include "backend.h"
@@ -29,7 +34,7 @@ enum { W = 136, H = 40, SLABS = 5 }; /* 5 slabs of 8 rows, like the 5 cameras */
  * goes to slot f % slots: even frames as 5 slabs, odd ones as one upload. */
 static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt, pc_matrix m, pc_range r)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = slots, .device = 0, .threads = 3};
     if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s: open %dx%d, %d slots (%s)",
@@ -38,7 +43,7 @@ static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt,
     pc_picture pic[PC_BACKEND_MAX_SLOTS];
     int alloc_bad = 0;
     for (int k = 0; k < slots; k++)
-        alloc_bad += pc_backend_picture_alloc(b, fmt, m, r, &pic[k], err, sizeof err) != 0;
+        alloc_bad += pc_backend_picture_alloc(b, fmt, m, r, W, H, &pic[k], err, sizeof err) != 0;
     TAP_CHECK(alloc_bad == 0, "%s: %d %s pictures allocated (%s)", ops->name, slots, pc_pixfmt_name(fmt),
               alloc_bad ? err : "ok");
     uint8_t *raw = malloc((size_t)W * H);
@@ -154,7 +159,7 @@ static void cuda_refuses(void)
 
 static void argument_checks(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config bad = {.width = 9, .height = 8, .slots = 1};
     TAP_CHECK(pc_backend_open(&b, &pc_backend_cpu, &bad, err, sizeof err) == PC_EINVAL && !b && strstr(err, "even"),
@@ -167,8 +172,8 @@ static void argument_checks(void)
         return;
     pc_picture pic, rgb;
     uint8_t raw[16 * 16] = {0};
-    pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &pic, err, sizeof err);
-    pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &rgb, err, sizeof err);
+    pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, &pic, err, sizeof err);
+    pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, &rgb, err, sizeof err);
     TAP_CHECK(pc_backend_debayer(b, 0, &pic, err, sizeof err) == PC_EINVAL && strstr(err, "no algorithm set"),
               "debayer before set_algo refused (\"%s\")", err);
     pc_debayer_config dc = {PC_ALGO_COUNT, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
@@ -207,7 +212,7 @@ static void argument_checks(void)
 
 static void colour_through_backend(const pc_backend_ops *ops, const char *fmtname)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 3};
     if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s colour: open (%s)", ops->name,
@@ -241,7 +246,8 @@ static void colour_through_backend(const pc_backend_ops *ops, const char *fmtnam
         pc_colour_slab(&f, &t[c], packed + sb * c, 0, W, sh, bay + (size_t)W * sh * c, W);
     }
     pc_picture pic, ref, host;
-    rc = rc ? rc : pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &pic, err, sizeof err);
+    rc = rc ? rc : pc_backend_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, &pic, err,
+                                            sizeof err);
     tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, 0);
     tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, 8);
     pic.bands = ref.bands = bands;
@@ -336,7 +342,7 @@ static void band_fn(void *arg, int band, int nbands)
 
 static void parallel_pool(void)
 {
-    char err[256];
+    char err[256] = "";
     for (int threads = 1; threads <= 5; threads += 4) {
         pc_cpu *cpu = NULL;
         if (!TAP_CHECK(pc_cpu_open(&cpu, threads, 16, 16, err, sizeof err) == 0, "pc_cpu_open(%d threads)", threads))
@@ -374,7 +380,7 @@ static void parallel_pool(void)
 /* Download + downscale after one debayer, then one wait (the stage loop's finish_slot). */
 static void finish_slot_path(const pc_backend_ops *ops, int scale)
 {
-    char err[256];
+    char err[256] = "";
     pc_backend *b = NULL;
     pc_backend_config cfg = {.width = W, .height = H, .slots = 2, .device = 0, .threads = 2};
     if (!TAP_CHECK(pc_backend_open(&b, ops, &cfg, err, sizeof err) == 0, "%s: open for download + downscale (%s)",
@@ -385,7 +391,7 @@ static void finish_slot_path(const pc_backend_ops *ops, int scale)
     int sw = (W / scale) & ~1, sh = (H / scale) & ~1;
     pc_picture pic, host, small, ref, ref_small;
     memset(&pic, 0, sizeof pic);
-    int rc = pc_backend_picture_alloc(b, PC_FMT_NV12, m, r, &pic, err, sizeof err);
+    int rc = pc_backend_picture_alloc(b, PC_FMT_NV12, m, r, W, H, &pic, err, sizeof err);
     rc = rc ? rc : pc_backend_host_picture_alloc(ops, PC_FMT_NV12, m, r, W, H, &host, err, sizeof err);
     rc = rc ? rc : pc_backend_host_picture_alloc(ops, PC_FMT_NV12, m, r, sw, sh, &small, err, sizeof err);
     TAP_CHECK(rc == 0 && host.width == W && small.width == sw && small.height == sh,
@@ -426,6 +432,89 @@ static void finish_slot_path(const pc_backend_ops *ops, int scale)
     free(raw);
 }
 
+/* Pictures of sizes other than the frame's, in the backend's memory. */
+static void any_size(const pc_backend_ops *ops)
+{
+    char err[256] = "";
+    pc_backend *b = NULL;
+    pc_backend_config cfg = {.width = W, .height = H, .slots = 1, .device = 0, .threads = 2};
+    int rc = pc_backend_open(&b, ops, &cfg, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "%s: open %dx%d for pictures of any size (%s)", ops->name, W, H, rc ? err : "ok"))
+        return;
+    pc_matrix m = PC_MATRIX_BT709;
+    pc_range r = PC_RANGE_LIMITED;
+    const int sw = (W / 2) & ~1, sh = (H / 2) & ~1;
+    /* a half-size backend picture written by the backend itself */
+    pc_picture pic, half, host, ref, ref_half;
+    memset(&pic, 0, sizeof pic);
+    memset(&half, 0, sizeof half);
+    rc = pc_backend_picture_alloc(b, PC_FMT_NV12, m, r, W, H, &pic, err, sizeof err);
+    rc = rc ? rc : pc_backend_picture_alloc(b, PC_FMT_NV12, m, r, sw, sh, &half, err, sizeof err);
+    TAP_CHECK(rc == 0 && half.width == sw && half.height == sh && half.pitch[0] >= (size_t)sw &&
+                  half.pitch[1] >= (size_t)sw && half.fmt == PC_FMT_NV12,
+              "%s: a %dx%d NV12 picture (not the frame's %dx%d) in the backend's memory (%s)", ops->name, sw, sh, W,
+              H, rc ? err : "ok");
+    uint8_t *raw = malloc((size_t)W * H);
+    tu_pic_alloc(&ref, PC_FMT_NV12, m, r, W, H, 0);
+    tu_pic_alloc(&ref_half, PC_FMT_NV12, m, r, sw, sh, 0);
+    tu_pic_alloc(&host, PC_FMT_NV12, m, r, sw, sh, 24);
+    tu_noise(raw, (size_t)W * H, 91);
+    pc_bayer src = {raw, W, W, H, PC_CFA_BGGR};
+    pc_debayer_config dc = {PC_ALGO_EDGE, PC_VARIANT_AUTO, PC_CFA_BGGR, PC_FMT_NV12, m, r};
+    rc = rc ? rc : pc_ref_debayer(PC_ALGO_EDGE, &src, &ref, err, sizeof err);
+    rc = rc ? rc : pc_picture_downscale(&ref_half, &ref, 2);
+    rc = rc ? rc : pc_backend_set_algo(b, &dc, err, sizeof err);
+    rc = rc ? rc : pc_backend_upload(b, 0, 0, raw, W, H, err, sizeof err);
+    rc = rc ? rc : pc_backend_debayer(b, 0, &pic, err, sizeof err);
+    rc = rc ? rc : pc_backend_downscale(b, 0, &pic, &half, 2, err, sizeof err);
+    rc = rc ? rc : pc_backend_download(b, 0, &half, &host, err, sizeof err);
+    rc = rc ? rc : pc_backend_wait(b, 0, err, sizeof err);
+    int md;
+    long d = rc ? -1 : tu_compare(&ref_half, &host, &md);
+    TAP_CHECK(rc == 0 && d == 0, "%s: the %dx%d picture written by the backend (downscale) and downloaded == the "
+              "reference scaled (%ld samples differ; %s)", ops->name, sw, sh, d, rc ? err : "ok");
+    /* the panorama's size, both formats a geometry step writes or reads */
+    for (int f = 0; f < 2; f++) {
+        pc_pixfmt fmt = f ? PC_FMT_RGB24 : PC_FMT_NV12;
+        pc_picture big, hb;
+        memset(&big, 0, sizeof big);
+        rc = pc_backend_picture_alloc(b, fmt, m, r, 8600, 1300, &big, err, sizeof err);
+        rc = rc ? rc : pc_backend_host_picture_alloc(ops, fmt, m, r, 8600, 1300, &hb, err, sizeof err);
+        rc = rc ? rc : pc_backend_download(b, 0, &big, &hb, err, sizeof err);
+        rc = rc ? rc : pc_backend_wait(b, 0, err, sizeof err);
+        TAP_CHECK(rc == 0 && big.width == 8600 && big.height == 1300 && big.pitch[0] >= (size_t)(f ? 3 * 8600 : 8600),
+                  "%s: an 8600x1300 %s picture allocates and downloads (%s)", ops->name, pc_pixfmt_name(fmt),
+                  rc ? err : "ok");
+        pc_backend_picture_free(b, &big);
+        if (!rc)
+            pc_backend_host_picture_free(ops, &hb);
+    }
+    /* sizes no picture can have */
+    static const struct {
+        pc_pixfmt fmt;
+        int w, h;
+    } bad[] = {{PC_FMT_NV12, 1921, 1080}, {PC_FMT_I420, 1920, 1081}, {PC_FMT_RGB24, 0, 10}, {PC_FMT_NV12, 40000, 2}};
+    int refused = 0;
+    char first[256] = "";
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pc_picture x;
+        memset(&x, 0, sizeof x);
+        int e = pc_backend_picture_alloc(b, bad[i].fmt, m, r, bad[i].w, bad[i].h, &x, err, sizeof err);
+        refused += e == PC_EINVAL && strstr(err, "sides") && x.plane[0] == NULL;
+        if (i == 0)
+            snprintf(first, sizeof first, "%s", err);
+    }
+    TAP_CHECK(refused == (int)(sizeof bad / sizeof *bad), "%s: odd 4:2:0, empty and oversized pictures refused "
+              "(%d of %d; \"%s\")", ops->name, refused, (int)(sizeof bad / sizeof *bad), first);
+    pc_backend_picture_free(b, &pic);
+    pc_backend_picture_free(b, &half);
+    pc_backend_close(b);
+    tu_pic_free(&ref);
+    tu_pic_free(&ref_half);
+    tu_pic_free(&host);
+    free(raw);
+}
+
 int main(void)
 {
     parallel_pool();
@@ -441,11 +530,13 @@ int main(void)
     through_backend(&pc_backend_cpu, 2, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED);
     finish_slot_path(&pc_backend_cpu, 2);
     finish_slot_path(&pc_backend_cpu, 4);
+    any_size(&pc_backend_cpu);
     char why[256];
     if (pc_backend_cuda.probe(why, sizeof why))
     {
         finish_slot_path(&pc_backend_cuda, 2);
         finish_slot_path(&pc_backend_cuda, 4);
+        any_size(&pc_backend_cuda);
         through_backend(&pc_backend_cuda, 3, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED);
         through_backend(&pc_backend_cuda, 2, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED);
         colour_through_backend(&pc_backend_cuda, "BayerGB12p");

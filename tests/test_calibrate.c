@@ -137,7 +137,7 @@ static int make_scene(const char *path)
             }
         }
     }
-    char err[256];
+    char err[256] = "";
     int rc = pc_image_write_ppm(path, px, (size_t)SW * 3, SW, SH, err, sizeof err);
     free(px);
     return rc;
@@ -232,7 +232,7 @@ static int overlap_points(const char *out)
 static void check_rig(const char *what, const char *path, int photo, int scaled)
 {
     pc_rig rig;
-    char err[1024];
+    char err[1024] = "";
     int ok = pc_rig_load(path, &rig, err, sizeof err) == 0 && pc_rig_check_cameras(&rig, NCAM, CW, CH, err,
                                                                                    sizeof err) == 0;
     TAP_CHECK(ok, "%s: %s reads back as a rig of %d cameras of %dx%d%s%s", what, path, NCAM, CW, CH, ok ? "" : ": ",
@@ -286,7 +286,7 @@ static void check_rig(const char *what, const char *path, int photo, int scaled)
 static int write_pcraw(const char *dir, const char *path)
 {
     pc_raw_writer *w = NULL;
-    char err[512];
+    char err[512] = "";
     uint8_t *raw[NCAM] = {0};
     int rc = -1;
     if (pc_raw_writer_open(&w, path, CW, CH, NCAM, PC_CFA_RGGB, 25, err, sizeof err))
@@ -328,7 +328,7 @@ out:
 static int write_unrelated(const char *sample, const char *path)
 {
     pc_image img;
-    char err[512];
+    char err[512] = "";
     if (pc_image_read(sample, &img, err, sizeof err))
         return -1;
     uint8_t *px = malloc((size_t)CW * CH * 3);

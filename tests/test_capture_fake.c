@@ -144,7 +144,7 @@ static void test_main_run(const char *image)
 {
     pc_capture_config cfg;
     base_config(&cfg, image);
-    char err[512];
+    char err[512] = "";
     pc_capture *c = NULL;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "open 5 fake cameras %dx%d BayerRG8: %s", W, H, rc ? err : "ok"))
@@ -305,7 +305,7 @@ static void test_slab_order(const char *image)
         cfg.cam[i].slab = N - 1 - i;
         cfg.cam[i].image_part = i;
     }
-    char err[512];
+    char err[512] = "";
     pc_capture *c;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "open with slab order reversed: %s", rc ? err : "ok"))
@@ -334,7 +334,7 @@ static void test_slow_consumer(void)
     pc_capture_config cfg;
     base_config(&cfg, NULL);
     cfg.pool_sets = 2;
-    char err[512];
+    char err[512] = "";
     pc_capture *c;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "open for the slow-consumer run: %s", rc ? err : "ok"))
@@ -394,7 +394,7 @@ static void test_software_trigger(void)
         cfg.cam[i].height = 480;
         cfg.cam[i].trigger = PC_TRIGGER_SOFTWARE;
     }
-    char err[512];
+    char err[512] = "";
     pc_capture *c;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (rc == 0)

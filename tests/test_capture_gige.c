@@ -173,7 +173,7 @@ static void test_list(void)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    char err[256];
+    char err[256] = "";
     int rc = pc_capture_list_cameras(f, err, sizeof err);
     fclose(f);
     int all = rc == 0;
@@ -283,7 +283,7 @@ static void test_main(void)
     pc_capture_config cfg;
     base_config(&cfg);
     cfg.cam[2].address = pc_sim_serial(sim, 2); /* opened by serial, through discovery */
-    char err[512];
+    char err[512] = "";
     pc_capture *c = NULL;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "open 5 simulators by IP (one by serial %s): %s", pc_sim_serial(sim, 2),
@@ -467,7 +467,7 @@ static void test_udp_path(void)
         cfg.cam[i].socket_buffer = 4 << 20;
     }
     cfg.cam[4].packet_size = 0; /* negotiated (the simulator keeps 1400) */
-    char err[512];
+    char err[512] = "";
     pc_capture *c;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (rc == 0)
@@ -525,7 +525,7 @@ static void test_all_lost(void)
 {
     pc_capture_config cfg;
     base_config(&cfg);
-    char err[512];
+    char err[512] = "";
     pc_capture *c = NULL;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (rc == 0)
@@ -568,7 +568,7 @@ static void test_all_lost(void)
 
 static void test_absent(void)
 {
-    char err[512];
+    char err[512] = "";
     pc_capture_config cfg;
     pc_capture *c = NULL;
     pc_camera_stats st[N];
@@ -772,7 +772,7 @@ static void test_nft_loss(void)
     base_config(&cfg);
     for (int i = 0; i < N; i++)
         cfg.cam[i].packet_size = 1400; /* ~170 packets a frame, as without jumbo frames */
-    char err[512];
+    char err[512] = "";
     pc_capture *c = NULL;
     int rc = pc_capture_open(&c, &cfg, err, sizeof err);
     if (rc == 0)
@@ -794,7 +794,7 @@ static void test_nft_loss(void)
 
 int main(int argc, char **argv)
 {
-    char err[512];
+    char err[512] = "";
     if (pc_netns_enter(argc, argv, N, err, sizeof err) != 0)
         return tap_skip_all(err);
     if (getenv("PC_CAPTURE_DEBUG"))

@@ -24,7 +24,7 @@ static uint8_t pixel(int set, int slab, int x, int y)
 
 static int write_file(const char *path)
 {
-    char err[256];
+    char err[256] = "";
     pc_raw_writer *w;
     if (pc_raw_writer_open(&w, path, W, H, N, PC_CFA_GBRG, 30.0, err, sizeof err) != 0) {
         tap_diag("%s", err);

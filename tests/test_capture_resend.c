@@ -101,7 +101,7 @@ static void run(pc_capture *c, gv_relay *r, int answer, double secs, tally *t, p
 
 int main(int argc, char **argv)
 {
-    char err[512];
+    char err[512] = "";
     if (pc_netns_enter(argc, argv, 2, err, sizeof err) != 0)
         return tap_skip_all(err);
     char image[256];

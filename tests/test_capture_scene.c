@@ -66,7 +66,7 @@ static const uint8_t *want(const pc_scene *s, int c, double t)
         uint8_t *rgb = malloc((size_t)w * h * 3);
         expected[k][c] = malloc((size_t)w * h);
         pc_scene_eye_camera(&rig, c, &eye);
-        char err[256];
+        char err[256] = "";
         pc_scene_render(s, &eye, k / FPS, 0, 0, 0, 0, w, h, rgb, 3 * (size_t)w, err, sizeof err);
         pc_mosaic_from_rgb(rgb, 3 * (size_t)w, w, h, PC_CFA_BGGR, expected[k][c], (size_t)w, NULL, 0);
         free(rgb);
@@ -78,7 +78,7 @@ static void test_run(void)
 {
     pc_capture_config cfg;
     base_config(&cfg);
-    char err[512];
+    char err[512] = "";
     pc_capture *cap = NULL;
     int rc = pc_capture_open(&cap, &cfg, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "5 fake cameras %dx%d show the stadium through the rig: %s", rig.cam[0].w,
@@ -195,7 +195,7 @@ static void test_bad(void)
  * Vision is one of the loop's frames of its camera, one moment per set. */
 static void test_gige(void)
 {
-    char err[512];
+    char err[512] = "";
     pc_sim *sim = NULL;
     pc_scene *s = NULL;
     pc_scene_loop *loop = NULL;
@@ -271,7 +271,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_capture_scene RIG.pto\n");
         return 2;
     }
-    char err[512];
+    char err[512] = "";
     /* re-executes under unshare -rn (the simulators' part needs it) */
     int netns = pc_netns_enter(argc, argv, N, err, sizeof err) == 0;
     char why[600];

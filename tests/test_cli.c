@@ -50,7 +50,7 @@ int main(void)
     pc_cli *cli = calloc(1, sizeof *cli);
     pc_settings *s = malloc(sizeof *s);
     pc_diag *d = malloc(sizeof *d);
-    char err[1024];
+    char err[1024] = "";
     int rc;
 
     /* No arguments: run with the embedded defaults (no config file here). */

@@ -30,7 +30,7 @@ static const char *const cfa_tag[] = {"RG", "GR", "GB", "BG"};
 static void golden(const char *name, const uint8_t *bytes, const uint16_t *want, int n)
 {
     pc_rawfmt f;
-    char err[256];
+    char err[256] = "";
     if (!TAP_CHECK(pc_rawfmt_parse(name, &f, err, sizeof err) == 0, "parse %s: %s", name, err))
         return;
     uint16_t got[16];
@@ -80,7 +80,7 @@ static void test_goldens(void)
 static void test_roundtrip(void)
 {
     static const int widths[] = {8, 10, 14, 2042};
-    char err[256];
+    char err[256] = "";
     uint32_t seed = 77;
     for (int fi = 0; fi < 7; fi++)
         for (int c = 0; c < 4; c++)
@@ -174,7 +174,7 @@ static void test_formats_bad(void)
 
 static void test_tables(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_colour_cfg c;
     pc_colour_cfg_init(&c);
     static pc_colour_tables t;
@@ -271,7 +271,7 @@ static void test_tables(void)
 /* CCM folded into the Q16 matrix; per-band matrices in the reference. */
 static void test_matrix(void)
 {
-    char err[256];
+    char err[256] = "";
     static const double id[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     int all_same = 1;
     for (int m = 0; m < 2; m++)
@@ -358,7 +358,7 @@ static int grey_chroma_error(const pc_colour_tables *t, const pc_rawfmt *f, cons
     pc_colour_slab(f, t, packed, 0, w, h, bay, (size_t)w);
     pc_bayer src = {bay, (size_t)w, w, h, f->cfa};
     pc_picture p;
-    char err[256];
+    char err[256] = "";
     tu_pic_alloc(&p, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
     pc_ref_debayer(PC_ALGO_EDGE, &src, &p, err, sizeof err);
     int worst = 0;
@@ -381,7 +381,7 @@ static void test_grey_card(void)
     const int w = 256, h = 64;
     const double cast[3] = {0.55, 1.0, 0.7}; /* a greenish camera */
     const double black = 240;
-    char err[256];
+    char err[256] = "";
     uint8_t *rgb = malloc((size_t)w * h * 3);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {

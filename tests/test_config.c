@@ -305,7 +305,7 @@ static void test_accepts(void)
 static void test_set(void)
 {
     pc_settings s;
-    char err[512];
+    char err[512] = "";
     pc_settings_defaults(&s);
     TAP_CHECK(pc_settings_set(&s, "debayer.algo", "hq-linear", err, sizeof err) == 0 &&
                   s.debayer.algo == PC_ALGO_HQ_LINEAR,
@@ -343,7 +343,7 @@ static void test_diff(const char *example)
 {
     pc_settings a, b;
     pc_settings_delta d;
-    char err[256], text[2048];
+    char err[256] = "", text[2048];
     pc_settings_defaults(&a);
     b = a;
     TAP_CHECK(pc_settings_diff(&a, &b, &d) == 0 && d.live == 0 && d.restart == 0, "identical: no changes");

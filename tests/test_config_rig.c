@@ -296,6 +296,10 @@ static void test_vcam_errors(void)
                 VIEWS("  { name = \"a\"; outputs = ( \"a.ts\" );\n    presets = ( { name = \"g\"; pan = 1.0; tilt = 0.0; },\n"
                       "      { name = \"g\"; pan = 2.0; tilt = 0.0; } ); }\n"),
                 5, "virtual_cameras[0].presets[1].name", "duplicate preset \"g\" (also presets[0], line 4)", NULL);
+    check_error("preset name with a space", "pname.conf",
+                VIEWS("  { name = \"a\"; outputs = ( \"a.ts\" );\n    presets = ( { name = \"left goal\"; pan = 1.0; "
+                      "tilt = 0.0; } ); }\n"),
+                4, "virtual_cameras[0].presets[0].name", "\"left goal\": a preset's name is letters, digits", NULL);
     check_error("preset without pan", "ppan.conf",
                 VIEWS("  { name = \"a\"; outputs = ( \"a.ts\" );\n    presets = ( { name = \"g\"; tilt = 0.0; } ); }\n"), 4,
                 "virtual_cameras[0].presets[0].pan", "missing: every preset needs a pan", NULL);
@@ -477,7 +481,7 @@ static void test_round_trip(void)
     if (rc)
         dump(&d);
 
-    char err[512];
+    char err[512] = "";
     pc_settings_defaults(a);
     rc = pc_settings_set(a, "panorama.rig", rig, err, sizeof err) ||
          pc_settings_set(a, "virtual_cameras[0].name", "main", err, sizeof err) ||

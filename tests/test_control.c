@@ -25,7 +25,8 @@
 
 typedef struct calls {
     pthread_mutex_t mu;
-    int status, metrics, algo, snapshot, snapshot_cameras, idr, reload;
+    int status, metrics, algo, snapshot, snapshot_cameras, idr, reload, vcam;
+    char last_vcam[600];
     pc_algo_id last_algo;
     pc_variant last_variant;
     char last_path[PATH_MAX];
@@ -42,6 +43,28 @@ static int cb_status(void *u, char *buf, size_t len)
     c->status++;
     pthread_mutex_unlock(&c->mu);
     snprintf(buf, len, "edge/auto | 50.0 fps | in 10 enc 10 drop 0");
+    return 0;
+}
+
+/* vcam: what the daemon's pl_vcams answers, by the args */
+static int cb_vcam(void *u, const char *args, char *buf, size_t len)
+{
+    calls *c = u;
+    pthread_mutex_lock(&c->mu);
+    c->vcam++;
+    snprintf(c->last_vcam, sizeof c->last_vcam, "%s", args);
+    pthread_mutex_unlock(&c->mu);
+    if (!args[0]) {
+        snprintf(buf, len, "main 1920x1080: pan 0.0\nside 1280x720: pan 10.0\nOK 2 virtual cameras");
+        return 0;
+    }
+    if (!strcmp(args, "main goto 200 0")) {
+        snprintf(buf, len, "ERR main: PAN 200 is out of range: -180..180 degrees");
+        return -1;
+    }
+    if (!strcmp(args, "main silent"))
+        return -1; /* an answer without OK or ERR */
+    snprintf(buf, len, "OK %s", args);
     return 0;
 }
 
@@ -213,7 +236,7 @@ int main(void)
     mkdir(snapdir, 0755);
     mkdir(other, 0755);
     pc_control_ops ops = {&c, cb_status, cb_metrics, cb_algo, cb_snapshot, cb_idr, cb_reload, snapdir, NULL, NULL,
-                          cb_snapshot_cameras};
+                          cb_snapshot_cameras, cb_vcam};
     pc_logger quiet = {.max_level = PC_LOG_ERR};
     pc_control *ctl = NULL;
     int rc = pc_control_start(&ctl, path, &ops, &quiet, err, sizeof err);
@@ -246,6 +269,20 @@ int main(void)
     TAP_CHECK(strstr(buf, "ERR unknown variant \"8px\"") && c.algo == 2, "unknown variant: ERR");
     ask(path, "algo\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR usage: algo NAME [VARIANT]\n") == 0, "algo without a name: usage");
+    /* vcam: the rest of the line to the callback, its answer relayed */
+    ask(path, "vcam\n", buf, sizeof buf);
+    TAP_CHECK(!strcmp(buf, "main 1920x1080: pan 0.0\nside 1280x720: pan 10.0\nOK 2 virtual cameras\n") && c.vcam == 1 &&
+                  !strcmp(c.last_vcam, ""),
+              "vcam: a status line per view, then OK");
+    ask(path, "VCAM   main goto 10 -5 speed 3  \n", buf, sizeof buf);
+    TAP_CHECK(!strcmp(buf, "OK main goto 10 -5 speed 3\n") && !strcmp(c.last_vcam, "main goto 10 -5 speed 3"),
+              "vcam NAME ...: the words after vcam to the callback, its OK line back: %s", buf);
+    ask(path, "vcam main goto 200 0\n", buf, sizeof buf);
+    TAP_CHECK(!strcmp(buf, "ERR main: PAN 200 is out of range: -180..180 degrees\n"), "a refused one: its ERR: %s", buf);
+    ask(path, "vcam main silent\n", buf, sizeof buf);
+    TAP_CHECK(!strcmp(buf, "ERR no answer\n"), "an answer without OK or ERR is an ERR: %s", buf);
+    ask(path, "help\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "vcam NAME [VERB ...]") && strstr(buf, "follow on|off"), "help lists vcam");
     /* snapshots: inside the folder only, answered with the writer's result */
     char want[PATH_MAX + 64], cmd[PATH_MAX + 64];
     ask(path, "snapshot pic.png\n", buf, sizeof buf);

@@ -44,7 +44,7 @@ static void compare(int w, int h, const int *threads, int nthreads)
     uint8_t *raw = malloc(n), *ref = malloc(4 * n), *out = malloc(4 * n);
     make_raw(raw, w, h);
     pc_cpu *cpu[8] = {NULL};
-    char err[256];
+    char err[256] = "";
     for (int t = 0; t < nthreads; t++)
         if (pc_cpu_open(&cpu[t], threads[t], w, h, err, sizeof err) != 0)
             tap_diag("pc_cpu_open: %s", err);
@@ -82,7 +82,7 @@ static void compare(int w, int h, const int *threads, int nthreads)
 
 static void errors(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_cpu *cpu = NULL;
     err[0] = 0;
     TAP_CHECK(pc_cpu_open(&cpu, 2, 7, 8, err, sizeof err) == PC_EINVAL && cpu == NULL && err[0],

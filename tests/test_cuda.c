@@ -40,7 +40,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static char err[1024];
+static char err[1024] = "";
 
 /* Poisons a device picture. */
 static void dev_poison(const pc_picture *p, int v)
@@ -182,7 +182,7 @@ static void test_bad_args(void)
     if (rc)
         return;
     pc_picture dev;
-    rc = pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev, err, sizeof err);
+    rc = pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 64, 32, &dev, err, sizeof err);
     TAP_CHECK(rc == 0, "picture alloc: %s", rc ? err : "ok");
     TAP_CHECK(pc_gpu_debayer(g, 0, &dev, err, sizeof err) == PC_EINVAL, "debayer before set_algo refused: %s", err);
     TAP_CHECK(pc_gpu_set_algo(g, (pc_algo_id)99, PC_VARIANT_4PX, PC_CFA_RGGB, PC_FMT_NV12, PC_MATRIX_BT709,
@@ -212,7 +212,7 @@ static void test_bad_args(void)
     TAP_CHECK(pc_gpu_debayer(g, 0, &bad_pic, err, sizeof err) == PC_EINVAL, "format mismatch refused: %s", err);
     /* RGBX32: 16-byte stores, no grid kernels */
     pc_picture xp;
-    rc = pc_gpu_picture_alloc(g, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, &xp, err, sizeof err);
+    rc = pc_gpu_picture_alloc(g, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, 64, 32, &xp, err, sizeof err);
     rc = rc ? rc : pc_gpu_set_algo(g, PC_ALGO_EDGE, PC_VARIANT_4PX, PC_CFA_RGGB, PC_FMT_RGBX32, PC_MATRIX_BT709,
                                    PC_RANGE_LIMITED, err, sizeof err);
     rc = rc ? rc : pc_gpu_debayer(g, 0, &xp, err, sizeof err);
@@ -263,7 +263,7 @@ static void test_in_flight(int w, int h)
     for (int s = 0; s < 3; s++) {
         bay[s] = (uint8_t *)pinned + s * fsz;
         tu_noise(bay[s], fsz, 77u + s);
-        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev[s], err, sizeof err);
+        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev[s], err, sizeof err);
         tu_pic_alloc(&host[s], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
         tu_pic_alloc(&ref[s], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
         pc_bayer src = {bay[s], (size_t)w, w, h, PC_CFA_GRBG};
@@ -353,7 +353,7 @@ static void test_colour(int w, int sh)
         pc_picture ref, host, dev;
         tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
         tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
-        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev, err, sizeof err);
+        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev, err, sizeof err);
         ref.bands = dev.bands = bands;
         ref.band_rows = dev.band_rows = sh;
         ref.n_bands = dev.n_bands = ncam;
@@ -399,8 +399,9 @@ static void test_grid(int w, int sh, int ncam, int cols, int all_algos)
     int rc = upload(g, 0, bay, w, h);
     for (int fmt = PC_FMT_RGB24; fmt <= PC_FMT_I420 && !rc; fmt++) {
         pc_picture ds, dg, hs, hg;
-        rc = pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, &ds, err, sizeof err);
-        rc = rc ? rc : pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dg, err, sizeof err);
+        rc = pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &ds, err, sizeof err);
+        rc = rc ? rc
+                : pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dg, err, sizeof err);
         tu_pic_alloc(&hs, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 8);
         tu_pic_alloc(&hg, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 8);
         int shaped = !rc && pc_picture_as_grid(&dg, cols, sh) == 0 && pc_picture_as_grid(&hg, cols, sh) == 0;
@@ -475,7 +476,7 @@ int main(void)
         if (si == 0)
             tap_diag("device: %s", pc_gpu_device_name(g));
         pc_picture dev, host;
-        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dev, err, sizeof err);
+        pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev, err, sizeof err);
         tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 16);
         refjob *rj = calloc(1, sizeof *rj);
         rj->w = w;
@@ -532,7 +533,7 @@ int main(void)
             for (int fi = 0; fi < 3; fi++) {
                 const pc_pixfmt fmt = spot[fi];
                 pc_picture d2, h2, r2;
-                pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, &d2, err, sizeof err);
+                pc_gpu_picture_alloc(g, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, w, h, &d2, err, sizeof err);
                 tu_pic_alloc(&h2, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 8);
                 tu_pic_alloc(&r2, (pc_pixfmt)fmt, PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 0);
                 for (int c = 0; c < 4; c += 3) {

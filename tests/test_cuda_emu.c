@@ -28,7 +28,7 @@ static void colour_bands(void)
 {
     /* 136: a multiple of 4, as a grid's cameras must be (PC_GRID_TILE_ALIGN) */
     const int w = 136, sh = 10, ncam = 5, h = sh * ncam;
-    char err[512];
+    char err[512] = "";
     uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
     uint16_t *codes = malloc((size_t)w * sh * 2);
     tu_synth(rgb, w, h, 99);
@@ -149,7 +149,7 @@ static void colour_bands(void)
 static void grid_tiles(void)
 {
     const int w = 136, sh = 10, ncam = 6, h = sh * ncam;
-    char err[512];
+    char err[512] = "";
     uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
     tu_synth(rgb, w, h, 31);
     pc_yuv_coeffs bands[6];
@@ -272,7 +272,7 @@ static void grid_tiles(void)
 static void colour_pass(void)
 {
     static const pc_packing packs[] = {PC_PACK_8, PC_PACK_LE16, PC_PACK_PFNC, PC_PACK_GVSP};
-    char err[256];
+    char err[256] = "";
     uint32_t seed = 5;
     const int h = 22; /* 2 blocks x 2 steps of PC_CRPI rows, the last one partial */
     /* 522; 10: narrower than the left margin, whose samples reflect twice */
@@ -327,7 +327,7 @@ static void colour_pass_cams(void)
 {
     static const char *const names[] = {"BayerGB8", "BayerGB12p", "BayerGB12Packed", "BayerGB10"};
     const int w = 2040, rows = 10, ncam = 3, ml = 16, mr = 24;
-    char err[256];
+    char err[256] = "";
     uint32_t seed = 9;
     static pc_colour_tables t[3];
     const pc_colour_tables *tp[3] = {&t[0], &t[1], &t[2]};
@@ -396,7 +396,7 @@ static long mlri_vs_reference(const pc_bayer *src, pc_picture *ref, pc_picture *
 static void mlri_checks(void)
 {
     static const int sizes[][2] = {{8, 8}, {10, 14}, {134, 22}, {16, 42}, {262, 12}, {400, 40}, {360, 300}};
-    char err[512];
+    char err[512] = "";
     long total_diff = 0, total = 0;
     for (int si = 0; si < 7; si++) {
         int w = sizes[si][0], h = sizes[si][1];
@@ -518,7 +518,7 @@ int main(void)
     grid_tiles();
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {134, 22}, {262, 38}};
     static const int ths[] = {4, 12, 64};
-    char err[512];
+    char err[512] = "";
     int n_sizes = (int)(sizeof sizes / sizeof sizes[0]);
     /* An algorithm with its own CUDA implementation has no fused kernel to
      * emulate (test_cuda.c checks it on a device). */

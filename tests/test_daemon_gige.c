@@ -175,7 +175,7 @@ static void write_config(const char *path, const char *last_address)
 
 int main(int argc, char **argv)
 {
-    char err[512];
+    char err[512] = "";
     if (argc < 3)
         return tap_skip_all("usage: test_daemon_gige PANOCAP PHOTOGRAPH");
     if (tu_sanitized()) {

@@ -234,7 +234,7 @@ static int on_preview(void *user, int i, const AVFrame *f)
 static void check_bands(const char *what, const char *raw, char paths[NBANDS][320], const int streams[NBANDS],
                         int run_rc, int gop)
 {
-    char err[512];
+    char err[512] = "";
     ref_set ref;
     int rc = load_refs(raw, &ref, err, sizeof err);
     TAP_CHECK(rc == 0 && ref.n == FRAMES, "%s: reference of the %d recorded sets (%s)", what, ref.n, rc ? err : "ok");

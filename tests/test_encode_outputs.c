@@ -64,7 +64,7 @@ static void sigkill_recording(const char *dir, const char *ext)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        char err[512];
+        char err[512] = "";
         pc_encode_config cfg = small_cfg(160, 120);
         cfg.outputs[0].url = path;
         cfg.n_outputs = 1;
@@ -269,7 +269,7 @@ typedef struct srt_reader {
 static void drain_outputs(pc_encoder *e, unsigned mask, int n, const char *what,
                           pc_encoder_stats *st)
 {
-    char err[256];
+    char err[256] = "";
     if (pc_encoder_flush(e, err, sizeof err))
         tap_diag("%s: flush: %s", what, err);
     for (int i = 0; i < 1000; i++) {

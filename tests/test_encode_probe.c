@@ -43,7 +43,7 @@ static void nvenc_fallback(void *cuda_ctx, void *cuda_stream, const char *what)
     cfg.cuda_ctx = cuda_ctx;
     cfg.cuda_stream = cuda_stream;
     cfg.encoder = "auto";
-    char err[2048];
+    char err[2048] = "";
     pc_encoder *e = NULL;
     int r = pc_encoder_open(&e, &cfg, err, sizeof err);
     if (!TAP_CHECK(r == 0, "probe (%s): auto opens an encoder: %s", what,
@@ -77,7 +77,7 @@ static void nvenc_fallback(void *cuda_ctx, void *cuda_stream, const char *what)
 
 static void bad_input(void)
 {
-    char err[4096];
+    char err[4096] = "";
     pc_encode_config cfg;
     int r;
 
@@ -198,7 +198,7 @@ static void on_packet(void *u, const pc_packet_info *i)
 
 static void controls(void)
 {
-    char err[1024];
+    char err[1024] = "";
     pc_encode_config cfg = base(160, 120);
     cfg.encoder = "libx264";
     cfg.gop = 1000;
@@ -285,7 +285,7 @@ static void on_packet_inflight(void *u, const pc_packet_info *i)
 
 static void frames_in_flight(void)
 {
-    char err[1024];
+    char err[1024] = "";
     pc_encode_config cfg = base(640, 480);
     cfg.encoder = "libx264";
     cfg.threads = 12;

@@ -89,7 +89,7 @@ int main(void)
     int ndev = pc_gpu_device_count();
     if (ndev == 0)
         return tap_skip_all("no CUDA device (or built without CUDA): the zero-copy path needs a GPU");
-    char err[1024];
+    char err[1024] = "";
     size_t ysz = (size_t)W * H;
     uint8_t *raw = malloc(ysz), *ry = malloc(ysz), *ruv = malloc(ysz / 2);
     if (!raw || !ry || !ruv)
@@ -140,7 +140,7 @@ int main(void)
 
     /* bands: slot picture -> each band's pool frame, device to device */
     pc_picture slotpic;
-    rc = pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &slotpic, err, sizeof err);
+    rc = pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, &slotpic, err, sizeof err);
     rc = rc ? rc : pc_gpu_upload_async(g, 1, 0, raw, W, H, err, sizeof err);
     rc = rc ? rc : pc_gpu_debayer(g, 1, &slotpic, err, sizeof err);
     AVBufferRef *fb = NULL;

@@ -51,7 +51,7 @@ static void ppm(void)
     const int w = 13, h = 7;
     uint8_t rgb[13 * 7 * 3];
     fill(rgb, w, h);
-    char err[256];
+    char err[256] = "";
     int rc = pc_image_write_ppm(tmp("a.ppm"), rgb, 3 * w, w, h, err, sizeof err);
     pc_image img;
     int rc2 = pc_image_read(tmp("a.ppm"), &img, err, sizeof err);
@@ -84,7 +84,7 @@ static void ppm(void)
 
 static void errors(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_image img;
     err[0] = 0;
     int rc = pc_image_read(tmp("missing.png"), &img, err, sizeof err);
@@ -138,7 +138,7 @@ static void png(void)
     const int w = 11, h = 5;
     uint8_t rgb[11 * 5 * 3];
     fill(rgb, w, h);
-    char err[256];
+    char err[256] = "";
     pc_image img;
     int rc = pc_image_write(tmp("a.png"), rgb, 3 * w, w, h, err, sizeof err);
     int rc2 = pc_image_read(tmp("a.png"), &img, err, sizeof err);
@@ -208,7 +208,7 @@ int main(void)
     png();
 #else
     TAP_CHECK(!pc_image_have_png(), "PNG support not built in");
-    char err[256];
+    char err[256] = "";
     uint8_t px[3] = {0};
     TAP_CHECK(pc_image_write_png(tmp("x.png"), px, 3, 1, 1, err, sizeof err) == PC_IMG_ENOTSUP && strstr(err, "x.png"),
               "PNG write without libpng: %s", err);

@@ -119,7 +119,7 @@ out:
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_jpeg *j;
     if (!TAP_CHECK(pc_jpeg_open(&j, 3, err, sizeof err) == 0, "pc_jpeg_open: %s", j ? "" : err))
         return tap_done();

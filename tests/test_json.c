@@ -77,7 +77,7 @@ static void writer(void)
 static void reader(void)
 {
     pc_json_field f[8];
-    char err[256];
+    char err[256] = "";
     const char *ok = " {\"algo\" : \"edge\", \"variant\":\"4px\",\"n\":-1.5e2,\"t\":true,\"f\":false,\"z\":null,"
                      "\"u\":\"\\u00e9\\ud83d\\ude00\\/\\n\"} \n";
     int n = pc_json_parse_flat(ok, strlen(ok), f, 8, err, sizeof err);
@@ -137,9 +137,50 @@ static void reader(void)
               "reader: more members than the caller takes: %s", err);
 }
 
+/* pc_json_parse with nesting: {"move": {...}} as "move", "move.pan", ... */
+static void nested(void)
+{
+    pc_json_field f[8];
+    char err[256];
+    const char *t = "{\"move\": {\"pan\": 5, \"tilt\": -2.5}, \"speed\": 10}";
+    int n = pc_json_parse(t, strlen(t), f, 8, 2, err, sizeof err);
+    TAP_CHECK(n == 4 && pc_json_field_find(f, n, "move")->type == PC_JSON_OBJECT &&
+                  pc_json_field_find(f, n, "move.pan")->num == 5 && pc_json_field_find(f, n, "move.tilt")->num == -2.5 &&
+                  pc_json_field_find(f, n, "speed")->num == 10 && !pc_json_field_find(f, n, "pan"),
+              "nested reader: the object, then its members as move.pan, move.tilt (%d fields%s%s)", n,
+              n < 0 ? ": " : "", n < 0 ? err : "");
+    const char *t3 = "{\"move\": {\"in\": {}, \"pan\": 1}}";
+    err[0] = '\0';
+    TAP_CHECK(pc_json_parse(t3, strlen(t3), f, 8, 3, err, sizeof err) == 3 &&
+                  pc_json_field_find(f, 3, "move.in")->type == PC_JSON_OBJECT &&
+                  pc_json_field_find(f, 3, "move.pan")->num == 1,
+              "depth 3: an empty object inside is a field too");
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"{\"a\":{\"b\":{\"c\":1}}}", "byte 10: nested objects and arrays"},
+        {"{\"a\":{\"b\":[1]}}", "byte 10: nested objects and arrays"},
+        {"{\"a\":[1]}", "byte 5: arrays are not accepted"},
+        {"{\"a\":{\"b\":1,\"b\":2}}", "the key \"a.b\" appears twice"},
+        {"{\"a\":{\"b\":1},\"a.b\":2}", "the key \"a.b\" appears twice"},
+        {"{\"a\":{\"b\":1}", "text ends too early"},
+        {"{\"a\":{\"b\":1,\"c\":2,\"d\":3}}", "more than 3 members"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = '\0';
+        int r = pc_json_parse(bad[i].text, strlen(bad[i].text), f, i == 6 ? 3 : 8, 2, err, sizeof err);
+        TAP_CHECK(r == -1 && strstr(err, bad[i].needle), "nested reader refuses %s: %s", bad[i].text, err);
+    }
+    char key[200];
+    snprintf(key, sizeof key, "{\"%060d\":{\"abcdef\":1}}", 0);
+    TAP_CHECK(pc_json_parse(key, strlen(key), f, 8, 2, err, sizeof err) == -1 && strstr(err, "longer than 63 bytes"),
+              "nested reader: a joined key past 63 bytes: %.80s", err);
+}
+
 int main(void)
 {
     writer();
     reader();
+    nested();
     return tap_done();
 }

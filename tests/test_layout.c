@@ -28,7 +28,7 @@ static pc_encode_settings enc(const char *encoder, int codec, int layout, int ba
 int main(void)
 {
     pc_layout_plan lp;
-    char err[512];
+    char err[512] = "";
     pc_encode_settings e;
 
     e = enc("auto", PC_CODEC_HEVC, PC_LAYOUT_AUTO, 0);

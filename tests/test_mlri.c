@@ -277,7 +277,7 @@ static int ref_rgb(const uint8_t *raw, int w, int h, pc_cfa cfa, uint8_t *rgb)
     p.pitch[0] = 3 * (size_t)w;
     p.width = w;
     p.height = h;
-    char err[256];
+    char err[256] = "";
     int rc = pc_ref_debayer(PC_ALGO_MLRI, &b, &p, err, sizeof err);
     if (rc)
         tap_diag("mlri reference: %s", err);

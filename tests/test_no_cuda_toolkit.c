@@ -26,7 +26,7 @@ static char dir[] = "/tmp/pc-nocuda-XXXXXX";
 /* Writes 10 sets of 5 cameras, 64x32 each, RGGB. */
 static int write_raw(const char *path)
 {
-    char err[256];
+    char err[256] = "";
     pc_raw_writer *w;
     if (pc_raw_writer_open(&w, path, 64, 32, 5, PC_CFA_RGGB, 50, err, sizeof err) != 0) {
         tap_diag("raw writer: %s", err);

@@ -47,7 +47,7 @@ static int check_url(const char *url, const char *options, char *err, size_t n)
 
 static void refused(const char *url, const char *options, const char *want)
 {
-    char err[512];
+    char err[512] = "";
     int r = check_url(url, options, err, sizeof err);
     TAP_CHECK(r != 0 && strstr(err, want), "check refuses %s%s%s: %s", url,
               options ? " with options " : "", options ? options : "", err);
@@ -55,7 +55,7 @@ static void refused(const char *url, const char *options, const char *want)
 
 static void checks(const char *dir)
 {
-    char err[512], path[512];
+    char err[512] = "", path[512];
     refused("udp://127.0.0.1:99999", NULL, "1..65535");
     refused("udp://:5000", NULL, "no host");
     refused("udp://127.0.0.1", NULL, "no port");

@@ -27,7 +27,7 @@ static int demosaic(int algo, const uint8_t *raw, int w, int h, int cfa, int fmt
     pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
     pc_picture p;
     pic_layout(&p, fmt, w, h, out);
-    char err[256];
+    char err[256] = "";
     int rc = pc_ref_debayer((pc_algo_id)algo, &b, &p, err, sizeof err);
     if (rc)
         tap_diag("pc_ref_debayer: %s", err);
@@ -384,7 +384,7 @@ static int run_job(int a, const uint8_t *raw, int w, int h, int cfa, int fmt, in
     size_t tb = (size_t)PC_JOB_MAX_PLANES * w * h;
     uint8_t *temp = malloc(tb);
     pc_job job;
-    char err[256];
+    char err[256] = "";
     int rc = pc_job_setup(&job, (pc_algo_id)a, &b, &p, temp, tb, err, sizeof err);
     if (rc == 0) {
         job.scalar_only = scalar;
@@ -525,7 +525,7 @@ static void rgbx32_is_rgb24(void)
 
 static void invalid_input(void)
 {
-    char err[256];
+    char err[256] = "";
     uint8_t *raw = calloc(64 * 64, 1), *out = calloc(3 * 64 * 64, 1);
     pc_bayer b = {raw, 64, 64, 64, PC_CFA_RGGB};
     pc_picture p;

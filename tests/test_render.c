@@ -34,6 +34,7 @@
 #include "render.h"
 #include "render_formulas.h"
 #include "render_synth.h"
+#include "render_test_util.h"
 #include "tap.h"
 
 #include <math.h>
@@ -44,53 +45,6 @@
 
 enum { NCAM = 3, CW = 160, CH = 96 };
 #define DETAIL 1.0 /* scene features, degrees: about 4 camera pixels */
-
-typedef struct diffstat {
-    long n, over1;
-    int max;
-} diffstat;
-
-static diffstat compare(const pc_picture *a, const pc_picture *b)
-{
-    diffstat d = {0, 0, 0};
-    size_t bw[3];
-    int rows[3];
-    int np = tu_planes(a->fmt, a->width, a->height, bw, rows);
-    for (int i = 0; i < np; i++)
-        for (int y = 0; y < rows[i]; y++)
-            for (size_t x = 0; x < bw[i]; x++) {
-                int e = abs((int)a->plane[i][(size_t)y * a->pitch[i] + x] - (int)b->plane[i][(size_t)y * b->pitch[i] + x]);
-                d.n++;
-                d.over1 += e > 1;
-                d.max = e > d.max ? e : d.max;
-            }
-    return d;
-}
-
-/* The rule the GPU kernels keep against the reference. */
-static int within_rule(diffstat d) { return d.max <= 2 && d.over1 * 1000 <= d.n; }
-
-/* Hugin's photometry on the rig (.pto fields): exposure and white
- * balance per camera, EMoR responses, radial vignetting; the tables from
- * rig/photometry.c (pc_rig_photometry_build, as nona applies them). */
-static void photometry(pc_rig *rig, pc_rig_photometry *ph)
-{
-    for (int c = 0; c < rig->ncam; c++) {
-        pc_rig_camera *cam = &rig->cam[c];
-        cam->eev = 0.3 * (c - 1);
-        cam->er = 1.0 + 0.05 * (c - 1);
-        cam->eb = 1.0 - 0.04 * (c - 1);
-        cam->resp[0] = -0.4 + 0.1 * c;
-        cam->resp[1] = 0.1;
-        cam->vm = 5;
-        cam->va = 1.0;
-        cam->vb = -0.12 - 0.02 * c;
-        cam->vc = 0.03;
-        cam->vx = 3 - c;
-        cam->vy = -2;
-    }
-    pc_rig_photometry_build(rig, ph);
-}
 
 typedef struct geom {
     const char *name;
@@ -118,7 +72,7 @@ static void make_rig(pc_rig *rig, int proj)
 
 static int plan_for(const geom *g, pc_rig *rig, int photo, int maps, pc_render_plan **plan)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig_photometry *ph = malloc(sizeof *ph); /* 85 KB */
     make_rig(rig, g->proj);
     if (photo)
@@ -151,25 +105,9 @@ static void alloc_src(pc_picture *src, pc_pixfmt fmt, const pc_rig *rig, const f
 
 /* --- reference == CPU, emulated kernels within the rule ---------------- */
 
-/* The CPU renderer's builds (render.h); each test runs those this CPU has. */
-static const char *const lanes_builds[] = {"avx512", "avx2", "baseline"};
-#define NLANES (int)(sizeof lanes_builds / sizeof lanes_builds[0])
-
-/* Their names, comma-separated, into names[64]. */
-static const char *lanes_usable_names(char names[64])
-{
-    names[0] = '\0';
-    for (int i = 0; i < NLANES; i++)
-        if (pc_render_cpu_lanes_usable(lanes_builds[i]))
-            snprintf(names + strlen(names), 64 - strlen(names), "%s%s", names[0] ? ", " : "", lanes_builds[i]);
-    return names;
-}
-
 static void check_implementations(pc_cpu *cpu)
 {
-    static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
-    static const pc_pixfmt sfmts[] = {PC_FMT_RGB24, PC_FMT_RGBX32};
-    char err[256], names[64];
+    char err[256] = "", names[64];
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
         for (int photo = 0; photo < 2; photo++) {
             const geom *g = &geoms[gi];
@@ -178,82 +116,23 @@ static void check_implementations(pc_cpu *cpu)
             if (!TAP_CHECK(plan_for(g, &rig, photo, 1, &plan) == 0, "%s, photometry %s: plan", g->name,
                            photo ? "on" : "off"))
                 continue;
-            int cpu_bad = 0, emu_bad = 0, runs = 0;
-            diffstat worst[PC_GPU_RENDER_VARIANTS] = {{0, 0, 0}};
-            for (int si = 0; si < 2; si++) {
-                pc_picture src;
-                alloc_src(&src, sfmts[si], &rig, NULL);
-                if (plan->blend == PC_RENDER_SEAM && si == 0 && pc_render_plan_place_seams(plan, &src, err, sizeof err)) {
-                    TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
-                    cpu_bad++;
-                }
-                for (int di = 0; di < 3; di++) {
-                    pc_matrix m = di == 1 ? PC_MATRIX_BT601 : PC_MATRIX_BT709;
-                    pc_range r = di == 1 ? PC_RANGE_FULL : PC_RANGE_LIMITED;
-                    pc_picture ref, out;
-                    tu_pic_alloc_dev(&ref, dfmts[di], m, r, g->w, g->h, 4);
-                    tu_pic_alloc_dev(&out, dfmts[di], m, r, g->w, g->h, 12);
-                    tu_pic_fill(&ref, 0xA5);
-                    if (pc_render_ref(plan, &src, &ref, err, sizeof err)) {
-                        TAP_CHECK(0, "%s: reference: %s", g->name, err);
-                        cpu_bad++;
-                    }
-                    /* the CPU backend with the plan's maps, and without; every
-                     * build of its lanes this CPU runs */
-                    for (int maps = 0; maps < 2; maps++)
-                        for (int li = 0; li < NLANES; li++) {
-                            const char *lanes = lanes_builds[li];
-                            if (!pc_render_cpu_lanes_usable(lanes))
-                                continue;
-                            pc_render_plan q = *plan;
-                            if (!maps)
-                                q.map = NULL, q.map_off = NULL;
-                            tu_pic_fill(&out, 0x5A);
-                            if (pc_render_cpu_lanes(cpu, lanes, &q, &src, &out, err, sizeof err) ||
-                                compare(&ref, &out).max != 0) {
-                                diffstat d = compare(&ref, &out);
-                                tap_diag("%s, %s -> %s, photometry %d, maps %d, lanes %s: CPU differs from the "
-                                         "reference: %ld samples over 1, max %d %s", g->name,
-                                         pc_pixfmt_name(sfmts[si]), pc_pixfmt_name(dfmts[di]), photo, maps, lanes,
-                                         d.over1, d.max, err);
-                                cpu_bad++;
-                            }
-                        }
-                    /* every format through the fast kernel (the texture for
-                     * RGBX32, loads for RGB24); the other kernels into NV12 */
-                    for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++) {
-                        if (v != PC_GPU_RENDER_RAY && di != 0)
-                            continue;
-                        tu_pic_fill(&out, 0x5A);
-                        if (pc_emu_render(plan, v, &src, &out, err, sizeof err)) {
-                            tap_diag("%s: emulated %s: %s", g->name, pc_gpu_render_variant_name(v), err);
-                            emu_bad++;
-                            continue;
-                        }
-                        diffstat d = compare(&ref, &out);
-                        if (!within_rule(d)) {
-                            tap_diag("%s, %s -> %s, photometry %d: emulated %s: %ld of %ld samples over 1, max %d",
-                                     g->name, pc_pixfmt_name(sfmts[si]), pc_pixfmt_name(dfmts[di]), photo,
-                                     pc_gpu_render_variant_name(v), d.over1, d.n, d.max);
-                            emu_bad++;
-                        }
-                        if (!worst[v].n || d.max > worst[v].max || d.over1 * worst[v].n > worst[v].over1 * d.n)
-                            worst[v] = d;
-                    }
-                    runs++;
-                    tu_pic_free(&ref);
-                    tu_pic_free(&out);
-                }
-                tu_pic_free(&src);
-            }
-            TAP_CHECK(cpu_bad == 0, "%s, photometry %s: CPU backend (lanes %s; plans with and without maps) == "
-                      "reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
-                      photo ? "on" : "off", lanes_usable_names(names), runs);
-            for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++)
-                tap_diag("  emulated %-9s worst: %ld of %ld samples over 1 code value, max %d",
-                         pc_gpu_render_variant_name(v), worst[v].over1, worst[v].n, worst[v].max);
-            TAP_CHECK(emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
+            pc_picture srcs[2];
+            alloc_src(&srcs[0], PC_FMT_RGB24, &rig, NULL);
+            alloc_src(&srcs[1], PC_FMT_RGBX32, &rig, NULL);
+            int placed = plan->blend != PC_RENDER_SEAM || pc_render_plan_place_seams(plan, &srcs[0], err, sizeof err) == 0;
+            if (!placed)
+                TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
+            /* every format through the fast kernel (the texture for RGBX32,
+             * loads for RGB24); the other kernels into NV12 */
+            const unsigned all = (1u << PC_GPU_RENDER_VARIANTS) - 1;
+            rt_impl r = rt_implementations(cpu, plan, srcs, all, all & ~(1u << PC_GPU_RENDER_RAY), g->name);
+            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (lanes %s; plans with and without maps) "
+                      "== reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
+                      photo ? "on" : "off", rt_lanes_usable_names(names), r.runs);
+            TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
                       "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
+            tu_pic_free(&srcs[0]);
+            tu_pic_free(&srcs[1]);
             pc_render_plan_free(plan);
         }
 }
@@ -264,11 +143,12 @@ static void check_implementations(pc_cpu *cpu)
  * circular crop's test and border in the lanes: equidistant fisheyes,
  * full-frame and circular (a crop circle past the image's top and
  * bottom), into a cylindrical panorama and a turned rectilinear view,
- * with the photometry, both lanes builds: bit for bit the reference. */
+ * with the photometry, every lanes build this CPU runs: bit for bit the
+ * reference. */
 static void check_cpu_fisheye(pc_cpu *cpu)
 {
     static const int lenses[] = {PC_LENS_FISHEYE_FULL, PC_LENS_FISHEYE_CIRCULAR};
-    char err[256], names[64];
+    char err[256] = "", names[64];
     int bad = 0, runs = 0;
     pc_rig_photometry *ph = malloc(sizeof *ph);
     for (int li = 0; li < 2; li++)
@@ -300,8 +180,8 @@ static void check_cpu_fisheye(pc_cpu *cpu)
             tu_pic_alloc_dev(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, view.w, view.h, 12);
             if (pc_render_ref(plan, &src, &ref, err, sizeof err))
                 bad++;
-            for (int k = 0; k < NLANES; k++) {
-                const char *lanes = lanes_builds[k];
+            for (int k = 0; k < RT_NLANES; k++) {
+                const char *lanes = rt_lanes[k];
                 if (!pc_render_cpu_lanes_usable(lanes))
                     continue;
                 tu_pic_fill(&out, 0x5A);
@@ -320,7 +200,7 @@ static void check_cpu_fisheye(pc_cpu *cpu)
         }
     free(ph);
     TAP_CHECK(bad == 0 && runs >= 4, "fisheye lenses (full frame, circular crop) into a panorama and a view: CPU "
-              "backend (lanes %s) == reference, bit for bit (%d runs)", lanes_usable_names(names), runs);
+              "backend (lanes %s) == reference, bit for bit (%d runs)", rt_lanes_usable_names(names), runs);
 }
 
 /* --- the backend ops ---------------------------------------------------- */
@@ -331,104 +211,55 @@ static void check_cpu_fisheye(pc_cpu *cpu)
  * demosaic. */
 static void check_backend(const pc_backend_ops *ops)
 {
-    char err[256], why[256];
-    if (!ops->probe(why, sizeof why)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "backend %s: %s", ops->name, why);
-        tap_skip(msg);
+    char err[256] = "";
+    if (!rt_backend_usable(ops))
         return;
-    }
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[0], &rig, 1, 0, &plan) == 0, "backend %s: plan", ops->name))
         return;
-    pc_backend *b = NULL;
-    pc_backend_config cfg = {.width = CW, .height = NCAM * CH, .slots = 2, .device = 0, .threads = 2};
-    int orc = pc_backend_open(&b, ops, &cfg, err, sizeof err);
-    if (!TAP_CHECK(orc == 0, "backend %s: open (%s)", ops->name, orc ? err : "ok")) {
-        pc_render_plan_free(plan);
-        return;
-    }
-    pc_picture rgb, dem[2], dout, hdem, ref, host;
-    uint8_t *raw = malloc((size_t)CW * NCAM * CH);
+    pc_picture rgb;
     tu_pic_alloc(&rgb, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
     pc_synth_cameras(&rig, DETAIL, NULL, &rgb);
-    pc_mosaic_from_rgb(rgb.plane[0], rgb.pitch[0], CW, NCAM * CH, PC_CFA_RGGB, raw, CW, err, sizeof err);
-    tu_pic_alloc(&hdem, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
-    tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
-    tu_pic_alloc_dev(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, 0);
-    pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
-                            PC_RANGE_LIMITED};
-    int ok = pc_backend_set_algo(b, &dc, err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem[0], err, sizeof err) == 0 &&
-             pc_backend_picture_alloc(b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dem[1], err, sizeof err) == 0 &&
-             pc_backend_render_picture_alloc(b, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 480, 120, &dout, err,
-                                             sizeof err) == 0;
-    TAP_CHECK(ok, "backend %s: demosaic and render pictures allocated (%s)", ops->name, ok ? "ok" : err);
-    pc_render_dev *rd = NULL;
-    if (ok) {
-        int rc = pc_backend_render_prepare(b, plan, &rd, err, sizeof err);
-        ok = TAP_CHECK(rc == 0, "backend %s: render_prepare (%s)", ops->name, rc ? err : "ok");
-    }
-    const int dev = (ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
+    rt_backend r;
+    int rc = rt_backend_open(&r, ops, plan, &rgb, err, sizeof err);
+    int ok = TAP_CHECK(rc == 0, "backend %s: open, demosaic and render pictures, render_prepare (%s)", ops->name,
+                       rc ? err : "ok");
     for (int round = 0; ok && round < 2; round++) {
-        const int slot = round;
         if (round == 1) {
             const float gains[NCAM][3] = {{1.1f, 1.0f, 0.95f}, {1.0f, 1.0f, 1.0f}, {0.9f, 1.05f, 1.0f}};
             pc_render_plan_set_gains(plan, gains);
-            int rc = pc_backend_render_set_gains(b, rd, gains, err, sizeof err);
+            rc = pc_backend_render_set_gains(r.b, r.rd, gains, err, sizeof err);
             ok = TAP_CHECK(rc == 0, "backend %s: set_gains (%s)", ops->name, rc ? err : "ok");
         }
-        int rc = pc_backend_upload(b, slot, 0, raw, CW, NCAM * CH, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_debayer(b, slot, &dem[slot], err, sizeof err);
-        if (!rc)
-            rc = pc_backend_render(b, slot, rd, &dem[slot], &dout, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_download(b, slot, &dout, &host, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_download(b, slot, &dem[slot], &hdem, err, sizeof err);
-        if (!rc)
-            rc = pc_backend_wait(b, slot, err, sizeof err);
-        if (!rc)
-            rc = pc_render_ref(plan, &hdem, &ref, err, sizeof err);
-        diffstat d = compare(&ref, &host);
-        TAP_CHECK(rc == 0 && (dev ? within_rule(d) : d.max == 0),
+        diffstat d;
+        rc = rt_backend_frame(&r, round, &d, err, sizeof err);
+        TAP_CHECK(rc == 0 && (r.dev ? within_rule(d) : d.max == 0),
                   "backend %s: demosaic + render (gains %s) == reference of the demosaic%s: %ld samples over 1, max "
-                  "%d%s%s", ops->name, round ? "set" : "1", dev ? ", within the rule" : ", bit for bit", d.over1, d.max,
-                  rc ? ": " : "", rc ? err : "");
+                  "%d%s%s", ops->name, round ? "set" : "1", r.dev ? ", within the rule" : ", bit for bit", d.over1,
+                  d.max, rc ? ": " : "", rc ? err : "");
     }
     if (ok) {
         pc_render_stats st, st_ref;
-        int rc = pc_backend_render_measure(b, 1, rd, &dem[1], err, sizeof err);
+        rc = pc_backend_render_measure(r.b, 1, r.rd, &r.dem[1], err, sizeof err);
         if (!rc)
-            rc = pc_backend_wait(b, 1, err, sizeof err);
+            rc = pc_backend_wait(r.b, 1, err, sizeof err);
         if (!rc)
-            rc = pc_backend_render_stats(b, rd, &st, err, sizeof err);
-        pc_render_measure_ref(plan, &hdem, &st_ref, err, sizeof err);
+            rc = pc_backend_render_stats(r.b, r.rd, &st, err, sizeof err);
+        pc_render_measure_ref(plan, &r.hdem, &st_ref, err, sizeof err);
         double worst = 0;
         for (int k = 0; !rc && k < st.npairs; k++)
             for (int ch = 0; ch < 3; ch++) {
                 double a = st.pair[k].sum_a[ch] / (st.pair[k].n ? st.pair[k].n : 1);
-                double r = st_ref.pair[k].sum_a[ch] / (st_ref.pair[k].n ? st_ref.pair[k].n : 1);
-                worst = fabs(a - r) > worst ? fabs(a - r) : worst;
+                double rr = st_ref.pair[k].sum_a[ch] / (st_ref.pair[k].n ? st_ref.pair[k].n : 1);
+                worst = fabs(a - rr) > worst ? fabs(a - rr) : worst;
             }
         TAP_CHECK(rc == 0 && st.npairs == st_ref.npairs && st.npairs > 0 && worst < 2e-3,
                   "backend %s: measure + stats: %d overlaps, means within %.1e of the reference's", ops->name,
                   st.npairs, worst);
     }
-    pc_backend_render_free(b, rd);
-    if (ok) {
-        pc_backend_picture_free(b, &dem[0]);
-        pc_backend_picture_free(b, &dem[1]);
-        pc_backend_picture_free(b, &dout);
-    }
-    pc_backend_close(b);
-    free(raw);
+    rt_backend_close(&r);
     tu_pic_free(&rgb);
-    tu_pic_free(&hdem);
-    tu_pic_free(&ref);
-    tu_pic_free(&host);
     pc_render_plan_free(plan);
 }
 
@@ -439,7 +270,7 @@ static double overlap_step(const pc_render_plan *p, const pc_picture *src)
     /* the mean absolute difference (8-bit) between the two cameras of each
      * overlap, each corrected as the renderer does, over the samples */
     pc_render_stats st;
-    char err[256];
+    char err[256] = "";
     pc_render_plan q = *p;
     float ones[PC_RENDER_MAX_CAMERAS][3];
     for (int c = 0; c < p->ncam; c++)
@@ -461,7 +292,7 @@ static double overlap_step(const pc_render_plan *p, const pc_picture *src)
 
 static void check_gain_compensation(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[0], &rig, 0, 0, &plan) == 0, "gain compensation: plan"))
@@ -533,7 +364,7 @@ static void check_gain_compensation(void)
 
 static void check_seams(pc_cpu *cpu)
 {
-    char err[256];
+    char err[256] = "";
     pc_rig rig;
     pc_render_plan *plan;
     if (!TAP_CHECK(plan_for(&geoms[3], &rig, 0, 0, &plan) == 0, "seams: plan"))
@@ -611,13 +442,6 @@ static void check_seams(pc_cpu *cpu)
 }
 
 /* --- against Hugin's nona ----------------------------------------------- */
-
-static int have_tool(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
 
 /* A baseline TIFF as nona writes it with c:NONE (little-endian,
  * uncompressed strips, chunky samples of 8 or 16 bits): the samples, w x h
@@ -706,7 +530,7 @@ static int write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int w, 
  * m i0). */
 static int save_pto(const pc_rig *rig, const char *path, int interp)
 {
-    char err[256], tmp[300];
+    char err[256] = "", tmp[300];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (pc_rig_save(rig, tmp, err, sizeof err)) {
         tap_diag("%s", err);
@@ -778,7 +602,7 @@ static double pixel_se(const pc_picture *out, const uint8_t *layer, int x, int y
  * responses, vignetting): nona's corrected layers against ours. */
 static void check_nona_photometry(const char *dir, const pc_rig *rig0, const pc_picture *cams)
 {
-    char err[256], path[600], cmd[1300], pto[400];
+    char err[256] = "", path[600], cmd[1300], pto[400];
     pc_rig rig = *rig0;
     pc_rig_photometry *ph = malloc(sizeof *ph), *ph1 = malloc(sizeof *ph1);
     photometry(&rig, ph);
@@ -994,7 +818,7 @@ static void check_errors(void)
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_cpu *cpu = NULL;
     if (pc_cpu_open(&cpu, 3, 16, 16, err, sizeof err)) {
         printf("Bail out! pc_cpu_open: %s\n", err);

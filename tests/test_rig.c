@@ -95,7 +95,7 @@ static int pano_trafo(const char *pto, int image, int reverse, const double *px,
 static int save_and_trafo(const pc_rig *rig, const char *dir, const char *name, int reverse, int w, int h,
                           unsigned long long *seed, int n, double *px, double *py, double *ox, double *oy)
 {
-    char err[512], pto[300];
+    char err[512] = "", pto[300];
     snprintf(pto, sizeof pto, "%s/%s.pto", dir, name);
     if (!TAP_CHECK(pc_rig_save(rig, pto, err, sizeof err) == 0, "save %s", pto))
         return -1;

@@ -12,7 +12,7 @@
 #include "image.h"
 #include "rig.h"
 #include "tap.h"
-#include "test_rig_tiff.h"
+#include "rig_tiff.h"
 
 #include <math.h>
 #include <stdio.h>

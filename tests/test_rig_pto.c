@@ -16,7 +16,7 @@
 #include "image.h"
 #include "rig.h"
 #include "tap.h"
-#include "test_rig_tiff.h"
+#include "rig_tiff.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -92,7 +92,7 @@ static int ball_centroid(const pc_scene *s, const pc_scene_eye *e, double t, flo
     enum { R = 16 };
     uint8_t with[(2 * R) * (2 * R) * 3], without[(2 * R) * (2 * R) * 3];
     int x0 = (int)lroundf(px) - R, y0 = (int)lroundf(py) - R;
-    char err[256];
+    char err[256] = "";
     if (pc_scene_render(s, e, t, PC_SCENE_BALL_ONLY, 1, x0, y0, 2 * R, 2 * R, with, 6 * R, err, sizeof err) ||
         pc_scene_render(s, e, t, PC_SCENE_STATIC, 1, x0, y0, 2 * R, 2 * R, without, 6 * R, err, sizeof err))
         return 0;
@@ -117,7 +117,7 @@ static int mark_centroid(const pc_scene *s, const pc_scene_eye *e, float px, flo
     enum { RX = 14, RY = 8, W = 2 * RX + 1, H = 2 * RY + 1 };
     uint8_t rgb[W * H * 3];
     int x0 = (int)lroundf(px) - RX, y0 = (int)lroundf(py) - RY;
-    char err[256];
+    char err[256] = "";
     if (pc_scene_render(s, e, 0.0, PC_SCENE_STATIC, 1, x0, y0, W, H, rgb, 3 * W, err, sizeof err))
         return 0;
     /* least squares v = a + b i + c j over the border pixels */
@@ -251,7 +251,7 @@ static void test_determinism(const pc_scene *s)
     pc_scene_eye_camera(&rig4, 2, &eye);
     const int w = eye.w, h = eye.h;
     uint8_t *a = malloc((size_t)w * h * 3), *b = malloc((size_t)w * h * 3), *r = malloc(200 * 150 * 3);
-    char err[256];
+    char err[256] = "";
     int ok = !pc_scene_render(s, &eye, 21.3, 0, 1, 0, 0, w, h, a, 3 * (size_t)w, err, sizeof err) &&
              !pc_scene_render(s, &eye, 21.3, 0, 3, 0, 0, w, h, b, 3 * (size_t)w, err, sizeof err);
     TAP_CHECK(ok && !memcmp(a, b, (size_t)w * h * 3), "camera 2 (%dx%d): 1 thread and 3 threads render the same", w, h);
@@ -276,7 +276,7 @@ static void test_loop(const pc_scene *s)
 {
     const double fps = 50.0;
     pc_scene_loop *l = NULL;
-    char err[256];
+    char err[256] = "";
     int rc = pc_scene_loop_create(&l, s, &rig8, rig8.ncam, PC_CFA_GRBG, fps, 0.3, 2, err, sizeof err);
     if (!TAP_CHECK(rc == 0, "loop of 0.3 s for 5 cameras of %dx%d: %s", rig8.cam[0].w, rig8.cam[0].h,
                    rc ? err : "built"))
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_scene RIG.pto\n");
         return 2;
     }
-    char err[512];
+    char err[512] = "";
     if (!TAP_CHECK(pc_rig_load(argv[1], &rig_full, err, sizeof err) == 0, "the example rig loads: %s",
                    rig_full.ncam ? argv[1] : err))
         return tap_done();

@@ -18,23 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-n = 0
-failed = 0
-
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    if not ok:
-        failed += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what.replace("\n", " | ")), flush=True)
-    return ok
-
-
-def skip_all(why):
-    print("1..0 # SKIP %s" % why)
-    sys.exit(0)
-
+from tap_util import check, done, skip_all
 
 try:
     import numpy as np
@@ -135,5 +119,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+done()

@@ -29,7 +29,7 @@ static void *post_reload(void *arg)
 
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_signals *s = NULL;
     int rc = pc_signals_open(&s, err, sizeof err);
     TAP_CHECK(rc == 0, "open (%s)", rc ? err : "ok");

@@ -2,7 +2,12 @@
  * percentiles (nearest rank), run-wide histogram quantiles within their 3 %
  * resolution, over-budget counting, fps and bitrate, counters from several
  * threads, the status line and summary, and a Prometheus exposition that
- * follows the text format line by line. */
+ * follows the text format line by line. Several encoded pictures (a
+ * panorama and virtual cameras): each its output slots (kept across a
+ * change of its outputs), labelled with its name; each output's write
+ * latency after its own picture's packet; per picture its encoder,
+ * frames, bytes and failures in the summary, the status line and the
+ * exposition. */
 #include "stats.h"
 #include "clock.h"
 #include "tap.h"
@@ -132,9 +137,105 @@ static void *worker(void *p)
     return NULL;
 }
 
+/* A panorama with two outputs (slots 0, 1), vcam:main with one (slot 8),
+ * vcam:side with one (slot 16) whose encoder failed. */
+static void pictures(void)
+{
+    char err[256] = "";
+    pc_stats *s = NULL;
+    pc_stats_config cfg = {.fps = 50, .budget_ms = 20, .window_s = 10, .outputs = 3 * 8};
+    int rc = pc_stats_open(&s, &cfg, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "pictures: open with 24 output slots (%s)", rc ? err : "ok"))
+        return;
+    const char *pano[] = {"rec.ts", "udp://239.1.1.1:5000"}, *vmain[] = {"main.ts"}, *vside[] = {"side.ts"};
+    pc_stats_set_picture(s, 0, "panorama", 8600, 1300);
+    pc_stats_set_picture(s, 1, "vcam:main", 1920, 1080);
+    pc_stats_set_picture(s, 2, "vcam:side", 1280, 720);
+    pc_stats_set_picture_outputs(s, 0, 0, 2, 8, pano);
+    pc_stats_set_picture_outputs(s, 1, 8, 1, 8, vmain);
+    pc_stats_set_picture_outputs(s, 2, 16, 1, 8, vside);
+    pc_stats_picture_encoders(s, 0, "hevc_nvenc", 1, 1);
+    pc_stats_picture_encoders(s, 1, "libx264", 1, 1);
+    pc_stats_picture_encoders(s, 2, "", 0, 1);
+    pc_stats_picture_failure(s, 2);
+    int64_t now = pc_now_ns();
+    for (int i = 0; i < 4; i++) {
+        pc_stats_frame_in(s, 0);
+        pc_stats_picture_packet(s, 0, 1, 3000);
+        pc_stats_picture_packet(s, 1, 1, 500);
+        pc_stats_frame_encoded(s, 3500);
+        pc_stats_output_written(s, 0);
+        pc_stats_output_written(s, 1);
+        pc_stats_output_written(s, 8);
+        /* the panorama's packet at +10 ms, vcam:main's at +4 ms: main.ts
+         * wrote 1 ms after its own packet, before the panorama's */
+        pc_frame_times t = {.complete_ns = now - 20 * MS, .start_ns = now - 19 * MS, .nv12_ns = now - 18 * MS,
+                            .packet_ns = now - 8 * MS, .packet_bytes = 3500};
+        t.written_ns[0] = now - 6 * MS;
+        t.written_ns[1] = now - 5 * MS;
+        t.written_ns[8] = now - 13 * MS;
+        t.out_packet_ns[0] = t.out_packet_ns[1] = now - 8 * MS;
+        t.out_packet_ns[8] = now - 14 * MS;
+        pc_stats_frame_latency(s, &t);
+    }
+    pc_stats_output_dropped(s, 16, 3);
+    pc_stats_snapshot snap;
+    pc_stats_snapshot_get(s, &snap);
+    TAP_CHECK(snap.pictures == 3 && snap.outputs == 17 && snap.output_written[8] == 4 && snap.output_dropped[16] == 3 &&
+                  !strcmp(snap.output_picture[8], "vcam:main") && !strcmp(snap.output_picture[1], "panorama") &&
+                  snap.output_name[5][0] == '\0' && snap.picture[1].frames == 4 && snap.picture[1].bytes == 2000 &&
+                  snap.picture[2].failures == 1 && snap.picture[2].encoders == 1 && snap.picture[2].encoding == 0,
+              "pictures: slots by picture (%d in range), vcam:main 4 frames of 2000 bytes, vcam:side 1 failure",
+              snap.outputs);
+    TAP_CHECK(near(snap.stage[PC_STAT_WRITE0 + 8].max_ms, 1.0, 1e-6) &&
+                  near(snap.stage[PC_STAT_WRITE0 + 1].max_ms, 3.0, 1e-6),
+              "pictures: each output's write latency after its own picture's packet (vcam:main %.3f ms, the "
+              "panorama's udp %.3f ms)", snap.stage[PC_STAT_WRITE0 + 8].max_ms, snap.stage[PC_STAT_WRITE0 + 1].max_ms);
+    char line[512], sum[4096];
+    pc_stats_format_line(&snap, line, sizeof line);
+    pc_stats_format_summary(&snap, sum, sizeof sum);
+    TAP_CHECK(strstr(line, " | 3 pictures (1 not encoding)") != NULL, "pictures: status line: %s", line);
+    TAP_CHECK(strstr(sum, "output 8 main.ts: 4 written, 0 dropped, 0 errors (vcam:main)\n") &&
+                  strstr(sum, "output 16 side.ts: 0 written, 3 dropped, 0 errors (vcam:side)\n") &&
+                  strstr(sum, "picture 1 vcam:main 1920x1080: libx264, 4 frames, 0.00 MB, 1 of 1 encoder encoding, "
+                              "0 failures\n") &&
+                  strstr(sum, "picture 2 vcam:side 1280x720: no encoder, 0 frames, 0.00 MB, 0 of 1 encoder "
+                              "encoding, 1 failure\n") &&
+                  strstr(sum, "write[8]") && !strstr(sum, "output 2 ") && !strstr(sum, "write[2]"),
+              "pictures: summary lines per output and picture, slots not in use left out:\n%s", sum);
+    static char prom[65536];
+    int n = pc_stats_format_prometheus(&snap, NULL, 0, prom, sizeof prom);
+    int ok = n > 0 &&
+             strstr(prom, "panocap_output_packets_written_total{output=\"8\",url=\"main.ts\",picture=\"vcam:main\"} "
+                          "4\n") &&
+             strstr(prom, "panocap_output_packets_dropped_total{output=\"16\",url=\"side.ts\",picture=\"vcam:side\"} "
+                          "3\n") &&
+             strstr(prom, "panocap_picture_info{picture=\"vcam:main\",index=\"1\",width=\"1920\",height=\"1080\","
+                          "encoder=\"libx264\"} 1\n") &&
+             strstr(prom, "panocap_picture_frames_encoded_total{picture=\"panorama\"} 4\n") &&
+             strstr(prom, "panocap_picture_encoded_bytes_total{picture=\"vcam:main\"} 2000\n") &&
+             strstr(prom, "panocap_picture_encoder_failures_total{picture=\"vcam:side\"} 1\n") &&
+             strstr(prom, "panocap_picture_encoders_encoding{picture=\"vcam:side\"} 0\n") &&
+             strstr(prom, "panocap_stage_latency_seconds_count{stage=\"write\",output=\"8\",picture=\"vcam:main\"} 4\n") &&
+             !strstr(prom, "output=\"3\"");
+    int samples = 0;
+    char bad[256] = "";
+    ok = ok && valid_exposition(prom, &samples, bad, sizeof bad);
+    TAP_CHECK(ok, "pictures: the exposition labels outputs and latencies with their picture, a family per picture "
+              "figure, valid text format (%d samples)%s%s", samples, bad[0] ? ": " : "", bad);
+    /* vcam:main's outputs change: its slots, not the others' */
+    const char *vmain2[] = {"main.mkv", "main.ts"};
+    pc_stats_set_picture_outputs(s, 1, 8, 2, 8, vmain2);
+    pc_stats_snapshot_get(s, &snap);
+    TAP_CHECK(snap.output_written[8] == 0 && !strcmp(snap.output_name[9], "main.ts") && snap.output_written[0] == 4 &&
+                  !strcmp(snap.output_name[16], "side.ts") && snap.output_dropped[16] == 3,
+              "pictures: a picture's new outputs take its own slots; the other pictures' counts stay");
+    pc_stats_close(s);
+}
+
 int main(void)
 {
-    char err[256];
+    char err[256] = "";
     pc_stats *s = NULL;
     pc_stats_config cfg = {.fps = 50, .budget_ms = 20, .window_s = 10, .outputs = 2,
                            .output_names = {"rec.ts", "udp://239.1.1.1:5000"}};
@@ -321,5 +422,6 @@ int main(void)
 
     TAP_CHECK(pc_stats_open(&s, &(pc_stats_config){.fps = 0, .window_s = 10}, err, sizeof err) < 0 && strstr(err, "fps"),
               "bad configuration refused: %s", err);
+    pictures();
     return tap_done();
 }

@@ -28,7 +28,7 @@ int main(void)
     if (pid == 0) {
         dup2(fd, 2);
         pc_stderr_guard *g;
-        char err[256];
+        char err[256] = "";
         if (pc_stderr_guard_start(&g, err, sizeof err))
             _exit(2);
         pc_logger lg = {.sink = pc_stderr_guard_sink, .user = g};

@@ -1,6 +1,7 @@
-/* test_tools_cli.c - the command-line conventions of the six tools
+/* test_tools_cli.c - the command-line conventions of the seven tools
  * (panocap-bench, panocap-quality, panocap-encode-bench,
- * panocap-capture-bench, panocap-calibrate, panocap-scene; tools/tool_cli.h): --help exits 0 with the usage
+ * panocap-capture-bench, panocap-calibrate, panocap-scene, panocap-eval;
+ * tools/tool_cli.h): --help exits 0 with the usage
  * on stdout, --version exits 0 with the same version as `panocap
  * --version`, and usage errors (unknown option, missing value, bad value,
  * stray operand) exit 64 with a message naming the option.
@@ -23,6 +24,7 @@ static const tool_case cases[] = {
     {"panocap-capture-bench", "--seconds", "soon"},
     {"panocap-calibrate", "--hfov", "wide"},
     {"panocap-scene", "--time", "noon"},
+    {"panocap-eval", "--scale", "half"},
 };
 
 static rt_result r;

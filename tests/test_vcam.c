@@ -1,7 +1,11 @@
 /* test_vcam.c - virtual cameras' logic: the motion never jumps (speed and
- * acceleration within their bounds on every frame, no overshoot, arrival),
- * moves at a speed or over a duration, and the coverage clamp keeps a view
- * inside what a 5-camera rig sees and says why. */
+ * acceleration within their bounds on every frame, no overshoot, arrival;
+ * a goal jumping towards a fast view is passed, not braked for with a
+ * jerk), moves at a speed or over a duration, and the coverage clamp keeps
+ * a view inside what a 5-camera rig sees and says why (keeping the pan
+ * asked where only the tilt or the width is out); the activity map; the
+ * follow mode frames a moving play, holds still on a still one, goes where
+ * the play is densest and does not hop between two equal groups. */
 #include "activity.h"
 #include "follow.h"
 #include "tap.h"
@@ -145,6 +149,26 @@ static void check_motion(void)
     TAP_CHECK(r.max_accel <= lim.max_accel * 1.05 && r.max_speed <= lim.max_speed * 1.001,
               "reversal mid-move: speed %.1f and acceleration %.1f within bounds", r.max_speed, r.max_accel);
 
+    /* a goal that jumps back towards a view moving fast (the follow
+     * mode's target turning round): it brakes at most max_accel, passes
+     * the goal a little and comes back, no jerk */
+    pc_vcam_motion_init(&m, &lim, (pc_vcam_pose){-30, 0, 40});
+    pc_vcam_motion_go(&m, (pc_vcam_pose){30, 0, 40}, PC_VCAM_MOVE_SMOOTH, 0);
+    run(&m, 1.2, fps); /* at full speed by now */
+    pc_vcam_motion_go(&m, (pc_vcam_pose){m.cur.pan + 2.0, 0, 40}, PC_VCAM_MOVE_SMOOTH, 0);
+    double jpan = m.cur.pan, jv = m.vel.pan, jacc = 0;
+    for (int i = 0; i < 3 * 50; i++) {
+        pc_vcam_pose p = pc_vcam_motion_step(&m, 1 / fps);
+        double v = (p.pan - jpan) * fps;
+        jacc = fmax(jacc, fabs(v - jv) * fps);
+        jv = v;
+        jpan = p.pan;
+    }
+    TAP_CHECK(jacc <= lim.max_accel * 1.05, "goal jumping 2 degrees ahead of a view at %.0f deg/s: acceleration "
+              "%.1f deg/s^2 (<= %.0f)", lim.max_speed, jacc, lim.max_accel);
+    TAP_CHECK(fabs(m.cur.pan - m.goal.pan) < 0.05, "... and it settles on that goal (%.3f off)",
+              m.cur.pan - m.goal.pan);
+
     /* pan wraps the short way round */
     pc_vcam_motion_init(&m, &lim, (pc_vcam_pose){170, 0, 40});
     pc_vcam_motion_go(&m, (pc_vcam_pose){-170, 0, 40}, PC_VCAM_MOVE_SMOOTH, 0);
@@ -158,7 +182,7 @@ static void check_coverage(void)
     pc_rig rig;
     five_camera_rig(&rig);
     pc_vcam_coverage cov;
-    char err[256], why[256];
+    char err[256] = "", why[256];
     TAP_CHECK(pc_vcam_coverage_init(&cov, &rig, 1920, 1080, err, sizeof err) == 0, "coverage of a 5-camera rig");
     TAP_CHECK(fabs(cov.home.pan) < 0.01 && fabs(cov.home.tilt + 10) < 0.01, "home at the rig's centre (%.2f, %.2f)",
               cov.home.pan, cov.home.tilt);
@@ -181,6 +205,23 @@ static void check_coverage(void)
     ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
     TAP_CHECK(ch == 1 && p.tilt < 0 && strstr(why, "up") && pc_vcam_covered(&cov, p), "tilt 40 -> %.2f: \"%s\"",
               p.tilt, why);
+    /* a view asked too high at the side keeps its pan: the tilt alone
+     * comes down (the follow mode's goals, a click on the far touchline) */
+    p = (pc_vcam_pose){50, 5, 20};
+    ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
+    TAP_CHECK(ch == 1 && p.pan == 50 && p.tilt < 5 && pc_vcam_covered(&cov, p) && strstr(why, "tilt") &&
+              !strstr(why, "pan"), "pan 50 tilt 5 -> pan %.2f tilt %.2f: \"%s\"", p.pan, p.tilt, why);
+    /* as wide as home allows, further out where the cameras cover less
+     * height: narrower, at the pan asked */
+    p = (pc_vcam_pose){65, cov.home.tilt, cov.max_hfov};
+    if (!pc_vcam_covered(&cov, p)) {
+        ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
+        TAP_CHECK(ch == 1 && p.pan == 65 && p.hfov < cov.max_hfov && pc_vcam_covered(&cov, p) &&
+                      strstr(why, "at pan 65.0"),
+                  "pan 65 at the widest hfov -> hfov %.2f, pan %.2f: \"%s\"", p.hfov, p.pan, why);
+    } else {
+        TAP_CHECK(0, "pan 65 at home's widest hfov (%.1f) should not be covered on this rig", cov.max_hfov);
+    }
     p = (pc_vcam_pose){0, -10, 100};
     ch = pc_vcam_clamp(&cov, &lim, &p, why, sizeof why);
     TAP_CHECK(ch == 1 && fabs(p.hfov - cov.max_hfov) < 1e-9 && strstr(why, "hfov"), "hfov 100 -> %.1f: \"%s\"",
@@ -194,23 +235,27 @@ static void check_coverage(void)
               p.tilt, p.hfov, why);
 }
 
+/* The cell nearest (pan, tilt) gets w more. */
+static void add_blob(const pc_follow_grid *g, uint32_t *counts, double pan, double tilt, uint32_t w)
+{
+    int best = 0;
+    double bd = 1e9;
+    for (int i = 0; i < g->gw * g->gh; i++) {
+        double d = fabs(g->pan[i] - pan) + fabs(g->tilt[i] - tilt);
+        if (d < bd)
+            bd = d, best = i;
+    }
+    counts[best] += w;
+}
+
 /* Activity grid of a synthetic play: 22 players within +-spread/2 of
  * centre (pan), each lighting the cells around it, plus noise cells. */
 static void play_counts(const pc_follow_grid *g, double centre, double spread, double tilt, unsigned *seed,
                         uint32_t *counts, int noise)
 {
     memset(counts, 0, (size_t)g->gw * g->gh * sizeof *counts);
-    for (int k = 0; k < 22; k++) {
-        double pp = centre + spread * ((k * 37 % 22) / 21.0 - 0.5);
-        int best = 0;
-        double bd = 1e9;
-        for (int i = 0; i < g->gw * g->gh; i++) {
-            double d = fabs(g->pan[i] - pp) + fabs(g->tilt[i] - tilt);
-            if (d < bd)
-                bd = d, best = i;
-        }
-        counts[best] += 30;
-    }
+    for (int k = 0; k < 22; k++)
+        add_blob(g, counts, centre + spread * ((k * 37 % 22) / 21.0 - 0.5), tilt, 30);
     for (int k = 0; k < noise; k++)
         counts[rand_r(seed) % (g->gw * g->gh)] += 3;
 }
@@ -228,7 +273,7 @@ static void check_follow(void)
     TAP_CHECK(fabs(g.pan[g.gw / 2] - 0) < 1.0 && g.pan[0] < -70 && g.pan[g.gw - 1] > 70,
               "cells span the panorama: pan %.1f .. %.1f", g.pan[0], g.pan[g.gw - 1]);
     pc_vcam_coverage cov;
-    char err[256], why[256];
+    char err[256] = "", why[256];
     pc_vcam_coverage_init(&cov, &rig, 1920, 1080, err, sizeof err);
     pc_vcam_limits lim;
     pc_vcam_limits_default(&lim);
@@ -295,6 +340,39 @@ static void check_follow(void)
     memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
     pc_vcam_pose goal;
     TAP_CHECK(!pc_follow_update(&f, &g, counts, dt, &goal), "no activity: no new goal");
+
+    /* where the play is densest, not the middle of everyone: eight
+     * players fighting for the ball at pan 25, fourteen spread over
+     * -45 .. 45 (their median near 0) */
+    pc_follow_init(&f, &par, start);
+    for (int i = 0; i < 3 * 50; i++) {
+        memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
+        for (int k = 0; k < 8; k++)
+            add_blob(&g, counts, 23 + 0.5 * k, -12, 30);
+        for (int k = 0; k < 14; k++)
+            add_blob(&g, counts, -45 + 90 * k / 13.0, -12, 30);
+        pc_follow_update(&f, &g, counts, dt, &goal);
+    }
+    TAP_CHECK(fabs(f.win - 24.75) < 2.0 && fabs(f.pan - 24.75) < 2.5, "a dense group at pan 25 and a spread one: "
+              "the target %.2f, the window %.2f (the median would be near 0)", f.pan, f.win);
+    /* two groups of equal weight: the target stays with the one it had,
+     * however the counts flicker (no back and forth) */
+    pc_follow_init(&f, &par, (pc_vcam_pose){-20, -10, 30});
+    double lo = 1e9, hi = -1e9;
+    for (int i = 0; i < 5 * 50; i++) {
+        memset(counts, 0, (size_t)g.gw * g.gh * sizeof *counts);
+        for (int k = 0; k < 6; k++) {
+            add_blob(&g, counts, -21 + 0.4 * k, -12, 30 + (i + k) % 5);
+            add_blob(&g, counts, 19 + 0.4 * k, -12, 30 + (i + 2 * k) % 7);
+        }
+        pc_follow_update(&f, &g, counts, dt, &goal);
+        if (i > 0) {
+            lo = fmin(lo, f.win);
+            hi = fmax(hi, f.win);
+        }
+    }
+    TAP_CHECK(hi - lo < 1.0 && fabs(lo + 20) < 2.0, "two equal groups at -20 and 20, starting at -20: the window "
+              "stays within %.2f .. %.2f", lo, hi);
     free(counts);
 }
 

@@ -15,10 +15,20 @@ white balance, its control socket).
   - the page says plainly when the daemon is gone, and carries on by itself
     when it is back (restarted on the same port: new figures, the notice);
   - behind a reverse proxy, under a path prefix, it works the same;
-  - on a phone's width the page fits without sideways scrolling.
-The screenshots are kept: ARTEFACTS/web-page.png (laptop) and
+  - on a phone's width the page fits without sideways scrolling;
+  - the virtual cameras (the restarted daemon: a rig written for the fake
+    cameras, its panorama rendered, one view): its frame is drawn on the
+    live picture (the panorama); a drag on its card's picture moves the view
+    by the pan and tilt the picture's map gives between the two points
+    (api/status's goal, then its pose); a click aims it at the point; a
+    preset button; follow on and off; a refused command shows the daemon's
+    reason and changes nothing, a clamped one says why; the arrow keys and
+    the wheel on the focused picture.
+The screenshots are kept: ARTEFACTS/web-page.png (laptop),
+ARTEFACTS/web-page-views.png (with the virtual camera) and
 ARTEFACTS/web-page-phone.png.
 Usage: test_web_browser.py PANOCAP ARTEFACT_DIR"""
+import math
 import os
 import re
 import shutil
@@ -26,8 +36,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_testutil import (Daemon, check, control, diag, done, free_port, reverse_proxy, sanitized,  # noqa: E402
-                          skip_all, tmpdir, wait_for)
+from web_testutil import (Daemon, check, control, diag, done, free_port, get_json, reverse_proxy,  # noqa: E402
+                          sanitized, skip_all, tmpdir, wait_for)
 
 if len(sys.argv) < 3:
     skip_all("usage: test_web_browser.py PANOCAP ARTEFACT_DIR")
@@ -36,7 +46,9 @@ CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 except ImportError:
     skip_all("python3-selenium is not installed (tools/install-deps installs it)")
@@ -53,10 +65,29 @@ TOKEN_FILE = os.path.join(DIR, "http.token")
 DOWNLOADS = os.path.join(DIR, "downloads")
 os.makedirs(DOWNLOADS)
 URL = "http://127.0.0.1:%d/" % PORT
+RIG = os.path.join(DIR, "rig.pto")
+CONF = os.path.join(DIR, "views.conf")
 
 
-def start(name):
-    args = ["--source", "fake", "--fps", "25", "--encoder", "libx264", "--stats-interval", "0",
+def write_config():
+    """A rig for the five fake cameras (60 degrees wide, 30 apart, 10
+    down) and one virtual camera with a preset."""
+    with open(RIG, "w") as f:
+        f.write('p f1 w2000 h800 v170 E0 R0 n"TIFF_m c:LZW"\nm i0\n\n')  # 60 degrees tall: the cameras' 36
+        for i in range(5):
+            f.write('i w%d h%d f0 v60 Ra0 Rb0 Rc0 Rd0 Re0 Eev0 Er1 Eb1 r0 p-10 y%d TrX0 TrY0 TrZ0 Tpy0 Tpp0 j0 a0 b0 '
+                    'c0 d0 e0 g0 t0 Va1 Vb0 Vc0 Vd0 Vx0 Vy0 Vm5 n"cam%d.png"\n' % (W, H, -60 + 30 * i, i))
+    with open(CONF, "w") as f:
+        f.write('panorama = { rig = "%s"; };\n'
+                'virtual_cameras = ( { name = "main"; width = 640; height = 360; pan = 0.0; tilt = -10.0; hfov = 30.0;\n'
+                '  outputs = ( "null" ); presets = ( { name = "left"; pan = -30.0; tilt = -12.0; hfov = 25.0; } ); } );\n'
+                % RIG)
+
+
+def start(name, views=False):
+    """panocap on the fake cameras; views: with the rig, its panorama (800
+    pixels wide) and the virtual camera."""
+    args = (["--config", CONF, "-s", "panorama.width=800"] if views else []) + ["--source", "fake", "--fps", "25", "--encoder", "libx264", "--stats-interval", "0",
             "-s", "outputs[0].url=" + os.path.join(DIR, "rec.ts"),
             "-s", "capture.width=%d" % W, "-s", "capture.height=%d" % H, "-s", "capture.wb_gains=auto",
             "-s", "debayer.backend=auto", "-s", "encode.bitrate=2M",
@@ -109,6 +140,7 @@ def control_algo():
 
 
 def main():
+    write_config()
     d = start("browser1")
     if not check(d, "panocap serves its page at %s" % URL):
         done()
@@ -218,8 +250,8 @@ def run(drv, d, token):
           "plainly: \"%s\" / %s" % (text(drv, "#gone").split(".")[0], text(drv, "#state")))
     gone_shot = os.path.join(ARTEFACTS, "web-page-gone.png")
     drv.save_screenshot(gone_shot)
-    d2 = start("browser2")
-    check(d2 is not None, "panocap started again on the same port")
+    d2 = start("browser2", views=True)
+    check(d2 is not None, "panocap started again on the same port (now with a rig and a virtual camera)")
     if d2:
         check(wait_for(lambda: not shown(drv, "#gone"), 15 * SLOW), "the page carries on by itself: the banner is gone")
         check(wait_for(lambda: "restarted" in text(drv, "#notice"), 5), "it says: %s" % text(drv, "#notice"))
@@ -228,6 +260,12 @@ def run(drv, d, token):
         f2 = frames(drv)
         check(len(f2) == 5 and all(b > a for a, b in zip(f1, f2)), "frames count up again: %s -> %s" % (f1, f2))
         check(wait_for(lambda: "edge" in text(drv, "#pipeline-facts"), 5), "the new daemon's algorithm (edge) shows")
+        views(drv)
+        shot = os.path.join(ARTEFACTS, "web-page-views.png")
+        drv.set_window_size(1280, drv.execute_script("return document.documentElement.scrollHeight") + 120)
+        time.sleep(1.2)
+        check(drv.save_screenshot(shot), "screenshot kept: %s" % shot)
+        drv.set_window_size(1280, 1700)
 
     # behind a reverse proxy, under a prefix
     if d2:
@@ -256,6 +294,185 @@ def run(drv, d, token):
     check(drv.save_screenshot(phone), "screenshot kept: %s" % phone)
     if d2:
         check(d2.stop() == 0, "SIGTERM: exit 0")
+
+
+# --- the virtual cameras ---------------------------------------------------------------------
+
+def wrap(p):
+    p = (p + 180) % 360 - 180
+    return 180.0 if p == -180 else p
+
+
+def map_at(m, x, y):
+    """The direction at live-picture point (x, y), as the page finds it."""
+    for t in m["tiles"]:
+        if not (t["x"] <= x <= t["x"] + t["w"] and t["y"] <= y <= t["y"] + t["h"]):
+            continue
+        u = (x - t["x"]) / t["w"] * (t["cols"] - 1)
+        w = (y - t["y"]) / t["h"] * (t["rows"] - 1)
+        i, j = min(int(u), t["cols"] - 2), min(int(w), t["rows"] - 2)
+        u, w = u - i, w - j
+        k = [j * t["cols"] + i, j * t["cols"] + i + 1, (j + 1) * t["cols"] + i, (j + 1) * t["cols"] + i + 1]
+        wt = [(1 - u) * (1 - w), u * (1 - w), (1 - u) * w, u * w]
+        if any(t["pan"][q] is None for q in k):
+            return None
+        p0 = t["pan"][k[0]]
+        pan = sum(wt[q] * (p0 + wrap(t["pan"][k[q]] - p0)) for q in range(4))
+        return wrap(pan), sum(wt[q] * t["tilt"][k[q]] for q in range(4))
+    return None
+
+
+def view_status():
+    s = get_json(PORT, "/api/status")
+    return s["views"][0] if s and s.get("views") else None
+
+
+def settle(what):
+    """Until the view stands still at its goal (the stage thread steps it)."""
+    ok = wait_for(lambda: (lambda v: v and not v["moving"])(view_status()), 20 * SLOW, 0.2)
+    v = view_status()
+    if not ok:
+        diag("%s: still moving: %s" % (what, v))
+    return v
+
+
+POINTER_SPY = """
+const pic = arguments[0];
+window.pcSpy = [];
+for (const t of ['pointerdown', 'pointerup'])
+  pic.addEventListener(t, (ev) => { const r = pic.querySelector('canvas').getBoundingClientRect();
+    window.pcSpy.push([t, ev.clientX, ev.clientY, r.left, r.top, r.width, r.height]); }, true);
+"""
+
+
+def spied_points(drv, W, H):
+    """The live-picture points of the last pointerdown and pointerup."""
+    ev = drv.execute_script("return window.pcSpy")
+    pts = {}
+    for t, cx, cy, left, top, w, h in ev:
+        pts[t] = ((cx - left) / w * W, (cy - top) / h * H)
+    drv.execute_script("window.pcSpy = []")
+    return pts.get("pointerdown"), pts.get("pointerup")
+
+
+def card_msg(drv):
+    return drv.find_element(By.CSS_SELECTOR, '.view[data-view="main"] .msg').text
+
+
+def views(drv):
+    console(drv)  # the restart's refused connections are expected there
+    sel = '.view[data-view="main"]'
+    card = wait_for(lambda: drv.find_elements(By.CSS_SELECTOR, sel), 10 * SLOW)
+    check(card, "the virtual camera's card shows")
+    if not card:
+        return
+    drawn = wait_for(lambda: drv.find_elements(By.CSS_SELECTOR, "#live-frames polyline") and
+                     drv.find_elements(By.CSS_SELECTOR, sel + " .frames polyline"), 10 * SLOW)
+    check(drawn, "its frame is drawn on the live picture and on its card's (%d and %d lines)" % (
+        len(drv.find_elements(By.CSS_SELECTOR, "#live-frames polyline")),
+        len(drv.find_elements(By.CSS_SELECTOR, sel + " .frames polyline"))))
+    m = get_json(PORT, "/api/picture/map")
+    st = get_json(PORT, "/api/status")
+    if not check(m and m["kind"] == "panorama" and len(m["tiles"]) == 1 and m["width"] == st["picture"]["width"],
+                 "the live picture's map: %s, %s tile" % (m and m["kind"], len(m["tiles"]) if m else None)):
+        return
+    W, H = st["picture"]["width"], st["picture"]["height"]
+    pic = drv.find_element(By.CSS_SELECTOR, sel + " .view-pic")
+    drv.execute_script(POINTER_SPY, pic)
+    canvas = pic.find_element(By.TAG_NAME, "canvas")
+    cw, ch = canvas.rect["width"], canvas.rect["height"]
+    css = lambda x, y: (int(round((x / W - 0.5) * cw)), int(round((y / H - 0.5) * ch)))  # noqa: E731 (from the centre)
+    v0 = view_status()
+
+    # a drag: the frame moves by what the map says lies between the two points
+    x0, y0 = css(0.5 * W, 0.55 * H)
+    x1, y1 = css(0.56 * W, 0.47 * H)
+    ActionChains(drv).move_to_element_with_offset(canvas, x0, y0).click_and_hold() \
+        .move_by_offset((x1 - x0) // 2, (y1 - y0) // 2).move_by_offset(x1 - x0 - (x1 - x0) // 2, y1 - y0 - (y1 - y0) // 2) \
+        .release().perform()
+    a, b = spied_points(drv, W, H)
+    pa, pb = map_at(m, *a) if a else None, map_at(m, *b) if b else None
+    want = (wrap(v0["goal"]["pan"] + pb[0] - pa[0]), v0["goal"]["tilt"] + pb[1] - pa[1]) if pa and pb else None
+    got = wait_for(lambda: (lambda v: v if want and abs(v["goal"]["pan"] - want[0]) < 0.05 and
+                            abs(v["goal"]["tilt"] - want[1]) < 0.05 else None)(view_status()), 5 * SLOW)
+    v = view_status()
+    check(got, "a drag from %s to %s (live-picture pixels) moves the view by the map's %s: goal pan %.2f tilt %.2f "
+          "(wanted %s)" % (a and tuple(round(q, 1) for q in a), b and tuple(round(q, 1) for q in b),
+                           want and (round(want[0] - v0["goal"]["pan"], 2), round(want[1] - v0["goal"]["tilt"], 2)),
+                           v["goal"]["pan"], v["goal"]["tilt"], want and tuple(round(q, 2) for q in want)))
+    v = settle("the drag")
+    check(want and abs(v["pan"] - want[0]) < 0.05 and abs(v["tilt"] - want[1]) < 0.05,
+          "... and the view gets there: pan %.2f tilt %.2f; the page says: %s" % (v["pan"], v["tilt"], card_msg(drv)))
+
+    # a click aims the view at the point (a quarter of the way: pan -42.5)
+    cx, cy = css(0.25 * W, 0.55 * H)
+    ActionChains(drv).move_to_element_with_offset(canvas, cx, cy).click().perform()
+    a, b = spied_points(drv, W, H)
+    want = map_at(m, *b) if b else None
+    got = wait_for(lambda: (lambda v: want and abs(v["goal"]["pan"] - want[0]) < 0.05 and
+                            abs(v["goal"]["tilt"] - want[1]) < 0.05)(view_status()), 5 * SLOW)
+    v = view_status()
+    check(got and abs(want[0] + 42.5) < 0.5, "a click a quarter of the way across aims the view there: goal pan %.2f "
+          "tilt %.2f (the map: %s)" % (v["goal"]["pan"], v["goal"]["tilt"], want and tuple(round(q, 2) for q in want)))
+
+    # a preset
+    drv.find_element(By.CSS_SELECTOR, sel + ' button[data-preset="left"]').click()
+    got = wait_for(lambda: (lambda g: abs(g["pan"] + 30) < 1e-6 and abs(g["tilt"] + 12) < 1e-6 and
+                            abs(g["hfov"] - 25) < 1e-6)(view_status()["goal"]), 5 * SLOW)
+    check(got, "the preset button \"left\" sends it to pan -30 tilt -12 hfov 25: %s; the page says: %s" % (
+        view_status()["goal"], card_msg(drv)))
+    settle("the preset")
+
+    # follow on and off
+    follow = drv.find_element(By.CSS_SELECTOR, sel + " .row button[aria-pressed]")
+    follow.click()
+    on = wait_for(lambda: view_status()["follow"] and follow.get_attribute("aria-pressed") == "true", 5 * SLOW)
+    check(on, "the follow button turns follow mode on (status: %s, the button: %s)" % (
+        view_status()["mode"], follow.get_attribute("aria-pressed")))
+    follow.click()
+    off = wait_for(lambda: not view_status()["follow"] and follow.get_attribute("aria-pressed") == "false", 5 * SLOW)
+    check(off, "... and off again (%s)" % view_status()["mode"])
+
+    # refused: the daemon's reason shown, nothing changed
+    before = view_status()
+    pan = drv.find_element(By.CSS_SELECTOR, sel + " .view-goto input[aria-label^=pan]")
+    pan.send_keys(Keys.CONTROL, "a")  # replaced by typing (clear() would blur it: the status refills it)
+    pan.send_keys("500")
+    drv.find_element(By.CSS_SELECTOR, sel + " .view-goto button").click()
+    refused = wait_for(lambda: "PAN 500 is out of range" in card_msg(drv), 5 * SLOW)
+    time.sleep(0.5)
+    after = view_status()
+    check(refused and "Refused" in card_msg(drv) and after["goal"] == before["goal"] and
+          after["commands"] == before["commands"] and after["refused"] == before["refused"] + 1,
+          "pan 500 in the form: the page shows \"%s\"; the goal stays %s" % (card_msg(drv), after["goal"]))
+    check("bad" in drv.find_element(By.CSS_SELECTOR, sel + " .msg").get_attribute("class"), "... as an error")
+    # clamped: the answer says why
+    pan.send_keys(Keys.CONTROL, "a")
+    pan.send_keys("170")
+    drv.find_element(By.CSS_SELECTOR, sel + " .view-goto button").click()
+    check(wait_for(lambda: "clamped: pan 170.0 ->" in card_msg(drv), 5 * SLOW),
+          "pan 170: the page says %s" % card_msg(drv))
+    settle("the clamp")
+
+    # the keyboard and the wheel on the focused picture
+    drv.find_element(By.CSS_SELECTOR, sel + ' button[data-preset="left"]').click()
+    wait_for(lambda: abs(view_status()["goal"]["pan"] + 30) < 1e-6, 5 * SLOW)
+    settle("the preset again")
+    g = view_status()["goal"]
+    drv.execute_script("arguments[0].focus()", pic)
+    ActionChains(drv).send_keys(Keys.ARROW_RIGHT).send_keys(Keys.ARROW_RIGHT).perform()
+    step = max(0.5, g["hfov"] / 10)
+    got = wait_for(lambda: abs(view_status()["goal"]["pan"] - (g["pan"] + 2 * step)) < 0.02, 5 * SLOW)
+    check(got and drv.execute_script("return document.activeElement === arguments[0]", pic),
+          "two right arrows on the focused picture: pan %.2f -> %.2f (%.2f a key)" % (
+              g["pan"], view_status()["goal"]["pan"], step))
+    drv.execute_script("arguments[0].dispatchEvent(new WheelEvent('wheel', {deltaY: 100, bubbles: true, "
+                       "cancelable: true}))", pic)
+    want = g["hfov"] * 1.15
+    got = wait_for(lambda: abs(view_status()["goal"]["hfov"] - want) < 0.02, 5 * SLOW)
+    check(got, "a wheel notch down zooms out: hfov %.2f -> %.2f (%.2f)" % (g["hfov"], view_status()["goal"]["hfov"], want))
+    logs = [e for e in console(drv) if e[0] in ("SEVERE", "WARNING") and "400 (Bad Request)" not in e[1]]
+    check(not logs, "no console error but the refused command's 400%s" % (": %s" % logs[:3] if logs else ""))
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ static void against_float(void)
             for (int r = 0; r < 2; r++) {
                 pc_picture p;
                 tu_pic_layout(&p, fmt, m, r, w, h, yuv);
-                char err[200];
+                char err[200] = "";
                 int rc = pc_rgb_to_yuv(rgb, 3 * (size_t)w, &p, err, sizeof err);
                 double maxe = 0;
                 for (int y = 0; y < h; y++)
@@ -160,7 +160,7 @@ static void invalid(void)
 {
     uint8_t rgb[8 * 8 * 3] = {0}, yuv[8 * 8 * 2];
     pc_picture p;
-    char err[200];
+    char err[200] = "";
     tu_pic_layout(&p, PC_FMT_NV12, 0, 0, 8, 8, yuv);
     err[0] = 0;
     TAP_CHECK(pc_rgb_to_yuv(NULL, 24, &p, err, sizeof err) == PC_EINVAL && err[0], "NULL RGB refused: %s", err);

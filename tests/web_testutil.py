@@ -1,6 +1,6 @@
 """web_testutil.py - shared helpers of the web page's tests (test_daemon_web.py,
 test_web_browser.py), which run the real panocap as a child process with its
-web page on a free port of 127.0.0.1: TAP output, the child (killed with the
+web page on a free port of 127.0.0.1: TAP output (tap_util.py), the child (killed with the
 test however it ends: PR_SET_PDEATHSIG and atexit), its log, raw HTTP
 requests (every header and byte as the test says), the control socket, and a
 temp dir removed at the end. Standard library only; Debian's python3."""
@@ -19,41 +19,9 @@ import tempfile
 import threading
 import time
 
-# --- TAP ---------------------------------------------------------------------
+# --- TAP (tap_util.py; the web tests take them from here) -------------------
 
-_count = 0
-_failed = 0
-
-
-def check(ok, what):
-    """One TAP check; returns ok."""
-    global _count, _failed
-    _count += 1
-    if not ok:
-        _failed += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", _count, " | ".join(str(what).splitlines())), flush=True)
-    return bool(ok)
-
-
-def skip(why):
-    global _count
-    _count += 1
-    print("ok %d # SKIP %s" % (_count, why), flush=True)
-
-
-def diag(text):
-    for line in str(text).splitlines():
-        print("# " + line, flush=True)
-
-
-def skip_all(why):
-    print("1..0 # SKIP %s" % why, flush=True)
-    sys.exit(0)
-
-
-def done():
-    print("1..%d" % _count, flush=True)
-    sys.exit(1 if _failed else 0)
+from tap_util import check, diag, done, skip, skip_all  # noqa: E402,F401
 
 
 def sanitized():

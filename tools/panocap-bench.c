@@ -63,8 +63,11 @@ static void usage(FILE *f)
             "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
             "       panocap-bench --render --rig FILE.pto [--peer-data DIR] [--iters N (20)] [--threads N]\n"
             "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
-            "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer) with\n"
-            "          PSNR against the C reference, then the CPU reference and renderer; --backend cpu: CPU only\n"
+            "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer; the\n"
+            "          panorama blended multiband) with PSNR against the C reference, then the CPU reference and\n"
+            "          renderer; then a moving view (set_view on the host, update + render on the GPU), the\n"
+            "          activity map at 1/8 of the panorama and the cameras' RGB -> NV12 at 2040x5400;\n"
+            "          --backend cpu: CPU only\n"
             "--rig:    the CPU renderer on that rig's own pictures (its i lines' files): the C reference once,\n"
             "          then 2 threads, every CPU and --threads N, checked against it and timed into I420;\n"
             "          --peer-data DIR writes what tools/cpu-render-peers needs (maps, tables, reference)\n"
@@ -358,7 +361,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     free(host);
     pc_picture dst[4];
     for (int k = 0; k < 4; k++)
-        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst[k], err, sizeof err)) {
+        if (pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst[k], err, sizeof err)) {
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
@@ -570,7 +573,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     }
     uint8_t *raw[4];
     pc_picture dst;
-    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, &dst, err, sizeof err)) {
+    if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }

@@ -9,12 +9,16 @@
  * each with our kernel (rays on the fly through the texture unit; with
  * plain loads; from RGB24 cameras), the precomputed-map variant and the
  * peer (per-camera kernels with float maps and weight maps, LUT
- * photometry, a normalise + YUV pass); every output compared with the C
+ * photometry, a normalise + YUV pass); (d) the panorama with blend =
+ * multiband (render_multiband.h: its seams placed on the cameras, the
+ * pyramid beside the main pass), with the ray kernels, next to (a)'s
+ * feather blend; every output compared with the C
  * reference (PSNR over all NV12 samples, largest difference); and the
  * memory floor measured in the same run (a device-to-device copy of the
  * bytes a frame must move at least).
  * CPU: the reference (1 thread) and the CPU backend's renderer on 2 and
  * on all online CPUs (and --threads N), ms per frame.
+ * Then render_bench_ops.c: moving views, the activity map, RGB -> YUV.
  *
  * The rig is synthetic (render_synth.h; yaw -60..60 step 30, hfov 38,
  * ~15 % overlaps, distortion, lens shift, pitch/roll), with Hugin's
@@ -28,6 +32,7 @@
 #include "panocap_config.h"
 #include "render.h"
 #include "render_cuda.h"
+#include "render_multiband.h"
 #include "render_synth.h"
 
 #include <math.h>
@@ -50,8 +55,10 @@
 #define VIEW_H 1080
 #define NVIEWS 4
 #define ROT 3 /* pictures in rotation */
-/* the cases: the panorama with and without the photometry, one view, four */
-enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, NJOBS };
+/* the cases: the panorama with and without the photometry, one view, four,
+ * the panorama blended multiband */
+enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, J_PANO_MB, NJOBS };
+#define PANORAMA_JOB(j) ((j) == J_PANO || (j) == J_PANO_FLAT || (j) == J_PANO_MB)
 
 static double now_ms(void)
 {
@@ -66,14 +73,14 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void med_p99(double *v, int n, double *med, double *p99)
+void pc_rbench_med_p99(double *v, int n, double *med, double *p99)
 {
     qsort(v, n, sizeof *v, cmp_double);
     *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     *p99 = v[(int)(0.99 * (n - 1) + 0.5)];
 }
 
-int pc_bench_host_pic(pc_picture *p, pc_pixfmt fmt, pc_matrix matrix, int w, int h)
+int pc_rbench_host_pic_matrix(pc_picture *p, pc_pixfmt fmt, pc_matrix matrix, int w, int h)
 {
     size_t n = pc_picture_layout(p, fmt, matrix, PC_RANGE_LIMITED, w, h, 64, NULL);
     uint8_t *m = aligned_alloc(64, (n + 63) & ~(size_t)63);
@@ -83,14 +90,12 @@ int pc_bench_host_pic(pc_picture *p, pc_pixfmt fmt, pc_matrix matrix, int w, int
     return 0;
 }
 
-static int host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
+int pc_rbench_host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
 {
-    return pc_bench_host_pic(p, fmt, PC_MATRIX_BT709, w, h);
+    return pc_rbench_host_pic_matrix(p, fmt, PC_MATRIX_BT709, w, h);
 }
 
-/* PSNR (dB) over every sample of two pictures of one format, the largest
- * difference, and the share of samples differing by more than 1. */
-static double psnr(const pc_picture *a, const pc_picture *b, int *maxd, double *over1)
+double pc_rbench_psnr(const pc_picture *a, const pc_picture *b, int *maxd, double *over1)
 {
     double se = 0;
     long n = 0, o1 = 0;
@@ -144,8 +149,8 @@ static int make_scene(scene *s)
 {
     pc_synth_rig(&s->rig, NCAM, CAM_W, CAM_H, 38.0, 30.0, PC_PROJ_CYLINDRICAL, PANO_W, PANO_H);
     make_photometry(s);
-    if (host_pic(&s->cams[0], PC_FMT_RGBX32, CAM_W, NCAM * CAM_H) || host_pic(&s->cams[1], PC_FMT_RGB24, CAM_W,
-                                                                              NCAM * CAM_H))
+    if (pc_rbench_host_pic(&s->cams[0], PC_FMT_RGBX32, CAM_W, NCAM * CAM_H) ||
+        pc_rbench_host_pic(&s->cams[1], PC_FMT_RGB24, CAM_W, NCAM * CAM_H))
         return -1;
     const double detail = 38.0 / CAM_W * 3; /* features of ~3 camera pixels */
     pc_synth_cameras(&s->rig, detail, NULL, &s->cams[0]);
@@ -175,7 +180,8 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     jobs[J_PANO_FLAT].name = "panorama, no photo";
     jobs[J_VIEW].name = "view 1920x1080";
     jobs[J_VIEWS].name = "4 views 1920x1080";
-    jobs[J_PANO].nplans = jobs[J_PANO_FLAT].nplans = jobs[J_VIEW].nplans = 1;
+    jobs[J_PANO_MB].name = "panorama multiband";
+    jobs[J_PANO].nplans = jobs[J_PANO_FLAT].nplans = jobs[J_VIEW].nplans = jobs[J_PANO_MB].nplans = 1;
     jobs[J_VIEWS].nplans = NVIEWS;
     pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
     int rc = pc_render_plan_build(&jobs[J_PANO].plan[0], &s->rig, &v, &s->ph, &opt, err, errlen);
@@ -188,6 +194,13 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     }
     if (!rc)
         jobs[J_VIEW].plan[0] = jobs[J_VIEWS].plan[0];
+    if (!rc) { /* the same panorama, blended multiband, its seams placed on the cameras */
+        pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
+        opt.blend = PC_RENDER_MULTIBAND;
+        rc = pc_render_plan_build(&jobs[J_PANO_MB].plan[0], &s->rig, &v, &s->ph, &opt, err, errlen);
+        if (!rc)
+            rc = pc_render_plan_place_seams(jobs[J_PANO_MB].plan[0], &s->cams[0], err, errlen);
+    }
     return rc;
 }
 
@@ -202,7 +215,7 @@ static int references(scene *s, job *jobs, char *err, size_t errlen)
                 continue;
             }
             const pc_render_plan *p = jobs[j].plan[k];
-            if (host_pic(&jobs[j].ref[k], PC_FMT_NV12, p->view.w, p->view.h))
+            if (pc_rbench_host_pic(&jobs[j].ref[k], PC_FMT_NV12, p->view.w, p->view.h))
                 return -1;
             double t0 = now_ms();
             if (pc_render_ref(p, &s->cams[0], &jobs[j].ref[k], err, errlen))
@@ -237,8 +250,7 @@ static double coverage(const pc_render_plan *p, double *per_tile)
         }                                                                                          \
     } while (0)
 
-/* Device-to-device copy of `bytes` (read + write = 2 bytes), median us. */
-static double copy_us(size_t bytes)
+double pc_rbench_copy_us(size_t bytes)
 {
     void *a = NULL, *b = NULL;
     cudaEvent_t e0, e1;
@@ -265,14 +277,11 @@ static double copy_us(size_t bytes)
     cudaFree(a);
     cudaFree(b);
     double med, p99;
-    med_p99(v, 21, &med, &p99);
+    pc_rbench_med_p99(v, 21, &med, &p99);
     return med;
 }
 
-/* Copies every plane of src into dst (same format and size; host or
- * device memory each: cudaMemcpyDefault reads the direction off the
- * pointers). */
-static int copy_pic(const pc_picture *dst, const pc_picture *src)
+int pc_rbench_copy_pic(const pc_picture *dst, const pc_picture *src)
 {
     for (int i = 0; i < pc_pixfmt_planes(src->fmt); i++) {
         size_t rb;
@@ -304,7 +313,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         for (int r = 0; r < ROT; r++) {
             if (pc_gpu_render_picture_alloc(g, f ? PC_FMT_RGB24 : PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED,
                                             CAM_W, NCAM * CAM_H, &dsrc[f][r], err, sizeof err) ||
-                copy_pic(&dsrc[f][r], &s->cams[f])) {
+                pc_rbench_copy_pic(&dsrc[f][r], &s->cams[f])) {
                 fprintf(stderr, "panocap-bench --render: cameras on the device: %s\n", err);
                 return 1;
             }
@@ -319,14 +328,14 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         for (int k = 0; k < jobs[j].nplans; k++)
             out_mb += 1.5 * jobs[j].plan[k]->view.w * jobs[j].plan[k]->view.h / 1e6;
         /* a view reads only the cameras it sees: count their share */
-        double in_mb = j <= J_PANO_FLAT ? src_mb : 0;
-        for (int k = 0; j > J_PANO_FLAT && k < jobs[j].nplans; k++) {
+        double in_mb = PANORAMA_JOB(j) ? src_mb : 0;
+        for (int k = 0; !PANORAMA_JOB(j) && k < jobs[j].nplans; k++) {
             unsigned all = 0;
             for (long t = 0; t < (long)jobs[j].plan[k]->ntx * jobs[j].plan[k]->nty; t++)
                 all |= jobs[j].plan[k]->tmask[t];
             in_mb += src_mb * __builtin_popcount(all) / NCAM;
         }
-        floor_us[j] = copy_us((size_t)((in_mb + out_mb) * 1e6 / 2));
+        floor_us[j] = pc_rbench_copy_us((size_t)((in_mb + out_mb) * 1e6 / 2));
         printf("#   %-20s %7.1f MB in, %5.1f MB out: %7.1f us\n", jobs[j].name, in_mb, out_mb, floor_us[j]);
     }
     printf("%-20s %-10s %-6s %10s %10s %8s %9s %8s %8s %9s\n", "case", "kernel", "cams", "median_us", "p99_us",
@@ -339,11 +348,12 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         memset(dout, 0, sizeof dout);
         for (int k = 0; k < jobs[j].nplans && !rc; k++) {
             const pc_render_plan *p = jobs[j].plan[k];
-            rc = pc_gpu_render_prepare(g, p, PC_GPU_RENDER_WANT_MAP | PC_GPU_RENDER_WANT_PEER, &r[k], err, sizeof err);
+            rc = pc_gpu_render_prepare(g, p, j == J_PANO_MB ? 0 : PC_GPU_RENDER_WANT_MAP | PC_GPU_RENDER_WANT_PEER, &r[k],
+                                       err, sizeof err);
             for (int q = 0; !rc && q < ROT; q++)
                 rc = pc_gpu_render_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w,
                                                  p->view.h, &dout[k * ROT + q], err, sizeof err);
-            if (!rc && host_pic(&host[k], PC_FMT_NV12, p->view.w, p->view.h))
+            if (!rc && pc_rbench_host_pic(&host[k], PC_FMT_NV12, p->view.w, p->view.h))
                 rc = -1;
         }
         if (rc) {
@@ -354,7 +364,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             int variant, src;
         } runs[] = {{PC_GPU_RENDER_RAY, 0}, {PC_GPU_RENDER_RAY_LOADS, 0}, {PC_GPU_RENDER_RAY, 1},
                     {PC_GPU_RENDER_MAP, 0}, {PC_GPU_RENDER_PEER, 0}};
-        const int nruns = sizeof runs / sizeof runs[0];
+        /* multiband: the ray kernels (the others are refused), against (a)'s peer */
+        const int nruns = j == J_PANO_MB ? 3 : (int)(sizeof runs / sizeof runs[0]);
         double med[8], p99[8], ps[8], ov[8];
         int md[8];
         for (int v = 0; v < nruns && !rc; v++) {
@@ -365,7 +376,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                                     sizeof err);
             if (rc)
                 break;
-            med_p99(us, o->iters, &med[v], &p99[v]);
+            pc_rbench_med_p99(us, o->iters, &med[v], &p99[v]);
             /* quality: a fresh frame from source 0 into output 0 of each plan */
             ps[v] = 99;
             md[v] = 0;
@@ -375,12 +386,12 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                                  (size_t)dout[k * ROT].height));
                 rc = pc_gpu_render_enqueue(r[k], runs[v].variant, &dsrc[runs[v].src][0], &dout[k * ROT], err,
                                            sizeof err);
-                if (!rc && (cudaDeviceSynchronize() != cudaSuccess || copy_pic(&host[k], &dout[k * ROT]))) {
+                if (!rc && (cudaDeviceSynchronize() != cudaSuccess || pc_rbench_copy_pic(&host[k], &dout[k * ROT]))) {
                     snprintf(err, sizeof err, "%s", cudaGetErrorString(cudaGetLastError()));
                     rc = -1;
                 }
                 int m;
-                double o1, q = rc ? 0 : psnr(&host[k], &jobs[j].ref[k], &m, &o1);
+                double o1, q = rc ? 0 : pc_rbench_psnr(&host[k], &jobs[j].ref[k], &m, &o1);
                 ps[v] = q < ps[v] ? q : ps[v];
                 md[v] = m > md[v] ? m : md[v];
                 ov[v] = o1 > ov[v] ? o1 : ov[v];
@@ -390,14 +401,15 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             fprintf(stderr, "panocap-bench --render: %s: %s\n", jobs[j].name, err);
             break;
         }
+        const double peer_us = j == J_PANO_MB ? peer[J_PANO] : med[nruns - 1];
         for (int v = 0; v < nruns; v++) {
             printf("%-20s %-10s %-6s %10.1f %10.1f %7.2fx %9.2f %8d %8.3f %8.2fx\n", jobs[j].name,
                    pc_gpu_render_variant_name(runs[v].variant), runs[v].src ? "rgb24" : "rgbx32", med[v], p99[v],
-                   med[v] / floor_us[j], ps[v], md[v], ov[v], med[nruns - 1] / med[v]);
+                   med[v] / floor_us[j], ps[v], md[v], ov[v], peer_us / med[v]);
             quality &= md[v] <= 2 && ov[v] <= 0.1;
         }
         best[j] = med[0]; /* ray, RGBX32 through the texture unit: the kernel the daemon runs */
-        peer[j] = med[nruns - 1];
+        peer[j] = peer_us;
         for (int k = 0; k < jobs[j].nplans; k++) {
             pc_gpu_render_free(r[k]);
             for (int q = 0; q < ROT; q++)
@@ -413,6 +425,9 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                "(<= 30: %s); four views %.1f us\n", best[J_PANO], best[J_PANO] <= 100 ? "yes" : "no",
                peer[J_PANO] / best[J_PANO], peer[J_PANO] >= 4 * best[J_PANO] ? "yes" : "no", best[J_VIEW],
                best[J_VIEW] <= 30 ? "yes" : "no", best[J_VIEWS]);
+        printf("# multiband (ray, rgbx32): panorama %.1f us (<= 100: %s), %.1f us more than the feather blend's %.1f, "
+               "%.2fx the peer\n", best[J_PANO_MB], best[J_PANO_MB] <= 100 ? "yes" : "no", best[J_PANO_MB] - best[J_PANO],
+               best[J_PANO], peer[J_PANO] / best[J_PANO_MB]);
     }
     for (int f = 0; f < 2; f++)
         for (int q = 0; q < ROT; q++)
@@ -456,7 +471,7 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             }
             pc_picture out[NVIEWS];
             for (int k = 0; k < jobs[j].nplans; k++)
-                if (host_pic(&out[k], PC_FMT_NV12, jobs[j].plan[k]->view.w, jobs[j].plan[k]->view.h))
+                if (pc_rbench_host_pic(&out[k], PC_FMT_NV12, jobs[j].plan[k]->view.w, jobs[j].plan[k]->view.h))
                     return 1;
             double *ms = malloc(sizeof *ms * o->cpu_iters);
             int bad = 0;
@@ -469,12 +484,12 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             for (int k = 0; k < jobs[j].nplans; k++) {
                 int m;
                 double o1;
-                if (psnr(&out[k], &jobs[j].ref[k], &m, &o1) < 99)
+                if (pc_rbench_psnr(&out[k], &jobs[j].ref[k], &m, &o1) < 99)
                     bad = 1;
                 free(out[k].plane[0]);
             }
             double med, p99;
-            med_p99(ms, o->cpu_iters, &med, &p99);
+            pc_rbench_med_p99(ms, o->cpu_iters, &med, &p99);
             printf("%-20s %-10s %7d %10.1f %9.1fx%s\n", jobs[j].name, "cpu", list[t], med, jobs[j].ref_ms / med,
                    bad ? "  DIFFERS FROM THE REFERENCE" : "");
             free(ms);
@@ -510,6 +525,14 @@ int pc_render_bench(const pc_render_bench_opts *o)
     printf("# cases: %s (%.1f %% of its 32x8 tiles seen by a camera, %.2f cameras per seen tile), the same without "
            "the photometry, %s, %s (pan -40 -12 14 41, tilt -3, hfov 36); NV12 BT.709 limited\n", jobs[J_PANO].name,
            cov, per_tile, jobs[J_VIEW].name, jobs[J_VIEWS].name);
+    const pc_render_plan *mbp = jobs[J_PANO_MB].plan[0];
+    pc_mb_sizes z;
+    pc_render_mb_sizes(mbp, &z);
+    const double all = (double)PANO_W * PANO_H;
+    printf("# %s: %d levels; its %d strips (the seams placed) span %.2f M output pixels (%.1f %% of the panorama; "
+           "levels 1..%d %.2f M), D sampled at %.2f M of them, the blend zone's tiles (+- %d px) %.2f M (%.1f %%)\n",
+           jobs[J_PANO_MB].name, mbp->mb->levels, mbp->mb->nstrips, z.strips / 1e6, 100.0 * z.strips / all,
+           mbp->mb->levels - 1, z.coarser / 1e6, z.sampled / 1e6, mbp->mb->reach, z.zone / 1e6, 100.0 * z.zone / all);
     if (references(s, jobs, err, sizeof err)) {
         fprintf(stderr, "panocap-bench --render: reference: %s\n", err);
         return 1;
@@ -518,5 +541,7 @@ int pc_render_bench(const pc_render_bench_opts *o)
     int rc = o->gpu ? bench_gpu(o, s, jobs) : 0;
     if (!rc && o->cpu)
         rc = bench_cpu(o, s, jobs);
+    if (!rc)
+        rc = pc_render_bench_ops(o, &s->rig, &s->ph, s->cams);
     return rc;
 }

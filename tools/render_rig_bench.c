@@ -27,7 +27,7 @@
 #include "render_rig_bench.h"
 
 #include "errmsg.h"
-#include "render_bench.h" /* pc_bench_host_pic */
+#include "render_bench.h" /* pc_rbench_host_pic_matrix */
 #include "image.h"
 #include "render.h"
 #include "rig.h"
@@ -66,7 +66,7 @@ static int load_cameras(const char *pto, const pc_rig *rig, pc_picture *src)
     else
         dir[0] = '\0';
     const int w = rig->cam[0].w, h = rig->cam[0].h;
-    if (pc_bench_host_pic(src, PC_FMT_RGBX32, PC_MATRIX_BT709, w, rig->ncam * h)) {
+    if (pc_rbench_host_pic_matrix(src, PC_FMT_RGBX32, PC_MATRIX_BT709, w, rig->ncam * h)) {
         fprintf(stderr, "panocap-bench --render --rig: out of memory for %d cameras of %dx%d\n", rig->ncam, w, h);
         return -1;
     }
@@ -261,8 +261,8 @@ static int time_cpu(const pc_render_plan *p, const pc_picture *src, const pc_pic
         fprintf(stderr, "panocap-bench --render --rig: %s\n", err);
         return -1;
     }
-    if (pc_bench_host_pic(&rgb, PC_FMT_RGB24, PC_MATRIX_BT601, p->view.w, p->view.h) ||
-        pc_bench_host_pic(&yuv, PC_FMT_I420, PC_MATRIX_BT601, p->view.w, p->view.h)) {
+    if (pc_rbench_host_pic_matrix(&rgb, PC_FMT_RGB24, PC_MATRIX_BT601, p->view.w, p->view.h) ||
+        pc_rbench_host_pic_matrix(&yuv, PC_FMT_I420, PC_MATRIX_BT601, p->view.w, p->view.h)) {
         fprintf(stderr, "panocap-bench --render --rig: out of memory for the panorama\n");
         return -1;
     }
@@ -335,7 +335,7 @@ int pc_render_rig_bench(const pc_render_rig_bench_opts *o)
            "plan %.0f ms; load average %.2f\n", o->rig, rig.ncam, rig.cam[0].w, rig.cam[0].h, w, h,
            w != ow || h != oh ? " (the .pto's output size rounded down to even)" : "", plan->photo ? "on" : "off",
            now_ms() - t0, load[0]);
-    if (pc_bench_host_pic(&ref, PC_FMT_RGB24, PC_MATRIX_BT601, w, h)) {
+    if (pc_rbench_host_pic_matrix(&ref, PC_FMT_RGB24, PC_MATRIX_BT601, w, h)) {
         fprintf(stderr, "panocap-bench --render --rig: out of memory for the panorama\n");
         return 1;
     }

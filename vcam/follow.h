@@ -3,8 +3,12 @@
  * panorama against its background model, counted per cell), to a goal
  * pose for the camera's motion (vcam.h), like a camera operator would
  * frame it:
- *   - the target is the weighted median of the active cells (robust to a
- *     lone warm-up player or a steward on the touchline), in pan and tilt;
+ *   - the target is where the play is densest: the centre of the window
+ *     (about half the view's width) in pan holding the most activity,
+ *     kept while no other holds clearly more (robust to a lone warm-up
+ *     player or a steward on the touchline, and closer to the ball than
+ *     the median or the centroid of everyone), its tilt the median of
+ *     that window's active cells;
  *   - lead room: the target moves ahead in the direction the play moves;
  *   - zoom from the spread of the activity (its 10th..90th percentile in
  *     pan, with a margin), so everyone who plays is in the picture;
@@ -42,6 +46,10 @@ int pc_follow_grid_init(pc_follow_grid *g, const pc_view_model *v, int cw, int c
 
 typedef struct pc_follow_params {
     double min_activity;   /* active pixels below which the play is "nowhere": hold the view */
+    double window;         /* degrees: the target is the centre of the window this wide in pan
+                            * that holds the most activity (about half the view's width) */
+    double window_keep;    /* the window where the play was stays unless another holds 1 + this
+                            * times its activity */
     double dead_zone;      /* fraction of the view's width: no move while the target is this close to the goal */
     double lead_s;         /* lead room: seconds of the play's motion ahead of it */
     double lead_max;       /* at most this fraction of the view's width */
@@ -57,6 +65,7 @@ typedef struct pc_follow {
     pc_follow_params par;
     int have;              /* a target was seen */
     double pan, tilt, hfov;/* the smoothed target */
+    double win;            /* the window's centre (the target before smoothing) */
     double vpan;           /* the play's pan speed (smoothed), degrees/s */
     pc_vcam_pose goal;     /* the last goal handed to the motion */
     int tracking;          /* the target left the dead zone: goals follow it until it settles */

@@ -88,8 +88,12 @@ int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, 
  * on the view's border, 8 points per side, and its centre). */
 int pc_vcam_covered(const pc_vcam_coverage *c, pc_vcam_pose p);
 /* Moves p inside the coverage and the limits: hfov first into
- * [min_hfov, min(max_hfov, widest covered)], then pan/tilt along the line
- * towards home until covered. Returns 0 when p was already allowed, 1 when
+ * [min_hfov, min(max_hfov, widest covered)]; then, where the cameras
+ * cover the view's pan at home's tilt only narrower, hfov down to the
+ * widest covered there; then pan/tilt along the line towards home until
+ * covered, the tilt alone where the view is covered at its pan and home's
+ * tilt (a view asked too wide, too high or too low keeps its pan: the
+ * follow mode's goals, a click on the far touchline). Returns 0 when p was already allowed, 1 when
  * it changed (why says what and why, e.g. "pan 80.0 -> 61.4: the cameras
  * see nothing further right"). */
 int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_pose *p, char *why, size_t whylen);

@@ -45,6 +45,21 @@ int pc_vcam_covered(const pc_vcam_coverage *c, pc_vcam_pose p)
     return 1;
 }
 
+/* The widest view at p's pan and tilt between lo (covered) and hi that
+ * the cameras cover (bisection: coverage shrinks as the view widens for
+ * any rig without holes). */
+static double widest(const pc_vcam_coverage *c, pc_vcam_pose p, double lo, double hi)
+{
+    for (int k = 0; k < 40; k++) {
+        p.hfov = 0.5 * (lo + hi);
+        if (pc_vcam_covered(c, p))
+            lo = p.hfov;
+        else
+            hi = p.hfov;
+    }
+    return lo;
+}
+
 int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -72,19 +87,8 @@ int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, 
         snprintf(err, errlen, "%s: no view of aspect %dx%d fits in what the cameras see", rig->path, w, h);
         return -1;
     }
-    /* the widest covered view at home (bisection: coverage shrinks as the
-     * view widens for any rig without holes) */
-    double lo = 1.0, hi = 179.0;
-    pc_vcam_pose p = c->home;
-    for (int k = 0; k < 40; k++) {
-        p.hfov = 0.5 * (lo + hi);
-        if (pc_vcam_covered(c, p))
-            lo = p.hfov;
-        else
-            hi = p.hfov;
-    }
-    c->max_hfov = lo;
-    c->home.hfov = lo;
+    c->max_hfov = widest(c, c->home, 1.0, 179.0);
+    c->home.hfov = c->max_hfov;
     return 0;
 }
 
@@ -97,6 +101,9 @@ static double pan_delta(double a, double b)
         d += 360.0;
     return d;
 }
+
+/* An angle as the messages show it: no "-0.0". */
+static double shown(double deg) { return fabs(deg) < 0.05 ? 0.0 : deg; }
 
 int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_pose *p, char *why, size_t whylen)
 {
@@ -117,9 +124,34 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
                               p->hfov, hmax == c->max_hfov ? "cameras cover" : "limits allow");
     }
     if (!pc_vcam_covered(c, *p)) {
+        /* the cameras cover less height away from home (a rectilinear
+         * camera's edges see a shorter vertical angle): too wide for this
+         * pan at home's tilt, the view narrows to the widest there rather
+         * than leave the pan it was asked for */
+        pc_vcam_pose level = *p;
+        level.tilt = c->home.tilt;
+        const double asked = p->hfov;
+        level.hfov = hmin;
+        if (!pc_vcam_covered(c, (pc_vcam_pose){p->pan, c->home.tilt, asked}) && pc_vcam_covered(c, level)) {
+            p->hfov = widest(c, level, hmin, asked);
+            if (n && n < sizeof msg)
+                n += (size_t)snprintf(msg + n, sizeof msg - n, "; ");
+            if (n < sizeof msg)
+                n += (size_t)snprintf(msg + n, sizeof msg - n, "hfov %.1f -> %.1f: the widest view the cameras "
+                                      "cover at pan %.1f", asked, p->hfov, p->pan);
+        }
+    }
+    if (!pc_vcam_covered(c, *p)) {
         /* along the line from home (covered at any hfov <= max_hfov) */
         pc_vcam_pose h = c->home, q = *p;
         h.hfov = p->hfov;
+        /* a view that only looks too high or too low keeps its pan: where
+         * the cameras cover it at home's tilt, the line runs from there
+         * (the tilt alone moves) */
+        pc_vcam_pose level = *p;
+        level.tilt = h.tilt;
+        if (pc_vcam_covered(c, level))
+            h = level;
         const double dp = pan_delta(h.pan, p->pan), dt = p->tilt - h.tilt;
         double lo = 0.0, hi = 1.0;
         for (int k = 0; k < 40; k++) {
@@ -141,10 +173,10 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
         if (n && n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "; ");
         if (fabs(cp) >= 0.05 && n < sizeof msg)
-            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.1f -> %.1f%s", want.pan, p->pan,
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.1f -> %.1f%s", shown(want.pan), shown(p->pan),
                                   fabs(ct) >= 0.05 ? ", " : "");
         if (fabs(ct) >= 0.05 && n < sizeof msg)
-            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.1f -> %.1f", want.tilt, p->tilt);
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.1f -> %.1f", shown(want.tilt), shown(p->tilt));
         if (n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, ": the cameras see nothing further %s%s%s",
                                   fabs(cp) >= 0.05 ? (cp < 0 ? "right" : "left") : "",

@@ -95,11 +95,17 @@ static void axis_step(double *x, double *v, double s, double vs, double w, doubl
         a = -amax;
     double nv = *v + a * h;
     /* brake in time: a speed towards the setpoint above sqrt(2 a d) could
-     * not stop at it */
+     * not stop at it; but never brake harder than amax: a setpoint that
+     * jumps towards a moving view (the follow mode's target turning
+     * round) is passed a little and come back to, not stopped with a
+     * jerk */
     double vstop = sqrt(2.0 * amax * fabs(e)) + fabs(vs);
     double lim = vmax < vstop ? vmax : vstop;
-    if (e * nv > 0 && fabs(nv) > lim)
-        nv = nv > 0 ? lim : -lim;
+    if (e * nv > 0 && fabs(nv) > lim) {
+        const double slowest = fabs(*v) - amax * h, mag = lim > slowest ? lim : slowest;
+        if (mag < fabs(nv))
+            nv = nv > 0 ? mag : -mag;
+    }
     if (nv > vmax)
         nv = vmax;
     if (nv < -vmax)

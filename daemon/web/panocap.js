@@ -4,7 +4,11 @@
 // with DOM nodes (text only, never markup from the daemon), sends the
 // control requests with the token the operator saved in this browser, and
 // says plainly when the daemon stops answering (then carries on when it is
-// back, restarted or not). No framework, no external resource.
+// back, restarted or not). The virtual cameras: each view's frame drawn on
+// the live picture, steered by a click (aim there), a drag (move the frame),
+// the wheel or a slider (zoom), the arrow and +/- keys, presets and follow;
+// the picture's directions come from api/picture/map. No framework, no
+// external resource.
 'use strict';
 
 const STATUS_MS = 1000;
@@ -25,6 +29,11 @@ const state = {
   algoTouched: false,
   thumbs: [],       // per camera: {img, url, busy}
   snapshots: {},    // file -> 'asked' | 'downloaded'
+  views: new Map(), // virtual camera name -> its card (makeViewCard)
+  viewNames: '',    // the names the cards were made for
+  map: null,        // api/picture/map: the live picture's directions
+  mapKey: '',       // instance and picture size it was fetched for
+  mapBusy: false,
 };
 
 // ---------------------------------------------------------------- helpers
@@ -152,6 +161,7 @@ function renderCameras(s) {
     r[8].textContent = age(c.last_frame_age_s);
     r[8].className = 'c-age num' + (!c.connected ? ' bad-text' : late ? ' warn-text' : '');
     state.thumbs[i].url = c.picture;
+    state.thumbs[i].img.hidden = !c.picture; /* none while the live picture is the panorama */
   });
 }
 
@@ -287,11 +297,337 @@ function renderControl(s) {
   }
 }
 
+// ---------------------------------------------------------------- virtual cameras
+
+const SVG = 'http://www.w3.org/2000/svg';
+const VIEW_COLOURS = ['#ffcc00', '#00e5ff', '#ff5cf0', '#7dff6b', '#ff8a3d', '#b18cff', '#ffffff', '#ff4d4d'];
+const DRAG_PX = 4;       // a pointer that moved less is a click
+const ZOOM_STEP = 1.15;  // one wheel notch or +/- key
+const SEND_AFTER_MS = 250; // wheel and keys: sent once they pause
+
+function wrapPan(p) {
+  p = ((p + 180) % 360 + 360) % 360 - 180;
+  return p === -180 ? 180 : p;
+}
+
+// The direction the live picture shows at (x, y) (its pixels): the tile
+// holding it, bilinear between the four grid points around (pans unwrapped
+// against the first, so the seam at 180 degrees does not tear); null where
+// no camera sees it.
+function mapAt(x, y) {
+  const m = state.map;
+  if (!m) return null;
+  for (const t of m.tiles) {
+    if (x < t.x || x > t.x + t.w || y < t.y || y > t.y + t.h) continue;
+    let u = (x - t.x) / t.w * (t.cols - 1), w = (y - t.y) / t.h * (t.rows - 1);
+    const i = Math.min(Math.floor(u), t.cols - 2), j = Math.min(Math.floor(w), t.rows - 2);
+    u -= i; w -= j;
+    const k = [j * t.cols + i, j * t.cols + i + 1, (j + 1) * t.cols + i, (j + 1) * t.cols + i + 1];
+    const wt = [(1 - u) * (1 - w), u * (1 - w), (1 - u) * w, u * w];
+    if (k.some((q) => t.pan[q] === null)) return null;
+    const p0 = t.pan[k[0]];
+    let pan = 0, tilt = 0;
+    for (let q = 0; q < 4; q++) {
+      pan += wt[q] * (p0 + wrapPan(t.pan[k[q]] - p0));
+      tilt += wt[q] * t.tilt[k[q]];
+    }
+    return {pan: wrapPan(pan), tilt};
+  }
+  return null;
+}
+
+async function loadMap(key) {
+  state.mapBusy = true;
+  try {
+    const r = await fetchTimed('api/picture/map');
+    if (r.ok) {
+      state.map = await r.json();
+      state.mapKey = key;
+    }
+  } catch (e) { /* the status poll says when the daemon is gone */ }
+  state.mapBusy = false;
+}
+
+function svgEl(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+// One view's frame: its goal dashed (while it moves), where it is solid,
+// its name at its first corner.
+function frameGroup(v, colour, label) {
+  const g = svgEl('g', {'data-view': v.name});
+  const lines = (outline, cls) => {
+    const sub = svgEl('g', {class: cls});
+    for (const l of outline || []) {
+      const pts = [];
+      for (let k = 0; k + 1 < l.length; k += 2) pts.push(l[k] + ',' + l[k + 1]);
+      sub.append(svgEl('polyline', {points: pts.join(' '), stroke: colour}));
+    }
+    return sub;
+  };
+  if (v.moving) g.append(lines(v.goal_outline, 'goal'));
+  g.append(lines(v.outline, 'pose'));
+  const first = (v.outline || [])[0];
+  if (label && first && first.length >= 2) {
+    const t = svgEl('text', {x: first[0] + 3, y: first[1] + 14, fill: colour, 'font-size': 13});
+    t.textContent = v.name;
+    g.append(t);
+  }
+  return g;
+}
+
+function drawFrames(svg, views, w, h, only) {
+  svg.setAttribute('viewBox', '0 0 ' + w + ' ' + h);
+  svg.replaceChildren(...views.map((v, i) => ({v, i})).filter(({v}) => !only || v.name === only)
+    .map(({v, i}) => frameGroup(v, VIEW_COLOURS[i % VIEW_COLOURS.length], !only)));
+}
+
+function viewSay(card, text, ok) {
+  card.msg.textContent = text;
+  card.msg.className = 'msg ' + (ok ? 'ok' : 'bad');
+}
+
+function canSteer() {
+  const s = state.status;
+  return !!(s && s.control.enabled && localStorage.getItem(TOKEN_KEY));
+}
+
+// Sends one view command (api/views/NAME); says what the daemon answered.
+async function viewPost(card, body) {
+  if (!canSteer()) {
+    viewSay(card, state.status && !state.status.control.enabled ? 'Control over HTTP is off on this daemon.'
+      : 'Enter the control token (Control, above) to steer the views.', false);
+    return null;
+  }
+  const j = await post(card.url, body, (t, ok) => viewSay(card, t, ok));
+  if (j) {
+    viewSay(card, j.answer.replace(/^OK /, ''), true);
+    if (j.status) updateViewCard(card, j.status, state.status);
+    refreshSoon();
+  }
+  return j;
+}
+
+function picPoint(card, ev) {
+  const r = card.canvas.getBoundingClientRect(), W = card.canvas.width, H = card.canvas.height;
+  return {x: (ev.clientX - r.left) / r.width * W, y: (ev.clientY - r.top) / r.height * H, sx: ev.clientX, sy: ev.clientY};
+}
+
+function makeViewCard(v, i) {
+  const colour = VIEW_COLOURS[i % VIEW_COLOURS.length];
+  const id = 'view-' + i;
+  const card = {name: v.name, url: v.url, view: v, drag: null, pending: null, timer: null, presetKey: null};
+  card.canvas = el('canvas', {width: 1, height: 1});
+  card.svg = svgEl('svg', {class: 'frames', 'aria-hidden': 'true', preserveAspectRatio: 'none'});
+  card.pic = el('div', {class: 'view-pic', tabindex: '0', role: 'application', 'aria-describedby': id + '-help',
+    'aria-label': v.name + ': where it points on the live picture'}, card.canvas);
+  card.pic.append(card.svg);
+  card.info = el('span', {class: 'muted small'});
+  card.pose = el('p', {class: 'view-pose', id: id + '-pose'});
+  card.zoom = el('input', {type: 'range', class: 'view-zoom', id: id + '-zoom', step: '0.5', min: '1', max: '179'});
+  card.zoomOut = el('output', {for: id + '-zoom'});
+  card.pan = el('input', {type: 'number', step: '0.1', id: id + '-pan', 'aria-label': 'pan, degrees'});
+  card.tilt = el('input', {type: 'number', step: '0.1', id: id + '-tilt', 'aria-label': 'tilt, degrees'});
+  card.hfov = el('input', {type: 'number', step: '0.1', id: id + '-hfov', 'aria-label': 'field of view, degrees'});
+  card.go = el('button', {type: 'submit'}, 'Go');
+  card.form = el('form', {class: 'row view-goto', novalidate: ''},
+    el('label', {for: id + '-pan'}, 'Pan'), card.pan, el('label', {for: id + '-tilt'}, 'Tilt'), card.tilt,
+    el('label', {for: id + '-hfov'}, 'Field of view'), card.hfov, card.go);
+  card.presets = el('div', {class: 'view-presets', role: 'group', 'aria-label': v.name + ' presets'});
+  card.saveName = el('input', {type: 'text', id: id + '-save', placeholder: 'preset name', spellcheck: 'false',
+    autocomplete: 'off'});
+  card.save = el('button', {type: 'submit', class: 'quiet'}, 'Save here');
+  card.saveForm = el('form', {class: 'view-save'}, card.saveName, card.save);
+  card.follow = el('button', {type: 'button', 'aria-pressed': 'false'}, 'Follow the play');
+  card.stop = el('button', {type: 'button', class: 'quiet'}, 'Stop');
+  card.msg = el('p', {class: 'msg', role: 'status', 'aria-live': 'polite'});
+  const swatch = el('span', {class: 'view-swatch'});
+  swatch.style.background = colour; /* a property, not a style attribute: the page's CSP allows no inline style */
+  card.el = el('div', {class: 'view', dataset: {view: v.name}},
+    el('div', {class: 'view-head'}, el('h3', {}, swatch, v.name), card.info),
+    card.pic,
+    el('p', {class: 'muted small', id: id + '-help'}, 'Click the picture to aim there, drag the frame to move it, ' +
+      'wheel to zoom; with the picture focused, arrow keys turn and + / − zoom.'),
+    card.pose,
+    el('div', {class: 'row'}, el('label', {for: id + '-zoom'}, 'Zoom'), card.zoom, card.zoomOut),
+    card.form,
+    el('div', {class: 'row'}, el('span', {class: 'label'}, 'Presets'), card.presets, card.saveForm),
+    el('div', {class: 'row'}, card.follow, card.stop),
+    card.msg);
+
+  // the picture: click to aim, drag to move the frame, wheel to zoom
+  card.pic.addEventListener('pointerdown', (ev) => {
+    if (ev.button !== 0) return;
+    if (!state.map) {
+      viewSay(card, 'The live picture\'s map has not come yet: try again in a second.', false);
+      return;
+    }
+    const p = picPoint(card, ev);
+    card.drag = {p0: p, at0: mapAt(p.x, p.y), goal: Object.assign({}, card.view.goal), moved: false};
+    card.pic.setPointerCapture(ev.pointerId);
+    card.pic.focus();
+    ev.preventDefault();
+  });
+  card.pic.addEventListener('pointermove', (ev) => {
+    const d = card.drag;
+    if (!d) return;
+    const p = picPoint(card, ev);
+    if (Math.hypot(p.sx - d.p0.sx, p.sy - d.p0.sy) >= DRAG_PX) d.moved = true;
+    if (d.moved) { // the frame follows the pointer until it is let go
+      const g = card.svg.querySelector('g');
+      if (g) g.setAttribute('transform', 'translate(' + (p.x - d.p0.x) + ' ' + (p.y - d.p0.y) + ')');
+    }
+  });
+  const endDrag = (ev, send) => {
+    const d = card.drag;
+    card.drag = null;
+    if (!d) return;
+    const g = card.svg.querySelector('g');
+    if (g) g.removeAttribute('transform');
+    if (!send) return;
+    const p = picPoint(card, ev), at = mapAt(p.x, p.y);
+    if (!d.moved) {
+      if (!at) { viewSay(card, 'No camera sees that point.', false); return; }
+      viewPost(card, {pan: +at.pan.toFixed(2), tilt: +at.tilt.toFixed(2)});
+    } else {
+      if (!at || !d.at0) { viewSay(card, 'Drag within the cameras\' pictures.', false); return; }
+      viewPost(card, {pan: +wrapPan(d.goal.pan + wrapPan(at.pan - d.at0.pan)).toFixed(2),
+        tilt: +(d.goal.tilt + at.tilt - d.at0.tilt).toFixed(2)});
+    }
+  };
+  card.pic.addEventListener('pointerup', (ev) => endDrag(ev, true));
+  card.pic.addEventListener('pointercancel', (ev) => endDrag(ev, false));
+  card.pic.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    queueMove(card, 0, 0, ev.deltaY > 0 ? ZOOM_STEP : 1 / ZOOM_STEP);
+  }, {passive: false});
+  card.pic.addEventListener('keydown', (ev) => {
+    const step = Math.max(0.5, card.view.goal.hfov / 10);
+    const keys = {ArrowLeft: [-step, 0, 1], ArrowRight: [step, 0, 1], ArrowUp: [0, step, 1], ArrowDown: [0, -step, 1],
+      '+': [0, 0, 1 / ZOOM_STEP], '=': [0, 0, 1 / ZOOM_STEP], '-': [0, 0, ZOOM_STEP], '_': [0, 0, ZOOM_STEP]};
+    const k = keys[ev.key];
+    if (!k) return;
+    ev.preventDefault();
+    queueMove(card, k[0], k[1], k[2]);
+  });
+  // the controls
+  card.zoom.addEventListener('input', () => { card.zoomOut.textContent = Number(card.zoom.value).toFixed(1) + '°'; });
+  card.zoom.addEventListener('change', () => viewPost(card, {hfov: Number(card.zoom.value)}));
+  for (const t of ['input', 'change']) card.form.addEventListener(t, () => { card.formDirty = true; });
+  card.form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    card.formDirty = false;
+    const body = {pan: card.pan.valueAsNumber, tilt: card.tilt.valueAsNumber};
+    if (card.hfov.value !== '') body.hfov = card.hfov.valueAsNumber;
+    viewPost(card, body); // the daemon checks the values and says why it refuses one
+  });
+  card.saveForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (await viewPost(card, {save: card.saveName.value.trim()})) card.saveName.value = '';
+  });
+  card.follow.addEventListener('click', () => viewPost(card, {follow: !card.view.follow}));
+  card.stop.addEventListener('click', () => viewPost(card, {stop: true}));
+  return card;
+}
+
+// Wheel and keys: relative moves gathered while they come quickly, sent
+// as one when they pause (the daemon takes 5 commands a second).
+function queueMove(card, dpan, dtilt, zoom) {
+  const q = card.pending || (card.pending = {pan: 0, tilt: 0, zoom: 1});
+  q.pan += dpan;
+  q.tilt += dtilt;
+  q.zoom *= zoom;
+  const g = card.view.goal;
+  card.pose.textContent = 'to pan ' + wrapPan(g.pan + q.pan).toFixed(1) + '°, tilt ' + (g.tilt + q.tilt).toFixed(1) +
+    '°, field of view ' + (g.hfov * q.zoom).toFixed(1) + '° …';
+  clearTimeout(card.timer);
+  card.timer = setTimeout(() => {
+    const p = card.pending;
+    card.pending = null;
+    const dh = card.view.goal.hfov * (p.zoom - 1);
+    viewPost(card, {move: {pan: +p.pan.toFixed(2), tilt: +p.tilt.toFixed(2), hfov: +dh.toFixed(2)}});
+  }, SEND_AFTER_MS);
+}
+
+function updateViewCard(card, v, s) {
+  card.view = v;
+  card.info.textContent = v.width + '×' + v.height + ' · ' + (v.follow ? 'follows the play' : 'manual') + ' · ' +
+    (v.moving ? 'moving' : 'still') + (v.picture ? '' : ' · not rendered yet: its frame on the live picture');
+  if (!card.pending)
+    card.pose.textContent = 'pan ' + v.pan.toFixed(1) + '°, tilt ' + v.tilt.toFixed(1) + '°, field of view ' +
+      v.hfov.toFixed(1) + '°' + (v.moving ? ' → pan ' + v.goal.pan.toFixed(1) + '°, tilt ' + v.goal.tilt.toFixed(1) +
+      '°, ' + v.goal.hfov.toFixed(1) + '°' : '');
+  card.zoom.min = String(v.min_hfov);
+  card.zoom.max = String(v.max_hfov);
+  if (document.activeElement !== card.zoom) {
+    card.zoom.value = String(v.goal.hfov);
+    card.zoomOut.textContent = v.goal.hfov.toFixed(1) + '°';
+  }
+  if (!card.formDirty && !card.form.contains(document.activeElement)) {
+    card.pan.value = v.goal.pan.toFixed(1);
+    card.tilt.value = v.goal.tilt.toFixed(1);
+    card.hfov.value = v.goal.hfov.toFixed(1);
+  }
+  const pk = v.presets.join('\n');
+  if (pk !== card.presetKey) {
+    card.presetKey = pk;
+    card.presets.replaceChildren(...(v.presets.length ? v.presets.map((name) => {
+      const b = el('button', {type: 'button', class: 'quiet', dataset: {preset: name}}, name);
+      b.addEventListener('click', () => viewPost(card, {preset: name}));
+      return b;
+    }) : [el('span', {class: 'muted small'}, 'none yet')]));
+  }
+  card.follow.setAttribute('aria-pressed', String(v.follow));
+  card.follow.className = v.follow ? 'on' : 'off';
+  card.follow.textContent = v.follow ? 'Following the play' : 'Follow the play';
+  const can = canSteer();
+  for (const b of [card.go, card.save, card.follow, card.stop, card.zoom, ...card.presets.querySelectorAll('button')])
+    b.disabled = !can;
+  if (s && !card.drag) {
+    const W = s.picture.width || 1, H = s.picture.height || 1;
+    if (card.canvas.width !== W || card.canvas.height !== H) {
+      card.canvas.width = W;
+      card.canvas.height = H;
+      drawViewPicture(card);
+    }
+    drawFrames(card.svg, s.views, W, H, v.name);
+  }
+}
+
+function drawViewPicture(card) {
+  const img = $('live-img');
+  if (!img.naturalWidth) return;
+  card.canvas.getContext('2d').drawImage(img, 0, 0, card.canvas.width, card.canvas.height);
+}
+
 function renderViews(s) {
   const views = s.views || [];
   $('views-none').hidden = views.length > 0;
-  $('view-list').replaceChildren(...views.map((v) => el('div', {class: 'recording'},
-    el('span', {class: 'name'}, v.name || 'view'))));
+  $('views-note').textContent = views.length ? views.length + ' view' + (views.length > 1 ? 's' : '') +
+    (s.picture.available ? '' : '; no live picture to aim on') : '';
+  const names = views.map((v) => v.name).join('\n');
+  if (names !== state.viewNames) {
+    state.viewNames = names;
+    state.views = new Map(views.map((v, i) => [v.name, makeViewCard(v, i)]));
+    $('view-list').replaceChildren(...[...state.views.values()].map((c) => c.el));
+  }
+  for (const v of views) updateViewCard(state.views.get(v.name), v, s);
+  const key = s.daemon.instance + ' ' + s.picture.width + 'x' + s.picture.height;
+  if (views.length && s.picture.available && key !== state.mapKey && !state.mapBusy) loadMap(key);
+  drawFrames($('live-frames'), views, s.picture.width || 1, s.picture.height || 1, null);
+}
+
+// A status read now, outside the poll's rhythm (after a command).
+async function refreshSoon() {
+  try {
+    const r = await fetchTimed('api/status');
+    if (r.ok) {
+      state.status = await r.json();
+      render(state.status);
+    }
+  } catch (e) { /* the poll says when the daemon is gone */ }
 }
 
 function renderPictureInfo(s) {
@@ -401,7 +737,10 @@ async function pictureLoop() {
   if (watching()) {
     try {
       const seq = await loadPicture($('live-img'), state.status.picture.url);
-      if (seq !== null) $('live-img').dataset.seq = seq;
+      if (seq !== null) {
+        $('live-img').dataset.seq = seq;
+        for (const card of state.views.values()) drawViewPicture(card);
+      }
     } catch (e) { /* the status poll says when the daemon is gone */ }
   }
   setTimeout(pictureLoop, watching() ? PICTURE_MS : 1000);
@@ -427,20 +766,24 @@ function say(text, ok) {
   m.className = 'msg ' + (ok ? 'ok' : 'bad');
 }
 
-async function post(path, body) {
+// POSTs body as JSON with the saved token; the answer's object, or null
+// after telling why (tell: where the message goes).
+async function post(path, body, tell) {
+  tell = tell || say;
   const token = localStorage.getItem(TOKEN_KEY) || '';
   let r;
   try {
     r = await fetchTimed(path, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Panocap-Token': token},
       body: JSON.stringify(body || {})});
   } catch (e) {
-    say('No answer from panocap: ' + e.message, false);
+    tell('No answer from panocap: ' + e.message, false);
     return null;
   }
   let j = null;
   try { j = await r.json(); } catch (e) { /* not JSON */ }
   if (!r.ok) {
-    say((r.status === 403 ? 'Refused: ' : 'Error ' + r.status + ': ') + (j && j.error ? j.error : r.statusText), false);
+    tell((r.status === 403 || r.status === 400 ? 'Refused: ' : 'Error ' + r.status + ': ') +
+      (j && j.error ? j.error : r.statusText), false);
     return null;
   }
   return j || {};
@@ -453,13 +796,13 @@ function setup() {
     const t = $('token').value.trim();
     if (t) localStorage.setItem(TOKEN_KEY, t); else localStorage.removeItem(TOKEN_KEY);
     say(t ? 'Token saved in this browser.' : 'Token removed.', true);
-    if (state.status) renderControl(state.status);
+    if (state.status) render(state.status);
   });
   $('token-forget').addEventListener('click', () => {
     localStorage.removeItem(TOKEN_KEY);
     $('token').value = '';
     say('Token removed from this browser.', true);
-    if (state.status) renderControl(state.status);
+    if (state.status) render(state.status);
   });
   $('algo').addEventListener('change', () => { state.algoTouched = true; updateVariants(); });
   $('algo-form').addEventListener('submit', async (ev) => {

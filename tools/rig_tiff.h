@@ -1,10 +1,12 @@
-/* test_rig_tiff.h - reads the TIFF files Hugin's nona writes with
+/* rig_tiff.h - reads the TIFF files Hugin's nona writes with
  * n"TIFF_m c:NONE" (uncompressed, interleaved, strips; 8/16/32-bit unsigned
- * or 32-bit float samples), for the rig tests that compare panocap with
- * nona's layers. Only what those files use; anything else is refused with
- * a message. Header-only test helper: no global state. */
-#ifndef PANOCAP_TEST_RIG_TIFF_H
-#define PANOCAP_TEST_RIG_TIFF_H
+ * or 32-bit float samples) and the panoramas enblend writes (LZW: enblend
+ * 4.2 compresses whatever --compression says), for the rig tests and
+ * panocap-eval, which compare panocap with them. Only what those files
+ * use; anything else is refused with a message. Header-only: no global
+ * state. */
+#ifndef PANOCAP_RIG_TIFF_H
+#define PANOCAP_RIG_TIFF_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,59 @@ static inline uint32_t rig_tiff_u16_(const uint8_t *p) { return p[0] | (uint32_t
 static inline uint32_t rig_tiff_u32_(const uint8_t *p)
 {
     return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* TIFF's LZW (compression 5: codes of 9 to 12 bits, most significant bit
+ * first, 256 clear, 257 end, the code width growing one code early):
+ * src (n bytes) into dst (cap bytes). Returns the bytes written, or -1 on
+ * a code that cannot be. */
+static inline long rig_tiff_unlzw(const uint8_t *src, size_t n, uint8_t *dst, size_t cap)
+{
+    enum { MAXC = 4096 };
+    uint16_t *prefix = malloc(MAXC * sizeof *prefix), *len = malloc(MAXC * sizeof *len);
+    uint8_t *last = malloc(MAXC), *first = malloc(MAXC);
+    long out = -1;
+    if (!prefix || !len || !last || !first)
+        goto done;
+    for (int i = 0; i < 256; i++)
+        prefix[i] = 0, len[i] = 1, last[i] = first[i] = (uint8_t)i;
+    size_t bit = 0, o = 0;
+    int width = 9, next = 258, prev = -1;
+    while (bit + (size_t)width <= 8 * n) {
+        int code = 0;
+        for (int k = 0; k < width; k++, bit++)
+            code = code << 1 | (src[bit >> 3] >> (7 - (bit & 7)) & 1);
+        if (code == 257)
+            break;
+        if (code == 256) {
+            width = 9, next = 258, prev = -1;
+            continue;
+        }
+        if (code > next || (prev < 0 && code > 255) || (code == next && prev < 0))
+            goto done;
+        int add = prev >= 0 && next < MAXC;
+        if (add) { /* the new entry: prev's string + the first byte of code's (prev's when code is new) */
+            prefix[next] = (uint16_t)prev;
+            len[next] = (uint16_t)(len[prev] + 1);
+            first[next] = first[prev];
+            last[next] = code == next ? first[prev] : first[code];
+        }
+        if (o + len[code] > cap)
+            goto done;
+        for (int c = code, i = len[code] - 1; i >= 0; i--, c = prefix[c])
+            dst[o + (size_t)i] = last[c];
+        o += len[code];
+        if (add && ++next + 1 >= (1 << width) && width < 12)
+            width++;
+        prev = code;
+    }
+    out = (long)o;
+done:
+    free(prefix);
+    free(len);
+    free(last);
+    free(first);
+    return out;
 }
 
 /* 0, or -1 with the reason in err. */
@@ -46,6 +101,7 @@ static inline int rig_tiff_read(const char *path, rig_tiff *t, char *err, size_t
     }
     uint32_t ifd = rig_tiff_u32_(b + 4), bits = 0, fmt = 1, comp = 1, planar = 1, rows = 0;
     uint32_t offs = 0, noffs = 0, xres[2] = {0, 1}, xpos[2] = {0, 1}, ypos[2] = {0, 1};
+    uint32_t cnts = 0, cnttype = 4; /* strip byte counts (compressed strips) */
     if (ifd + 2 > (uint32_t)size)
         goto bad;
     for (uint32_t n = rig_tiff_u16_(b + ifd), k = 0; k < n; k++) {
@@ -66,6 +122,7 @@ static inline int rig_tiff_read(const char *path, rig_tiff *t, char *err, size_t
         case 258: bits = first; break;
         case 259: comp = first; break;
         case 273: offs = v; noffs = cnt; if (cnt == 1) offs = first; break;
+        case 279: cnts = cnt == 1 ? first : v; cnttype = cnt == 1 ? 0 : type; break;
         case 277: t->spp = (int)first; break;
         case 278: rows = first; break;
         case 284: planar = first; break;
@@ -78,7 +135,7 @@ static inline int rig_tiff_read(const char *path, rig_tiff *t, char *err, size_t
             break;
         }
     }
-    if (comp != 1 || planar != 1 || t->w <= 0 || t->h <= 0 || t->spp <= 0 ||
+    if ((comp != 1 && comp != 5) || planar != 1 || t->w <= 0 || t->h <= 0 || t->spp <= 0 ||
         !((bits == 32 && fmt == 3) || ((bits == 8 || bits == 16 || bits == 32) && fmt == 1))) {
         snprintf(err, errlen, "%.200s: unsupported TIFF (compression %u, planar %u, %u bits, format %u)", base, comp,
                  planar, bits, fmt);
@@ -94,10 +151,23 @@ static inline int rig_tiff_read(const char *path, rig_tiff *t, char *err, size_t
     for (uint32_t s = 0; s * rows < (uint32_t)t->h; s++) {
         uint32_t o = noffs == 1 ? offs : (offs + 4 * s + 4 <= (uint32_t)size ? rig_tiff_u32_(b + offs + 4 * s) : 0);
         uint32_t nrows = (uint32_t)t->h - s * rows < rows ? (uint32_t)t->h - s * rows : rows;
-        if (s >= noffs || (uint64_t)o + nrows * rowbytes > (uint64_t)size)
+        const uint8_t *strip = b + o;
+        uint8_t *unz = NULL;
+        if (comp == 5) { /* LZW (enblend's output): the strip decoded first */
+            uint32_t sc = cnttype == 0 ? cnts
+                          : cnttype == 3 ? (cnts + 2 * s + 2 <= (uint32_t)size ? rig_tiff_u16_(b + cnts + 2 * s) : 0)
+                                         : (cnts + 4 * s + 4 <= (uint32_t)size ? rig_tiff_u32_(b + cnts + 4 * s) : 0);
+            if (s >= noffs || (uint64_t)o + sc > (uint64_t)size || !(unz = malloc(nrows * rowbytes)) ||
+                rig_tiff_unlzw(b + o, sc, unz, nrows * rowbytes) != (long)(nrows * rowbytes)) {
+                free(unz);
+                goto bad;
+            }
+            strip = unz;
+        } else if (s >= noffs || (uint64_t)o + nrows * rowbytes > (uint64_t)size) {
             goto bad;
+        }
         for (size_t i = 0; i < nrows * (size_t)t->w * t->spp; i++) {
-            const uint8_t *p = b + o + i * bps;
+            const uint8_t *p = strip + i * bps;
             float *d = t->px + (size_t)s * rows * t->w * t->spp + i;
             if (fmt == 3) {
                 uint32_t u = rig_tiff_u32_(p);
@@ -106,6 +176,7 @@ static inline int rig_tiff_read(const char *path, rig_tiff *t, char *err, size_t
                 *d = (float)(bits == 8 ? p[0] : bits == 16 ? rig_tiff_u16_(p) : rig_tiff_u32_(p));
             }
         }
+        free(unz);
     }
     if (xres[0] && xres[1] && xpos[1] && ypos[1]) {
         const double dpi = (double)xres[0] / xres[1];
