@@ -29,7 +29,6 @@
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
  *   step_web_picture.c  the web page's live picture (web_picture.c)
- *   step_vcam_motion.c  the virtual cameras' motion, until a render step
  *
  * Pictures and threads. The stage's last writer writes npictures pictures
  * per set (picture[0] the main one: the top-level outputs and the
@@ -507,7 +506,6 @@ void pl_vcams_reload_live(pipeline *p, unsigned live);
 void pl_vcams_json(pipeline *p, pc_json *j);                     /* "views": [...] */
 int pl_vcams_web_command(void *user, const char *name, const char *command, pc_json *j, char *err, size_t n);
 int pl_vcams_web_map(void *user, pc_json *j, char *err, size_t n);
-extern const pl_step_ops pl_step_vcam_motion;
 
 /* pipeline_web.c: the web page (daemon.http_listen). start: after the
  * steps started (p->webpic), before the stage thread; stop: with the

@@ -56,7 +56,7 @@
 
 #define PL_MAX_STEPS 12
 #define PL_STEP_SLOTS PC_BACKEND_MAX_SLOTS
-#define PL_MAX_PICTURES 8 /* pictures one step writes per set (pl_step_io.out) */
+#define PL_MAX_PICTURES (PC_MAX_VCAMS + 2) /* pictures one step writes per set (pl_step_io.out): the panorama, the views, the unstitched cameras */
 #define PL_PIC_NAME (PC_NAME_LEN + 8) /* a picture's name with its NUL: "vcam:" + a virtual camera's name */
 
 /* pl_step_ops.flags */

@@ -7,8 +7,8 @@
  * p->vcams is made here at set-up (main thread) when views are configured
  * with a rig, before any thread that reads it starts, and closed after
  * they all ended; pl_vcams is thread-safe (vcams.h), so the control, HTTP
- * and stage threads use it as they are. Until the render step draws the
- * views, the stage thread steps their motion (step_vcam_motion.c). */
+ * and stage threads use it as they are. The render step (step_render.c)
+ * steps their motion once per set and draws them. */
 #include "pipeline_int.h"
 
 #include "settings_rig.h"

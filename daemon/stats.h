@@ -37,8 +37,8 @@
 extern "C" {
 #endif
 
-#define PC_STATS_MAX_OUTPUTS 64 /* output slots: PC_MAX_OUTPUTS for each of 8 pictures */
-#define PC_STATS_MAX_PICTURES 8
+#define PC_STATS_MAX_OUTPUTS 80 /* output slots: PC_MAX_OUTPUTS for each of 10 pictures (pipeline_step.h PL_MAX_PICTURES) */
+#define PC_STATS_MAX_PICTURES 10 /* pictures (pipeline_step.h PL_MAX_PICTURES) */
 #define PC_STATS_NAME (PC_NAME_LEN + 8) /* a picture's name, with its NUL ("vcam:" + a name) */
 
 /* Latency slots: fixed stages, then one write slot per output. */

@@ -553,9 +553,8 @@ static int apply_move(pl_vcams *v, const parsed *c, char *ans, size_t len, pl_vc
             want = (pc_vcam_pose){pre.pan, pre.tilt, pre.hfov > 0 ? pre.hfov : base.hfov};
             break;
         default: /* stop: where braking at the limits ends (no coming back) */
-            want = (pc_vcam_pose){wrap_pan(cur.pan + vel.pan * fabs(vel.pan) / (2 * lim.max_accel)),
-                                  cur.tilt + vel.tilt * fabs(vel.tilt) / (2 * lim.max_accel),
-                                  cur.hfov + vel.hfov * fabs(vel.hfov) / (2 * lim.max_zoom_accel)};
+            want = pc_vcam_stop_pose(&lim, cur, vel);
+            want.pan = wrap_pan(want.pan);
             break;
         }
         char why[160];

@@ -67,6 +67,9 @@ void pc_vcam_motion_init(pc_vcam_motion *m, const pc_vcam_limits *lim, pc_vcam_p
 void pc_vcam_motion_go(pc_vcam_motion *m, pc_vcam_pose goal, pc_vcam_move mode, double value);
 /* Advances the motion by dt seconds; returns the new pose. */
 pc_vcam_pose pc_vcam_motion_step(pc_vcam_motion *m, double dt);
+/* Where a view at cur moving at vel comes to rest braking as the motion
+ * does (its bound's curve): the goal of a stop that never comes back. */
+pc_vcam_pose pc_vcam_stop_pose(const pc_vcam_limits *l, pc_vcam_pose cur, pc_vcam_pose vel);
 /* 1 while the view is still moving towards its goal. */
 int pc_vcam_motion_moving(const pc_vcam_motion *m);
 

@@ -85,6 +85,9 @@ void pc_vcam_motion_go(pc_vcam_motion *m, pc_vcam_pose goal, pc_vcam_move mode, 
 /* One axis over h seconds: critically damped towards s moving at vs (the
  * setpoint's own speed, fed forward so a path is tracked without lag),
  * bounded. */
+/* The braking bound's deceleration, as a fraction of max_accel (axis_step). */
+#define BRAKE 0.9
+
 static void axis_step(double *x, double *v, double s, double vs, double w, double vmax, double amax, double h)
 {
     double e = s - *x;
@@ -98,8 +101,12 @@ static void axis_step(double *x, double *v, double s, double vs, double w, doubl
      * not stop at it; but never brake harder than amax: a setpoint that
      * jumps towards a moving view (the follow mode's target turning
      * round) is passed a little and come back to, not stopped with a
-     * jerk */
-    double vstop = sqrt(2.0 * amax * fabs(e)) + fabs(vs);
+     * jerk. The bound is the curve of braking at BRAKE x amax: near the
+     * end the follower's own pull (w^2 e - 2 w v) brakes less than amax
+     * and the view drifts above the curve; with the margin it gets back
+     * onto it at amax and arrives without passing the setpoint (a stop
+     * at full speed came back 0.035 degrees with the curve at amax) */
+    double vstop = sqrt(2.0 * BRAKE * amax * fabs(e)) + fabs(vs);
     double lim = vmax < vstop ? vmax : vstop;
     if (e * nv > 0 && fabs(nv) > lim) {
         const double slowest = fabs(*v) - amax * h, mag = lim > slowest ? lim : slowest;
@@ -112,6 +119,15 @@ static void axis_step(double *x, double *v, double s, double vs, double w, doubl
         nv = -vmax;
     *v = nv;
     *x += nv * h;
+}
+
+static double stop_dist(double v, double a) { return v * fabs(v) / (2.0 * BRAKE * a); }
+
+pc_vcam_pose pc_vcam_stop_pose(const pc_vcam_limits *l, pc_vcam_pose cur, pc_vcam_pose vel)
+{
+    pc_vcam_pose p = {cur.pan + stop_dist(vel.pan, l->max_accel), cur.tilt + stop_dist(vel.tilt, l->max_accel),
+                      cur.hfov + stop_dist(vel.hfov, l->max_zoom_accel)};
+    return p;
 }
 
 pc_vcam_pose pc_vcam_motion_step(pc_vcam_motion *m, double dt)
