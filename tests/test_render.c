@@ -126,8 +126,8 @@ static void check_implementations(pc_cpu *cpu)
              * loads for RGB24); the other kernels into NV12 */
             const unsigned all = (1u << PC_GPU_RENDER_VARIANTS) - 1;
             rt_impl r = rt_implementations(cpu, plan, srcs, all, all & ~(1u << PC_GPU_RENDER_RAY), g->name);
-            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (lanes %s; plans with and without maps) "
-                      "== reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
+            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (lanes %s; plans with and without "
+                      "maps) == reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
                       photo ? "on" : "off", rt_lanes_usable_names(names), r.runs);
             TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
                       "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
