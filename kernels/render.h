@@ -43,7 +43,8 @@
  *
  * Implementations, checked against each other (tests/test_render.c):
  *   pc_render_ref   C reference, single-threaded, float: the definition;
- *   pc_render_cpu   the CPU backend's, on pc_cpu's threads: bit-identical;
+ *   pc_render_cpu   the CPU backend's, on pc_cpu's threads, 4, 8 or 16
+ *                   pixels per instruction (render_cpu.c): bit-identical;
  *   CUDA            kernels/cuda_render.cuh (render_cuda.h), within
  *                   1 code value on >= 99.9 % of samples, at most 2
  *                   (hardware bilinear filtering has 8-bit weights).
@@ -86,8 +87,9 @@ typedef struct pc_render_options {
     int levels;       /* PC_RENDER_MULTIBAND: pyramid levels, 3..6; 0: 5 */
     int maps;         /* also build the precomputed maps (pc_render_plan.map): 8 bytes
                        * per output pixel per camera that may see it; the GPU's map
-                       * variant needs them, the CPU renderer uses them when there
-                       * (about 1.6x faster per core than computing the rays) */
+                       * variant needs them (the CPU renderer computes its rays in
+                       * SIMD lanes, cheaper than reading maps: render_cpu.c; only
+                       * its multiband strips read them, render_mb_host.c) */
 } pc_render_options;
 
 void pc_render_options_default(pc_render_options *o);
@@ -209,6 +211,18 @@ int pc_render_ref(const pc_render_plan *p, const pc_picture *src, const pc_pictu
  * pc_render_ref. */
 int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
                   size_t errlen);
+/* Its inner loops come in builds for instruction sets: "avx512" and
+ * "avx2" (x86-64 CPUs that have them) and "baseline" (x86-64's SSE2, or
+ * plain C elsewhere), all bit-identical. pc_render_cpu runs the best one
+ * the CPU has, which pc_render_cpu_best_lanes names; pc_render_cpu_lanes
+ * runs the one named (tests, benchmarks), PC_EINVAL where
+ * pc_render_cpu_lanes_usable says this build or CPU has no such one. A
+ * multiband plan's strips are render_mb_host.c's, the rest goes through
+ * the lanes. */
+const char *pc_render_cpu_best_lanes(void);
+int pc_render_cpu_lanes_usable(const char *lanes);
+int pc_render_cpu_lanes(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
+                        const pc_picture *dst, char *err, size_t errlen);
 
 /* --- Moving views (virtual cameras) ----------------------------------- */
 

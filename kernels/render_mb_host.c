@@ -5,7 +5,7 @@
  * between them; bit-identical: where the plan has maps it reads the
  * cameras' positions from them, the same floats the reference projects).
  * The main pass outside the strips is the seam render (render_host.h's
- * pixel); the CPU version runs pc_render_cpu for it with the strips'
+ * pixel); the CPU version runs pc_render_cpu_lanes for it with the strips'
  * tiles taken out of the camera masks, then writes the strips' 2x2 blocks
  * (each expands C_1 and D_1 from one 3x3 neighbourhood of level 1).
  *
@@ -273,8 +273,8 @@ static void band(void *arg, int index, int n)
     }
 }
 
-int pc_render_mb_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
-                     size_t errlen)
+int pc_render_mb_cpu(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
+                     const pc_picture *dst, char *err, size_t errlen)
 {
     const struct pc_render_mb *mb = p->mb;
     job jb;
@@ -296,7 +296,7 @@ int pc_render_mb_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src
     pc_render_plan rest = *p;
     rest.tmask = mb->tmask_rest;
     rest.mb = NULL;
-    int rc = pc_render_cpu(cpu, &rest, src, dst, err, errlen);
+    int rc = pc_render_cpu_lanes(cpu, lanes, &rest, src, dst, err, errlen);
     if (rc)
         return rc;
     jb.step = STEP_STRIPS;

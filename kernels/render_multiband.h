@@ -196,11 +196,13 @@ typedef struct pc_mb_sizes {
 void pc_render_mb_sizes(const pc_render_plan *p, pc_mb_sizes *out);
 
 /* render_mb_host.c: the C reference and the CPU renderer of a multiband
- * plan (pc_render_ref and pc_render_cpu hand them the plan). */
+ * plan (pc_render_ref and pc_render_cpu_lanes hand them the plan; lanes:
+ * the CPU renderer's build that renders everything outside the strips,
+ * pc_render_cpu_lanes's name, checked by it). */
 int pc_render_mb_ref(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
                      size_t errlen);
-int pc_render_mb_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
-                     size_t errlen);
+int pc_render_mb_cpu(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
+                     const pc_picture *dst, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

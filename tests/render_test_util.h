@@ -67,6 +67,21 @@ static inline void photometry(pc_rig *rig, pc_rig_photometry *ph)
     pc_rig_photometry_build(rig, ph);
 }
 
+/* The CPU renderer's lanes builds (render.h); each test runs those this
+ * CPU has. */
+static const char *const rt_lanes[] = {"avx512", "avx2", "baseline"};
+#define RT_NLANES (int)(sizeof rt_lanes / sizeof rt_lanes[0])
+
+/* Those this CPU runs, comma-separated, into names[64]. */
+static inline const char *rt_lanes_usable_names(char names[64])
+{
+    names[0] = '\0';
+    for (int i = 0; i < RT_NLANES; i++)
+        if (pc_render_cpu_lanes_usable(rt_lanes[i]))
+            snprintf(names + strlen(names), 64 - strlen(names), "%s%s", names[0] ? ", " : "", rt_lanes[i]);
+    return names;
+}
+
 /* What rt_implementations found: runs, failures, and each emulated
  * kernel's worst comparison. */
 typedef struct rt_impl {
@@ -75,8 +90,9 @@ typedef struct rt_impl {
 } rt_impl;
 
 /* plan rendered from the same cameras as RGB24 and RGBX32 (srcs[0], [1])
- * into NV12, I420 (BT.601 full range) and RGB24: the CPU renderer, with
- * the plan's maps and without, against the reference (bit for bit), and
+ * into NV12, I420 (BT.601 full range) and RGB24: the CPU renderer, every
+ * lanes build this CPU runs, with the plan's maps and without, against the
+ * reference (bit for bit), and
  * the emulated CUDA kernels (cuda_emu_render.h) of `variants` (bit v:
  * PC_GPU_RENDER_v; those of `nv12_only` into NV12 alone) within the rule.
  * Every difference is a diagnostic naming the run. */
@@ -84,7 +100,7 @@ static inline rt_impl rt_implementations(pc_cpu *cpu, const pc_render_plan *plan
                                          unsigned variants, unsigned nv12_only, const char *name)
 {
     static const pc_pixfmt dfmts[] = {PC_FMT_NV12, PC_FMT_I420, PC_FMT_RGB24};
-    char err[256];
+    char err[256] = "";
     rt_impl r;
     memset(&r, 0, sizeof r);
     const int w = plan->view.w, h = plan->view.h, photo = plan->photo;
@@ -102,18 +118,24 @@ static inline rt_impl rt_implementations(pc_cpu *cpu, const pc_render_plan *plan
                 tap_diag("%s: reference: %s", name, err);
                 r.cpu_bad++;
             }
-            for (int maps = 0; maps < 2; maps++) {
-                pc_render_plan q = *plan;
-                if (!maps)
-                    q.map = NULL, q.map_off = NULL;
-                tu_pic_fill(&out, 0x5A);
-                diffstat d = {0, 0, 0};
-                if (pc_render_cpu(cpu, &q, src, &out, err, sizeof err) || (d = compare(&ref, &out)).max) {
-                    tap_diag("%s, %s -> %s, photometry %d, maps %d: CPU differs from the reference: %ld samples over "
-                             "1, max %d", name, sname, pc_pixfmt_name(dfmts[di]), photo, maps, d.over1, d.max);
-                    r.cpu_bad++;
+            for (int maps = 0; maps < 2; maps++)
+                for (int li = 0; li < RT_NLANES; li++) {
+                    if (!pc_render_cpu_lanes_usable(rt_lanes[li]))
+                        continue;
+                    pc_render_plan q = *plan;
+                    if (!maps)
+                        q.map = NULL, q.map_off = NULL;
+                    tu_pic_fill(&out, 0x5A);
+                    diffstat d = {0, 0, 0};
+                    err[0] = '\0';
+                    if (pc_render_cpu_lanes(cpu, rt_lanes[li], &q, src, &out, err, sizeof err) ||
+                        (d = compare(&ref, &out)).max) {
+                        tap_diag("%s, %s -> %s, photometry %d, maps %d, lanes %s: CPU differs from the reference: "
+                                 "%ld samples over 1, max %d %s", name, sname, pc_pixfmt_name(dfmts[di]), photo, maps,
+                                 rt_lanes[li], d.over1, d.max, err);
+                        r.cpu_bad++;
+                    }
                 }
-            }
             for (int v = 0; v < PC_GPU_RENDER_VARIANTS; v++) {
                 if (!(variants >> v & 1) || ((nv12_only >> v & 1) && di != 0))
                     continue;

@@ -107,7 +107,7 @@ static void alloc_src(pc_picture *src, pc_pixfmt fmt, const pc_rig *rig, const f
 
 static void check_implementations(pc_cpu *cpu)
 {
-    char err[256] = "";
+    char err[256] = "", names[64];
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
         for (int photo = 0; photo < 2; photo++) {
             const geom *g = &geoms[gi];
@@ -126,14 +126,81 @@ static void check_implementations(pc_cpu *cpu)
              * loads for RGB24); the other kernels into NV12 */
             const unsigned all = (1u << PC_GPU_RENDER_VARIANTS) - 1;
             rt_impl r = rt_implementations(cpu, plan, srcs, all, all & ~(1u << PC_GPU_RENDER_RAY), g->name);
-            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (rays, and maps) == reference, bit for "
-                      "bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name, photo ? "on" : "off", r.runs);
+            TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (lanes %s; plans with and without "
+                      "maps) == reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
+                      photo ? "on" : "off", rt_lanes_usable_names(names), r.runs);
             TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
                       "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
             tu_pic_free(&srcs[0]);
             tu_pic_free(&srcs[1]);
             pc_render_plan_free(plan);
         }
+}
+
+/* --- fisheye lenses on the CPU ------------------------------------------ */
+
+/* The CPU backend's lanes take a fisheye's atan2f lane by lane and the
+ * circular crop's test and border in the lanes: equidistant fisheyes,
+ * full-frame and circular (a crop circle past the image's top and
+ * bottom), into a cylindrical panorama and a turned rectilinear view,
+ * with the photometry, every lanes build this CPU runs: bit for bit the
+ * reference. */
+static void check_cpu_fisheye(pc_cpu *cpu)
+{
+    static const int lenses[] = {PC_LENS_FISHEYE_FULL, PC_LENS_FISHEYE_CIRCULAR};
+    char err[256] = "", names[64];
+    int bad = 0, runs = 0;
+    pc_rig_photometry *ph = malloc(sizeof *ph);
+    for (int li = 0; li < 2; li++)
+        for (int vi = 0; vi < 2; vi++) {
+            pc_rig rig;
+            pc_synth_rig(&rig, NCAM, CW, CH, 100.0, 80.0, PC_PROJ_CYLINDRICAL, 480, 120);
+            for (int c = 0; c < NCAM; c++) {
+                rig.cam[c].lens = lenses[li];
+                if (lenses[li] == PC_LENS_FISHEYE_CIRCULAR) {
+                    const int crop[4] = {5, CW - 5, -27, CH + 27};
+                    memcpy(rig.cam[c].crop, crop, sizeof crop);
+                }
+            }
+            photometry(&rig, ph);
+            pc_view_model view;
+            if (vi)
+                pc_rig_rect_view(200, 120, 70.0, 10.0, -5.0, 3.0, &view);
+            else
+                pc_rig_panorama_view(&rig, 480, 120, &view);
+            pc_render_plan *plan;
+            if (pc_render_plan_build(&plan, &rig, &view, ph, NULL, err, sizeof err)) {
+                tap_diag("fisheye %d, view %d: plan: %s", lenses[li], vi, err);
+                bad++;
+                continue;
+            }
+            pc_picture src, ref, out;
+            alloc_src(&src, PC_FMT_RGBX32, &rig, NULL);
+            tu_pic_alloc_dev(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, view.w, view.h, 4);
+            tu_pic_alloc_dev(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, view.w, view.h, 12);
+            if (pc_render_ref(plan, &src, &ref, err, sizeof err))
+                bad++;
+            for (int k = 0; k < RT_NLANES; k++) {
+                const char *lanes = rt_lanes[k];
+                if (!pc_render_cpu_lanes_usable(lanes))
+                    continue;
+                tu_pic_fill(&out, 0x5A);
+                if (pc_render_cpu_lanes(cpu, lanes, plan, &src, &out, err, sizeof err) ||
+                    compare(&ref, &out).max != 0) {
+                    tap_diag("fisheye %d, view %d, lanes %s: CPU differs from the reference: max %d %s", lenses[li],
+                             vi, lanes, compare(&ref, &out).max, err);
+                    bad++;
+                }
+                runs++;
+            }
+            tu_pic_free(&src);
+            tu_pic_free(&ref);
+            tu_pic_free(&out);
+            pc_render_plan_free(plan);
+        }
+    free(ph);
+    TAP_CHECK(bad == 0 && runs >= 4, "fisheye lenses (full frame, circular crop) into a panorama and a view: CPU "
+              "backend (lanes %s) == reference, bit for bit (%d runs)", rt_lanes_usable_names(names), runs);
 }
 
 /* --- the backend ops ---------------------------------------------------- */
@@ -759,6 +826,7 @@ int main(void)
     }
     check_errors();
     check_implementations(cpu);
+    check_cpu_fisheye(cpu);
     check_backend(&pc_backend_cpu);
     check_backend(&pc_backend_cuda);
     check_gain_compensation();

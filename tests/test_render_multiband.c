@@ -6,8 +6,8 @@
  *    picture, the seams keeping `reach` from the overlaps' edges; what the
  *    zones leave out (tiles beyond the blend zone, D beyond `depend`)
  *    changes no sample of the reference.
- *  - The C reference against the CPU renderer (bit for bit, with and
- *    without the plan's maps) and against the CUDA kernels run by the host
+ *  - The C reference against the CPU renderer (bit for bit, every lanes
+ *    build this CPU runs, with and without the plan's maps) and against the CUDA kernels run by the host
  *    emulation (cuda_emu.h: the real kernel code; the ray kernel through
  *    the texture unit and with plain loads): every sample within 1 code
  *    value on >= 99.9 % of samples, never more than 2 (the GPU samples with
@@ -222,7 +222,7 @@ static void check_implementations(pc_cpu *cpu)
         int levels, rect;
     } cases[] = {{"cylindrical 640x160, 3 levels", 3, 0}, {"cylindrical 640x160, 4 levels", 4, 0},
                  {"view 320x180 across cameras 0|1, 3 levels", 3, 1}};
-    char err[256] = "";
+    char err[256] = "", names[64];
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int photo = 0; photo < 2; photo++) {
             pc_rig rig;
@@ -241,9 +241,9 @@ static void check_implementations(pc_cpu *cpu)
             /* the kernels that take a multiband plan, in every format */
             const unsigned ray = 1u << PC_GPU_RENDER_RAY | 1u << PC_GPU_RENDER_RAY_LOADS;
             rt_impl r = rt_implementations(cpu, plan, srcs, ray, 0, cases[ci].name);
-            TAP_CHECK(rc == 0 && r.cpu_bad == 0, "%s, photometry %s: CPU renderer (rays, and maps) == reference, bit "
-                      "for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", cases[ci].name,
-                      photo ? "on" : "off", r.runs);
+            TAP_CHECK(rc == 0 && r.cpu_bad == 0, "%s, photometry %s: CPU renderer (lanes %s; plans with and without "
+                      "maps) == reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)",
+                      cases[ci].name, photo ? "on" : "off", rt_lanes_usable_names(names), r.runs);
             TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (pyramid, main pass, strips; texture "
                       "and plain loads) within 1 code value on >= 99.9 %% of samples, max 2", cases[ci].name,
                       photo ? "on" : "off");

@@ -15,7 +15,8 @@
  *    rolled, hfov 1.5 to 150 degrees, sizes whose tiles do not divide
  *    them. How many mask bits are spare is reported.
  *  - set_view + render == a plan built for that view + render: the C
- *    reference and the CPU backend's renderer bit for bit, the emulated
+ *    reference and the CPU backend's renderer (every lanes build this CPU
+ *    runs) bit for bit, the emulated
  *    CUDA kernels (texture and plain loads) byte for byte the same as on
  *    the fresh plan, along a path of moving views with photometry on.
  *  - The backend op: prepare once, then set_view + pc_backend_render_update
@@ -32,6 +33,7 @@
 #include "render.h"
 #include "render_formulas.h"
 #include "render_synth.h"
+#include "render_test_util.h" /* rt_lanes */
 #include "tap.h"
 
 #include <math.h>
@@ -200,7 +202,7 @@ static void path_pose(int i, double *pan, double *tilt, double *hfov)
 
 static void check_render_same(pc_cpu *cpu)
 {
-    char err[256] = "";
+    char err[256] = "", names[64];
     pc_rig rig;
     make_rig(&rig, RIG_SYNTH);
     pc_rig_photometry *ph = malloc(sizeof *ph);
@@ -241,20 +243,28 @@ static void check_render_same(pc_cpu *cpu)
             continue;
         }
         for (int s = 0; s < 2; s++) {
-            tu_pic_fill(&a, 0x11);
             tu_pic_fill(&b, 0x22);
-            int rc = pc_render_cpu(cpu, moved, &src[s], &a, err, sizeof err) ||
-                     pc_render_ref(fresh, &src[s], &b, err, sizeof err);
-            if (rc || tu_compare(&a, &b, &md)) {
-                tap_diag("pan %.1f tilt %.1f hfov %.1f, %s: the moved plan's CPU render differs from the fresh "
-                         "plan's reference (max %d) %s", pan, tilt, hfov, s ? "rgbx32" : "rgb24", md, rc ? err : "");
+            if (pc_render_ref(fresh, &src[s], &b, err, sizeof err)) {
+                tap_diag("pan %.1f: reference: %s", pan, err);
                 cpu_bad++;
+            }
+            for (int li = 0; li < RT_NLANES; li++) {
+                if (!pc_render_cpu_lanes_usable(rt_lanes[li]))
+                    continue;
+                tu_pic_fill(&a, 0x11);
+                int rc = pc_render_cpu_lanes(cpu, rt_lanes[li], moved, &src[s], &a, err, sizeof err);
+                if (rc || tu_compare(&a, &b, &md)) {
+                    tap_diag("pan %.1f tilt %.1f hfov %.1f, %s, lanes %s: the moved plan's CPU render differs from "
+                             "the fresh plan's reference (max %d) %s", pan, tilt, hfov, s ? "rgbx32" : "rgb24",
+                             rt_lanes[li], md, rc ? err : "");
+                    cpu_bad++;
+                }
             }
             for (int var = PC_GPU_RENDER_RAY; var <= PC_GPU_RENDER_RAY_LOADS; var++) {
                 tu_pic_fill(&a, 0x33);
                 tu_pic_fill(&b, 0x44);
-                rc = pc_emu_render(moved, var, &src[s], &a, err, sizeof err) ||
-                     pc_emu_render(fresh, var, &src[s], &b, err, sizeof err);
+                int rc = pc_emu_render(moved, var, &src[s], &a, err, sizeof err) ||
+                         pc_emu_render(fresh, var, &src[s], &b, err, sizeof err);
                 if (rc || tu_compare(&a, &b, &md)) {
                     tap_diag("pan %.1f, %s: emulated %s differs between the moved and the fresh plan (max %d) %s", pan,
                              s ? "rgbx32" : "rgb24", pc_gpu_render_variant_name(var), md, rc ? err : "");
@@ -266,8 +276,8 @@ static void check_render_same(pc_cpu *cpu)
         steps++;
     }
     TAP_CHECK(cpu_bad == 0 && steps == 12, "moving view (pan -75..75 past the rig's edges, tilt, hfov 10..40, "
-              "photometry on): set_view + CPU render == a fresh plan's reference, bit for bit, %d frames, rgb24 and "
-              "rgbx32 cameras", steps);
+              "photometry on): set_view + CPU render (lanes %s) == a fresh plan's reference, bit for bit, %d frames, "
+              "rgb24 and rgbx32 cameras", rt_lanes_usable_names(names), steps);
     TAP_CHECK(emu_bad == 0, "moving view: the emulated CUDA kernels (ray through the texture, ray with loads) write "
               "the same bytes on the moved plan as on a fresh one");
     tu_pic_free(&src[0]);

@@ -31,6 +31,7 @@
 #include "debayer_cuda.h"
 #include "panocap_config.h"
 #include "render_bench.h"
+#include "render_rig_bench.h"
 #include "tool_cli.h"
 
 #if PANOCAP_HAVE_CUDA
@@ -45,6 +46,9 @@ typedef struct opts {
     int width, height, iters, threads, device;
     const char *colour; /* --colour FORMAT: time with the colour stage on */
     int render;         /* --render: the render family instead (render_bench.c) */
+    const char *rig;    /* --render --rig FILE.pto: the CPU renderer on that rig's pictures (render_rig_bench.c) */
+    const char *peer_data; /* --peer-data DIR: with --rig, the inputs of tools/cpu-render-peers */
+    int iters_set;      /* --iters given */
 } opts;
 
 static void usage(FILE *f)
@@ -57,12 +61,16 @@ static void usage(FILE *f)
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
             "                     [--help] [--version]\n"
             "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
+            "       panocap-bench --render --rig FILE.pto [--peer-data DIR] [--iters N (20)] [--threads N]\n"
             "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
             "          rig: GPU kernels side by side (rays on the fly, precomputed maps, the per-camera peer; the\n"
             "          panorama blended multiband) with PSNR against the C reference, then the CPU reference and\n"
             "          renderer; then a moving view (set_view on the host, update + render on the GPU), the\n"
             "          activity map at 1/8 of the panorama and the cameras' RGB -> NV12 at 2040x5400;\n"
             "          --backend cpu: CPU only\n"
+            "--rig:    the CPU renderer on that rig's own pictures (its i lines' files): the C reference once,\n"
+            "          then 2 threads, every CPU and --threads N, checked against it and timed into I420;\n"
+            "          --peer-data DIR writes what tools/cpu-render-peers needs (maps, tables, reference)\n"
             "--colour: the colour stage on (docs/colour.md): 5 cameras with their own tables and colour\n"
             "          matrices; cuda prints the colour pass time per frame, cpu includes it per frame\n"
             "algorithms: %s\n",
@@ -699,14 +707,15 @@ static const pc_tool tool = {"panocap-bench", usage};
 static int parse_args(int argc, char **argv, opts *o)
 {
     enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR,
-           O_RENDER };
+           O_RENDER, O_RIG, O_PEER_DATA };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
         {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
         {"iters", required_argument, NULL, O_ITERS},     {"threads", required_argument, NULL, O_THREADS},
         {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
-        {"render", no_argument, NULL, O_RENDER},
+        {"render", no_argument, NULL, O_RENDER},         {"rig", required_argument, NULL, O_RIG},
+        {"peer-data", required_argument, NULL, O_PEER_DATA},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
@@ -720,11 +729,15 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_FORMAT: o->format = optarg; break;
         case O_WIDTH: rc = pc_tool_int(&tool, "--width", optarg, 2, 1 << 16, &n), o->width = (int)n; break;
         case O_HEIGHT: rc = pc_tool_int(&tool, "--height", optarg, 2, 1 << 16, &n), o->height = (int)n; break;
-        case O_ITERS: rc = pc_tool_int(&tool, "--iters", optarg, 5, 1000000, &n), o->iters = (int)n; break;
+        case O_ITERS:
+            rc = pc_tool_int(&tool, "--iters", optarg, 5, 1000000, &n), o->iters = (int)n, o->iters_set = 1;
+            break;
         case O_THREADS: rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n), o->threads = (int)n; break;
         case O_DEVICE: rc = pc_tool_int(&tool, "--device", optarg, 0, 1024, &n), o->device = (int)n; break;
         case O_COLOUR: o->colour = optarg; break;
         case O_RENDER: o->render = 1; break;
+        case O_RIG: o->rig = optarg; break;
+        case O_PEER_DATA: o->peer_data = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -743,6 +756,10 @@ static int parse_args(int argc, char **argv, opts *o)
     err[0] = '\0';
     if (pc_check_size(o->width, o->height, err, sizeof err) || (o->width & 1) || (o->height & 1))
         return pc_tool_usage_error(&tool, "--width/--height: %s", err[0] ? err : "width and height must be even");
+    if ((o->rig || o->peer_data) && !o->render)
+        return pc_tool_usage_error(&tool, "--rig and --peer-data go with --render");
+    if (o->peer_data && !o->rig)
+        return pc_tool_usage_error(&tool, "--peer-data needs --rig FILE.pto");
     if (strcmp(o->format, "table") && strcmp(o->format, "tsv"))
         return pc_tool_usage_error(&tool, "--format: unknown format '%s' (known: table, tsv)", o->format);
     if (strcmp(o->backend, "cuda") && strcmp(o->backend, "cpu"))
@@ -752,10 +769,14 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, NULL, NULL, 0};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    if (o.render && o.rig) {
+        pc_render_rig_bench_opts ro = {o.rig, o.peer_data, o.iters_set ? o.iters : 20, o.threads};
+        return pc_render_rig_bench(&ro);
+    }
     if (o.render) {
         pc_render_bench_opts ro = {o.iters, 5, o.threads, o.device, strcmp(o.backend, "cpu") != 0, 1};
         return pc_render_bench(&ro);

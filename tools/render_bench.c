@@ -80,14 +80,19 @@ void pc_rbench_med_p99(double *v, int n, double *med, double *p99)
     *p99 = v[(int)(0.99 * (n - 1) + 0.5)];
 }
 
-int pc_rbench_host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
+int pc_rbench_host_pic_matrix(pc_picture *p, pc_pixfmt fmt, pc_matrix matrix, int w, int h)
 {
-    size_t n = pc_picture_layout(p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, NULL);
+    size_t n = pc_picture_layout(p, fmt, matrix, PC_RANGE_LIMITED, w, h, 64, NULL);
     uint8_t *m = aligned_alloc(64, (n + 63) & ~(size_t)63);
     if (!m)
         return -1;
-    pc_picture_layout(p, fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 64, m);
+    pc_picture_layout(p, fmt, matrix, PC_RANGE_LIMITED, w, h, 64, m);
     return 0;
+}
+
+int pc_rbench_host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h)
+{
+    return pc_rbench_host_pic_matrix(p, fmt, PC_MATRIX_BT709, w, h);
 }
 
 double pc_rbench_psnr(const pc_picture *a, const pc_picture *b, int *maxd, double *over1)
@@ -453,8 +458,8 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         if (!dup)
             list[nn++] = nt[i];
     }
-    printf("# CPU: %ld online CPUs; the reference once per case (1 thread), the CPU backend's renderer (bit-identical "
-           "to it) %d frames per thread count\n", online, o->cpu_iters);
+    printf("# CPU: %ld online CPUs; the reference once per case (1 thread), the CPU backend's renderer (%s lanes, "
+           "bit-identical to it) %d frames per thread count\n", online, pc_render_cpu_best_lanes(), o->cpu_iters);
     printf("%-20s %-10s %7s %10s %10s\n", "case", "cpu", "threads", "median_ms", "vs_ref");
     for (int j = 0; j < NJOBS; j++) {
         printf("%-20s %-10s %7d %10.1f %9.1fx\n", jobs[j].name, "reference", 1, jobs[j].ref_ms, 1.0);

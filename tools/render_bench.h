@@ -18,9 +18,11 @@ typedef struct pc_render_bench_opts {
 /* Runs the whole render benchmark, printing as it goes; 0 or 1. */
 int pc_render_bench(const pc_render_bench_opts *o);
 
-/* Helpers of both parts (render_bench.c). A host picture in one buffer,
- * 64-byte pitches (free plane[0]); 0 or -1. */
+/* Helpers of the render benchmarks (render_bench.c). A host picture in
+ * one 64-byte aligned buffer, 64-byte pitches (free plane[0]), limited
+ * range, BT.709 or the matrix given; 0, or -1 out of memory. */
 int pc_rbench_host_pic(pc_picture *p, pc_pixfmt fmt, int w, int h);
+int pc_rbench_host_pic_matrix(pc_picture *p, pc_pixfmt fmt, pc_matrix matrix, int w, int h);
 /* PSNR (dB, 99 when equal) over every sample of two pictures of one
  * format, the largest difference, the share (%) differing by more than 1. */
 double pc_rbench_psnr(const pc_picture *a, const pc_picture *b, int *maxd, double *over1);
