@@ -14,8 +14,7 @@ panocap, so that it cannot rot:
     view in follow mode, the panorama file decodes (ffprobe, every packet
     decoded) at the stitched size the .pto's crop gives for that width, with
     as many frames as the summary says were encoded; the view's file
-    decodes at 640x360 once the views are rendered (until then the stage
-    line says "not rendered" and no view file is made).
+    likewise at 640x360.
 Usage: test_example_config.py PANOCAP SRCDIR"""
 import json
 import math
@@ -123,13 +122,12 @@ check(frames == encoded and frames > 0 and not perr,
       % (frames, encoded, ": " + perr if perr else ""))
 
 view = os.path.join(DIR, "stadium-main.ts")
-if re.search(r"virtual cameras \([^)]*not rendered", log):
-    diag("this build steps the views without rendering them: no view picture yet")
-    check(not os.path.exists(view) or os.path.getsize(view) == 0,
-          "views not rendered (the stage line says so): no view file stadium-main.ts made")
-else:
-    w, h, frames, perr = probe(view)
-    check((w, h) == (640, 360) and frames > 0 and not perr,
-          "stadium-main.ts (the view) decodes at 640x360: %sx%s, %d frames%s" % (w, h, frames,
-                                                                              ": " + perr if perr else ""))
+m = re.search(r"^picture \d+ vcam:main (\d+)x(\d+): \S+, (\d+) frames", summary, re.M)
+check(m is not None and m.group(1, 2) == ("640", "360"), "the summary has the view's picture, vcam:main 640x360: %s"
+      % (m.group(0) if m else None))
+view_encoded = int(m.group(3)) if m else -1
+w, h, frames, perr = probe(view)
+check((w, h) == (640, 360) and frames == view_encoded and frames > 0 and not perr,
+      "stadium-main.ts (the view) decodes at 640x360, every frame the summary encoded: %sx%s, %d of %d%s"
+      % (w, h, frames, view_encoded, ": " + perr if perr else ""))
 done()
