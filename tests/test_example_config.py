@@ -16,7 +16,6 @@ panocap, so that it cannot rot:
     as many frames as the summary says were encoded; the view's file
     likewise at 640x360.
 Usage: test_example_config.py PANOCAP SRCDIR"""
-import json
 import math
 import os
 import re
@@ -25,7 +24,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_testutil import Daemon, check, diag, done, free_port, get_json, sanitized, skip_all, tmpdir  # noqa: E402
+from web_testutil import (Daemon, check, diag, done, free_port, get_json, probe_video, sanitized, skip_all,  # noqa: E402
+                          tmpdir)
 
 if len(sys.argv) < 3:
     skip_all("usage: test_example_config.py PANOCAP SRCDIR")
@@ -54,15 +54,6 @@ def pto_crop_size():
                 l, r, t, b = map(int, m.groups())
                 return r - l, b - t
     raise RuntimeError("no p line in " + PTO)
-
-
-def probe(path):
-    """(width, height, frames decoded, errors) of the first video stream."""
-    p = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                        "stream=width,height,nb_read_frames", "-of", "json", path],
-                       capture_output=True, text=True, timeout=60)
-    s = json.loads(p.stdout or "{}").get("streams") or [{}]
-    return s[0].get("width"), s[0].get("height"), int(s[0].get("nb_read_frames") or 0), p.stderr.strip()
 
 
 # --- the check ------------------------------------------------------------------
@@ -114,20 +105,22 @@ if m:
     diag("summary: %s in, %s encoded, %s dropped" % m.groups())
 
 pano = os.path.join(DIR, "stadium-panorama.ts")
-w, h, frames, perr = probe(pano)
+perr = []
+w, h, frames = probe_video(pano, perr)
 check((w, h) == (WIDTH, expect_h), "stadium-panorama.ts decodes at %dx%d: panorama.width %d, the height from the "
       ".pto's %dx%d crop (got %sx%s)" % (WIDTH, expect_h, WIDTH, ow, oh, w, h))
 check(frames == encoded and frames > 0 and not perr,
       "stadium-panorama.ts: every frame decodes, as many as the summary encoded (%d of %d)%s"
-      % (frames, encoded, ": " + perr if perr else ""))
+      % (frames, encoded, ": " + " ".join(perr) if perr else ""))
 
 view = os.path.join(DIR, "stadium-main.ts")
 m = re.search(r"^picture \d+ vcam:main (\d+)x(\d+): \S+, (\d+) frames", summary, re.M)
 check(m is not None and m.group(1, 2) == ("640", "360"), "the summary has the view's picture, vcam:main 640x360: %s"
       % (m.group(0) if m else None))
 view_encoded = int(m.group(3)) if m else -1
-w, h, frames, perr = probe(view)
+perr = []
+w, h, frames = probe_video(view, perr)
 check((w, h) == (640, 360) and frames == view_encoded and frames > 0 and not perr,
       "stadium-main.ts (the view) decodes at 640x360, every frame the summary encoded: %sx%s, %d of %d%s"
-      % (w, h, frames, view_encoded, ": " + perr if perr else ""))
+      % (w, h, frames, view_encoded, ": " + " ".join(perr) if perr else ""))
 done()
