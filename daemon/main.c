@@ -100,8 +100,10 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
                    st->capture.cameras, pc_source_name((pc_source)st->capture.source), st->capture.cameras > 1 ? "s" : "",
                    pw, ph, what, pc_algo_get((pc_algo_id)st->debayer.algo)->name, st->output_count,
                    st->output_count != 1 ? "s" : "");
-            if (st->vcam_count)
-                printf(", %d virtual camera%s", st->vcam_count, st->vcam_count != 1 ? "s" : "");
+            for (int v = 0; v < st->vcam_count; v++) /* ", virtual camera: main 1280x720 follow" */
+                printf("%s%s %dx%d %s", v ? ", " : st->vcam_count > 1 ? ", virtual cameras: " : ", virtual camera: ",
+                       st->vcams[v].name, st->vcams[v].width, st->vcams[v].height,
+                       pc_vcam_mode_name((pc_vcam_mode)st->vcams[v].mode));
             printf(")\n");
         }
         else

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap_util import check, diag, done, skip_all  # noqa: E402
-from web_testutil import sanitized, tmpdir  # noqa: E402
+from web_testutil import probe_video as probe, sanitized, tmpdir  # noqa: E402
 
 if len(sys.argv) < 2:
     skip_all("usage: test_daemon_views.py PANOCAP")
@@ -69,15 +69,6 @@ def run(conf, out):
     if p.returncode != 0:
         diag(p.log[-3000:])
     return p
-
-
-def probe(path):
-    """(width, height, frames) of the first video stream, every frame decoded."""
-    p = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                        "stream=width,height,nb_read_frames", "-of", "csv=p=0", path],
-                       capture_output=True, text=True, timeout=120)
-    m = re.match(r"(\d+),(\d+),(\d+)", p.stdout.strip())
-    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
 
 
 def luma_spread(path, w, h):

@@ -10,6 +10,7 @@ import http.client
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -120,6 +121,21 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
             return None
+
+
+# --- the daemon's files -------------------------------------------------------------
+
+def probe_video(path, errors=None):
+    """(width, height, frames) of the first video stream of a file, every frame
+    decoded by ffprobe ((0, 0, 0) when it cannot read one); what ffprobe
+    reports as errors is appended to the list errors when one is given."""
+    p = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                        "stream=width,height,nb_read_frames", "-of", "csv=p=0", path],
+                       capture_output=True, text=True, timeout=120)
+    if errors is not None and p.stderr.strip():
+        errors.append(p.stderr.strip())
+    m = re.match(r"(\d+),(\d+),(\d+)", p.stdout.strip())
+    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
 
 
 # --- HTTP -------------------------------------------------------------------------

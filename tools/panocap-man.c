@@ -134,10 +134,15 @@ static void page_conf(void)
            "debayer = { algo = \"edge\"; };\n"
            "encode = { codec = \"hevc\"; bitrate = \"20M\"; };\n"
            "outputs = ( \"/var/lib/panocap/rec.ts\", \"udp://239.0.0.1:5000\" );\n"
+           "panorama = { rig = \"%s/rig.pto\"; };   # stitch: the outputs get the panorama\n"
+           "virtual_cameras = (\n"
+           "  { name = \"main\"; width = 1920; height = 1080; mode = \"follow\";\n"
+           "    outputs = ( \"/var/lib/panocap/main.ts\" ); }\n"
+           ");\n"
            ".fi\n.PP\n"
            "The installed \\fI%s/panocap.conf.example\\fR shows every section with comments.\n"
            ".SH SECTIONS AND KEYS\n",
-           etc, etc, etc);
+           etc, etc, etc, etc);
     pc_settings_write_man(stdout);
     printf(".SH SEE ALSO\n.BR panocap (8)\n");
 }
