@@ -88,11 +88,6 @@ typedef struct cal_cp {
 /* Reads the `c` lines of a project. *cps is malloc'd (free it). */
 int cal_read_cps(const char *pto, cal_cp **cps, int *ncps, char *err, size_t errlen);
 
-/* The inverse of pc_cam_project: the world direction (unit length) that
- * camera c sees at source pixel (x, y): shear, lens shift and the radial
- * polynomial undone (Newton), then the lens projection and the rotation. */
-void cal_cam_unproject(const pc_cam_model *c, double x, double y, double ray[3]);
-
 /* A control point's error in source pixels: how far camera N sees the
  * direction of (x, y) in n from (X, Y), and the other way round; the mean
  * of both. 1e6 when a direction is not in front of a camera. */

@@ -72,58 +72,12 @@ int cal_read_cps(const char *pto, cal_cp **cps, int *ncps, char *err, size_t err
     return 0;
 }
 
-void cal_cam_unproject(const pc_cam_model *c, double x, double y, double ray[3])
-{
-    /* shear: x = cx + u + g_h v, y = cy + v + t_w u (u, v after the shift) */
-    const double a = x - c->cx, b = y - c->cy, det = 1.0 - (double)c->g_h * c->t_w;
-    double u = (a - c->g_h * b) / det - c->sx_d, v = (b - c->t_w * a) / det - c->sy_e;
-    /* radial: the observed normalised radius is r s(r); solve for r */
-    const double ro = sqrt(u * u + v * v) * c->rn_inv;
-    if (ro > 0) {
-        double r = ro;
-        for (int k = 0; k < 30; k++) {
-            const double g = (((c->a * r + c->b) * r + c->c) * r + c->d) * r - ro;
-            const double dg = ((4.0 * c->a * r + 3.0 * c->b) * r + 2.0 * c->c) * r + c->d;
-            if (dg <= 0)
-                break;
-            const double step = g / dg;
-            r -= step;
-            if (fabs(step) < 1e-12)
-                break;
-        }
-        u *= r / ro;
-        v *= r / ro;
-    }
-    double q[3];
-    if (!c->fisheye) {
-        q[0] = u / c->f;
-        q[1] = -v / c->f;
-        q[2] = 1.0;
-    } else {
-        const double ru = sqrt(u * u + v * v), th = ru / c->f;
-        const double s = ru > 0 ? sin(th) / ru : 0.0;
-        q[0] = s * u;
-        q[1] = -s * v;
-        q[2] = cos(th);
-    }
-    /* R is world -> camera: its transpose turns the camera's ray */
-    double len = 0;
-    for (int i = 0; i < 3; i++) {
-        ray[i] = c->R[i] * q[0] + c->R[3 + i] * q[1] + c->R[6 + i] * q[2];
-        len += ray[i] * ray[i];
-    }
-    len = sqrt(len);
-    for (int i = 0; i < 3; i++)
-        ray[i] /= len;
-}
-
 /* How far camera `to` sees the direction of (x, y) in `from` from (X, Y). */
 static double one_way(const pc_cam_model *from, const pc_cam_model *to, double x, double y, double X, double Y)
 {
-    double r[3];
-    cal_cam_unproject(from, x, y, r);
-    const float rf[3] = {(float)r[0], (float)r[1], (float)r[2]};
-    float sx, sy;
+    float rf[3], sx, sy;
+    if (!pc_cam_unproject(from, (float)x, (float)y, rf))
+        return 1e6; /* beyond where its lens model maps */
     pc_cam_project(to, rf, &sx, &sy);
     if (sx < -1e8f || sy < -1e8f)
         return 1e6;
@@ -142,11 +96,9 @@ double cal_overlap(const pc_cam_model *a, const pc_cam_model *b)
     int in = 0;
     for (int j = 0; j < gy; j++)
         for (int i = 0; i < gx; i++) {
-            double r[3];
-            cal_cam_unproject(a, (i + 0.5) * a->w / gx - 0.5, (j + 0.5) * a->h / gy - 0.5, r);
-            const float rf[3] = {(float)r[0], (float)r[1], (float)r[2]};
-            float sx, sy;
-            in += pc_cam_project(b, rf, &sx, &sy);
+            float rf[3], sx, sy;
+            in += pc_cam_unproject(a, (i + 0.5f) * a->w / gx - 0.5f, (j + 0.5f) * a->h / gy - 0.5f, rf) &&
+                  pc_cam_project(b, rf, &sx, &sy);
         }
     return (double)in / (gx * gy);
 }
