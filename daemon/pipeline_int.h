@@ -28,7 +28,7 @@
  *   step_colour.c       colour tables, automatic white balance
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
- *   step_web_picture.c  the web page's live picture (web_picture.c)
+ *   step_web_picture.c  the web page's live pictures (web_picture.c)
  *
  * Pictures and threads. The stage's last writer writes npictures pictures
  * per set (picture[0] the main one: the top-level outputs and the
