@@ -268,8 +268,9 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     w->started = 1;
     snprintf(w->why, sizeof w->why, "%s 1/%d", w->mode == 1 ? "GPU box downscale" : "sampled", s);
     if (cfg->whole)
-        pc_log(cfg->lg, PC_LOG_INFO, "%s: the whole %dx%d picture, %dx%d (%s), %d a second while watched; "
-               "no camera thumbnails", w->label, cfg->width, cfg->height, sw, sh, w->why, PC_WEB_PICTURE_FPS);
+        pc_log(cfg->lg, PC_LOG_INFO, "%s: the whole %dx%d picture, %dx%d (%s), %d a second while watched%s",
+               w->label, cfg->width, cfg->height, sw, sh, w->why, PC_WEB_PICTURE_FPS,
+               cfg->name && cfg->name[0] ? "" : "; no camera thumbnails");
     else
         pc_log(cfg->lg, PC_LOG_INFO, "%s: %d cameras side by side, %dx%d (%s), %d a second while watched",
                w->label, cfg->ncam, cfg->ncam * w->tw, w->th, w->why, PC_WEB_PICTURE_FPS);
