@@ -13,7 +13,8 @@
  *   HTML, CSS, JS and icon embedded at build time: web_assets.c) at / and
  *   the JSON API under /api/ (http_api.c, README "Web page and JSON API"):
  *     GET  /api/status, /api/algos, /api/picture.jpg, /api/picture/map,
- *          /api/cameras/N/picture.jpg, /api/snapshots/NAME.png
+ *          /api/cameras/N/picture.jpg, /api/views/NAME/picture.jpg,
+ *          /api/snapshots/NAME.png
  *     POST /api/algo, /api/wb, /api/idr, /api/snapshot, /api/views/NAME
  *   Reading is open to whoever reaches the listener. Every POST needs the
  *   token of daemon.http_token_file in the header X-Panocap-Token (a
@@ -72,6 +73,9 @@ typedef struct pc_http_ops {
      * sequence number; waits up to 2 s for the first one. -1 with why
      * when there is none, -2 when there is no such camera. */
     int (*picture)(void *user, int camera, uint8_t **data, size_t *len, uint64_t *seq, char *why, size_t n);
+    /* The same for virtual camera `name`'s live picture (-2: no such view). */
+    int (*view_picture)(void *user, const char *name, uint8_t **data, size_t *len, uint64_t *seq, char *why,
+                        size_t n);
     /* algo/variant already checked against the algorithm table */
     int (*set_algo)(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t n);
     /* freeze 1: fix automatic white balance at its gains; 0: automatic

@@ -75,6 +75,14 @@ unsigned http_api_route(const char *url, const char *method, http_route *r, cons
         snprintf(r->name, sizeof r->name, "%s", url + 15);
         found = 1;
     }
+    const char *vp = !found && !strncmp(url, "/api/views/", 11) ? strchr(url + 11, '/') : NULL;
+    if (vp && !strcmp(vp, "/picture.jpg") && (size_t)(vp - (url + 11)) < sizeof r->name) {
+        snprintf(r->name, sizeof r->name, "%.*s", (int)(vp - (url + 11)), url + 11);
+        if (pc_settings_name_ok(r->name)) {
+            r->id = API_VIEW_PICTURE;
+            found = 1;
+        }
+    }
     if (!found && !strncmp(url, "/api/views/", 11) && pc_settings_name_ok(url + 11)) {
         r->id = API_VIEW;
         r->post = 1;
@@ -83,8 +91,9 @@ unsigned http_api_route(const char *url, const char *method, http_route *r, cons
     }
     if (!found) {
         snprintf(why, n, "no such path %.100s; the API has GET /api/status, /api/algos, /api/picture.jpg, "
-                 "/api/picture/map, /api/cameras/N/picture.jpg, /api/snapshots/NAME.png and POST /api/algo, "
-                 "/api/wb, /api/idr, /api/snapshot, /api/views/NAME", url);
+                 "/api/picture/map, /api/cameras/N/picture.jpg, /api/views/NAME/picture.jpg, "
+                 "/api/snapshots/NAME.png and POST /api/algo, /api/wb, /api/idr, /api/snapshot, /api/views/NAME",
+                 url);
         return 404;
     }
     if (r->post ? strcmp(method, "POST") != 0 : !is_get(method)) {
@@ -343,14 +352,21 @@ static void snapshot_file(const pc_http_ops *ops, const char *name, http_answer 
     snprintf(a->filename, sizeof a->filename, "%s", name);
 }
 
-static void picture(const pc_http_ops *ops, int camera, http_answer *a)
+/* The live picture (camera -1), camera k's thumbnail, or view `view`'s
+ * live picture (view not NULL). */
+static void picture(const pc_http_ops *ops, int camera, const char *view, http_answer *a)
 {
     char why[300] = "no picture";
     uint8_t *data = NULL;
     size_t len = 0;
     uint64_t seq = 0;
-    int r = ops->picture ? ops->picture(ops->user, camera, &data, &len, &seq, why, sizeof why) : -1;
+    int r = -1;
+    if (view && ops->view_picture)
+        r = ops->view_picture(ops->user, view, &data, &len, &seq, why, sizeof why);
+    else if (!view && ops->picture)
+        r = ops->picture(ops->user, camera, &data, &len, &seq, why, sizeof why);
     if (r) {
+        free(data);
         http_answer_error(a, r == -2 ? 404 : 503, "%s", why);
         if (r != -2)
             a->retry_after = 1;
@@ -565,7 +581,8 @@ void http_api_run(const pc_http_ops *ops, const http_route *r, const char *body,
         return;
     }
     case API_ALGOS: algos(a); return;
-    case API_PICTURE: picture(ops, r->camera, a); return;
+    case API_PICTURE: picture(ops, r->camera, NULL, a); return;
+    case API_VIEW_PICTURE: picture(ops, -1, r->name, a); return;
     case API_SNAPSHOT_FILE: snapshot_file(ops, r->name, a); return;
     case API_ALGO: set_algo(ops, body, len, lg, a); return;
     case API_WB: white_balance(ops, body, len, lg, a); return;

@@ -19,13 +19,14 @@ typedef enum http_route_id {
     API_SNAPSHOT,       /* POST /api/snapshot */
     API_PICTURE_MAP,    /* GET  /api/picture/map */
     API_VIEW,           /* POST /api/views/NAME */
+    API_VIEW_PICTURE,   /* GET  /api/views/NAME/picture.jpg */
 } http_route_id;
 
 typedef struct http_route {
     http_route_id id;
     int post;           /* 1: a state-changing request (token, body) */
     int camera;         /* API_PICTURE: -1 = the live picture, else the camera */
-    char name[96];      /* API_SNAPSHOT_FILE: the file name; API_VIEW: the view's */
+    char name[96];      /* API_SNAPSHOT_FILE: the file name; API_VIEW, API_VIEW_PICTURE: the view's */
 } http_route;
 
 /* What to send. body is malloc'd and owned by the answer (or NULL). */

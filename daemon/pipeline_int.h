@@ -28,7 +28,7 @@
  *   step_colour.c       colour tables, automatic white balance
  *   step_snapshot.c     snapshot requests
  *   step_debayer.c      upload + demosaic; the algorithm in force
- *   step_web_picture.c  the web page's live picture (web_picture.c)
+ *   step_web_picture.c  the web page's live pictures (web_picture.c)
  *
  * Pictures and threads. The stage's last writer writes npictures pictures
  * per set (picture[0] the main one: the top-level outputs and the
@@ -106,8 +106,8 @@
  *                              at prepare            through its lock
  *   camstats, cammetrics       metrics_lock          control thread
  *   last_frame_ns              atomic                encoder -> HTTP threads
- *   webpic                     the web picture step  the HTTP threads get
- *                              (step_web_picture.c;  JPEGs (web_picture.c's
+ *   webpic[i] (picture i's     the web picture step  the HTTP threads get
+ *     live picture)            (step_web_picture.c;  JPEGs (web_picture.c's
  *                              set at start)         lock)
  *   webapi (web snapshots,     pipeline_web.c,       HTTP thread, snapshot
  *     rates)                   under its lock        threads (answers)
@@ -304,7 +304,8 @@ struct pipeline {
     pc_rig_setup *rig;    /* panorama.rig as read at set-up (NULL: no rig): the
                            * scene's cameras, the render step's starting rig */
     pc_http *web;         /* daemon.http_listen: the web page, or NULL (its own threads) */
-    pc_web_picture *webpic; /* its live picture (stage thread offers; own thread) */
+    pc_web_picture *webpic[PL_MAX_PICTURES]; /* picture i's live picture, NULL: none (stage thread
+                                              * offers; own thread) */
     struct pl_web *webapi;  /* the web API's state (pipeline_web.c, its own lock) */
     atomic_int_fast64_t last_frame_ns; /* thread 0 ->: pc_now_ns() of the last frame set done (healthz) */
     const struct pl_spec *spec; /* the steps and the pictures' settings (pl_run) */
@@ -508,7 +509,7 @@ int pl_vcams_web_command(void *user, const char *name, const char *command, pc_j
 int pl_vcams_web_map(void *user, pc_json *j, char *err, size_t n);
 
 /* pipeline_web.c: the web page (daemon.http_listen). start: after the
- * steps started (p->webpic), before the stage thread; stop: with the
+ * steps started (p->webpic[]), before the stage thread; stop: with the
  * other servers; close: after the steps closed and the snapshots ended. */
 typedef struct pl_web pl_web;
 void pl_web_start(pipeline *p);
@@ -517,5 +518,8 @@ void pl_web_close(pipeline *p);
 /* The answer to a snapshot request (any thread): to the control client
  * or the web request that asked, by token. */
 void pl_snapshot_done(pipeline *p, unsigned long long token, int rc, const char *msg);
+/* The live picture of virtual camera `view`'s picture ("vcam:VIEW"), or
+ * NULL (no such picture, or none made for it). */
+pc_web_picture *pl_web_view_picture(pipeline *p, const char *view);
 
 #endif

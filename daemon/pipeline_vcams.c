@@ -178,7 +178,7 @@ void pl_vcams_reload_live(pipeline *p, unsigned live)
 static int live_picture(pipeline *p, pl_vcams_picture *pic, char *why, size_t n)
 {
     pc_web_picture_info pi;
-    pc_web_picture_info_get(p->webpic, &pi);
+    pc_web_picture_info_get(p->webpic[0], &pi);
     memset(pic, 0, sizeof *pic);
     if (!pi.available || pi.scale <= 0) {
         snprintf(why, n, "no live picture: %s", pi.why);
@@ -259,8 +259,11 @@ static void view_json(pipeline *p, pc_json *j, const char *key, int i, const pl_
     pc_json_uint(j, "clamped", v->clamped);
     pc_json_uint(j, "refused", v->refused);
     pc_json_str(j, "last_clamp", v->last_clamp);
-    /* no picture of its own until the render step draws it */
-    pc_json_null(j, "picture");
+    /* its own live picture (step_web_picture.c), when one is made for it */
+    pc_web_picture_info vi;
+    pc_web_picture_info_get(pl_web_view_picture(p, v->name), &vi);
+    snprintf(url, sizeof url, "api/views/%s/picture.jpg", v->name);
+    pc_json_str(j, "picture", vi.available ? url : NULL);
     if (pic) {
         outline_json(p, j, "outline", i, v->pose, pic, xy, starts);
         outline_json(p, j, "goal_outline", i, v->goal, pic, xy, starts);

@@ -5,8 +5,9 @@
  * algorithm switch, white balance, IDR, and the snapshots the web asked
  * for (written by the stage thread's snapshot path, answered through
  * pl_snapshot_done). The same actions as the control socket, through the
- * same callbacks (pl_control_ops). The live picture is the stage
- * thread's last step (step_web_picture.c), reached through p->webpic. */
+ * same callbacks (pl_control_ops). The live pictures (the main picture's
+ * and each virtual camera's) are the stage thread's last step
+ * (step_web_picture.c), reached through p->webpic[]. */
 #include "panocap_config.h"
 #include "pipeline_int.h"
 
@@ -265,7 +266,7 @@ static int web_status(void *user, pc_json *j)
     pc_stats_format_line(&snap, line, sizeof line);
     int healthy = w->hops.healthy(p, why, sizeof why);
     pc_web_picture_info pi;
-    pc_web_picture_info_get(p->webpic, &pi);
+    pc_web_picture_info_get(p->webpic[0], &pi);
 
     pthread_mutex_lock(&w->lock);
     expire_snapshots(p, w);
@@ -389,7 +390,39 @@ static int web_status(void *user, pc_json *j)
 static int web_picture(void *user, int camera, uint8_t **data, size_t *len, uint64_t *seq, char *why, size_t n)
 {
     pipeline *p = user;
-    return pc_web_picture_get(p->webpic, camera, data, len, seq, why, n);
+    return pc_web_picture_get(p->webpic[0], camera, data, len, seq, why, n);
+}
+
+pc_web_picture *pl_web_view_picture(pipeline *p, const char *view)
+{
+    for (int i = 1; i < p->npictures && i < PL_MAX_PICTURES; i++)
+        if (!strncmp(p->picture[i].cfg.name, "vcam:", 5) && !strcmp(p->picture[i].cfg.name + 5, view))
+            return p->webpic[i];
+    return NULL;
+}
+
+/* GET /api/views/NAME/picture.jpg: -2 (404) for a name no view has. */
+static int web_view_picture(void *user, const char *name, uint8_t **data, size_t *len, uint64_t *seq, char *why,
+                            size_t n)
+{
+    pipeline *p = user;
+    *data = NULL;
+    *len = 0;
+    *seq = 0;
+    if (!p->vcams) {
+        snprintf(why, n, "no virtual cameras are configured (virtual_cameras, with panorama.rig)");
+        return -2;
+    }
+    if (pl_vcams_find(p->vcams, name) < 0) {
+        snprintf(why, n, "no virtual camera named \"%s\" (GET /api/status lists the views)", name);
+        return -2;
+    }
+    pc_web_picture *w = pl_web_view_picture(p, name);
+    if (!w) {
+        snprintf(why, n, "view %s has no live picture: the render step does not draw it here", name);
+        return -1;
+    }
+    return pc_web_picture_get(w, -1, data, len, seq, why, n);
 }
 
 static int web_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t n)
@@ -533,6 +566,7 @@ void pl_web_start(pipeline *p)
     pc_http_ops ops = w->hops;
     ops.api_status = web_status;
     ops.picture = web_picture;
+    ops.view_picture = web_view_picture;
     ops.set_algo = web_set_algo;
     ops.wb = web_wb;
     ops.idr = web_idr;

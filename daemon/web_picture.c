@@ -31,6 +31,7 @@ typedef struct jpeg_buf {
 
 struct pc_web_picture {
     pc_web_picture_config cfg;
+    char label[96];        /* "web picture", "web picture of vcam:main": its log lines' */
     int mode;              /* 0 none, 1 GPU downscale, 2 sampled from host pictures */
     char why[160];         /* mode 0: why not */
     int scale;
@@ -123,7 +124,7 @@ static void set_error(pc_web_picture *w, const char *msg)
     snprintf(w->last_error, sizeof w->last_error, "%.255s", msg);
     pthread_mutex_unlock(&w->lock);
     if (first)
-        pc_log(w->cfg.lg, PC_LOG_WARNING, "web picture: %s", msg);
+        pc_log(w->cfg.lg, PC_LOG_WARNING, "%s: %s", w->label, msg);
 }
 
 static void make_jpegs(pc_web_picture *w)
@@ -199,6 +200,9 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
         return -1;
     }
     w->cfg = *cfg;
+    w->cfg.name = NULL; /* the caller's string: only the label is kept */
+    snprintf(w->label, sizeof w->label, "web picture%s%.*s", cfg->name && cfg->name[0] ? " of " : "",
+             70, cfg->name ? cfg->name : "");
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
     pthread_condattr_t ca;
@@ -210,7 +214,8 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     *out = w; /* from here on, pc_web_picture_close cleans up */
 
     int cols = cfg->grid_cols > 1 ? cfg->grid_cols : 1;
-    int s = ((cfg->whole ? cfg->width : cfg->ncam * cfg->cam_w) + STRIP_MAX_W - 1) / STRIP_MAX_W;
+    int max_w = cfg->whole && cfg->max_width > 0 ? cfg->max_width : STRIP_MAX_W;
+    int s = ((cfg->whole ? cfg->width : cfg->ncam * cfg->cam_w) + max_w - 1) / max_w;
     int smax = cfg->cam_w / THUMB_MIN_W;
     if (s > smax && !cfg->whole)
         s = smax;
@@ -236,7 +241,7 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
                  "(%s; the encoder asked for it)", pc_pixfmt_name(cfg->fmt));
     }
     if (!w->mode) {
-        pc_log(cfg->lg, PC_LOG_WARNING, "web picture: none: %s", w->why);
+        pc_log(cfg->lg, PC_LOG_WARNING, "%s: none: %s", w->label, w->why);
         return 0;
     }
     w->small_ops = w->mode == 1 ? cfg->bops : NULL;
@@ -246,7 +251,7 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
                                                       w->th, &w->strip, err, n)) ||
         pc_jpeg_open(&w->jpeg_strip, JPEG_QUALITY, err, n) || pc_jpeg_open(&w->jpeg_thumb, JPEG_QUALITY, err, n)) {
         snprintf(w->why, sizeof w->why, "%.150s", err);
-        pc_log(cfg->lg, PC_LOG_WARNING, "web picture: none: %s", w->why);
+        pc_log(cfg->lg, PC_LOG_WARNING, "%s: none: %s", w->label, w->why);
         w->mode = 0;
         return 0;
     }
@@ -263,26 +268,27 @@ int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, 
     w->started = 1;
     snprintf(w->why, sizeof w->why, "%s 1/%d", w->mode == 1 ? "GPU box downscale" : "sampled", s);
     if (cfg->whole)
-        pc_log(cfg->lg, PC_LOG_INFO, "web picture: the whole %dx%d picture, %dx%d (%s), %d a second while watched; "
-               "no camera thumbnails", cfg->width, cfg->height, sw, sh, w->why, PC_WEB_PICTURE_FPS);
+        pc_log(cfg->lg, PC_LOG_INFO, "%s: the whole %dx%d picture, %dx%d (%s), %d a second while watched%s",
+               w->label, cfg->width, cfg->height, sw, sh, w->why, PC_WEB_PICTURE_FPS,
+               cfg->name && cfg->name[0] ? "" : "; no camera thumbnails");
     else
-        pc_log(cfg->lg, PC_LOG_INFO, "web picture: %d cameras side by side, %dx%d (%s), %d a second while watched",
-               cfg->ncam, cfg->ncam * w->tw, w->th, w->why, PC_WEB_PICTURE_FPS);
+        pc_log(cfg->lg, PC_LOG_INFO, "%s: %d cameras side by side, %dx%d (%s), %d a second while watched",
+               w->label, cfg->ncam, cfg->ncam * w->tw, w->th, w->why, PC_WEB_PICTURE_FPS);
     return 0;
 }
 
-void pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic)
+int pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic)
 {
     if (!w || !w->mode || w->failed)
-        return;
+        return 0;
     int64_t now = pc_now_ns();
     if (now - atomic_load(&w->wanted_ns) > WANTED_NS || now < w->next_ns)
-        return;
+        return 0;
     pthread_mutex_lock(&w->lock);
     int busy = w->busy;
     pthread_mutex_unlock(&w->lock);
     if (busy)
-        return;
+        return 0;
     w->next_ns = now + 1000000000LL / PC_WEB_PICTURE_FPS;
     const pc_web_picture_config *c = &w->cfg;
     char err[256];
@@ -291,7 +297,7 @@ void pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic)
             pc_backend_wait(c->be, slot, err, sizeof err)) {
             w->failed = 1;
             set_error(w, err);
-            return;
+            return 1;
         }
     } else {
         sample(pic, &w->small, w->scale);
@@ -308,6 +314,7 @@ void pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic)
     w->busy = 1;
     pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&w->lock);
+    return 1;
 }
 
 int pc_web_picture_get(pc_web_picture *w, int camera, uint8_t **data, size_t *len, uint64_t *seq, char *why,

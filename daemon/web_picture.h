@@ -22,7 +22,12 @@
  *
  * The size: the strip is at most about 1600 pixels wide (each camera
  * scaled down by the same integer, a thumbnail at least 160 pixels wide);
- * a whole picture too (scaled down by an integer).
+ * a whole picture too, or max_width (scaled down by an integer).
+ *
+ * One per picture that has a live picture: the main picture (picture 0)
+ * and each virtual camera's (whole, max_width 640; step_web_picture.c
+ * offers one picture a set, so the stage thread makes at most one small
+ * rendition per set whatever is watched).
  *
  * Threads: offer from the stage thread only; get (which waits up to 2 s
  * for the first picture) and info from any thread; open and close from
@@ -51,8 +56,10 @@ typedef struct pc_web_picture_config {
     int ncam;                    /* cameras in the picture */
     int cam_w, cam_h;            /* one camera's size in it */
     int grid_cols;               /* cameras across (grid layout); 1: one above the other */
-    int whole;                   /* 1: the picture is a rendering (the panorama): shown whole,
-                                  * no camera tiles or thumbnails */
+    int whole;                   /* 1: the picture is a rendering (the panorama, a view): shown
+                                  * whole, no camera tiles or thumbnails */
+    int max_width;               /* whole: the live picture's widest (0: 1600) */
+    const char *name;            /* in log lines: "vcam:main"; NULL or "": the main picture */
     const pc_logger *lg;
 } pc_web_picture_config;
 
@@ -72,8 +79,10 @@ typedef struct pc_web_picture_info {
 int pc_web_picture_open(pc_web_picture **out, const pc_web_picture_config *cfg, char *err, size_t n);
 /* Stage thread, per frame set: pic, the picture of backend slot `slot`
  * once the demosaic into it is queued (device pictures: the downscale
- * goes on the slot's queue, then waits) or done (host pictures). */
-void pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic);
+ * goes on the slot's queue, then waits) or done (host pictures). Returns
+ * 1 when it took a small rendition of it (someone watches, it was due),
+ * else 0. */
+int pc_web_picture_offer(pc_web_picture *w, int slot, const pc_picture *pic);
 /* The latest JPEG: the strip (camera -1) or camera k's thumbnail, as a
  * malloc'd copy (the caller frees it). Marks the picture as wanted and
  * waits up to 2 s for the first one. 0; -1 none (why); -2 no such camera. */

@@ -9,6 +9,9 @@ rendered at 800 pixels wide), two views, the control socket and the web API.
     goes to, the view getting there (status lines), a clamp with its reason,
     refusals each naming what is wrong (unknown view, verb, bad numbers,
     NaN, out of range, extra words), nothing changed by them;
+  - each view's live picture: GET /api/views/NAME/picture.jpg (the URL in
+    its status) a JPEG of the view's aspect, none made before someone
+    asked, changing between two reads; an unknown view 404 with the reason;
   - the web API: GET /api/status's views (pose, goal, mode, presets, the
     last clamp, the frame on the live picture), GET /api/picture/map against
     the rig (the live picture is the panorama: its projection), POST /api/views/NAME with each action (goto, zoom, move,
@@ -24,6 +27,7 @@ rendered at 800 pixels wide), two views, the control socket and the web API.
     a polyline in each camera that sees it;
   - without views: `vcam` and POST /api/views/... say none are configured.
 Usage: test_daemon_vcams.py PANOCAP"""
+import io
 import os
 import re
 import shutil
@@ -35,6 +39,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from web_testutil import (Daemon, check, control, diag, done, free_port, get_json, post_json, request,  # noqa: E402
                           sanitized, skip, skip_all, tmpdir, wait_for)
+
+try:
+    from PIL import Image
+except ImportError:
+    Image = None
 
 if len(sys.argv) < 2:
     skip_all("usage: test_daemon_vcams.py PANOCAP")
@@ -141,6 +150,51 @@ def control_part(d, sock):
           "... nothing changed by them (8 counted as refused: the unknown view's is nobody's)")
 
 
+def jpeg_size(data):
+    if Image is None:
+        return None
+    im = Image.open(io.BytesIO(data))
+    return im.size if im.format == "JPEG" else (0, 0)
+
+
+def view_picture_part(port):
+    """Each view's own live picture, read before anything else asked for one."""
+    s = get_json(port, "/api/status")
+    vs = {v["name"]: v for v in (s or {}).get("views", [])}
+    check([vs.get(n, {}).get("picture") for n in ("main", "side")] ==
+          ["api/views/main/picture.jpg", "api/views/side/picture.jpg"],
+          "GET /api/status: each view's picture is its live picture's URL (%s)"
+          % [v.get("picture") for v in vs.values()])
+    for name, (w, h) in (("main", (640, 360)), ("side", (320, 240))):
+        url = "/" + vs.get(name, {}).get("picture", "api/views/%s/picture.jpg" % name)
+        a = request(port, "GET", url)
+        ok = a.status == 200 and a.headers.get("content-type") == "image/jpeg"
+        sz = jpeg_size(a.body) if ok else None
+        # a view 640 wide or less is shown at its size; the aspect is the view's
+        check(ok and a.headers.get("x-panocap-picture") == "1" and sz in (None, (w, h)),
+              "GET %s: %d, a %s JPEG of the %dx%d view, its picture %s: none made before someone asked%s" % (
+                  url, a.status, sz, w, h, a.headers.get("x-panocap-picture"), "" if ok else " (%s)" % a.error()))
+        time.sleep(0.6 * SLOW)
+        b = request(port, "GET", url)
+        check(ok and b.status == 200 and b.body != a.body and
+              int(b.headers.get("x-panocap-picture", "0")) > int(a.headers.get("x-panocap-picture", "0")),
+              "%s: the picture changes between two reads (pictures %s -> %s)" % (
+                  name, a.headers.get("x-panocap-picture"), b.headers.get("x-panocap-picture")))
+        check(b.headers.get("cache-control") == "no-store", "%s: not cached (Cache-Control: %s)" % (
+            name, b.headers.get("cache-control")))
+    main_pic = get_json(port, "/api/status")["picture"]
+    check(main_pic["seq"] == 0, "the main live picture was not made meanwhile: nobody watched it (%d made)"
+          % main_pic["seq"])
+    for path, code, want in (("/api/views/nope/picture.jpg", 404, "no virtual camera named \"nope\""),
+                             ("/api/views/main/picture.png", 404, "no such path"),
+                             ("/api/views/../picture.jpg", 404, "no virtual camera named \"..\"")):
+        r = request(port, "GET", path)
+        check(r.status == code and want in r.error(), "GET %s: %d %s" % (path, r.status, r.error()[:120]))
+    r = request(port, "POST", "/api/views/main/picture.jpg")
+    check(r.status == 405 and r.headers.get("allow") == "GET, HEAD", "POST /api/views/main/picture.jpg: %d, Allow: %s"
+          % (r.status, r.headers.get("allow")))
+
+
 def api_part(port, token):
     s = get_json(port, "/api/status")
     vs = s["views"] if s else []
@@ -150,7 +204,7 @@ def api_part(port, token):
             "min_hfov", "max_hfov", "max_speed", "presets", "commands", "clamped", "refused", "last_clamp", "picture",
             "outline", "goal_outline"}
     check(set(v) == keys and v["url"] == "api/views/main" and v["presets"] == ["left"] and v["mode"] == "manual" and
-          v["min_hfov"] == 5 and 40 < v["max_hfov"] < 70 and v["picture"] is None and
+          v["min_hfov"] == 5 and 40 < v["max_hfov"] < 70 and v["picture"] == "api/views/main/picture.jpg" and
           "the cameras see nothing further right" in v["last_clamp"],
           "main: %s, presets %s, zoom %s..%s, last clamp \"%s\"" % (v.get("mode"), v.get("presets"), v.get("min_hfov"),
                                                                    v.get("max_hfov"), v.get("last_clamp")))
@@ -309,6 +363,7 @@ def main():
     if not check(d, "panocap runs with two virtual cameras on a 5-camera rig"):
         done()
     token = open(token_file).read().strip()
+    view_picture_part(port)
     control_part(d, sock)
     api_part(port, token)
     metrics_part(port)
@@ -350,6 +405,10 @@ def main():
         xs = sorted(min(l[0::2]) for l in lines)
         check(len(lines) == 3 and [int(x // pic["thumb_width"]) for x in xs] == [1, 2, 3],
               "main (pan 0, 30 degrees wide) is framed in cameras 1, 2 and 3: polylines from x %s" % xs)
+        r = request(port3, "GET", "/api/views/side/picture.jpg")
+        check(r.status == 200 and jpeg_size(r.body) in (None, (320, 240)),
+              "the view's own live picture beside the cameras': %d %s" % (r.status, jpeg_size(r.body) if
+                                                                          r.status == 200 else r.error()))
         check(d3.stop() == 0, "SIGTERM: exit 0")
 
     # without virtual cameras
@@ -366,6 +425,9 @@ def main():
               "no views in the status, no panocap_vcam_* metrics")
         r = request(port2, "GET", "/api/picture/map")
         check(r.status == 404, "GET /api/picture/map: %d %s" % (r.status, r.error()))
+        r = request(port2, "GET", "/api/views/main/picture.jpg")
+        check(r.status == 404 and "no virtual cameras are configured" in r.error(),
+              "GET /api/views/main/picture.jpg: %d %s" % (r.status, r.error()))
         check(d2.stop() == 0 and "virtual cameras" not in open(d2.out).read(), "no virtual cameras in its summary")
     done()
 

@@ -430,10 +430,12 @@ static void multi_pictures(pl_step_env *env, const pl_pic_alloc *alloc, pc_backe
     char err[512] = "";
     const char *failed = "";
     static pl_steps l;
-    static const char *const want_bad[] = {"declared the size of its picture 1 (vcam:x) as 0x16",
-                                           "two pictures named \"panorama\"", "declared 9 pictures (1..8",
-                                           "writes its picture vcam:x in rgb24 only, but that picture's encoders "
-                                           "take nv12"};
+    char too_many[64] = "";
+    snprintf(too_many, sizeof too_many, "declared %d pictures (1..%d", PL_MAX_PICTURES + 1, PL_MAX_PICTURES);
+    const char *const want_bad[] = {"declared the size of its picture 1 (vcam:x) as 0x16",
+                                    "two pictures named \"panorama\"", too_many,
+                                    "writes its picture vcam:x in rgb24 only, but that picture's encoders "
+                                    "take nv12"};
     const int nv12[PL_MAX_PICTURES] = {PC_FMT_NV12, PC_FMT_NV12, PC_FMT_NV12};
     for (bad_kind = 0; bad_kind < 4; bad_kind++) {
         const pl_step_ops *list[] = {&bad_step};

@@ -17,7 +17,9 @@ white balance, its control socket).
   - behind a reverse proxy, under a path prefix, it works the same;
   - on a phone's width the page fits without sideways scrolling;
   - the virtual cameras (the restarted daemon: a rig written for the fake
-    cameras, its panorama rendered, one view): its frame is drawn on the
+    cameras, its panorama rendered, one view): its card shows the view's own
+    live picture (loaded, the view's size, refreshing; behind the reverse
+    proxy too); its frame is drawn on the
     live picture (the panorama); a drag on its card's picture moves the view
     by the pan and tilt the picture's map gives between the two points
     (api/status's goal, then its pose); a click aims it at the point; a
@@ -276,10 +278,16 @@ def run(drv, d, token):
             ok = wait_for(lambda: len(frames(drv)) == 5 and min(frames(drv)) > 0, 10 * SLOW)
             img = drv.find_element(By.ID, "live-img")
             pic = wait_for(lambda: int(img.get_attribute("data-seq") or 0) > 0, 10 * SLOW)
+            out = wait_for(lambda: drv.find_elements(By.CSS_SELECTOR, '.view[data-view="main"] img.view-out'),
+                           10 * SLOW)
+            if out:
+                drv.execute_script("arguments[0][0].scrollIntoView({block: 'center'})", out)
+            vpic = out and wait_for(lambda: drv.execute_script("return arguments[0].naturalWidth", out[0]) > 0,
+                                    10 * SLOW)
             time.sleep(1)
             logs = [e for e in console(drv) if e[0] in ("SEVERE", "WARNING")]
-            check(ok and pic and not logs, "behind a reverse proxy under /site/panocap/: the cameras, the live "
-                  "picture, no console error%s" % (": %s" % logs[:2] if logs else ""))
+            check(ok and pic and vpic and not logs, "behind a reverse proxy under /site/panocap/: the cameras, the "
+                  "live picture, the view's own picture, no console error%s" % (": %s" % logs[:2] if logs else ""))
         finally:
             srv.shutdown()
 
@@ -366,6 +374,16 @@ def views(drv):
     check(card, "the virtual camera's card shows")
     if not card:
         return
+    # its own live picture (api/views/main/picture.jpg), fetched while the card is on screen
+    out = drv.find_element(By.CSS_SELECTOR, sel + " img.view-out")
+    drv.execute_script("arguments[0].scrollIntoView({block: 'center'})", out)
+    size = lambda: drv.execute_script("return [arguments[0].naturalWidth, arguments[0].naturalHeight]", out)  # noqa
+    loaded = wait_for(lambda: size()[0] > 0, 10 * SLOW)
+    src0 = out.get_attribute("src")
+    fresh = wait_for(lambda: out.get_attribute("src") != src0 and size()[0] > 0, 5 * SLOW)
+    check(loaded and out.is_displayed() and size() == [640, 360] and fresh,
+          "the card shows the view's own live picture: loaded at %s (the 640x360 view), refreshing (%s)" % (
+              size(), "a new one came" if fresh else "no new one"))
     drawn = wait_for(lambda: drv.find_elements(By.CSS_SELECTOR, "#live-frames polyline") and
                      drv.find_elements(By.CSS_SELECTOR, sel + " .frames polyline"), 10 * SLOW)
     check(drawn, "its frame is drawn on the live picture and on its card's (%d and %d lines)" % (

@@ -4,7 +4,8 @@
 // with DOM nodes (text only, never markup from the daemon), sends the
 // control requests with the token the operator saved in this browser, and
 // says plainly when the daemon stops answering (then carries on when it is
-// back, restarted or not). The virtual cameras: each view's frame drawn on
+// back, restarted or not). The virtual cameras: each view's own live
+// picture (four times a second while its card is on screen), its frame drawn on
 // the live picture, steered by a click (aim there), a drag (move the frame),
 // the wheel or a slider (zoom), the arrow and +/- keys, presets and follow;
 // the picture's directions come from api/picture/map. No framework, no
@@ -418,7 +419,13 @@ function picPoint(card, ev) {
 function makeViewCard(v, i) {
   const colour = VIEW_COLOURS[i % VIEW_COLOURS.length];
   const id = 'view-' + i;
-  const card = {name: v.name, url: v.url, view: v, drag: null, pending: null, timer: null, presetKey: null};
+  const card = {name: v.name, url: v.url, view: v, drag: null, pending: null, timer: null, presetKey: null,
+    onScreen: false, outBusy: false};
+  // its own picture: what the view shows (its live picture, when it has one)
+  card.out = el('img', {class: 'view-out', alt: v.name + ': what it shows, live', width: String(v.width),
+    height: String(v.height), dataset: {view: v.name}});
+  card.outBox = el('figure', {class: 'view-out-box'}, card.out,
+    el('figcaption', {class: 'muted small'}, 'What it shows'));
   card.canvas = el('canvas', {width: 1, height: 1});
   card.svg = svgEl('svg', {class: 'frames', 'aria-hidden': 'true', preserveAspectRatio: 'none'});
   card.pic = el('div', {class: 'view-pic', tabindex: '0', role: 'application', 'aria-describedby': id + '-help',
@@ -447,7 +454,8 @@ function makeViewCard(v, i) {
   swatch.style.background = colour; /* a property, not a style attribute: the page's CSP allows no inline style */
   card.el = el('div', {class: 'view', dataset: {view: v.name}},
     el('div', {class: 'view-head'}, el('h3', {}, swatch, v.name), card.info),
-    card.pic,
+    el('div', {class: 'view-pics'}, card.outBox,
+      el('figure', {class: 'view-pic-box'}, card.pic, el('figcaption', {class: 'muted small'}, 'Where it points'))),
     el('p', {class: 'muted small', id: id + '-help'}, 'Click the picture to aim there, drag the frame to move it, ' +
       'wheel to zoom; with the picture focused, arrow keys turn and + / − zoom.'),
     card.pose,
@@ -554,7 +562,8 @@ function queueMove(card, dpan, dtilt, zoom) {
 function updateViewCard(card, v, s) {
   card.view = v;
   card.info.textContent = v.width + '×' + v.height + ' · ' + (v.follow ? 'follows the play' : 'manual') + ' · ' +
-    (v.moving ? 'moving' : 'still') + (v.picture ? '' : ' · not rendered yet: its frame on the live picture');
+    (v.moving ? 'moving' : 'still') + (v.picture ? '' : ' · no live picture of its own: its frame on the live picture');
+  card.outBox.hidden = !v.picture;
   if (!card.pending)
     card.pose.textContent = 'pan ' + v.pan.toFixed(1) + '°, tilt ' + v.tilt.toFixed(1) + '°, field of view ' +
       v.hfov.toFixed(1) + '°' + (v.moving ? ' → pan ' + v.goal.pan.toFixed(1) + '°, tilt ' + v.goal.tilt.toFixed(1) +
@@ -612,6 +621,7 @@ function renderViews(s) {
     state.viewNames = names;
     state.views = new Map(views.map((v, i) => [v.name, makeViewCard(v, i)]));
     $('view-list').replaceChildren(...[...state.views.values()].map((c) => c.el));
+    watchCards();
   }
   for (const v of views) updateViewCard(state.views.get(v.name), v, s);
   const key = s.daemon.instance + ' ' + s.picture.width + 'x' + s.picture.height;
@@ -746,6 +756,36 @@ async function pictureLoop() {
   setTimeout(pictureLoop, watching() ? PICTURE_MS : 1000);
 }
 
+// The views' own pictures are fetched only for the cards on screen: the
+// daemon makes a view's picture only while someone asks for it.
+let cardWatcher = null;
+function watchCards() {
+  if (!('IntersectionObserver' in window)) {
+    for (const card of state.views.values()) card.onScreen = true;
+    return;
+  }
+  if (cardWatcher) cardWatcher.disconnect();
+  cardWatcher = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const card = state.views.get(e.target.dataset.view);
+      if (card) card.onScreen = e.isIntersecting;
+    }
+  });
+  for (const card of state.views.values()) cardWatcher.observe(card.out);
+}
+
+async function viewLoop() {
+  if (!document.hidden && !state.gone && state.status) {
+    await Promise.all([...state.views.values()].map(async (card) => {
+      if (!card.view.picture || !card.onScreen || card.outBusy) return;
+      card.outBusy = true;
+      try { await loadPicture(card.out, card.view.picture); } catch (e) { /* the status poll says when it is gone */ }
+      card.outBusy = false;
+    }));
+  }
+  setTimeout(viewLoop, PICTURE_MS);
+}
+
 async function thumbLoop() {
   if (watching()) {
     await Promise.all(state.thumbs.map(async (t) => {
@@ -830,6 +870,7 @@ function setup() {
   pollStatus();
   pictureLoop();
   thumbLoop();
+  viewLoop();
 }
 
 document.addEventListener('DOMContentLoaded', setup);
