@@ -7,19 +7,22 @@
  * columns, orders the cameras left to right, and keeps for each
  * neighbouring pair the range where the seam may lie: where each camera
  * has full feather weight over the whole of its side of the overlap, less
- * the seam's ramp. The seams start in the middle of it. pc_render_plan_place_seams then moves them, once (the
+ * the seam's ramp (where the row has no room for that, a weight of at least
+ * 1 / feather, which the renderers' normalisation does not fade: a source
+ * pixel or more inside the camera's border). The seams start in the middle
+ * of it. pc_render_plan_place_seams then moves them, once (the
  * first good frame set, or on request), to the path of least colour
  * difference through the overlap: dynamic programming over the rows, one
  * column of movement per row at most. The seams then stay put: the
  * blend weights never change between frames.
  *
- * A row of an overlap with no such range (its ends: the top and bottom,
- * where one camera's coverage stops and it sees the row, or part of it,
- * within a feather's width of its border) has no seam: its cameras
+ * A row of an overlap with no such range (at its very ends: the top and
+ * bottom, where one camera's coverage stops and it sees the row, or part
+ * of it, within a source pixel of its border) has no seam: its cameras
  * cross-fade by their feather weights. A seam there handed the pixels on
- * one side to a camera that sees some of them a source pixel or less from
- * its border, alone: its weight below the renderers' floor (1 / feather,
- * render.h), they went dark, up to black.
+ * one side to a camera that sees some of them that close to its border,
+ * alone: its weight below the renderers' floor (1 / feather, render.h),
+ * they went dark, up to black.
  *
  * blend = multiband uses the same seams; its range keeps every pixel the
  * multi-band blend changes inside the overlap instead (pc_render_mb_reach
@@ -39,9 +42,10 @@
 #define NONE_RIGHT (1e30f)
 
 /* Camera a's and b's overlap in output row y, columns x0..x1 (a left of
- * b): the last column up to which a weighs fully from x0 (x0 - 1: not at
- * x0) and the first from which b does up to x1 (x1 + 1: not at x1). */
-static void full_sides(const pc_render_plan *p, int a, int b, int y, int x0, int x1, int *a_end, int *b_start)
+ * b): the last column up to which a weighs at least wmin from x0 (x0 - 1:
+ * not at x0) and the first from which b does up to x1 (x1 + 1: not at x1). */
+static void weighed_sides(const pc_render_plan *p, int a, int b, int y, int x0, int x1, float wmin, int *a_end,
+                          int *b_start)
 {
     int end[2] = {x0 - 1, x1 + 1};
     for (int e = 0; e < 2; e++) {
@@ -50,7 +54,7 @@ static void full_sides(const pc_render_plan *p, int a, int b, int y, int x0, int
             float ray[3], sx, sy;
             pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
             if (!pc_cam_project(m, ray, &sx, &sy) ||
-                !(pc_render_feather(pc_render_border(m, sx, sy), p->inv_feather) >= 1.0f))
+                !(pc_render_feather(pc_render_border(m, sx, sy), p->inv_feather) >= wmin))
                 break;
             end[e] = x;
         }
@@ -129,14 +133,19 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
             if (cb[0] > ca[1])
                 continue; /* no overlap in this row */
             float lo = (float)cb[0] + margin, hi = (float)ca[1] - margin;
-            if (!mb) {
+            if (!mb) { /* full weights; else weights the renderers do not fade; else none */
                 int a_end, b_start;
-                full_sides(p, a, b, y, cb[0], ca[1], &a_end, &b_start);
+                weighed_sides(p, a, b, y, cb[0], ca[1], 1.0f, &a_end, &b_start);
                 lo = (float)b_start + sw;
                 hi = (float)a_end - sw;
+                if (lo > hi) {
+                    weighed_sides(p, a, b, y, cb[0], ca[1], p->inv_feather, &a_end, &b_start);
+                    lo = (float)b_start + sw;
+                    hi = (float)a_end - sw;
+                }
+                if (lo > hi)
+                    continue; /* no room for a seam: the row keeps the feather blend (below) */
             }
-            if (lo > hi && !mb)
-                continue; /* no room for a seam: the row keeps the feather blend (below) */
             if (lo > hi) /* too narrow for the blend zone: the middle */
                 lo = hi = 0.5f * (float)(cb[0] + ca[1]);
             const size_t ia = (size_t)a * h + y;
