@@ -264,8 +264,10 @@ typedef struct pc_render_stats {
 /* Measures them on src (host memory). */
 int pc_render_measure_ref(const pc_render_plan *p, const pc_picture *src, pc_render_stats *st, char *err,
                           size_t errlen);
-/* The gains that equalise the overlaps (least squares with a prior
- * pulling each gain to 1, as Hugin/OpenCV's gain compensator): ncam x RGB. */
+/* The gains that equalise the overlaps (least squares of their relative
+ * differences with a faint prior pulling each gain to 1: Hugin/OpenCV's
+ * gain compensator, as exact in a dark channel as in a bright one):
+ * ncam x RGB. */
 void pc_render_gains_solve(const pc_render_stats *st, int ncam, float gains[][3]);
 
 /* Slow, bounded filtering of the solved gains over time, so the picture

@@ -32,7 +32,7 @@
  * A camera that does not see a strip pixel takes the other's value there
  * (A := B or B := A); where neither does, the pixel is black. The output
  * is faded over the covered area's last source pixel as render.h's feather
- * normalisation does (cover = min(1, the larger border distance)), then
+ * normalisation does (cover = min(1, the sum of the border distances)), then
  * goes through the output response and to 8 bits as every render does.
  *   reduce: w = (1 4 6 4 1) / 16 along x then along y, level k+1 pixel i
  *           from level k pixels 2i-2 .. 2i+2, indices clamped to the level;
@@ -165,11 +165,15 @@ PC_RENDER_HD float pc_mb_final(float g0, float a, float b, float ec, float ed, f
 }
 
 /* cover: the fade of the covered area's edge over its last source pixel,
- * from the border distances of the cameras that see the pixel (render.h:
- * sum w L / max(sum w, 1 / feather) for one camera at distance d < 1). */
+ * from the border distances of the cameras that see the pixel, as the
+ * feather normalisation fades it (render.h: sum w L / max(sum w, 1 /
+ * feather), w = min(d / feather, 1): min(1, da + db) on a flat picture).
+ * The larger distance alone darkened the overlaps' ends, where both
+ * cameras see the pixel within a source pixel of their borders, to as
+ * little as half of the feather blend's value. */
 PC_RENDER_HD float pc_mb_cover(int va, float da, int vb, float db)
 {
-    const float d = va && vb ? (da > db ? da : db) : (va ? da : db);
+    const float d = va && vb ? da + db : (va ? da : db);
     return d < 1.0f ? d : 1.0f;
 }
 

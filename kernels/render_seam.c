@@ -5,13 +5,24 @@
  *
  * pc_render_seams_init (plan build) finds, per output row, each camera's
  * columns, orders the cameras left to right, and keeps for each
- * neighbouring pair the range where the seam may lie: where both cameras
- * have full feather weight, less the seam's ramp. The seams start in the
- * middle of it. pc_render_plan_place_seams then moves them, once (the
+ * neighbouring pair the range where the seam may lie: where each camera
+ * has full feather weight over the whole of its side of the overlap, less
+ * the seam's ramp (where the row has no room for that, a weight of at least
+ * 1 / feather, which the renderers' normalisation does not fade: a source
+ * pixel or more inside the camera's border). The seams start in the middle
+ * of it. pc_render_plan_place_seams then moves them, once (the
  * first good frame set, or on request), to the path of least colour
  * difference through the overlap: dynamic programming over the rows, one
  * column of movement per row at most. The seams then stay put: the
  * blend weights never change between frames.
+ *
+ * A row of an overlap with no such range (at its very ends: the top and
+ * bottom, where one camera's coverage stops and it sees the row, or part
+ * of it, within a source pixel of its border) has no seam: its cameras
+ * cross-fade by their feather weights. A seam there handed the pixels on
+ * one side to a camera that sees some of them that close to its border,
+ * alone: its weight below the renderers' floor (1 / feather, render.h),
+ * they went dark, up to black.
  *
  * blend = multiband uses the same seams; its range keeps every pixel the
  * multi-band blend changes inside the overlap instead (pc_render_mb_reach
@@ -30,6 +41,28 @@
 #define NONE_LEFT (-1e30f)
 #define NONE_RIGHT (1e30f)
 
+/* Camera a's and b's overlap in output row y, columns x0..x1 (a left of
+ * b): the last column up to which a weighs at least wmin from x0 (x0 - 1:
+ * not at x0) and the first from which b does up to x1 (x1 + 1: not at x1). */
+static void weighed_sides(const pc_render_plan *p, int a, int b, int y, int x0, int x1, float wmin, int *a_end,
+                          int *b_start)
+{
+    int end[2] = {x0 - 1, x1 + 1};
+    for (int e = 0; e < 2; e++) {
+        const pc_cam_model *m = &p->cam[e ? b : a].geo;
+        for (int x = e ? x1 : x0; x >= x0 && x <= x1; x += e ? -1 : 1) {
+            float ray[3], sx, sy;
+            pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
+            if (!pc_cam_project(m, ray, &sx, &sy) ||
+                !(pc_render_feather(pc_render_border(m, sx, sy), p->inv_feather) >= wmin))
+                break;
+            end[e] = x;
+        }
+    }
+    *a_end = end[0];
+    *b_start = end[1];
+}
+
 int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen)
 {
     const int w = p->view.w, h = p->view.h, n = p->ncam;
@@ -37,15 +70,15 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
     p->seam = malloc(sizeof *p->seam * 2 * nh);
     p->seam_next = malloc(sizeof *p->seam_next * nh);
     p->seam_lim = calloc(2 * nh, sizeof *p->seam_lim);
-    int *cols = malloc(sizeof *cols * 4 * nh); /* per camera and row: first/last seen, first/last at full weight */
+    int *cols = malloc(sizeof *cols * 2 * nh); /* per camera and row: first/last column seen */
     if (!p->seam || !p->seam_next || !p->seam_lim || !cols) {
         free(cols);
         pc_set_err(err, errlen, "render plan %dx%d: out of memory for the seams", w, h);
         return PC_ENOMEM;
     }
     for (size_t i = 0; i < nh; i++) {
-        cols[4 * i] = cols[4 * i + 2] = INT_MAX;
-        cols[4 * i + 1] = cols[4 * i + 3] = INT_MIN;
+        cols[2 * i] = INT_MAX;
+        cols[2 * i + 1] = INT_MIN;
         p->seam_next[i] = -1;
     }
     for (int c = 0; c < n; c++)
@@ -58,7 +91,7 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
         for (int tx = 0; tx < p->ntx; tx++)
             for (unsigned m = mrow[tx]; m; m &= m - 1) {
                 const int c = __builtin_ctz(m);
-                int *cc = cols + 4 * ((size_t)c * h + y);
+                int *cc = cols + 2 * ((size_t)c * h + y);
                 for (int x = tx * PC_RENDER_TILE_W; x < w && x < (tx + 1) * PC_RENDER_TILE_W; x++) {
                     float ray[3], sx, sy;
                     pc_render_ray(&p->view, p->col + 2 * x, p->row + 2 * y, ray);
@@ -69,10 +102,6 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
                         continue;
                     cc[0] = x < cc[0] ? x : cc[0];
                     cc[1] = x > cc[1] ? x : cc[1];
-                    if (wt >= 1.0f) {
-                        cc[2] = x < cc[2] ? x : cc[2];
-                        cc[3] = x > cc[3] ? x : cc[3];
-                    }
                 }
             }
     }
@@ -82,10 +111,10 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
     for (int y = 0; y < h; y++) {
         int order[PC_RENDER_MAX_CAMERAS], k = 0;
         for (int c = 0; c < n; c++) {
-            if (cols[4 * ((size_t)c * h + y)] == INT_MAX)
+            if (cols[2 * ((size_t)c * h + y)] == INT_MAX)
                 continue;
             int i = k++;
-            while (i > 0 && cols[4 * ((size_t)order[i - 1] * h + y)] > cols[4 * ((size_t)c * h + y)]) {
+            while (i > 0 && cols[2 * ((size_t)order[i - 1] * h + y)] > cols[2 * ((size_t)c * h + y)]) {
                 order[i] = order[i - 1];
                 i--;
             }
@@ -93,7 +122,7 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
         }
         for (int i = 0; i + 1 < k; i++) {
             const int a = order[i], b = order[i + 1];
-            const int *ca = cols + 4 * ((size_t)a * h + y), *cb = cols + 4 * ((size_t)b * h + y);
+            const int *ca = cols + 2 * ((size_t)a * h + y), *cb = cols + 2 * ((size_t)b * h + y);
             if (cb[1] <= ca[1]) {
                 pc_set_err(err, errlen, "blend seam: in output row %d camera %d's columns (%d..%d) lie within camera "
                            "%d's (%d..%d): seams need the cameras side by side in one row (use blend feather)", y, b,
@@ -103,12 +132,21 @@ int pc_render_seams_init(pc_render_plan *p, int levels, char *err, size_t errlen
             }
             if (cb[0] > ca[1])
                 continue; /* no overlap in this row */
-            float lo = (float)(cb[2] > cb[0] ? cb[2] : cb[0]) + sw, hi = (float)(ca[3] < ca[1] ? ca[3] : ca[1]) - sw;
-            if (mb) {
-                lo = (float)cb[0] + margin;
-                hi = (float)ca[1] - margin;
+            float lo = (float)cb[0] + margin, hi = (float)ca[1] - margin;
+            if (!mb) { /* full weights; else weights the renderers do not fade; else none */
+                int a_end, b_start;
+                weighed_sides(p, a, b, y, cb[0], ca[1], 1.0f, &a_end, &b_start);
+                lo = (float)b_start + sw;
+                hi = (float)a_end - sw;
+                if (lo > hi) {
+                    weighed_sides(p, a, b, y, cb[0], ca[1], p->inv_feather, &a_end, &b_start);
+                    lo = (float)b_start + sw;
+                    hi = (float)a_end - sw;
+                }
+                if (lo > hi)
+                    continue; /* no room for a seam: the row keeps the feather blend (below) */
             }
-            if (lo > hi) /* too narrow for full weights: the middle */
+            if (lo > hi) /* too narrow for the blend zone: the middle */
                 lo = hi = 0.5f * (float)(cb[0] + ca[1]);
             const size_t ia = (size_t)a * h + y;
             p->seam_next[ia] = (int8_t)b;

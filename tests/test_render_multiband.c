@@ -14,8 +14,9 @@
  *    the texture unit's 8-bit weights), for 256x128 cameras into a 640x160
  *    cylindrical panorama (3 and 4 levels) and a rectilinear view, RGB24
  *    and RGBX32 cameras, NV12/I420/RGB24, photometry off and on.
- *  - Constant cameras give a constant panorama (feather and multiband,
- *    exactly).
+ *  - Constant cameras give a constant panorama (feather, seam and
+ *    multiband, exactly), and at the covered area's edge seam and
+ *    multiband fade it no more than the feather blend does.
  *  - An exposure step between two cameras is spread smoothly over the blend
  *    zone (no pixel-to-pixel step above a sixth of it, where the seam
  *    render steps at once), and outside the zone each camera is exactly
@@ -282,14 +283,20 @@ static int render_rgb(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *sr
     return rc;
 }
 
-/* (blend seam is left out: where an overlap's end is too narrow for a
- * seam between full feather weights, its seam sits in the middle and the
- * camera on the wrong side of it may see the pixel only at its very edge,
- * which the feather normalisation then fades) */
+/* Constant cameras: every blend gives the constant wherever a camera sees
+ * the pixel a source pixel or more inside its border, and the feather
+ * blend's own fade where none does (the covered area's edge, which the
+ * feather normalisation fades over its last source pixel). At an
+ * overlap's ends (its top and bottom, where one camera's coverage stops)
+ * the seam render once handed pixels to a camera that saw them at its
+ * very edge, alone, and faded them towards black, and multiband faded the
+ * edge by the larger of the two cameras' border distances, darker than
+ * the feather blend where both see the pixel within a source pixel. */
 static void check_constant(pc_cpu *cpu)
 {
     char err[256] = "";
-    for (int b = 0; b < 3; b += 2) {
+    pc_picture feather = {0};
+    for (int b = 0; b < 3; b++) {
         pc_rig rig;
         pc_render_plan *p;
         if (plan_of(&rig, (pc_render_blend)b, 4, 0, 0, 0, &p, err, sizeof err)) {
@@ -303,25 +310,39 @@ static void check_constant(pc_cpu *cpu)
                 uint8_t *q = src.plane[0] + (size_t)y * src.pitch[0] + 3 * x;
                 q[0] = 90, q[1] = 150, q[2] = 210;
             }
-        long n = 0, off = 0;
+        long n = 0, off = 0, edge = 0, darker = 0;
+        if (b != PC_RENDER_FEATHER && pc_render_plan_place_seams(p, &src, err, sizeof err))
+            tap_diag("place seams: %s", err);
         if (!render_rgb(cpu, p, &src, &out))
             for (int y = 0; y < PH; y++)
                 for (int x = 0; x < PW; x++) {
                     int any = 0;
                     for (int c = 0; c < NCAM; c++)
                         any |= seen_by(p, c, x, y);
-                    if (!any)
-                        continue;
                     const uint8_t *q = out.plane[0] + (size_t)y * out.pitch[0] + 3 * x;
+                    if (!any) {
+                        const uint8_t *f = b ? feather.plane[0] + (size_t)y * feather.pitch[0] + 3 * x : q;
+                        edge += f[0] != 0;
+                        darker += q[0] + 1 < f[0] || q[1] + 1 < f[1] || q[2] + 1 < f[2];
+                        continue;
+                    }
                     n++;
                     off += q[0] != 90 || q[1] != 150 || q[2] != 210;
                 }
         TAP_CHECK(n > PW * PH / 2 && off == 0, "constant cameras, blend %s: %ld covered pixels, %ld not (90, 150, 210)",
                   pc_render_blend_name((pc_render_blend)b), n, off);
+        if (b)
+            TAP_CHECK(edge > 0 && darker == 0, "constant cameras, blend %s: at the covered area's edge (%ld pixels "
+                      "the feather blend fades) %ld darker than the feather blend",
+                      pc_render_blend_name((pc_render_blend)b), edge, darker);
         tu_pic_free(&src);
-        tu_pic_free(&out);
+        if (b)
+            tu_pic_free(&out);
+        else
+            feather = out;
         pc_render_plan_free(p);
     }
+    tu_pic_free(&feather);
 }
 
 /* Cameras that differ in exposure by 30 % (flat grey): across the seam of
