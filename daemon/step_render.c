@@ -145,6 +145,23 @@ static void small_size(const pc_rig *rig, int *w, int *h)
         *h = 16;
 }
 
+/* The follow mode's grid: the cells of rr's small panorama, handed to
+ * the views (at set-up, and for each new rig). 0, or -1 with err. */
+static int follow_grid(step_render *r, const render_rig *rr, char *err, size_t errlen)
+{
+    pc_follow_grid *grid = malloc(sizeof *grid);
+    pc_view_model sv;
+    pc_rig_panorama_view(&rr->rig, rr->sw, rr->sh, &sv);
+    int rc = !grid || pc_follow_grid_init(grid, &sv, act_par.cw, act_par.ch) ? -1 : 0;
+    if (rc)
+        snprintf(err, errlen, "virtual cameras: the follow mode's grid of %dx%d cells does not fit", rr->sw / act_par.cw,
+                 rr->sh / act_par.ch);
+    else
+        pl_vcams_set_grid(r->vcams, grid);
+    free(grid);
+    return rc;
+}
+
 /* Points a view's plan at pose p (set_view; the plan's size fixed). */
 static int view_point(pc_render_plan *plan, const render_view *v, pc_vcam_pose p, char *err, size_t errlen)
 {
@@ -290,7 +307,6 @@ static int render_prepare(void **priv, const pl_step_env *env, pl_step_io *io, c
         return PL_STEP_ABSENT;
     step_render *r = calloc(1, sizeof *r);
     pl_vcam_status *st = calloc(PC_MAX_VCAMS, sizeof *st);
-    pc_follow_grid *grid = NULL;
     if (!r || !st) {
         free(r);
         free(st);
@@ -354,21 +370,12 @@ static int render_prepare(void **priv, const pl_step_env *env, pl_step_io *io, c
     /* the demosaic writes the cameras as RGB for the renderer */
     r->in_fmt = PC_FMT_RGBX32; /* 4-byte texels: the GPU samples them through its texture units */
     io->in.fmt = r->in_fmt;
-    if (r->nviews) { /* the follow mode's grid: the small panorama's cells */
-        pc_view_model sv;
-        pc_rig_panorama_view(&r->cur->rig, r->cur->sw, r->cur->sh, &sv);
-        if (!(grid = malloc(sizeof *grid)) || pc_follow_grid_init(grid, &sv, act_par.cw, act_par.ch)) {
-            snprintf(err, errlen, "virtual cameras: the follow mode's grid of %dx%d cells does not fit",
-                     r->cur->sw / act_par.cw, r->cur->sh / act_par.ch);
-            goto out;
-        }
-        pl_vcams_set_grid(r->vcams, grid);
-    }
+    if (r->nviews && follow_grid(r, r->cur, err, errlen))
+        goto out;
     set_describe(r, r->cur, r->need_seams ? "(down the overlaps' middles until placed)" : "");
     rc = 0;
 out:
     free(st);
-    free(grid);
     return rc;
 }
 
@@ -542,12 +549,8 @@ static void take_next(step_render *r)
     for (int i = 0; i < nr->nviews; i++)
         pc_backend_render_set_gains(r->env->be, r->vrd[i], (const float(*)[3])r->gf.g, err, sizeof err);
     if (r->nviews) { /* the follow grid of the new rig's small panorama; the background starts afresh */
-        pc_follow_grid *grid = malloc(sizeof *grid);
-        pc_view_model sv;
-        pc_rig_panorama_view(&nr->rig, nr->sw, nr->sh, &sv);
-        if (grid && pc_follow_grid_init(grid, &sv, act_par.cw, act_par.ch) == 0)
-            pl_vcams_set_grid(r->vcams, grid);
-        free(grid);
+        if (follow_grid(r, nr, err, sizeof err))
+            pc_log(r->env->log, PC_LOG_ERR, "panorama: rig %s: %s; the follow mode keeps the old grid", nr->name, err);
         pc_backend_activity_close(r->env->be, r->act);
         r->act = NULL;
         r->counts_ready = 0;
@@ -621,7 +624,9 @@ static int render_run(void *priv, pl_set *set)
     step_render *r = priv;
     pc_backend *be = r->env->be;
     char e[512] = "";
-    const char *what = r->stitch ? "panorama" : "cameras";
+    /* what a failure names: the picture 0 it was making, or the unstitched cameras */
+    const char *what = r->stitch ? "panorama" : "cameras to YUV";
+    int ww = r->stitch ? r->w : r->env->width, wh = r->stitch ? r->h : r->env->height;
     take_next(r);
     /* gain compensation: the last set's overlaps (its slot was waited
      * for) -> solved gains -> filtered -> this set's render, the views' too */
@@ -652,6 +657,8 @@ static int render_run(void *priv, pl_set *set)
         }
     if (r->unstitched && pc_backend_convert(be, set->slot, set->in, set->out[r->unstitched], e, sizeof e)) {
         what = "unstitched cameras";
+        ww = r->env->width;
+        wh = r->env->height;
         goto fail;
     }
     r->measured = 0;
@@ -685,12 +692,7 @@ static int render_run(void *priv, pl_set *set)
     r->sets++;
     return 0;
 fail:
-    if (r->stitch || strcmp(what, "cameras"))
-        snprintf(set->err, set->errlen, "render (%s %dx%d, %s backend): %s", what, r->stitch ? r->w : r->env->width,
-                 r->stitch ? r->h : r->env->height, pc_backend_name(be), e);
-    else
-        snprintf(set->err, set->errlen, "render (the cameras %dx%d to YUV, %s backend): %s", r->env->width,
-                 r->env->height, pc_backend_name(be), e);
+    snprintf(set->err, set->errlen, "render (%s %dx%d, %s backend): %s", what, ww, wh, pc_backend_name(be), e);
     return -1;
 fail_views:
     snprintf(set->err, set->errlen, "render (%s backend): %s", pc_backend_name(be), e);
