@@ -154,8 +154,8 @@ static int follow_grid(step_render *r, const render_rig *rr, char *err, size_t e
     pc_rig_panorama_view(&rr->rig, rr->sw, rr->sh, &sv);
     int rc = !grid || pc_follow_grid_init(grid, &sv, act_par.cw, act_par.ch) ? -1 : 0;
     if (rc)
-        snprintf(err, errlen, "virtual cameras: the follow mode's grid of %dx%d cells does not fit", rr->sw / act_par.cw,
-                 rr->sh / act_par.ch);
+        snprintf(err, errlen, "virtual cameras: the follow mode's grid of %dx%d cells does not fit",
+                 rr->sw / act_par.cw, rr->sh / act_par.ch);
     else
         pl_vcams_set_grid(r->vcams, grid);
     free(grid);
