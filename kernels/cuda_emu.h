@@ -11,8 +11,8 @@
  *
  * Only what the kernels use is provided: threadIdx/blockIdx/blockDim/
  * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4/uint2, and the
- * intrinsics __byte_perm, __umulhi, __fdividef, __int_as_float,
- * __float_as_int, and atomicAdd on unsigned (the activity map's counts).
+ * intrinsics __byte_perm, __umulhi, __fdividef, __saturatef, __ldg, __int_as_float,
+ * __float_as_int, __float_as_uint, and atomicAdd on unsigned (the activity map's counts).
  * No warp shuffles: the kernels exchange through shared
  * memory instead. For the render kernels (cuda_render.cuh): float2/float4,
  * __ffs, __popc, __grid_constant__, and a texture object whose tex2D<float4>
@@ -195,6 +195,8 @@ static inline unsigned __viaddmin_s16x2_relu(unsigned a, unsigned b, unsigned c)
     return r;
 }
 static inline float __fdividef(float a, float b) { return a / b; }
+/* clamps to [0, 1]; NaN gives 0, as on the GPU */
+static inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 static inline float __int_as_float(int i)
 {
     float f;
@@ -207,6 +209,13 @@ static inline int __float_as_int(float f)
     memcpy(&i, &f, 4);
     return i;
 }
+static inline unsigned __float_as_uint(float f)
+{
+    unsigned i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+template <typename T> static inline T __ldg(const T *p) { return *p; }
 static inline int __ffs(unsigned v) { return v ? __builtin_ctz(v) + 1 : 0; }
 /* atomicAdd as a plain add: an emulated thread runs alone until its next
  * __syncthreads() (or its end), so nothing interleaves with the

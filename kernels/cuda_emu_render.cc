@@ -60,10 +60,16 @@ static int run_peer(const pc_render_plan *plan, const pc_rkparams &kp, dim3 grid
     return rc;
 }
 
-/* The device-side copy the kernels get, here the plan's own host arrays. */
-static void params_of(const pc_render_plan *plan, pc_rkparams *kp)
+/* The device-side copy the kernels get, here the plan's own host arrays
+ * (and the photometric tables as pairs, in lut2: keep it while kp is used). */
+static void params_of(const pc_render_plan *plan, pc_rkparams *kp, std::vector<float2> &lut2)
 {
     pc_rkparams_plan(kp, plan);
+    lut2.resize((size_t)(plan->ncam + 1) * PC_RIG_RESPONSE_KNOTS);
+    for (int c = 0; c < plan->ncam; c++)
+        pc_rlut_pairs(plan->inv_knots[c], PC_RIG_RESPONSE_KNOTS, &lut2[(size_t)c * PC_RIG_RESPONSE_KNOTS]);
+    pc_rlut_pairs(plan->out_resp, PC_RIG_RESPONSE_KNOTS, &lut2[(size_t)plan->ncam * PC_RIG_RESPONSE_KNOTS]);
+    kp->lut2 = lut2.data();
     kp->col = (const float2 *)plan->col;
     kp->row = (const float2 *)plan->row;
     kp->tmask = plan->tmask;
@@ -88,7 +94,8 @@ extern "C" int pc_emu_render(const pc_render_plan *plan, int variant, const pc_p
         return PC_EINVAL;
     }
     pc_rkparams kp;
-    params_of(plan, &kp);
+    std::vector<float2> lut2;
+    params_of(plan, &kp, lut2);
     pc_rkparams_pictures(&kp, src, dst);
     pc_emu_tex tex = {src->plane[0], src->pitch[0], src->width, src->height};
     kp.tex = &tex;
@@ -143,7 +150,8 @@ extern "C" int pc_emu_render_measure(const pc_render_plan *plan, const pc_pictur
     if (!plan->npairs)
         return 0;
     pc_rkparams kp;
-    params_of(plan, &kp);
+    std::vector<float2> lut2;
+    params_of(plan, &kp, lut2);
     kp.src = src->plane[0];
     kp.src_pitch = (int)src->pitch[0];
     kp.bpp = src->fmt == PC_FMT_RGBX32 ? 4 : 3;

@@ -101,14 +101,18 @@ PC_DEV void pc_mb_project(const pc_rkparams &p, const pc_mb_strip &S, int x, int
 template <int PHOTO, int TEX>
 PC_DEV void pc_mb_sample(const pc_rkparams &p, int c, float sx, float sy, float v[3])
 {
-    pc_rsample<TEX>(p, c, sx, sy, v);
+    pc_rsample_raw<TEX>(p, c, sx, sy, v);
     if (PHOTO) {
         const pc_render_cam &C = p.cam[c];
         const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx, sy) : 1.0f;
-        const float *lut = p.inv_knots + PC_RIG_RESPONSE_KNOTS * c;
+        const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
         PC_UNROLL
         for (int ch = 0; ch < 3; ch++)
-            v[ch] = pc_render_linear(lut, v[ch], C.gain[ch] * iv);
+            v[ch] = pc_rlinear<TEX>(lut, v[ch], C.gain[ch] * iv);
+    } else {
+        PC_UNROLL
+        for (int ch = 0; ch < 3; ch++)
+            v[ch] *= PC_RUNIT(TEX);
     }
 }
 

@@ -10,8 +10,19 @@
  * arithmetic about 13 M camera samples (1.2 cameras per pixel) of ~80
  * flops and one filtered texture fetch each: ~1 GFLOP (nothing for the
  * chip) and 13 M fetches (the texture units do ~0.9 G filtered fetches per
- * ms). So the kernel is bound by memory and the texture path, and every
- * design choice below is about bytes and fetches:
+ * ms). So the kernel should be bound by memory and the texture path. ncu
+ * said otherwise (an H200, 2026-11-26: 72 % of the issue slots busy, 35 %
+ * occupancy, 1400 instructions per warp for 128 pixels): it is bound by
+ * instruction issue, and the last round of work took instructions out
+ * (163 -> 104 us for the panorama, 37.6 -> 24.5 us for a 1080p view, same
+ * machine and bench): the photometry's tables read as (middle, step)
+ * pairs through the magic-number index (pc_rlut: no float <-> int
+ * conversions, which run at a quarter of the FMA rate), the projection
+ * of a rectilinear rig without a branch (pc_rproject_rect: the general
+ * pc_cam_project compiled to a branch, a divergence barrier and reloaded
+ * camera parameters per test), the division as reciprocal and multiply
+ * (PC_RIG_DIV), one table address as one wide multiply-add. The design
+ * below is otherwise about bytes and fetches:
  *
  *   RAY (the fast kernel, pc_render_ray_kernel): one thread per 2x2
  *     output block (4 Y + one CbCr, the paper's 4-pixel final pass), a
@@ -33,7 +44,10 @@
  *     way the issue benchmarks against: per camera, a kernel over its
  *     output box with precomputed float maps and weight maps, bilinear
  *     (float weights), LUT photometry, accumulated into a float RGBW
- *     picture; then a normalise + YUV pass that also clears it.
+ *     picture; then a normalise + YUV pass that also clears it. It keeps
+ *     render_formulas.h's plain table lookups (pc_render_linear,
+ *     pc_render_finish), none of the tricks above: it stands for what a
+ *     straightforward implementation costs.
  * and pc_render_measure_kernel: gain compensation's overlap statistics,
  * one block per camera pair over its sparse samples, reduced in shared
  * memory in a fixed order (deterministic).
@@ -80,6 +94,8 @@ struct pc_rkparams {
     int has_vig;
     const float *inv_knots; /* ncam x PC_RIG_RESPONSE_KNOTS */
     const float *out_resp; /* PC_RIG_RESPONSE_KNOTS */
+    const float2 *lut2;    /* the same as pairs (pc_rlut_pairs): ncam inverse responses, then out_resp */
+    int rect;              /* every camera rectilinear, no circular crop: pc_rcamera_rect */
     const float *seam;     /* blend = seam: the plan's seams, else NULL */
     float inv_seam;
     const uint32_t *map_off; /* MAP */
@@ -103,6 +119,9 @@ static inline void pc_rkparams_plan(pc_rkparams *k, const pc_render_plan *p)
     k->has_vig = p->has_vig;
     k->inv_seam = p->inv_seam;
     memcpy(k->cam, p->cam, sizeof p->cam);
+    k->rect = 1;
+    for (int c = 0; c < p->ncam; c++)
+        k->rect &= !p->cam[c].geo.fisheye && !p->cam[c].geo.circle;
 }
 
 /* Host: the pictures' part. */
@@ -127,19 +146,94 @@ static inline void pc_rkparams_pictures(pc_rkparams *k, const pc_picture *src, c
     k->p2 = (int)dst->pitch[2];
 }
 
-/* Camera c's bilinear sample at (sx, sy), 0..255. */
+/* The photometric tables as the pixel kernels read them: segment i (knots
+ * i and i + 1) as the pair (its middle's value, its step), so that one
+ * 8-byte load fetches both; the last knot is (its value, 0). Host; out[n]. */
+static inline void pc_rlut_pairs(const float *knots, int n, float2 *out)
+{
+    for (int i = 0; i < n; i++) {
+        const float d = i + 1 < n ? knots[i + 1] - knots[i] : 0.0f;
+        out[i] = make_float2(knots[i] + 0.5f * d, d);
+    }
+}
+
+static_assert((PC_RIG_RESPONSE_KNOTS & (PC_RIG_RESPONSE_KNOTS - 1)) == 0, "pc_rlut masks a power of two");
+
+/* Linear interpolation in a pair table at v * scale (knot units, in
+ * [0, PC_RIG_RESPONSE_KNOTS - 1]): pc_lut_interp's value up to rounding,
+ * in 5 FMA-pipe instructions, the address and one load, no conversion.
+ * The kernels are bound by instruction issue (ncu: 72 % of the issue
+ * slots busy, a third of it the photometry), and pc_render_linear's
+ * float -> int -> float conversions run at a quarter of the FMA rate. The
+ * magic number 1.5 * 2^23 rounds q = v * scale - 1/2 to an integer in the
+ * low mantissa bits, floor(v * scale) (at an exact knot possibly the
+ * segment below, at its end: the same value), and q minus it, within
+ * +-1/2, is the offset from the segment's middle. No clamp: v * scale >= 0
+ * always (texture samples, saturated sums), and v * scale <= n - 1 lands
+ * on the last pair, whose step is 0. */
+PC_DEV float pc_rlut(const float2 *lut, float v, float scale)
+{
+    const float q = fmaf(v, scale, -0.5f);
+    const float f = q + 12582912.0f;
+    /* the knot from the low bits: the mask keeps every read inside the
+     * table whatever v is (and costs no more than subtracting the magic) */
+    const unsigned i = __float_as_uint(f) & (PC_RIG_RESPONSE_KNOTS - 1);
+#ifdef __CUDA_ARCH__
+    /* lut + 8 i as one wide multiply-add: written in C (lut[i]), the
+     * compiler shifts, masks and adds in 64 bits, 4 to 5 instructions */
+    const float2 *a;
+    asm("mad.wide.u32 %0, %1, 8, %2;" : "=l"(a) : "r"(i), "l"(lut));
+    const float2 k = __ldg(a);
+#else
+    const float2 k = lut[i];
+#endif
+    return fmaf(q - (f - 12582912.0f), k.y, k.x);
+}
+
+/* A value in 0..255 rounded to 8 bits: pc_render_to8's value (ties go to
+ * even, not up: a rare 1-code difference inside render.h's rule) without
+ * a float -> int conversion. */
+PC_DEV int pc_rto8(float v)
+{
+    v = fminf(fmaxf(v, 0.0f), 255.0f);
+    return __float_as_int(v + 12582912.0f) - 0x4B400000;
+}
+
+/* Camera c's bilinear sample at (sx, sy) in the sampler's own unit:
+ * 0..1 from the texture unit (TEX), 0..255 from plain loads; times
+ * PC_RUNIT(TEX) it is 0..255. (Scaling once where the value is used
+ * saves a multiply per channel and sample.) */
+#define PC_RUNIT(TEX) ((TEX) ? 255.0f : 1.0f)
 template <int TEX>
-PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[3])
+PC_DEV void pc_rsample_raw(const pc_rkparams &p, int c, float sx, float sy, float v[3])
 {
     if (TEX) {
         const float4 t = tex2D<float4>(p.tex, sx + 0.5f, sy + (float)(c * p.cam_h) + 0.5f);
-        v[0] = t.x * 255.0f;
-        v[1] = t.y * 255.0f;
-        v[2] = t.z * 255.0f;
+        v[0] = t.x;
+        v[1] = t.y;
+        v[2] = t.z;
     } else {
         pc_render_bilinear_q8(p.src + (size_t)c * p.cam_h * p.src_pitch, (size_t)p.src_pitch, p.bpp, p.cam_w,
                               p.cam_h, sx, sy, v);
     }
+}
+
+/* Photometry of a raw sample (pc_rsample_raw) of camera c, gv = its gain
+ * over the vignetting factor: pc_render_linear through the pair table. */
+template <int TEX>
+PC_DEV float pc_rlinear(const float2 *lut, float raw, float gv)
+{
+    return pc_rlut(lut, raw, PC_RUNIT(TEX) * ((PC_RIG_RESPONSE_KNOTS - 1) / 255.0f)) * gv;
+}
+
+/* Camera c's bilinear sample at (sx, sy), 0..255. */
+template <int TEX>
+PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[3])
+{
+    pc_rsample_raw<TEX>(p, c, sx, sy, v);
+    PC_UNROLL
+    for (int ch = 0; ch < 3; ch++)
+        v[ch] *= PC_RUNIT(TEX);
 }
 
 /* One camera's contributions to the thread's 4 pixels, those it sees
@@ -168,9 +262,9 @@ PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const flo
     PC_UNROLL
     for (int k = 0; k < 4; k++)
         if (w[k] > 0.0f)
-            pc_rsample<TEX>(p, c, sx[k], sy[k], v[k]);
+            pc_rsample_raw<TEX>(p, c, sx[k], sy[k], v[k]);
     const float g[3] = {C.gain[0], C.gain[1], C.gain[2]};
-    const float *lut = p.inv_knots + PC_RIG_RESPONSE_KNOTS * c;
+    const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
     PC_UNROLL
     for (int k = 0; k < 4; k++) {
         if (!(w[k] > 0.0f))
@@ -179,11 +273,91 @@ PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const flo
             const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx[k], sy[k]) : 1.0f;
             PC_UNROLL
             for (int ch = 0; ch < 3; ch++)
-                v[k][ch] = pc_render_linear(lut, v[k][ch], g[ch] * iv);
+                acc[k][ch] += w[k] * pc_rlinear<TEX>(lut, v[k][ch], g[ch] * iv);
+        } else {
+            const float wu = w[k] * PC_RUNIT(TEX);
+            PC_UNROLL
+            for (int ch = 0; ch < 3; ch++)
+                acc[k][ch] += wu * v[k][ch];
         }
-        PC_UNROLL
-        for (int ch = 0; ch < 3; ch++)
-            acc[k][ch] += w[k] * v[k][ch];
+        ws[k] += w[k];
+    }
+}
+
+/* pc_cam_project for a rectilinear camera without a circular crop, in
+ * its order of operations but without a branch: every test becomes a
+ * predicate and a position the camera does not see becomes (0, 0), a
+ * harmless place to sample. The general version compiles to a branch per
+ * test and reloads the camera's parameters behind each (SASS of the
+ * panorama kernel: 156 constant loads, 111 branches and 53 divergence
+ * barriers for 4 pixels); this one is straight-line code. */
+PC_DEV int pc_rproject_rect(const pc_cam_model &c, const float ray[3], float &sx, float &sy, float &d)
+{
+    const float X = c.R[0] * ray[0] + c.R[1] * ray[1] + c.R[2] * ray[2];
+    const float Y = c.R[3] * ray[0] + c.R[4] * ray[1] + c.R[5] * ray[2];
+    const float Z = c.R[6] * ray[0] + c.R[7] * ray[1] + c.R[8] * ray[2];
+    const float k = PC_RIG_DIV(c.f, Z);
+    float u = k * X, v = -k * Y;
+    const float r = sqrtf(u * u + v * v) * c.rn_inv;
+    const float s = ((c.a * r + c.b) * r + c.c) * r + c.d;
+    u = u * s + c.sx_d;
+    v = v * s + c.sy_e;
+    const float x = c.cx + u + c.g_h * v;
+    const float y = c.cy + v + c.t_w * u;
+    /* the distance to the valid area's border (pc_render_border): >= 0
+     * exactly where x0 <= x <= x1 and y0 <= y <= y1, so one test does
+     * pc_cam_project's four (fminf drops a NaN, but a NaN position has a
+     * NaN r, which fails r < rmax) */
+    d = fminf(fminf(x - c.x0, c.x1 - x), fminf(y - c.y0, c.y1 - y)); /* FMNMX: one instruction each */
+    const int ok = (Z > 0.0f) & (r < c.rmax) & (d >= 0.0f);
+    sx = ok ? x : 0.0f;
+    sy = ok ? y : 0.0f;
+    return ok;
+}
+
+/* pc_rcamera for the ray kernel on a rig of such cameras (pc_rkparams.rect):
+ * the four projections, weights, samples and photometry without a branch
+ * (a pixel the camera does not see weighs 0 and samples (0, 0)). */
+template <int PHOTO, int TEX>
+PC_DEV void pc_rcamera_rect(const pc_rkparams &p, int c, const float ray[4][3], int x, int y, float acc[4][3],
+                            float ws[4])
+{
+    const pc_render_cam &C = p.cam[c];
+    float sx[4], sy[4], w[4], v[4][3];
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        float d;
+        const int ok = pc_rproject_rect(C.geo, ray[k], sx[k], sy[k], d);
+        float wk = __saturatef(d * p.inv_feather); /* pc_render_feather: d >= 0 where ok */
+        if (p.seam) {
+            const int yo = y + (k >> 1);
+            wk *= pc_render_seam_factor((float)(x + (k & 1)), p.seam[(size_t)(2 * c) * p.h + yo],
+                                        p.seam[(size_t)(2 * c + 1) * p.h + yo], p.inv_seam);
+        }
+        w[k] = ok ? wk : 0.0f;
+    }
+    PC_UNROLL
+    for (int k = 0; k < 4; k++)
+        pc_rsample_raw<TEX>(p, c, sx[k], sy[k], v[k]);
+    const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
+    PC_UNROLL
+    for (int k = 0; k < 4; k++) {
+        if (PHOTO) {
+            float iv = 1.0f;
+            if (p.has_vig) { /* pc_render_inv_vig, computed for every camera and then chosen */
+                const float f = pc_vig_factor_poly(&C.vig, sx[k], sy[k]);
+                iv = C.vig.on ? __fdividef(1.0f, fmaxf(f, 1e-3f)) : 1.0f;
+            }
+            const float wv = w[k] * iv; /* the weight times the gain's common factor: 2 multiplies less */
+            PC_UNROLL
+            for (int ch = 0; ch < 3; ch++)
+                acc[k][ch] = fmaf(wv * C.gain[ch], pc_rlinear<TEX>(lut, v[k][ch], 1.0f), acc[k][ch]);
+        } else {
+            const float wu = w[k] * PC_RUNIT(TEX);
+            PC_UNROLL
+            for (int ch = 0; ch < 3; ch++)
+                acc[k][ch] += wu * v[k][ch];
+        }
         ws[k] += w[k];
     }
 }
@@ -196,15 +370,37 @@ PC_DEV void pc_rstore_u16(uint8_t *d, unsigned v)
     *(uint16_t *)d = (uint16_t)v;
 }
 
+/* One pixel from its sums: pc_render_finish, the output response
+ * through the pair table and 8-bit rounding without conversions. */
+template <int PHOTO>
+PC_DEV void pc_rfinish_px(const pc_rkparams &p, const float acc[3], float ws, int rgb[3])
+{
+    const float s = __fdividef(1.0f, fmaxf(ws, p.inv_feather));
+    PC_UNROLL
+    for (int k = 0; k < 3; k++) {
+        const float l = acc[k] * s;
+        /* photometry: f_o is within [0, 1] after the saturation, so the
+         * 8-bit rounding needs no clamp */
+        rgb[k] = !(ws > 0.0f) ? 0
+                 : PHOTO ? __float_as_int(fmaf(__saturatef(pc_rlut(p.lut2 + PC_RIG_RESPONSE_KNOTS * p.ncam,
+                                                                   __saturatef(l), PC_RIG_RESPONSE_KNOTS - 1)),
+                                              255.0f, 12582912.0f)) - 0x4B400000
+                         : pc_rto8(l);
+    }
+}
+
 /* The 2x2 block at (x, y): pixels (0,0) (1,0) (0,1) (1,1) from their sums,
  * stored as the reference's store_block does (spec §8). */
-template <int FMT, int PHOTO>
+template <int FMT, int PHOTO, int FAST = 1>
 PC_DEV void pc_rfinish(const pc_rkparams &p, int x, int y, const float acc[4][3], const float ws[4])
 {
     int v[4][3];
     PC_UNROLL
     for (int k = 0; k < 4; k++)
-        pc_render_finish(acc[k], ws[k], p.inv_feather, PHOTO, p.out_resp, PC_RIG_RESPONSE_KNOTS, v[k]);
+        if (FAST)
+            pc_rfinish_px<PHOTO>(p, acc[k], ws[k], v[k]);
+        else /* the peer: the formulas as written (render_formulas.h) */
+            pc_render_finish(acc[k], ws[k], p.inv_feather, PHOTO, p.out_resp, PC_RIG_RESPONSE_KNOTS, v[k]);
     if (FMT == PC_FMT_RGB24) { /* 6 bytes per row at 3x: x even, so 16-bit stores */
         uint8_t *t = p.d0 + (size_t)y * p.p0 + 3 * (size_t)x, *b = t + p.p0;
         pc_rstore_u16(t, (unsigned)v[0][0] | (unsigned)v[0][1] << 8);
@@ -245,9 +441,23 @@ PC_DEV int pc_rblock(const pc_rkparams &p, int &x, int &y)
     return x < p.w && y < p.h;
 }
 
+/* The ray kernel's CTAs per SM asked of the register allocator
+ * (__launch_bounds__' second argument; 0: none, 80 registers, 6 CTAs).
+ * A tuning knob for -DPC_RAY_MINB=N builds: 7 (72 registers, 20 bytes
+ * spilled) measured 2 % faster on the panorama and no faster on views, 8
+ * (64, 240 bytes spilled) slower (H200, 2026-11-26). */
+#ifndef PC_RAY_MINB
+#define PC_RAY_MINB 0
+#endif
+#if defined(__CUDACC__) && PC_RAY_MINB > 0
+#define PC_RAY_BOUNDS __launch_bounds__(PC_RBX * PC_RBY, PC_RAY_MINB)
+#else
+#define PC_RAY_BOUNDS PC_RBOUNDS(PC_RBX * PC_RBY)
+#endif
+
 /* RAY: positions computed on the fly. */
 template <int FMT, int PHOTO, int TEX>
-PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_render_ray_kernel(const __grid_constant__ pc_rkparams p)
+PC_KERNEL void PC_RAY_BOUNDS pc_render_ray_kernel(const __grid_constant__ pc_rkparams p)
 {
     int x, y;
     if (!pc_rblock(p, x, y))
@@ -262,14 +472,19 @@ PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_render_ray_kernel(const __grid_con
             pc_render_ray(&p.view, cc[k & 1], rr[k >> 1], ray[k]);
     }
     float acc[4][3] = {{0.0f}}, ws[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (unsigned m = mask; m; m &= m - 1) {
-        const int c = __ffs(m) - 1;
-        float sx[4], sy[4];
-        int ok[4];
-        PC_UNROLL
-        for (int k = 0; k < 4; k++)
-            ok[k] = pc_cam_project(&p.cam[c].geo, ray[k], &sx[k], &sy[k]);
-        pc_rcamera<PHOTO, TEX>(p, c, sx, sy, ok, x, y, acc, ws);
+    if (p.rect) { /* a kernel parameter: the same way for every thread */
+        for (unsigned m = mask; m; m &= m - 1)
+            pc_rcamera_rect<PHOTO, TEX>(p, __ffs(m) - 1, ray, x, y, acc, ws);
+    } else {
+        for (unsigned m = mask; m; m &= m - 1) {
+            const int c = __ffs(m) - 1;
+            float sx[4], sy[4];
+            int ok[4];
+            PC_UNROLL
+            for (int k = 0; k < 4; k++)
+                ok[k] = pc_cam_project(&p.cam[c].geo, ray[k], &sx[k], &sy[k]);
+            pc_rcamera<PHOTO, TEX>(p, c, sx, sy, ok, x, y, acc, ws);
+        }
     }
     pc_rfinish<FMT, PHOTO>(p, x, y, acc, ws);
 }
@@ -404,7 +619,7 @@ PC_KERNEL void PC_RBOUNDS(PC_RBX * PC_RBY) pc_peer_final_kernel(const __grid_con
         ws[k] = s.w;
         *q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    pc_rfinish<FMT, PHOTO>(p, x, y, a, ws);
+    pc_rfinish<FMT, PHOTO, 0>(p, x, y, a, ws);
 }
 
 /* --- gain compensation's statistics ----------------------------------- */

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vector>
+
 #include "cuda_render.cuh"
 #include "errmsg.h"
+
 #include "render_cuda.h"
 #include "render_mb_cuda.h"
 
@@ -131,11 +134,17 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
         (rc = upload(&r->d_row, p->row, sizeof(float) * 2 * h, err, errlen)) ||
         (rc = upload(&r->d_tmask, p->tmask, sizeof(uint16_t) * p->ntx * p->nty, err, errlen)))
         return rc;
-    /* inv_knots (ncam x PC_RIG_RESPONSE_KNOTS) then out_resp */
-    const size_t ni = (size_t)p->ncam * PC_RIG_RESPONSE_KNOTS;
-    CKR(cudaMalloc((void **)&r->d_luts, sizeof(float) * (ni + PC_RIG_RESPONSE_KNOTS)));
+    /* inv_knots (ncam x PC_RIG_RESPONSE_KNOTS) then out_resp, as floats
+     * (the measuring kernel) and as pairs (the pixel kernels: pc_rlut) */
+    const size_t ni = (size_t)p->ncam * PC_RIG_RESPONSE_KNOTS, nt = ni + PC_RIG_RESPONSE_KNOTS;
+    std::vector<float2> pairs(nt);
+    for (int c = 0; c < p->ncam; c++)
+        pc_rlut_pairs(p->inv_knots[c], PC_RIG_RESPONSE_KNOTS, &pairs[(size_t)c * PC_RIG_RESPONSE_KNOTS]);
+    pc_rlut_pairs(p->out_resp, PC_RIG_RESPONSE_KNOTS, &pairs[ni]);
+    CKR(cudaMalloc((void **)&r->d_luts, sizeof(float) * 3 * nt));
     CKR(cudaMemcpy(r->d_luts, p->inv_knots, sizeof(float) * ni, cudaMemcpyHostToDevice));
     CKR(cudaMemcpy(r->d_luts + ni, p->out_resp, sizeof(float) * PC_RIG_RESPONSE_KNOTS, cudaMemcpyHostToDevice));
+    CKR(cudaMemcpy(r->d_luts + nt, pairs.data(), sizeof(float2) * nt, cudaMemcpyHostToDevice));
     if (p->seam && (rc = upload(&r->d_seam, p->seam, sizeof(float) * 2 * p->ncam * h, err, errlen)))
         return rc;
     if ((rc = upload(&r->d_pgain, p->photo_gain, sizeof(float) * 3 * PC_RENDER_MAX_CAMERAS, err, errlen)))
@@ -211,6 +220,7 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
     r->kp.tmask = r->d_tmask;
     r->kp.inv_knots = r->d_luts;
     r->kp.out_resp = r->d_luts + ni;
+    r->kp.lut2 = (const float2 *)(r->d_luts + nt);
     r->kp.seam = r->d_seam;
     r->kp.map_off = r->d_map_off;
     r->kp.map = (const float4 *)r->d_map;

@@ -49,6 +49,14 @@
 #include <math.h>
 #define PC_RIG_HD static inline
 #endif
+/* a / b: on the GPU the two-instruction reciprocal and multiply (the
+ * render kernels are bound by instruction issue; div.full takes a range
+ * check more), within 2 ulp; elsewhere IEEE division. */
+#ifdef __CUDA_ARCH__
+#define PC_RIG_DIV(a, b) __fdividef((a), (b))
+#else
+#define PC_RIG_DIV(a, b) ((a) / (b))
+#endif
 
 /* Lens projections of the input images (the .pto `i` line's f codes). */
 enum { PC_LENS_RECTILINEAR = 0, PC_LENS_FISHEYE_CIRCULAR = 2, PC_LENS_FISHEYE_FULL = 3 };
@@ -133,7 +141,7 @@ PC_RIG_HD int pc_cam_project(const pc_cam_model *c, const float ray[3], float *s
             *sx = *sy = -1e9f;
             return 0;
         }
-        const float k = c->f / Z;
+        const float k = PC_RIG_DIV(c->f, Z);
         u = k * X;
         v = -k * Y;
     } else {
@@ -278,13 +286,17 @@ typedef struct pc_vig_model {
     int on;
 } pc_vig_model;
 
-PC_RIG_HD float pc_vig_factor(const pc_vig_model *m, float x, float y)
+/* The vignetting polynomial at (x, y), whether or not the model is on. */
+PC_RIG_HD float pc_vig_factor_poly(const pc_vig_model *m, float x, float y)
 {
-    if (!m->on)
-        return 1.0f;
     const float dx = x - m->vcx, dy = y - m->vcy;
     const float q = (dx * dx + dy * dy) * m->vq;
     return ((m->vd * q + m->vc) * q + m->vb) * q + m->va;
+}
+
+PC_RIG_HD float pc_vig_factor(const pc_vig_model *m, float x, float y)
+{
+    return m->on ? pc_vig_factor_poly(m, x, y) : 1.0f;
 }
 
 /* Linear interpolation in a table of n knots over [0, 1] (the output

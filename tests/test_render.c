@@ -138,7 +138,7 @@ static void check_implementations(pc_cpu *cpu)
         }
 }
 
-/* --- fisheye lenses on the CPU ------------------------------------------ */
+/* --- fisheye lenses on the CPU (and the emulated kernels) ---------------- */
 
 /* The CPU backend's lanes take a fisheye's atan2f lane by lane and the
  * circular crop's test and border in the lanes: equidistant fisheyes,
@@ -150,7 +150,7 @@ static void check_cpu_fisheye(pc_cpu *cpu)
 {
     static const int lenses[] = {PC_LENS_FISHEYE_FULL, PC_LENS_FISHEYE_CIRCULAR};
     char err[256] = "", names[64];
-    int bad = 0, runs = 0;
+    int bad = 0, runs = 0, emu_bad = 0, emu_runs = 0;
     pc_rig_photometry *ph = malloc(sizeof *ph);
     for (int li = 0; li < 2; li++)
         for (int vi = 0; vi < 2; vi++) {
@@ -194,6 +194,18 @@ static void check_cpu_fisheye(pc_cpu *cpu)
                 }
                 runs++;
             }
+            /* the ray kernels' general projection (a rig not all
+             * rectilinear: pc_rkparams.rect = 0), emulated */
+            for (int v = PC_GPU_RENDER_RAY; v <= PC_GPU_RENDER_RAY_LOADS; v++) {
+                tu_pic_fill(&out, 0x5A);
+                diffstat d = {0, 0, 0};
+                if (pc_emu_render(plan, v, &src, &out, err, sizeof err) || !within_rule(d = compare(&ref, &out))) {
+                    tap_diag("fisheye %d, view %d: emulated %s: %ld of %ld samples over 1, max %d %s", lenses[li], vi,
+                             pc_gpu_render_variant_name(v), d.over1, d.n, d.max, err);
+                    emu_bad++;
+                }
+                emu_runs++;
+            }
             tu_pic_free(&src);
             tu_pic_free(&ref);
             tu_pic_free(&out);
@@ -202,6 +214,8 @@ static void check_cpu_fisheye(pc_cpu *cpu)
     free(ph);
     TAP_CHECK(bad == 0 && runs >= 4, "fisheye lenses (full frame, circular crop) into a panorama and a view: CPU "
               "backend (lanes %s) == reference, bit for bit (%d runs)", rt_lanes_usable_names(names), runs);
+    TAP_CHECK(emu_bad == 0 && emu_runs == 8, "fisheye lenses: the emulated ray kernels (texture and loads; the "
+              "general projection) within 1 code value on >= 99.9 %% of samples, max 2 (%d runs)", emu_runs);
 }
 
 /* --- the backend ops ---------------------------------------------------- */
