@@ -236,6 +236,35 @@ PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[
         v[ch] *= PC_RUNIT(TEX);
 }
 
+/* One sample's share of its pixel: acc += w L, ws += w, where L is the
+ * raw sample v (pc_rsample_raw) through the photometry: f_c^-1 from the
+ * pair table lut, times the camera's gain over the vignetting factor
+ * (pc_render_inv_vig, here computed and then chosen: no branch on the
+ * camera). The weight takes the vignetting once, the gains after: two
+ * multiplies fewer than gain x vignetting per channel. */
+template <int PHOTO, int TEX>
+PC_DEV void pc_raccumulate(const pc_rkparams &p, const pc_render_cam &C, const float2 *lut, float w, float sx,
+                           float sy, const float v[3], float acc[3], float &ws)
+{
+    if (PHOTO) {
+        float iv = 1.0f;
+        if (p.has_vig) {
+            const float f = pc_vig_factor_poly(&C.vig, sx, sy);
+            iv = C.vig.on ? __fdividef(1.0f, fmaxf(f, 1e-3f)) : 1.0f;
+        }
+        const float wv = w * iv;
+        PC_UNROLL
+        for (int ch = 0; ch < 3; ch++)
+            acc[ch] = fmaf(wv * C.gain[ch], pc_rlinear<TEX>(lut, v[ch], 1.0f), acc[ch]);
+    } else {
+        const float wu = w * PC_RUNIT(TEX);
+        PC_UNROLL
+        for (int ch = 0; ch < 3; ch++)
+            acc[ch] += wu * v[ch];
+    }
+    ws += w;
+}
+
 /* One camera's contributions to the thread's 4 pixels, those it sees
  * (ok[k]) at (sx[k], sy[k]), in three phases so that the four samples are
  * fetched back to back (their latencies overlap) instead of each waiting
@@ -263,25 +292,11 @@ PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const flo
     for (int k = 0; k < 4; k++)
         if (w[k] > 0.0f)
             pc_rsample_raw<TEX>(p, c, sx[k], sy[k], v[k]);
-    const float g[3] = {C.gain[0], C.gain[1], C.gain[2]};
     const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
     PC_UNROLL
-    for (int k = 0; k < 4; k++) {
-        if (!(w[k] > 0.0f))
-            continue;
-        if (PHOTO) {
-            const float iv = p.has_vig ? pc_render_inv_vig(&C.vig, sx[k], sy[k]) : 1.0f;
-            PC_UNROLL
-            for (int ch = 0; ch < 3; ch++)
-                acc[k][ch] += w[k] * pc_rlinear<TEX>(lut, v[k][ch], g[ch] * iv);
-        } else {
-            const float wu = w[k] * PC_RUNIT(TEX);
-            PC_UNROLL
-            for (int ch = 0; ch < 3; ch++)
-                acc[k][ch] += wu * v[k][ch];
-        }
-        ws[k] += w[k];
-    }
+    for (int k = 0; k < 4; k++)
+        if (w[k] > 0.0f)
+            pc_raccumulate<PHOTO, TEX>(p, C, lut, w[k], sx[k], sy[k], v[k], acc[k], ws[k]);
 }
 
 /* pc_cam_project for a rectilinear camera without a circular crop, in
@@ -341,25 +356,8 @@ PC_DEV void pc_rcamera_rect(const pc_rkparams &p, int c, const float ray[4][3], 
         pc_rsample_raw<TEX>(p, c, sx[k], sy[k], v[k]);
     const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
     PC_UNROLL
-    for (int k = 0; k < 4; k++) {
-        if (PHOTO) {
-            float iv = 1.0f;
-            if (p.has_vig) { /* pc_render_inv_vig, computed for every camera and then chosen */
-                const float f = pc_vig_factor_poly(&C.vig, sx[k], sy[k]);
-                iv = C.vig.on ? __fdividef(1.0f, fmaxf(f, 1e-3f)) : 1.0f;
-            }
-            const float wv = w[k] * iv; /* the weight times the gain's common factor: 2 multiplies less */
-            PC_UNROLL
-            for (int ch = 0; ch < 3; ch++)
-                acc[k][ch] = fmaf(wv * C.gain[ch], pc_rlinear<TEX>(lut, v[k][ch], 1.0f), acc[k][ch]);
-        } else {
-            const float wu = w[k] * PC_RUNIT(TEX);
-            PC_UNROLL
-            for (int ch = 0; ch < 3; ch++)
-                acc[k][ch] += wu * v[k][ch];
-        }
-        ws[k] += w[k];
-    }
+    for (int k = 0; k < 4; k++)
+        pc_raccumulate<PHOTO, TEX>(p, C, lut, w[k], sx[k], sy[k], v[k], acc[k], ws[k]);
 }
 
 PC_DEV void pc_rstore_u16(uint8_t *d, unsigned v)
