@@ -96,10 +96,12 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
             }
             free(rs);
             free(quiet);
-            printf("%s: OK (%d %s camera%s, panorama %dx%d%s, algorithm %s, %d output%s", path ? path : "built-in defaults",
+            /* "panorama WxH stitched from FILE", or the cameras' picture as
+             * the layout makes it when nothing is stitched */
+            printf("%s: OK (%d %s camera%s, %s %dx%d%s, algorithm %s, %d output%s", path ? path : "built-in defaults",
                    st->capture.cameras, pc_source_name((pc_source)st->capture.source), st->capture.cameras > 1 ? "s" : "",
-                   pw, ph, what, pc_algo_get((pc_algo_id)st->debayer.algo)->name, st->output_count,
-                   st->output_count != 1 ? "s" : "");
+                   what[0] ? "panorama" : "unstitched", pw, ph, what, pc_algo_get((pc_algo_id)st->debayer.algo)->name,
+                   st->output_count, st->output_count != 1 ? "s" : "");
             for (int v = 0; v < st->vcam_count; v++) /* ", virtual camera: main 1280x720 follow" */
                 printf("%s%s %dx%d %s", v ? ", " : st->vcam_count > 1 ? ", virtual cameras: " : ", virtual camera: ",
                        st->vcams[v].name, st->vcams[v].width, st->vcams[v].height,

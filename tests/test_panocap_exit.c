@@ -253,7 +253,7 @@ int main(int argc, char **argv)
     TAP_CHECK(rc == 64 && strstr(errs, "--frobnicate"), "unknown option: 64");
     rc = run("--check-config", NULL);
     if (PANOCAP_HAVE_FFMPEG)
-        TAP_CHECK(rc == 0 && strstr(out, "built-in defaults: OK (5 fake cameras, panorama 2040x5400"),
+        TAP_CHECK(rc == 0 && strstr(out, "built-in defaults: OK (5 fake cameras, unstitched 2040x5400"),
                   "--check-config without a file: the defaults are OK");
     else /* the default output panocap.ts needs an encoder: a run would refuse it too */
         TAP_CHECK(rc == 78 && strstr(errs, "this build has no FFmpeg"),
@@ -267,7 +267,7 @@ int main(int argc, char **argv)
         return tap_done();
     }
     rc = run("--config", example, "--check-config", NULL);
-    TAP_CHECK(rc == 0 && strstr(out, "OK (5 gige cameras, panorama 2040x5400, algorithm edge, 4 outputs)"),
+    TAP_CHECK(rc == 0 && strstr(out, "OK (5 gige cameras, unstitched 2040x5400, algorithm edge, 4 outputs)"),
               "the example config checks OK: %s", out);
     rc = run("--config", example, "--dump-config", NULL);
     const char *dumped = conf("dumped.conf", out);
