@@ -66,9 +66,7 @@ static void params_of(const pc_render_plan *plan, pc_rkparams *kp, std::vector<f
 {
     pc_rkparams_plan(kp, plan);
     lut2.resize((size_t)(plan->ncam + 1) * PC_RIG_RESPONSE_KNOTS);
-    for (int c = 0; c < plan->ncam; c++)
-        pc_rlut_pairs(plan->inv_knots[c], PC_RIG_RESPONSE_KNOTS, &lut2[(size_t)c * PC_RIG_RESPONSE_KNOTS]);
-    pc_rlut_pairs(plan->out_resp, PC_RIG_RESPONSE_KNOTS, &lut2[(size_t)plan->ncam * PC_RIG_RESPONSE_KNOTS]);
+    pc_rlut_pairs_plan(plan, lut2.data());
     kp->lut2 = lut2.data();
     kp->col = (const float2 *)plan->col;
     kp->row = (const float2 *)plan->row;

@@ -157,6 +157,16 @@ static inline void pc_rlut_pairs(const float *knots, int n, float2 *out)
     }
 }
 
+/* Host: every table of plan p as pairs, what pc_rkparams.lut2 points to:
+ * the ncam inverse responses, then the output response; out[(ncam + 1) x
+ * PC_RIG_RESPONSE_KNOTS]. */
+static inline void pc_rlut_pairs_plan(const pc_render_plan *p, float2 *out)
+{
+    for (int c = 0; c < p->ncam; c++)
+        pc_rlut_pairs(p->inv_knots[c], PC_RIG_RESPONSE_KNOTS, out + (size_t)c * PC_RIG_RESPONSE_KNOTS);
+    pc_rlut_pairs(p->out_resp, PC_RIG_RESPONSE_KNOTS, out + (size_t)p->ncam * PC_RIG_RESPONSE_KNOTS);
+}
+
 static_assert((PC_RIG_RESPONSE_KNOTS & (PC_RIG_RESPONSE_KNOTS - 1)) == 0, "pc_rlut masks a power of two");
 
 /* Linear interpolation in a pair table at v * scale (knot units, in

@@ -135,12 +135,11 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
         (rc = upload(&r->d_tmask, p->tmask, sizeof(uint16_t) * p->ntx * p->nty, err, errlen)))
         return rc;
     /* inv_knots (ncam x PC_RIG_RESPONSE_KNOTS) then out_resp, as floats
-     * (the measuring kernel) and as pairs (the pixel kernels: pc_rlut) */
+     * (the measuring kernel and the peer) and as pairs (our pixel
+     * kernels: pc_rlut) */
     const size_t ni = (size_t)p->ncam * PC_RIG_RESPONSE_KNOTS, nt = ni + PC_RIG_RESPONSE_KNOTS;
     std::vector<float2> pairs(nt);
-    for (int c = 0; c < p->ncam; c++)
-        pc_rlut_pairs(p->inv_knots[c], PC_RIG_RESPONSE_KNOTS, &pairs[(size_t)c * PC_RIG_RESPONSE_KNOTS]);
-    pc_rlut_pairs(p->out_resp, PC_RIG_RESPONSE_KNOTS, &pairs[ni]);
+    pc_rlut_pairs_plan(p, pairs.data());
     CKR(cudaMalloc((void **)&r->d_luts, sizeof(float) * 3 * nt));
     CKR(cudaMemcpy(r->d_luts, p->inv_knots, sizeof(float) * ni, cudaMemcpyHostToDevice));
     CKR(cudaMemcpy(r->d_luts + ni, p->out_resp, sizeof(float) * PC_RIG_RESPONSE_KNOTS, cudaMemcpyHostToDevice));
