@@ -31,6 +31,14 @@ static int run_ray(const pc_rkparams &kp, dim3 grid, int map)
 template <int F, int P>
 static int run_fp(const pc_rkparams &kp, dim3 grid, int map, int tex)
 {
+    /* tex as render_cuda.cu's launch_fp: bit 1 bicubic (ray kernel only) */
+    if (tex & 2)
+        return pc_emu::launch(grid, dim3(PC_RBX, PC_RBY), 0, [&]() {
+            if (tex & 1)
+                pc_render_ray_kernel<F, P, 3>(kp);
+            else
+                pc_render_ray_kernel<F, P, 2>(kp);
+        });
     return tex ? run_ray<F, P, 1>(kp, grid, map) : run_ray<F, P, 0>(kp, grid, map);
 }
 
@@ -85,9 +93,10 @@ extern "C" int pc_emu_render(const pc_render_plan *plan, int variant, const pc_p
     if (rc)
         return rc;
     if ((unsigned)variant >= PC_GPU_RENDER_VARIANTS || (variant == PC_GPU_RENDER_MAP && !plan->map) ||
-        (plan->mb && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS)) {
+        ((plan->mb || plan->sampler) && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS)) {
         pc_set_err(err, errlen, "pc_emu_render: variant %d%s", variant,
                    plan->mb ? ": blend multiband runs with the ray kernels"
+                   : plan->sampler ? ": sampler bicubic runs with the ray kernels"
                    : variant == PC_GPU_RENDER_MAP ? " needs a plan with maps" : " is unknown");
         return PC_EINVAL;
     }
@@ -122,12 +131,14 @@ extern "C" int pc_emu_render(const pc_render_plan *plan, int variant, const pc_p
             rc = photo ? run_peer<PC_FMT_I420, 1>(plan, kp, grid) : run_peer<PC_FMT_I420, 0>(plan, kp, grid);
         else
             rc = photo ? run_peer<PC_FMT_RGB24, 1>(plan, kp, grid) : run_peer<PC_FMT_RGB24, 0>(plan, kp, grid);
-    } else if (dst->fmt == PC_FMT_NV12) {
-        rc = run_f<PC_FMT_NV12>(kp, grid, map, use_tex, photo);
-    } else if (dst->fmt == PC_FMT_I420) {
-        rc = run_f<PC_FMT_I420>(kp, grid, map, use_tex, photo);
     } else {
-        rc = run_f<PC_FMT_RGB24>(kp, grid, map, use_tex, photo);
+        const int samp = use_tex | (plan->sampler == PC_RENDER_BICUBIC ? 2 : 0);
+        if (dst->fmt == PC_FMT_NV12)
+            rc = run_f<PC_FMT_NV12>(kp, grid, map, samp, photo);
+        else if (dst->fmt == PC_FMT_I420)
+            rc = run_f<PC_FMT_I420>(kp, grid, map, samp, photo);
+        else
+            rc = run_f<PC_FMT_RGB24>(kp, grid, map, samp, photo);
     }
     if (rc) {
         pc_set_err(err, errlen, "pc_emu_render: %s", rc == -2 ? "out of memory" : "threads disagree on barriers");

@@ -209,15 +209,64 @@ PC_DEV int pc_rto8(float v)
     return __float_as_int(v + 12582912.0f) - 0x4B400000;
 }
 
-/* Camera c's bilinear sample at (sx, sy) in the sampler's own unit:
- * 0..1 from the texture unit (TEX), 0..255 from plain loads; times
- * PC_RUNIT(TEX) it is 0..255. (Scaling once where the value is used
- * saves a multiply per channel and sample.) */
-#define PC_RUNIT(TEX) ((TEX) ? 255.0f : 1.0f)
+/* sampler = bicubic through the texture unit: Keys' 4x4 taps as 9
+ * filtered fetches instead of 16 point ones. On each axis the middle two
+ * weights are >= 0, so one linear fetch at i + w2 / (w1 + w2) times
+ * (w1 + w2) gives both (the trick of GPU Gems 2, ch. 20, applied to the
+ * middle pair only: the outer weights are negative and are fetched at
+ * their pixel's centre, where the filter returns the pixel itself). The
+ * outer rows are clamped to the camera's own rows (the texture holds the
+ * stacked cameras; its clamp does the columns). The texture unit rounds
+ * the middle fetch's position to 1/256 px, as in bilinear sampling. Unit
+ * 0..1, clamped there (the negative lobes overshoot at sharp edges). */
+PC_DEV void pc_rcubic_tex(const pc_rkparams &p, int c, float sx, float sy, float v[3])
+{
+    const float fx = floorf(sx), fy = floorf(sy);
+    float wx[4], wy[4];
+    pc_render_cubic_weights(sx - fx, wx);
+    pc_render_cubic_weights(sy - fy, wy);
+    const float gx = wx[1] + wx[2], gy = wy[1] + wy[2];
+    const float top = (float)(c * p.cam_h) + 0.5f;
+    const float X[3] = {fx - 0.5f, fx + 0.5f + __fdividef(wx[2], gx), fx + 2.5f};
+    const float Y[3] = {top + fmaxf(fy - 1.0f, 0.0f), top + fy + __fdividef(wy[2], gy),
+                        top + fminf(fy + 2.0f, (float)(p.cam_h - 1))};
+    const float WX[3] = {wx[0], gx, wx[3]}, WY[3] = {wy[0], gy, wy[3]};
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
+    PC_UNROLL
+    for (int b = 0; b < 3; b++) {
+        float r0 = 0.0f, r1 = 0.0f, r2 = 0.0f;
+        PC_UNROLL
+        for (int a = 0; a < 3; a++) {
+            const float4 t = tex2D<float4>(p.tex, X[a], Y[b]);
+            r0 = fmaf(WX[a], t.x, r0);
+            r1 = fmaf(WX[a], t.y, r1);
+            r2 = fmaf(WX[a], t.z, r2);
+        }
+        s0 = fmaf(WY[b], r0, s0);
+        s1 = fmaf(WY[b], r1, s1);
+        s2 = fmaf(WY[b], r2, s2);
+    }
+    v[0] = __saturatef(s0);
+    v[1] = __saturatef(s1);
+    v[2] = __saturatef(s2);
+}
+
+/* Camera c's sample at (sx, sy) in the sampler's own unit: 0..1 from the
+ * texture unit, 0..255 from plain loads; times PC_RUNIT(TEX) it is
+ * 0..255. (Scaling once where the value is used saves a multiply per
+ * channel and sample.) TEX: bit 0 the texture unit (RGBX32 cameras),
+ * bit 1 sampler = bicubic; 0 bilinear loads, 1 bilinear texture, 2
+ * bicubic loads (pc_render_bicubic itself), 3 bicubic texture. */
+#define PC_RUNIT(TEX) (((TEX) & 1) ? 255.0f : 1.0f)
 template <int TEX>
 PC_DEV void pc_rsample_raw(const pc_rkparams &p, int c, float sx, float sy, float v[3])
 {
-    if (TEX) {
+    if (TEX == 3) {
+        pc_rcubic_tex(p, c, sx, sy, v);
+    } else if (TEX == 2) {
+        pc_render_bicubic(p.src + (size_t)c * p.cam_h * p.src_pitch, (size_t)p.src_pitch, p.bpp, p.cam_w, p.cam_h, sx,
+                          sy, v);
+    } else if (TEX) {
         const float4 t = tex2D<float4>(p.tex, sx + 0.5f, sy + (float)(c * p.cam_h) + 0.5f);
         v[0] = t.x;
         v[1] = t.y;

@@ -18,7 +18,11 @@
  *                valid area lies inside the image, so the right/bottom
  *                neighbour is needed only where its weight is not 0 and is
  *                clamped to the image (no pixel outside a camera is read;
- *                nothing of the camera below in the stack bleeds in)
+ *                nothing of the camera below in the stack bleeds in).
+ *                With sampler = bicubic, the 4x4 pixels around it, each
+ *                axis weighted by Keys' cubic with a = -0.75 (nona's
+ *                default interpolator, libpano13's poly3), neighbours
+ *                clamped to the image, V clamped to 0..255
  *     L_c      = V                                    (identity photometry), or
  *                f_c^-1(V) * gain_c / vig_c(sx, sy)   (camera_model.h's
  *                pc_photo_correct: the tables of pc_rig_photometry)
@@ -79,8 +83,15 @@ typedef enum pc_render_blend {
     PC_RENDER_MULTIBAND = 2, /* the seam's overlaps blended band by band (render_multiband.h) */
 } pc_render_blend;
 
+/* How a camera picture is sampled at a source position. */
+typedef enum pc_render_sampler {
+    PC_RENDER_BILINEAR = 0, /* 2x2 pixels: the fastest */
+    PC_RENDER_BICUBIC = 1,  /* 4x4 pixels, Keys a = -0.75 (nona's poly3): sharper where a view magnifies */
+} pc_render_sampler;
+
 typedef struct pc_render_options {
     pc_render_blend blend;
+    pc_render_sampler sampler; /* bicubic: not with blend = multiband (its pyramid samples bilinear) */
     float feather;    /* ramp width in source pixels; 0: min(w, h) / 16 (>= 2) */
     float seam_width; /* PC_RENDER_SEAM: ramp across the seam, output pixels; 0: 8
                        * (PC_RENDER_MULTIBAND: the finest level's ramp; 0: 2) */
@@ -96,6 +107,9 @@ void pc_render_options_default(pc_render_options *o);
 /* "feather" / "seam" / "multiband"; -1 if unknown. */
 int pc_render_blend_from_name(const char *name);
 const char *pc_render_blend_name(pc_render_blend b);
+/* "bilinear" / "bicubic"; -1 if unknown. */
+int pc_render_sampler_from_name(const char *name);
+const char *pc_render_sampler_name(pc_render_sampler s);
 
 /* One camera as the kernels see it. */
 typedef struct pc_render_cam {
@@ -121,6 +135,7 @@ typedef struct pc_render_plan {
     pc_view_model view;        /* the output projection; view.w x view.h pixels (even) */
     pc_render_cam cam[PC_RENDER_MAX_CAMERAS];
     float inv_feather;         /* 1 / feather ramp (source px) */
+    pc_render_sampler sampler;
     /* photometry: 0 identity (L = V, no tables), 1 the tables below */
     int photo;
     int has_vig;

@@ -128,6 +128,44 @@ static void worker(void *arg, int index, int n)
     j->run(&j->f);
 }
 
+/* sampler = bicubic: the reference's pixel (render_host.h) on the
+ * threads, each tile row (8 output rows) by one thread in turn, each
+ * pixel from its tile's cameras only; bit-identical to the reference.
+ * Not in the lanes: 16 taps a sample are the GPU's job (the texture unit
+ * filters 4 of them per fetch); here it costs about 3x the bilinear
+ * lanes (BENCHMARKS.md). */
+typedef struct cubic_job {
+    const pc_render_plan *p;
+    pc_render_src s;
+    const pc_picture *dst;
+    pc_yuv_coeffs yc;
+} cubic_job;
+
+static void cubic_worker(void *arg, int index, int n)
+{
+    const cubic_job *j = arg;
+    const pc_render_plan *p = j->p;
+    for (int ty = index; ty < p->nty; ty += n) {
+        const int y1 = (ty + 1) * PC_RENDER_TILE_H < p->view.h ? (ty + 1) * PC_RENDER_TILE_H : p->view.h;
+        for (int y = ty * PC_RENDER_TILE_H; y < y1; y += 2)
+            for (int x = 0; x < p->view.w; x += 2) {
+                const unsigned mask = p->tmask[(size_t)ty * p->ntx + x / PC_RENDER_TILE_W];
+                int v[2][2][3];
+                for (int jj = 0; jj < 2; jj++)
+                    for (int i = 0; i < 2; i++) {
+                        if (!mask) {
+                            v[jj][i][0] = v[jj][i][1] = v[jj][i][2] = 0;
+                            continue;
+                        }
+                        float ray[3];
+                        pc_view_ray(&p->view, (float)(x + i), (float)(y + jj), ray);
+                        pc_render_px(p, &j->s, ray, x + i, y + jj, mask, p->seam, v[jj][i]);
+                    }
+                pc_ref_store_block(j->dst, &j->yc, x, y, v);
+            }
+    }
+}
+
 int pc_render_cpu_lanes(pc_cpu *cpu, const char *name, const pc_render_plan *p, const pc_picture *src,
                         const pc_picture *dst, char *err, size_t errlen)
 {
@@ -149,6 +187,16 @@ int pc_render_cpu_lanes(pc_cpu *cpu, const char *name, const pc_render_plan *p, 
     if ((uint64_t)p->cam_h * src->pitch[0] >= (1ull << 31))
         return pc_render_ref(p, src, dst, err, errlen);
     const pc_render_src s = pc_render_src_of(src);
+    if (p->sampler == PC_RENDER_BICUBIC) {
+        cubic_job cj;
+        memset(&cj, 0, sizeof cj);
+        cj.p = p;
+        cj.s = s;
+        cj.dst = dst;
+        pc_yuv_coeffs_get(dst->matrix, dst->range, &cj.yc);
+        pc_cpu_parallel(cpu, cubic_worker, &cj);
+        return 0;
+    }
     job j;
     memset(&j, 0, sizeof j);
     j.f.p = p;

@@ -35,6 +35,7 @@ struct pc_gpu_renderer {
     cudaStream_t cs;
     pc_rkparams kp;   /* the plan's part; pictures filled per launch */
     int photo, resp_identity;
+    int cubic; /* sampler = bicubic: the ray kernels with TEX 2 or 3 (cuda_render.cuh) */
     float photo_gain[PC_RENDER_MAX_CAMERAS][3];
     size_t tex_align, tex_pitch_align;
     pc_rtex texc[PC_RTEX_CACHE];
@@ -224,6 +225,7 @@ static int prepare(pc_gpu_renderer *r, const pc_render_plan *p, unsigned wants, 
     r->kp.map_off = r->d_map_off;
     r->kp.map = (const float4 *)r->d_map;
     r->photo = p->photo;
+    r->cubic = p->sampler == PC_RENDER_BICUBIC;
     r->resp_identity = p->resp_identity;
     memcpy(r->photo_gain, p->photo_gain, sizeof r->photo_gain);
     return 0;
@@ -374,7 +376,13 @@ static void launch_ray(const pc_rkparams &kp, dim3 grid, cudaStream_t s, int map
 template <int F, int P>
 static void launch_fp(const pc_rkparams &kp, dim3 grid, cudaStream_t s, int map, int tex)
 {
-    if (tex)
+    /* tex: bit 0 the texture unit, bit 1 bicubic (the ray kernel only:
+     * enqueue refuses the map variant for a bicubic plan) */
+    if (tex == 3)
+        pc_render_ray_kernel<F, P, 3><<<grid, dim3(PC_RBX, PC_RBY), 0, s>>>(kp);
+    else if (tex == 2)
+        pc_render_ray_kernel<F, P, 2><<<grid, dim3(PC_RBX, PC_RBY), 0, s>>>(kp);
+    else if (tex)
         launch_ray<F, P, 1>(kp, grid, s, map);
     else
         launch_ray<F, P, 0>(kp, grid, s, map);
@@ -435,6 +443,11 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
         pc_set_err(err, errlen, "render: the peer was not prepared (PC_GPU_RENDER_WANT_PEER)");
         return PC_EINVAL;
     }
+    if (r->cubic && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS) {
+        pc_set_err(err, errlen, "render: sampler bicubic runs with the ray kernels (not %s)",
+                   pc_gpu_render_variant_name(variant));
+        return PC_EINVAL;
+    }
     if (r->mb && variant != PC_GPU_RENDER_RAY && variant != PC_GPU_RENDER_RAY_LOADS) {
         pc_set_err(err, errlen, "render: blend multiband runs with the ray kernels (not %s)",
                    pc_gpu_render_variant_name(variant));
@@ -464,12 +477,14 @@ static int enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const
             photo ? launch_peer<PC_FMT_I420, 1>(r, kp, grid, r->cs) : launch_peer<PC_FMT_I420, 0>(r, kp, grid, r->cs);
         else
             photo ? launch_peer<PC_FMT_RGB24, 1>(r, kp, grid, r->cs) : launch_peer<PC_FMT_RGB24, 0>(r, kp, grid, r->cs);
-    } else if (dst->fmt == PC_FMT_NV12) {
-        launch_f<PC_FMT_NV12>(kp, grid, r->cs, map, tex, photo);
-    } else if (dst->fmt == PC_FMT_I420) {
-        launch_f<PC_FMT_I420>(kp, grid, r->cs, map, tex, photo);
     } else {
-        launch_f<PC_FMT_RGB24>(kp, grid, r->cs, map, tex, photo);
+        const int samp = tex | (r->cubic ? 2 : 0);
+        if (dst->fmt == PC_FMT_NV12)
+            launch_f<PC_FMT_NV12>(kp, grid, r->cs, map, samp, photo);
+        else if (dst->fmt == PC_FMT_I420)
+            launch_f<PC_FMT_I420>(kp, grid, r->cs, map, samp, photo);
+        else
+            launch_f<PC_FMT_RGB24>(kp, grid, r->cs, map, samp, photo);
     }
     CKR(cudaGetLastError());
     return r->mb ? pc_gpu_mb_end(r->mb, kp, dst->fmt, photo, tex, r->cs, err, errlen) : 0;

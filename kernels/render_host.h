@@ -27,7 +27,8 @@ static inline pc_render_src pc_render_src_of(const pc_picture *src)
 static inline void pc_render_sample(const pc_render_plan *p, const pc_render_src *s, int c, float sx, float sy,
                                     float v[3])
 {
-    pc_render_bilinear(s->data + (size_t)c * p->cam_h * s->pitch, s->pitch, s->bpp, p->cam_w, p->cam_h, sx, sy, v);
+    pc_render_sample_at(p->sampler, s->data + (size_t)c * p->cam_h * s->pitch, s->pitch, s->bpp, p->cam_w, p->cam_h,
+                        sx, sy, v);
     if (p->photo) {
         const float iv = pc_render_inv_vig(&p->cam[c].vig, sx, sy);
         for (int k = 0; k < 3; k++)

@@ -50,6 +50,22 @@ int pc_render_blend_from_name(const char *name)
 
 const char *pc_render_blend_name(pc_render_blend b) { return (unsigned)b < NBLENDS ? blend_names[b] : "?"; }
 
+static const char *const sampler_names[] = {"bilinear", "bicubic"};
+#define NSAMPLERS (int)(sizeof sampler_names / sizeof sampler_names[0])
+
+int pc_render_sampler_from_name(const char *name)
+{
+    for (int i = 0; name && i < NSAMPLERS; i++)
+        if (strcmp(name, sampler_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *pc_render_sampler_name(pc_render_sampler s)
+{
+    return (unsigned)s < NSAMPLERS ? sampler_names[s] : "?";
+}
+
 void pc_render_plan_free(pc_render_plan *p)
 {
     if (!p)
@@ -322,6 +338,15 @@ int pc_render_plan_build(pc_render_plan **out, const pc_rig *rig, const pc_view_
                    PC_MB_MAX_LEVELS);
         return PC_EINVAL;
     }
+    if ((unsigned)opt->sampler >= NSAMPLERS) {
+        pc_set_err(err, errlen, "render plan: options: sampler %d (0 bilinear, 1 bicubic)", (int)opt->sampler);
+        return PC_EINVAL;
+    }
+    if (opt->sampler == PC_RENDER_BICUBIC && opt->blend == PC_RENDER_MULTIBAND) {
+        pc_set_err(err, errlen, "render plan: sampler bicubic with blend multiband: the multiband pyramid samples "
+                   "bilinear; use blend feather or seam with bicubic");
+        return PC_EINVAL;
+    }
     pc_render_plan *p = calloc(1, sizeof *p);
     if (!p) {
         pc_set_err(err, errlen, "render plan: out of memory");
@@ -340,6 +365,7 @@ int pc_render_plan_build(pc_render_plan **out, const pc_rig *rig, const pc_view_
     }
     feather = feather < 1 ? 1 : feather;
     p->inv_feather = 1.0f / feather;
+    p->sampler = opt->sampler;
     photometry(p, rig, photo);
     const int w = view->w, h = view->h;
     p->ntx = (w + PC_RENDER_TILE_W - 1) / PC_RENDER_TILE_W;

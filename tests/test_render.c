@@ -52,13 +52,18 @@ typedef struct geom {
     int proj, w, h;           /* view */
     int rect_view;            /* 1: a virtual camera (pan/tilt/hfov) */
     pc_render_blend blend;
+    pc_render_sampler sampler;
 } geom;
 
 static const geom geoms[] = {
-    {"cylindrical 480x120", PC_PROJ_CYLINDRICAL, 480, 120, 0, PC_RENDER_FEATHER},
-    {"equirectangular 240x120", PC_PROJ_EQUIRECT, 240, 120, 0, PC_RENDER_FEATHER},
-    {"view 160x90 (pan 10, tilt -5, roll 2, hfov 40)", PC_PROJ_RECTILINEAR, 160, 90, 1, PC_RENDER_FEATHER},
-    {"cylindrical 480x120, blend seam", PC_PROJ_CYLINDRICAL, 480, 120, 0, PC_RENDER_SEAM},
+    {"cylindrical 480x120", PC_PROJ_CYLINDRICAL, 480, 120, 0, PC_RENDER_FEATHER, PC_RENDER_BILINEAR},
+    {"equirectangular 240x120", PC_PROJ_EQUIRECT, 240, 120, 0, PC_RENDER_FEATHER, PC_RENDER_BILINEAR},
+    {"view 160x90 (pan 10, tilt -5, roll 2, hfov 40)", PC_PROJ_RECTILINEAR, 160, 90, 1, PC_RENDER_FEATHER, PC_RENDER_BILINEAR},
+    {"cylindrical 480x120, blend seam", PC_PROJ_CYLINDRICAL, 480, 120, 0, PC_RENDER_SEAM, PC_RENDER_BILINEAR},
+    {"cylindrical 480x120, bicubic", PC_PROJ_CYLINDRICAL, 480, 120, 0, PC_RENDER_FEATHER, PC_RENDER_BICUBIC},
+    {"view 160x90 (pan 10, tilt -5, roll 2, hfov 40), bicubic", PC_PROJ_RECTILINEAR, 160, 90, 1, PC_RENDER_FEATHER,
+     PC_RENDER_BICUBIC},
+    {"cylindrical 480x120, blend seam, bicubic", PC_PROJ_CYLINDRICAL, 480, 120, 0, PC_RENDER_SEAM, PC_RENDER_BICUBIC},
 };
 
 static void make_rig(pc_rig *rig, int proj)
@@ -86,7 +91,8 @@ static int plan_for(const geom *g, pc_rig *rig, int photo, int maps, pc_render_p
     pc_render_options opt;
     pc_render_options_default(&opt);
     opt.blend = g->blend;
-    opt.maps = maps;
+    opt.sampler = g->sampler;
+    opt.maps = maps && g->sampler == PC_RENDER_BILINEAR;
     if (g->blend == PC_RENDER_SEAM) { /* overlaps of ~27 output pixels: narrow ramps leave the seam room */
         opt.feather = 2;
         opt.seam_width = 2;
@@ -125,13 +131,18 @@ static void check_implementations(pc_cpu *cpu)
                 TAP_CHECK(0, "%s: seams placed: %s", g->name, err);
             /* every format through the fast kernel (the texture for RGBX32,
              * loads for RGB24); the other kernels into NV12 */
-            const unsigned all = (1u << PC_GPU_RENDER_VARIANTS) - 1;
-            rt_impl r = rt_implementations(cpu, plan, srcs, all, all & ~(1u << PC_GPU_RENDER_RAY), g->name);
+            /* bicubic: the ray kernels only, every format */
+            const unsigned all = g->sampler == PC_RENDER_BICUBIC
+                                     ? (1u << PC_GPU_RENDER_RAY) | (1u << PC_GPU_RENDER_RAY_LOADS)
+                                     : (1u << PC_GPU_RENDER_VARIANTS) - 1;
+            const unsigned nv12_only = g->sampler == PC_RENDER_BICUBIC ? 0 : all & ~(1u << PC_GPU_RENDER_RAY);
+            rt_impl r = rt_implementations(cpu, plan, srcs, all, nv12_only, g->name);
             TAP_CHECK(placed && r.cpu_bad == 0, "%s, photometry %s: CPU backend (lanes %s; plans with and without "
                       "maps) == reference, bit for bit (%d runs: rgb24/rgbx32 cameras -> nv12/i420/rgb24)", g->name,
                       photo ? "on" : "off", rt_lanes_usable_names(names), r.runs);
-            TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (ray, ray-loads, map, peer) within 1 "
-                      "code value on >= 99.9 %% of samples, max 2", g->name, photo ? "on" : "off");
+            TAP_CHECK(r.emu_bad == 0, "%s, photometry %s: emulated CUDA kernels (%s) within 1 code value on >= "
+                      "99.9 %% of samples, max 2", g->name, photo ? "on" : "off",
+                      g->sampler == PC_RENDER_BICUBIC ? "ray, ray-loads" : "ray, ray-loads, map, peer");
             tu_pic_free(&srcs[0]);
             tu_pic_free(&srcs[1]);
             pc_render_plan_free(plan);
@@ -224,14 +235,14 @@ static void check_cpu_fisheye(pc_cpu *cpu)
  * into a picture of the backend (RGB24), rendered from there into a
  * render picture, downloaded; the reference renders the downloaded
  * demosaic. */
-static void check_backend(const pc_backend_ops *ops)
+static void check_backend(const pc_backend_ops *ops, const geom *g)
 {
     char err[256] = "";
     if (!rt_backend_usable(ops))
         return;
     pc_rig rig;
     pc_render_plan *plan;
-    if (!TAP_CHECK(plan_for(&geoms[0], &rig, 1, 0, &plan) == 0, "backend %s: plan", ops->name))
+    if (!TAP_CHECK(plan_for(g, &rig, 1, 0, &plan) == 0, "backend %s: plan %s", ops->name, g->name))
         return;
     pc_picture rgb;
     tu_pic_alloc(&rgb, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 0);
@@ -250,9 +261,9 @@ static void check_backend(const pc_backend_ops *ops)
         diffstat d;
         rc = rt_backend_frame(&r, round, &d, err, sizeof err);
         TAP_CHECK(rc == 0 && (r.dev ? within_rule(d) : d.max == 0),
-                  "backend %s: demosaic + render (gains %s) == reference of the demosaic%s: %ld samples over 1, max "
-                  "%d%s%s", ops->name, round ? "set" : "1", r.dev ? ", within the rule" : ", bit for bit", d.over1,
-                  d.max, rc ? ": " : "", rc ? err : "");
+                  "backend %s, %s: demosaic + render (gains %s) == reference of the demosaic%s: %ld samples over 1, "
+                  "max %d%s%s", ops->name, g->name, round ? "set" : "1", r.dev ? ", within the rule" : ", bit for bit",
+                  d.over1, d.max, rc ? ": " : "", rc ? err : "");
     }
     if (ok) {
         pc_render_stats st, st_ref;
@@ -886,6 +897,126 @@ static void check_errors(void)
     pc_render_plan_free(plan);
 }
 
+/* Keys' cubic convolution kernel, a = -0.75, in double, written from
+ * its definition (Keys 1981, libpano13's poly3) rather than as weights. */
+static double keys(double x)
+{
+    const double A = -0.75;
+    x = fabs(x);
+    if (x < 1)
+        return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2)
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0;
+}
+
+/* The bicubic sampler's definition (render_formulas.h): the 4x4 sum of
+ * Keys' kernel in double at positions over a picture, edges included
+ * (neighbours clamped); interpolating (the pixel itself at a pixel's
+ * position); a constant picture constant up to its edges; the overshoot
+ * at a sharp edge clamped to 0..255; sharper than bilinear across an
+ * edge; a plan asking for it with multiband is refused. */
+static void check_bicubic(void)
+{
+    enum { W = 9, H = 7 };
+    uint8_t pic[H][W * 3], step[H][W * 3], flat[H][W * 3];
+    uint32_t seed = 12345;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int k = 0; k < 3; k++) {
+                seed = seed * 1664525u + 1013904223u;
+                pic[y][3 * x + k] = (uint8_t)(60 + (seed >> 24) % 120); /* no clamping inside 0..255 */
+                step[y][3 * x + k] = x < 4 ? 0 : 255;
+                flat[y][3 * x + k] = 77;
+            }
+    double worst_def = 0, worst_px = 0, worst_flat = 0;
+    for (float sy = 0.0f; sy <= H - 1; sy += 0.37f)
+        for (float sx = 0.0f; sx <= W - 1; sx += 0.29f) {
+            float v[3];
+            pc_render_bicubic(&pic[0][0], W * 3, 3, W, H, sx, sy, v);
+            for (int k = 0; k < 3; k++) {
+                double d = 0;
+                for (int j = (int)sy - 1; j <= (int)sy + 2; j++)
+                    for (int i = (int)sx - 1; i <= (int)sx + 2; i++) {
+                        const int ci = i < 0 ? 0 : (i > W - 1 ? W - 1 : i), cj = j < 0 ? 0 : (j > H - 1 ? H - 1 : j);
+                        d += keys(sx - i) * keys(sy - j) * pic[cj][3 * ci + k];
+                    }
+                worst_def = fmax(worst_def, fabs(v[k] - d));
+            }
+            pc_render_bicubic(&flat[0][0], W * 3, 3, W, H, sx, sy, v);
+            worst_flat = fmax(worst_flat, fabs(v[0] - 77.0));
+        }
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            float v[3];
+            pc_render_bicubic(&pic[0][0], W * 3, 3, W, H, (float)x, (float)y, v);
+            worst_px = fmax(worst_px, fabs(v[1] - pic[y][3 * x + 1]));
+        }
+    TAP_CHECK(worst_def < 1e-3 && worst_px < 1e-4 && worst_flat < 1e-3,
+              "bicubic: Keys' kernel (a = -0.75) summed in double over 4x4 clamped neighbours (off by %.1e), the "
+              "pixel at its own position (%.1e), a constant picture constant up to its edges (%.1e)", worst_def,
+              worst_px, worst_flat);
+    float lo[3], hi[3], bl[3], bc[3], bl2[3], bc2[3];
+    pc_render_bicubic(&step[0][0], W * 3, 3, W, H, 2.8f, 3.0f, lo); /* unclamped: -24.5 */
+    pc_render_bicubic(&step[0][0], W * 3, 3, W, H, 4.2f, 3.0f, hi); /* unclamped: 279.5 */
+    TAP_CHECK(lo[0] == 0.0f && hi[0] == 255.0f,
+              "bicubic: the overshoot at a step edge clamped to 0..255 (%.2f at 2.8, %.2f at 4.2)", lo[0], hi[0]);
+    pc_render_bilinear(&step[0][0], W * 3, 3, W, H, 3.3f, 3.0f, bl);
+    pc_render_bicubic(&step[0][0], W * 3, 3, W, H, 3.3f, 3.0f, bc);
+    pc_render_bilinear(&step[0][0], W * 3, 3, W, H, 3.7f, 3.0f, bl2);
+    pc_render_bicubic(&step[0][0], W * 3, 3, W, H, 3.7f, 3.0f, bc2);
+    TAP_CHECK(bc[0] < bl[0] - 3.0f && bc2[0] > bl2[0] + 3.0f,
+              "bicubic: sharper than bilinear across an edge (at 3.3: %.1f against %.1f; at 3.7: %.1f against %.1f)",
+              bc[0], bl[0], bc2[0], bl2[0]);
+    pc_rig rig;
+    pc_render_plan *plan = NULL;
+    char err[256] = "";
+    make_rig(&rig, PC_PROJ_CYLINDRICAL);
+    pc_view_model view;
+    pc_rig_panorama_view(&rig, 480, 120, &view);
+    pc_render_options opt;
+    pc_render_options_default(&opt);
+    opt.sampler = PC_RENDER_BICUBIC;
+    opt.blend = PC_RENDER_MULTIBAND;
+    int rc = pc_render_plan_build(&plan, &rig, &view, NULL, &opt, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && !plan && strstr(err, "bicubic") && strstr(err, "multiband"),
+              "plan: sampler bicubic with blend multiband is refused, saying why: %s", err);
+    /* the checks of the bicubic plans above can tell the samplers apart:
+     * on the test's scene the two references differ by more than the
+     * rule allows, and the emulated kernels follow the bicubic one */
+    pc_render_plan *pl[2] = {NULL, NULL};
+    pc_picture src, ref[2], out;
+    int ok = plan_for(&geoms[2], &rig, 1, 0, &pl[0]) == 0 && plan_for(&geoms[5], &rig, 1, 0, &pl[1]) == 0;
+    diffstat dref = {0, 0, 0}, demu[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (ok) {
+        alloc_src(&src, PC_FMT_RGBX32, &rig, NULL);
+        for (int k = 0; k < 2; k++)
+            tu_pic_alloc_dev(&ref[k], PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, geoms[5].w, geoms[5].h, 4);
+        tu_pic_alloc_dev(&out, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, geoms[5].w, geoms[5].h, 4);
+        ok = pc_render_ref(pl[0], &src, &ref[0], err, sizeof err) == 0 &&
+             pc_render_ref(pl[1], &src, &ref[1], err, sizeof err) == 0 &&
+             pc_emu_render(pl[1], PC_GPU_RENDER_RAY, &src, &out, err, sizeof err) == 0;
+        dref = compare(&ref[0], &ref[1]);
+        demu[0] = compare(&ref[0], &out);
+        demu[1] = compare(&ref[1], &out);
+        for (int k = 0; k < 2; k++)
+            tu_pic_free(&ref[k]);
+        tu_pic_free(&out);
+        tu_pic_free(&src);
+    }
+    TAP_CHECK(ok && !within_rule(dref) && !within_rule(demu[0]) && within_rule(demu[1]),
+              "bicubic against bilinear on the view: references %ld of %ld samples over 1 apart (max %d); the "
+              "emulated ray kernel %ld over 1 from the bilinear one, %ld from the bicubic one", dref.over1, dref.n,
+              dref.max, demu[0].over1, demu[1].over1);
+    pc_render_plan_free(pl[0]);
+    pc_render_plan_free(pl[1]);
+    TAP_CHECK(pc_render_sampler_from_name("bicubic") == PC_RENDER_BICUBIC &&
+              pc_render_sampler_from_name("bilinear") == PC_RENDER_BILINEAR &&
+              pc_render_sampler_from_name("lanczos") == -1 &&
+              strcmp(pc_render_sampler_name(PC_RENDER_BICUBIC), "bicubic") == 0,
+              "sampler names: bilinear, bicubic; others unknown");
+}
+
 int main(void)
 {
     char err[256] = "";
@@ -897,8 +1028,11 @@ int main(void)
     check_errors();
     check_implementations(cpu);
     check_cpu_fisheye(cpu);
-    check_backend(&pc_backend_cpu);
-    check_backend(&pc_backend_cuda);
+    check_bicubic();
+    check_backend(&pc_backend_cpu, &geoms[0]);
+    check_backend(&pc_backend_cuda, &geoms[0]);
+    check_backend(&pc_backend_cpu, &geoms[5]); /* the bicubic view */
+    check_backend(&pc_backend_cuda, &geoms[5]);
     check_gain_compensation();
     check_gain_dark_channel();
     check_seams(cpu);

@@ -5,7 +5,9 @@
  * behind a holding kernel, 3 source and 3 destination pictures in
  * rotation so the 50 MB L2 holds neither; median and p99 over --iters):
  *   (a) the panorama: 5 cameras 2040x1080 -> 8600x1300 cylindrical NV12,
- *   (b) one 1920x1080 view, (c) four 1920x1080 views in one frame,
+ *   (b) one 1920x1080 view, (c) four 1920x1080 views in one frame
+ *   (and both again with sampler = bicubic, the views' default: the ray
+ *   kernels only),
  * each with our kernel (rays on the fly through the texture unit; with
  * plain loads; from RGB24 cameras), the precomputed-map variant and the
  * peer (per-camera kernels with float maps and weight maps, LUT
@@ -57,8 +59,11 @@
 #define ROT 3 /* pictures in rotation */
 /* the cases: the panorama with and without the photometry, one view, four,
  * the panorama blended multiband */
-enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, J_PANO_MB, NJOBS };
+enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, J_PANO_MB, J_VIEW_CUBIC, J_VIEWS_CUBIC, NJOBS };
 #define PANORAMA_JOB(j) ((j) == J_PANO || (j) == J_PANO_FLAT || (j) == J_PANO_MB)
+#define CUBIC_JOB(j) ((j) == J_VIEW_CUBIC || (j) == J_VIEWS_CUBIC)
+/* the one view is the first of the four: its plan and reference shared */
+#define FIRST_OF_VIEWS(j, k) (((j) == J_VIEWS || (j) == J_VIEWS_CUBIC) && (k) == 0)
 
 static double now_ms(void)
 {
@@ -181,8 +186,11 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     jobs[J_VIEW].name = "view 1920x1080";
     jobs[J_VIEWS].name = "4 views 1920x1080";
     jobs[J_PANO_MB].name = "panorama multiband";
+    jobs[J_VIEW_CUBIC].name = "view bicubic";
+    jobs[J_VIEWS_CUBIC].name = "4 views bicubic";
     jobs[J_PANO].nplans = jobs[J_PANO_FLAT].nplans = jobs[J_VIEW].nplans = jobs[J_PANO_MB].nplans = 1;
-    jobs[J_VIEWS].nplans = NVIEWS;
+    jobs[J_VIEW_CUBIC].nplans = 1;
+    jobs[J_VIEWS].nplans = jobs[J_VIEWS_CUBIC].nplans = NVIEWS;
     pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
     int rc = pc_render_plan_build(&jobs[J_PANO].plan[0], &s->rig, &v, &s->ph, &opt, err, errlen);
     if (!rc)
@@ -194,6 +202,15 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     }
     if (!rc)
         jobs[J_VIEW].plan[0] = jobs[J_VIEWS].plan[0];
+    pc_render_options cubic = opt;
+    cubic.maps = 0;
+    cubic.sampler = PC_RENDER_BICUBIC;
+    for (int k = 0; !rc && k < NVIEWS; k++) {
+        pc_rig_rect_view(VIEW_W, VIEW_H, 36.0, pans[k], -3.0, 0.0, &v);
+        rc = pc_render_plan_build(&jobs[J_VIEWS_CUBIC].plan[k], &s->rig, &v, &s->ph, &cubic, err, errlen);
+    }
+    if (!rc)
+        jobs[J_VIEW_CUBIC].plan[0] = jobs[J_VIEWS_CUBIC].plan[0];
     if (!rc) { /* the same panorama, blended multiband, its seams placed on the cameras */
         pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
         opt.blend = PC_RENDER_MULTIBAND;
@@ -209,9 +226,9 @@ static int references(scene *s, job *jobs, char *err, size_t errlen)
 {
     for (int j = 0; j < NJOBS; j++) {
         for (int k = 0; k < jobs[j].nplans; k++) {
-            if (j == J_VIEWS && k == 0) { /* the one view's */
-                jobs[j].ref[0] = jobs[J_VIEW].ref[0];
-                jobs[j].ref_ms += jobs[J_VIEW].ref_ms;
+            if (FIRST_OF_VIEWS(j, k)) { /* the one view's */
+                jobs[j].ref[0] = jobs[j - 1].ref[0];
+                jobs[j].ref_ms += jobs[j - 1].ref_ms;
                 continue;
             }
             const pc_render_plan *p = jobs[j].plan[k];
@@ -348,8 +365,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         memset(dout, 0, sizeof dout);
         for (int k = 0; k < jobs[j].nplans && !rc; k++) {
             const pc_render_plan *p = jobs[j].plan[k];
-            rc = pc_gpu_render_prepare(g, p, j == J_PANO_MB ? 0 : PC_GPU_RENDER_WANT_MAP | PC_GPU_RENDER_WANT_PEER, &r[k],
-                                       err, sizeof err);
+            rc = pc_gpu_render_prepare(g, p, j == J_PANO_MB || CUBIC_JOB(j) ? 0
+                                             : PC_GPU_RENDER_WANT_MAP | PC_GPU_RENDER_WANT_PEER, &r[k], err, sizeof err);
             for (int q = 0; !rc && q < ROT; q++)
                 rc = pc_gpu_render_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w,
                                                  p->view.h, &dout[k * ROT + q], err, sizeof err);
@@ -364,8 +381,9 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             int variant, src;
         } runs[] = {{PC_GPU_RENDER_RAY, 0}, {PC_GPU_RENDER_RAY_LOADS, 0}, {PC_GPU_RENDER_RAY, 1},
                     {PC_GPU_RENDER_MAP, 0}, {PC_GPU_RENDER_PEER, 0}};
-        /* multiband: the ray kernels (the others are refused), against (a)'s peer */
-        const int nruns = j == J_PANO_MB ? 3 : (int)(sizeof runs / sizeof runs[0]);
+        /* multiband and bicubic: the ray kernels (the others are refused),
+         * against the bilinear job's peer */
+        const int nruns = j == J_PANO_MB || CUBIC_JOB(j) ? 3 : (int)(sizeof runs / sizeof runs[0]);
         double med[8], p99[8], ps[8], ov[8];
         int md[8];
         for (int v = 0; v < nruns && !rc; v++) {
@@ -401,7 +419,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             fprintf(stderr, "panocap-bench --render: %s: %s\n", jobs[j].name, err);
             break;
         }
-        const double peer_us = j == J_PANO_MB ? peer[J_PANO] : med[nruns - 1];
+        const double peer_us = j == J_PANO_MB ? peer[J_PANO]
+                               : j == J_VIEW_CUBIC ? peer[J_VIEW] : j == J_VIEWS_CUBIC ? peer[J_VIEWS] : med[nruns - 1];
         for (int v = 0; v < nruns; v++) {
             printf("%-20s %-10s %-6s %10.1f %10.1f %7.2fx %9.2f %8d %8.3f %8.2fx\n", jobs[j].name,
                    pc_gpu_render_variant_name(runs[v].variant), runs[v].src ? "rgb24" : "rgbx32", med[v], p99[v],
@@ -428,6 +447,8 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
         printf("# multiband (ray, rgbx32): panorama %.1f us (<= 100: %s), %.1f us more than the feather blend's %.1f, "
                "%.2fx the peer\n", best[J_PANO_MB], best[J_PANO_MB] <= 100 ? "yes" : "no", best[J_PANO_MB] - best[J_PANO],
                best[J_PANO], peer[J_PANO] / best[J_PANO_MB]);
+        printf("# bicubic (ray, rgbx32; the views' default sampler): one view %.1f us (<= 30: %s), four views %.1f "
+               "us\n", best[J_VIEW_CUBIC], best[J_VIEW_CUBIC] <= 30 ? "yes" : "no", best[J_VIEWS_CUBIC]);
     }
     for (int f = 0; f < 2; f++)
         for (int q = 0; q < ROT; q++)
