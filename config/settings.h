@@ -84,7 +84,16 @@ typedef enum pc_vcam_mode {
     PC_VCAM_MANUAL = 0,     /* the operator (control socket, HTTP), from the configured pose */
     PC_VCAM_FOLLOW = 1,     /* the follow mode (vcam/follow.h) until an operator command */
 } pc_vcam_mode;
+/* panorama.sampler, virtual_cameras[].sampler: how a camera picture is
+ * read at a source position (the render family's pc_render_sampler). */
+typedef enum pc_sampler {
+    PC_SAMPLER_BILINEAR = 0, /* 2x2 pixels */
+    PC_SAMPLER_BICUBIC = 1,  /* 4x4 pixels, Keys' cubic as nona's default: sharper */
+    PC_SAMPLER_AUTO = 2,     /* views: bicubic on a GPU backend, bilinear on the CPU one (its
+                              * SIMD lanes do bilinear; bicubic there costs ~10x) */
+} pc_sampler;
 const char *pc_blend_name(pc_blend v);     /* "feather", "seam", "multiband" */
+const char *pc_sampler_name(pc_sampler v); /* "bilinear", "bicubic", "auto" */
 const char *pc_vcam_mode_name(pc_vcam_mode v); /* "manual", "follow" */
 
 /* One camera. Also used as the per-camera defaults in capture.camera. */
@@ -200,6 +209,7 @@ typedef struct pc_panorama_settings {
     char rig[PC_PATH_LEN];     /* Hugin project (.pto); "" = no rig */
     int enabled;               /* stitch where a rig is given */
     int blend;                 /* pc_blend */
+    int sampler;               /* pc_sampler */
     int gain_compensation;     /* gains measured on the overlaps (on top of the .pto's photometry) */
     double gain_smoothing_s;   /* time constant of those gains' filter */
     int width;                 /* 0 = the .pto's output size (its crop); else this width, same
@@ -238,6 +248,7 @@ typedef struct pc_vcam_settings {
     int width, height;         /* even, within the encoder's sides */
     double pan, tilt, hfov;    /* the initial pose, degrees (clamped to the rig's coverage) */
     int mode;                  /* pc_vcam_mode */
+    int sampler;               /* pc_sampler */
     pc_output_list outputs;
     int64_t bitrate;           /* bits per second */
     pc_preset_list presets;

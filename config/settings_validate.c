@@ -219,6 +219,10 @@ static int validate_panorama(const pc_settings *s, pc_diag *d)
     const char *file = s->config_file;
     const pc_panorama_settings *p = &s->panorama;
     int errors = 0;
+    if (p->sampler == PC_SAMPLER_BICUBIC && p->blend == PC_BLEND_MULTIBAND)
+        ERR(p->line, "panorama.sampler",
+            "\"bicubic\" with blend \"multiband\": the multiband pyramid samples bilinear; use sampler "
+            "\"bilinear\", or blend \"feather\" or \"seam\"");
     if (pc_settings_stitching(s)) {
         errors += check_outputs(s, d, "panorama.unstitched_outputs", p->unstitched.item, p->unstitched.count);
         return errors;

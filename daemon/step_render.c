@@ -170,6 +170,17 @@ static int view_point(pc_render_plan *plan, const render_view *v, pc_vcam_pose p
     return pc_render_plan_set_view(plan, &vm, err, errlen);
 }
 
+/* The render family's sampler for a panorama.sampler or a view's: auto
+ * is bicubic on a device backend, bilinear on the CPU one (its SIMD lanes
+ * sample bilinear; bicubic there takes the reference's pixel, ~10x the
+ * time: BENCHMARKS.md). */
+static pc_render_sampler sampler_of(const step_render *r, int s)
+{
+    if (s == PC_SAMPLER_AUTO)
+        return pc_backend_host_threads(r->env->be) == 0 ? PC_RENDER_BICUBIC : PC_RENDER_BILINEAR;
+    return s == PC_SAMPLER_BICUBIC ? PC_RENDER_BICUBIC : PC_RENDER_BILINEAR;
+}
+
 /* Builds the plans of rig with the settings' blend (any thread): the
  * panorama (or the small one), the small one, each view at poses[i].
  * NULL with err on failure. */
@@ -192,6 +203,10 @@ static render_rig *rig_build(step_render *r, const pc_settings *s, const pc_rig 
     case PC_BLEND_MULTIBAND: rr->opt.blend = PC_RENDER_MULTIBAND; break;
     default: rr->opt.blend = PC_RENDER_FEATHER; break;
     }
+    /* multiband with bicubic is refused by the config check */
+    rr->opt.sampler = r->stitch ? sampler_of(r, s->panorama.sampler) : PC_RENDER_BILINEAR;
+    if (rr->opt.blend == PC_RENDER_MULTIBAND)
+        rr->opt.sampler = PC_RENDER_BILINEAR; /* auto */
     rr->gain_comp = s->panorama.gain_compensation;
     rr->gain_smoothing_s = s->panorama.gain_smoothing_s;
     pthread_mutex_lock(&r->lock);
@@ -214,7 +229,9 @@ static render_rig *rig_build(step_render *r, const pc_settings *s, const pc_rig 
         narrow.hfov = v->min_hfov > 0 && v->min_hfov < poses[i].hfov ? v->min_hfov : poses[i].hfov;
         char e[400] = "";
         pc_rig_rect_view(v->w, v->h, poses[i].hfov, poses[i].pan, poses[i].tilt, 0.0, &view);
-        rc = pc_render_plan_build(&rr->view[i], rig, &view, photo, &feather, e, sizeof e);
+        pc_render_options vo = feather;
+        vo.sampler = sampler_of(r, i < s->vcam_count ? s->vcams[i].sampler : PC_SAMPLER_AUTO);
+        rc = pc_render_plan_build(&rr->view[i], rig, &view, photo, &vo, e, sizeof e);
         rr->nviews = i + (rr->view[i] != NULL);
         /* the first set_view samples the cameras' borders for the
          * narrowest view, so that no frame pays for it */
@@ -746,8 +763,9 @@ static int render_reload(void *priv, const pc_settings *s, unsigned live, char *
     r->next = nr;
     pthread_mutex_unlock(&r->lock);
     rig_free(old);
-    snprintf(msg, msglen, "panorama: rig %s (%s, gains %s) from the next frame set", s->panorama.rig,
-             pc_render_blend_name(nr->opt.blend), nr->gain_comp ? "compensated" : "as the .pto says");
+    snprintf(msg, msglen, "panorama: rig %s (%s, %s, gains %s) from the next frame set", s->panorama.rig,
+             pc_render_blend_name(nr->opt.blend), pc_render_sampler_name(nr->opt.sampler),
+             nr->gain_comp ? "compensated" : "as the .pto says");
     rc = PL_RELOAD_LIVE;
 out:
     free(rs);

@@ -100,7 +100,7 @@ static void test_accepts(void)
              "                { name = \"centre\"; pan = 0.0; tilt = 0.0; } );\n"
              "    max_speed = 45.0; follow_dead_zone = 0.1; },\n"
              "  { name = \"wide.1\"; width = 1280; height = 720; mode = \"follow\"; hfov = 60.0;\n"
-             "    outputs = ( \"wide.ts\" ); }\n"
+             "    sampler = \"bilinear\"; outputs = ( \"wide.ts\" ); }\n"
              ");\n",
              rig);
     pc_settings *s = malloc(sizeof *s);
@@ -117,6 +117,9 @@ static void test_accepts(void)
                   strcmp(p->unstitched.item[0].url, "cams.ts") == 0 &&
                   strcmp(p->unstitched.item[1].options, "pkt_size=1316") == 0 && p->line == 1,
               "panorama: blend, gains, unstitched_outputs (a string and a group) as written");
+    TAP_CHECK(p->sampler == PC_SAMPLER_BILINEAR && s->vcams[0].sampler == PC_SAMPLER_AUTO &&
+                  s->vcams[1].sampler == PC_SAMPLER_BILINEAR,
+              "samplers: the panorama's bilinear and a view's auto by default, a view's bilinear as written");
     const pc_vcam_settings *v = &s->vcams[0], *w = &s->vcams[1];
     TAP_CHECK(s->vcam_count == 2 && strcmp(v->name, "main") == 0 && v->width == 1920 && v->height == 1080 &&
                   v->pan == 5.0 && v->tilt == -1.0 && v->hfov == 40.0 && v->bitrate == 6000000 &&
@@ -179,7 +182,7 @@ static void test_accepts(void)
 
 static void test_rig_errors(void)
 {
-    char dir_conf[256];
+    char dir_conf[256], text[1024];
     check_error("missing .pto", "missing.conf", pano("/nonexistent/rig.pto", NULL), 1, "panorama.rig",
                 "/nonexistent/rig.pto: cannot open the rig file: No such file or directory", NULL);
     snprintf(dir_conf, sizeof dir_conf, "%s", pano(config_tmpdir, NULL));
@@ -207,7 +210,6 @@ static void test_rig_errors(void)
                 pano(write_conf("proj.pto", "p f9 w100 h100 v90\ni w2040 h1080 f0 v50\n"), NULL), 1, "panorama.rig",
                 "proj.pto:1: p line: field f: projection 9 is not supported", NULL);
     /* the rig on its own line of a longer file: that line */
-    char text[1024];
     snprintf(text, sizeof text, "daemon = { log_level = \"info\"; };\n\npanorama = {\n  blend = \"seam\";\n  rig = \"%s\";\n};\n",
              write_rig("field2.pto", 5, 3, "w2040 h1080 f0 v0", NULL));
     check_error("the rig's error at the panorama section's line", "line.conf", text, 3, "panorama.rig",
@@ -217,6 +219,14 @@ static void test_rig_errors(void)
                 pano(write_rig("cam.pto", 5, -1, NULL, NULL), "capture = { width = 1024; height = 768; };\n"), 1,
                 "panorama.rig", "i line (image 0): fields w h: 2040x1080, but camera 0 delivers 1024x768", NULL);
 
+    check_error("sampler bicubic with blend multiband", "mbcubic.conf",
+                (snprintf(text, sizeof text, "panorama = {\n  rig = \"%s\";\n  blend = \"multiband\";\n  sampler = "
+                          "\"bicubic\";\n};\n", write_rig("mbc.pto", 5, -1, NULL, NULL)), text),
+                1, "panorama.sampler", "\"bicubic\" with blend \"multiband\": the multiband pyramid samples bilinear",
+                NULL);
+    check_error("an unknown sampler", "lanczos.conf",
+                pano(write_rig("lz.pto", 5, -1, NULL, NULL), "virtual_cameras = ( { name = \"v\"; sampler = \"lanczos\"; "
+                     "outputs = ( \"v.ts\" ); } );\n"), 4, "virtual_cameras[0].sampler", "lanczos", "bilinear, bicubic, auto");
     /* masks are read, not applied: a warning */
     pc_settings *s = malloc(sizeof *s);
     pc_diag d;
@@ -373,7 +383,7 @@ static void test_reload(void)
     (snprintf(text, sizeof text, "panorama = { rig = \"%s\"; %s };\n%s", rig, pano_more, vcams), text)
     int ea = load_quiet("ra.conf", CONF(r1, "blend = \"feather\";", views), a);
     pc_settings_stamp_rig(a);
-    int eb = load_quiet("rb.conf", CONF(r2, "blend = \"seam\"; gain_compensation = false;",
+    int eb = load_quiet("rb.conf", CONF(r2, "blend = \"seam\"; gain_compensation = false; sampler = \"bicubic\";",
                                         "virtual_cameras = (\n  { name = \"main\"; pan = 5.0; tilt = -1.0; mode = \"follow\";"
                                         " outputs = ( \"m.ts\" );\n    presets = ( { name = \"g\"; pan = 12.0; tilt = 0.0; } );"
                                         " },\n  { name = \"wide\"; width = 1280; height = 720; outputs = ( \"w.ts\" ); }\n);\n"),
@@ -381,11 +391,12 @@ static void test_reload(void)
     pc_settings_stamp_rig(b);
     int n = pc_settings_diff(a, b, dl);
     pc_settings_diff_describe(dl, desc, sizeof desc);
-    TAP_CHECK(ea == 0 && eb == 0 && n == 7 && dl->restart == 0 && dl->live == (PC_LIVE_RIG | PC_LIVE_BLEND | PC_LIVE_VCAM) &&
+    TAP_CHECK(ea == 0 && eb == 0 && n == 8 && dl->restart == 0 && dl->live == (PC_LIVE_RIG | PC_LIVE_BLEND | PC_LIVE_VCAM) &&
                   strstr(desc, "panorama.rig ") && strstr(desc, "r2.pto (live)") && strstr(desc, "panorama.blend feather -> seam (live)") &&
+                  strstr(desc, "panorama.sampler bilinear -> bicubic (live)") &&
                   strstr(desc, "virtual_cameras[0].pan 0 -> 5 (live)") && strstr(desc, "virtual_cameras[0].mode manual -> follow (live)") &&
                   strstr(desc, "virtual_cameras[0].presets g -> g (live)"),
-              "another rig, blend, gains, a view's pan, tilt, mode and presets: all live (%d: %s)", n, desc);
+              "another rig, blend, gains, sampler, a view's pan, tilt, mode and presets: all live (%d: %s)", n, desc);
     *cur = *a;
     pc_settings_apply_live(cur, b);
     n = pc_settings_diff(cur, b, dl);

@@ -141,7 +141,7 @@ int ev_demosaic(ev_ctx *e, pc_algo_id algo, pc_picture *out);
  * the whole rig's photometry (photo NULL: none) as nona's layer c has it:
  * camera c's response and gains, the output response of image 0. */
 int ev_plan_one(ev_ctx *e, const pc_rig *rig, int c, const pc_view_model *v, const pc_rig_photometry *photo,
-                pc_render_plan **out);
+                int sampler /* pc_render_sampler */, pc_render_plan **out);
 /* The camera rows of stacked picture src that are camera c's. */
 pc_picture ev_cam_of(const pc_picture *src, int c, int cam_h);
 /* Renders plan from src into a new RGB24 picture out (CPU backend's renderer). */

@@ -120,7 +120,7 @@ static int geometry_pass(ev_ctx *e, int photo, geo_cam *gc)
         pc_picture out = {0}, src = ev_cam_of(&e->cams, c, e->cam_h);
         ev_layer l5 = {0}, l0 = {0};
         float *cx = NULL, *cy = NULL;
-        rc = ev_plan_one(e, &rig, c, &v, photo ? e->photo : NULL, &plan) || ev_render(e, plan, &src, &out);
+        rc = ev_plan_one(e, &rig, c, &v, photo ? e->photo : NULL, PC_RENDER_BILINEAR, &plan) || ev_render(e, plan, &src, &out);
         snprintf(name, sizeof name, "%s5_%04d.tif", tag, c);
         rc = rc || ev_layer_read(e, name, v.w, v.h, ox, oy, &l5);
         snprintf(name, sizeof name, "%s0_%04d.tif", tag, c);

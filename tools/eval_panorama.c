@@ -157,7 +157,7 @@ static int render_one(ev_ctx *e, const pc_rig *rig, const pc_rig_photometry *pho
 {
     pc_view_model v;
     ev_pano_view(rig, &v);
-    if (ev_plan_one(e, rig, c, &v, photo, plan))
+    if (ev_plan_one(e, rig, c, &v, photo, PC_RENDER_BILINEAR, plan))
         return -1;
     if (g) {
         float g1[1][3] = {{g[0], g[1], g[2]}};

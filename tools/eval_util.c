@@ -136,6 +136,7 @@ int ev_demosaic(ev_ctx *e, pc_algo_id algo, pc_picture *out)
 }
 
 int ev_plan_one(ev_ctx *e, const pc_rig *rig, int c, const pc_view_model *v, const pc_rig_photometry *photo,
+                int sampler,
                 pc_render_plan **out)
 {
     char err[512];
@@ -152,7 +153,10 @@ int ev_plan_one(ev_ctx *e, const pc_rig *rig, int c, const pc_view_model *v, con
         memcpy(ph1->inv_resp[0], photo->inv_resp[c], sizeof ph1->inv_resp[0]);
         ph1->identity = 0;
     }
-    int rc = pc_render_plan_build(out, &one, v, ph1, NULL, err, sizeof err);
+    pc_render_options opt;
+    pc_render_options_default(&opt);
+    opt.sampler = (pc_render_sampler)sampler;
+    int rc = pc_render_plan_build(out, &one, v, ph1, &opt, err, sizeof err);
     free(ph1);
     if (rc)
         fprintf(stderr, "panocap-eval: camera %d's plan: %s\n", c, err);

@@ -8,13 +8,16 @@
  *    --rotate=0,-TILT,0 (what pc_rig_rect_view models); per camera
  *    panocap's one-camera view from the RGB pictures (photometry on)
  *    against nona's layer, over the pixels both cover; pooled over the
- *    cameras; nona bilinear (m i5) and default (m i0);
+ *    cameras; panocap's bilinear sampler against nona's bilinear (m i5),
+ *    its bicubic against nona's default (m i0, poly3: the same Keys
+ *    cubic), and its bilinear against m i0;
  *  - against the scene: the scene rendered by an ideal pinhole camera at
  *    the pose (pc_scene_eye_view of the same view model), and panocap's
  *    view from Bayer cameras through each demosaic (feather, the
- *    panorama's gain compensation), beside nona + enblend from the RGB
- *    pictures (and nona's layers alone) against the same truth, over the
- *    pixels both views cover.
+ *    panorama's gain compensation, the views' default sampler: bicubic),
+ *    beside nona + enblend from the RGB pictures (and nona's layers alone)
+ *    against the same truth, over the pixels both views cover; panocap
+ *    from the RGB pictures with either sampler.
  */
 #include "eval.h"
 
@@ -72,8 +75,9 @@ static int view_pto(ev_ctx *e, int k, int interp, int w, int h, const pc_vcam_po
 }
 
 typedef struct pose_res {
-    double vs_nona5, vs_nona0;   /* RGB view against nona's layers */
-    double nona_truth, enblend_truth, rgb_truth;
+    double vs_nona5, vs_nona0;   /* RGB view against nona's layers: bilinear vs m i5, vs m i0 */
+    double cubic_nona0;          /* bicubic vs m i0 */
+    double nona_truth, enblend_truth, rgb_truth, rgb_bilinear_truth;
     double bayer[EV_MAX_ALGOS];
     long nona_px, truth_px;
 } pose_res;
@@ -85,7 +89,7 @@ static int pose_hugin(ev_ctx *e, int k, const pc_view_model *v, const pc_picture
 {
     const int W = v->w, H = v->h;
     char name[128], files[1024] = "";
-    ev_err e5 = {0, 0}, e0 = {0, 0}, nt = {0, 0};
+    ev_err e5 = {0, 0}, e0 = {0, 0}, c0 = {0, 0}, nt = {0, 0};
     if (ev_sh(e, "nona -o v%d_5_ view%d_i5.pto", k, k) || ev_sh(e, "nona -o v%d_0_ view%d_i0.pto", k, k))
         return -1;
     for (int c = 0; c < e->ncam; c++) {
@@ -96,11 +100,13 @@ static int pose_hugin(ev_ctx *e, int k, const pc_view_model *v, const pc_picture
             continue;
         size_t fl = strlen(files);
         snprintf(files + fl, sizeof files - fl, " %s", n0);
-        pc_render_plan *plan = NULL;
-        pc_picture out = {0}, src = ev_cam_of(&e->cams, c, e->cam_h);
+        pc_render_plan *plan = NULL, *cplan = NULL;
+        pc_picture out = {0}, cout = {0}, src = ev_cam_of(&e->cams, c, e->cam_h);
         ev_layer l5 = {0}, l0 = {0};
-        int rc = ev_plan_one(e, &e->rig, c, v, e->photo, &plan) || ev_render(e, plan, &src, &out) ||
-                 ev_layer_read(e, n5, W, H, 0, 0, &l5) || ev_layer_read(e, n0, W, H, 0, 0, &l0);
+        int rc = ev_plan_one(e, &e->rig, c, v, e->photo, PC_RENDER_BILINEAR, &plan) || ev_render(e, plan, &src, &out) ||
+                 ev_plan_one(e, &e->rig, c, v, e->photo, PC_RENDER_BICUBIC, &cplan) ||
+                 ev_render(e, cplan, &src, &cout) || ev_layer_read(e, n5, W, H, 0, 0, &l5) ||
+                 ev_layer_read(e, n0, W, H, 0, 0, &l0);
         for (int y = 0; !rc && y < H; y++)
             for (int x = 0; x < W; x++) {
                 const size_t i = (size_t)y * W + x;
@@ -111,7 +117,8 @@ static int pose_hugin(ev_ctx *e, int k, const pc_view_model *v, const pc_picture
                 const uint8_t *o = ev_row_ptr(&out, y) + 3 * x;
                 e5.se += ev_px_se(o, l5.rgba + 4 * i);
                 e0.se += ev_px_se(o, l0.rgba + 4 * i);
-                e5.n++, e0.n++;
+                c0.se += ev_px_se(ev_row_ptr(&cout, y) + 3 * x, l0.rgba + 4 * i);
+                e5.n++, e0.n++, c0.n++;
                 if (pc_render_border(&plan->cam[0].geo, sx, sy) >= 2.0f) {
                     nt.se += ev_px_se(ev_row_ptr(truth, y) + 3 * x, l0.rgba + 4 * i);
                     nt.n++;
@@ -120,13 +127,16 @@ static int pose_hugin(ev_ctx *e, int k, const pc_view_model *v, const pc_picture
         ev_layer_free(&l5);
         ev_layer_free(&l0);
         ev_pic_free(&out);
+        ev_pic_free(&cout);
         pc_render_plan_free(plan);
+        pc_render_plan_free(cplan);
         rm_file(e, n5);
         if (rc)
             return -1;
     }
     r->vs_nona5 = ev_psnr(e5);
     r->vs_nona0 = ev_psnr(e0);
+    r->cubic_nona0 = ev_psnr(c0);
     r->nona_px = e5.n;
     r->nona_truth = ev_psnr(nt);
     /* nona + enblend against the truth; its alpha limits the mask */
@@ -218,7 +228,7 @@ int ev_views(ev_ctx *e)
     for (int k = 0; k < MAX_POSES; k++) {
         pose_res *r = &res[k];
         memset(r, 0, sizeof *r);
-        r->vs_nona5 = r->vs_nona0 = r->nona_truth = r->enblend_truth = NAN;
+        r->vs_nona5 = r->vs_nona0 = r->cubic_nona0 = r->nona_truth = r->enblend_truth = NAN;
         pc_rig_rect_view(W, H, poses[k].p.hfov, poses[k].p.pan, poses[k].p.tilt, 0.0, &vm[k]);
         if (!(mask[k] = calloc((size_t)W * H, 1)) || ev_render_truth(e, &vm[k], &truth[k]))
             goto out;
@@ -230,15 +240,33 @@ int ev_views(ev_ctx *e)
             (view_pto(e, k, 5, W, H, &poses[k].p) || view_pto(e, k, 0, W, H, &poses[k].p) ||
              pose_hugin(e, k, &vm[k], &truth[k], mask[k], r)))
             goto out;
-        if (pc_render_plan_build(&plan[k], &e->rig, &vm[k], e->photo, NULL, err, sizeof err)) {
+        /* the daemon's view: feather, bicubic (virtual_cameras[].sampler's
+         * default); and bilinear from the RGB pictures beside it */
+        pc_render_options opt;
+        pc_render_options_default(&opt);
+        pc_render_options copt = opt;
+        copt.sampler = PC_RENDER_BICUBIC;
+        pc_render_plan *bil = NULL;
+        if (pc_render_plan_build(&bil, &e->rig, &vm[k], e->photo, &opt, err, sizeof err) ||
+            pc_render_plan_build(&plan[k], &e->rig, &vm[k], e->photo, &copt, err, sizeof err)) {
             fprintf(stderr, "panocap-eval: view %d's plan: %s\n", k, err);
+            pc_render_plan_free(bil);
             goto out;
         }
         pc_render_plan_set_gains(plan[k], (const float(*)[3])gains);
+        pc_render_plan_set_gains(bil, (const float(*)[3])gains);
         pc_picture pic;
-        if (ev_render(e, plan[k], &e->cams, &pic))
+        if (ev_render(e, plan[k], &e->cams, &pic)) {
+            pc_render_plan_free(bil);
             goto out;
+        }
         r->rgb_truth = ev_psnr(ev_err_masked(&pic, &truth[k], mask[k], 1));
+        ev_pic_free(&pic);
+        int brc = ev_render(e, bil, &e->cams, &pic);
+        pc_render_plan_free(bil);
+        if (brc)
+            goto out;
+        r->rgb_bilinear_truth = ev_psnr(ev_err_masked(&pic, &truth[k], mask[k], 1));
         ev_pic_free(&pic);
         for (size_t i = 0; i < (size_t)W * H; i++)
             r->truth_px += mask[k][i] != 0;
@@ -265,14 +293,16 @@ int ev_views(ev_ctx *e)
         const pose_res *r = &res[k];
         printf("  view %d, %s (pan %.2f tilt %.2f hfov %.1f):\n", k, poses[k].name, poses[k].p.pan, poses[k].p.tilt,
                poses[k].p.hfov);
-        printf("    RGB pictures, per camera against nona's layers (%ld px): %s bilinear (m i5), %s default (m i0)\n",
-               r->nona_px, ev_db(b1, sizeof b1, r->vs_nona5), ev_db(b2, sizeof b2, r->vs_nona0));
+        printf("    RGB pictures, per camera against nona's layers (%ld px): bilinear %s against m i5, %s against "
+               "m i0; bicubic %s against m i0\n", r->nona_px, ev_db(b1, sizeof b1, r->vs_nona5),
+               ev_db(b2, sizeof b2, r->vs_nona0), ev_db(b3, sizeof b3, r->cubic_nona0));
         printf("    against the scene's pinhole rendering (%ld px): nona + enblend %s, nona's layers %s, panocap from "
-               "RGB %s\n", r->truth_px, ev_db(b1, sizeof b1, r->enblend_truth), ev_db(b2, sizeof b2, r->nona_truth),
-               ev_db(b3, sizeof b3, r->rgb_truth));
+               "RGB %s (bicubic), ", r->truth_px, ev_db(b1, sizeof b1, r->enblend_truth),
+               ev_db(b2, sizeof b2, r->nona_truth), ev_db(b3, sizeof b3, r->rgb_truth));
+        printf("%s (bilinear)\n", ev_db(b1, sizeof b1, r->rgb_bilinear_truth));
         for (int a = 0; a < e->nalgos; a++) {
             const char *an = pc_algo_get((pc_algo_id)e->algos[a])->name;
-            printf("    panocap from Bayer, %-18s %s\n", an, ev_db(b1, sizeof b1, r->bayer[a]));
+            printf("    panocap from Bayer (bicubic), %-18s %s\n", an, ev_db(b1, sizeof b1, r->bayer[a]));
             snprintf(name, sizeof name, "views.%d.%s.psnr", k, an);
             ev_add_fig(e, name, r->bayer[a]);
         }
@@ -280,22 +310,26 @@ int ev_views(ev_ctx *e)
         ev_add_fig(e, name, r->vs_nona5);
         snprintf(name, sizeof name, "views.%d.vs_nona_i0", k);
         ev_add_fig(e, name, r->vs_nona0);
+        snprintf(name, sizeof name, "views.%d.bicubic_vs_nona_i0", k);
+        ev_add_fig(e, name, r->cubic_nona0);
         snprintf(name, sizeof name, "views.%d.enblend_psnr", k);
         ev_add_fig(e, name, r->enblend_truth);
         snprintf(name, sizeof name, "views.%d.nona_layers_psnr", k);
         ev_add_fig(e, name, r->nona_truth);
         snprintf(name, sizeof name, "views.%d.rgb_psnr", k);
         ev_add_fig(e, name, r->rgb_truth);
+        snprintf(name, sizeof name, "views.%d.rgb_bilinear_psnr", k);
+        ev_add_fig(e, name, r->rgb_bilinear_truth);
         char what[96], target[64];
-        snprintf(what, sizeof what, "view %d (%s, hfov %.0f): RGB vs nona m i5; m i0", k, poses[k].name,
-                 poses[k].p.hfov);
-        ev_add_row(e, "c", what, ">= 40 dB", isnan(r->vs_nona5) ? -1 : r->vs_nona5 >= 40.0, "%.2f; %.2f dB",
-                   r->vs_nona5, r->vs_nona0);
+        snprintf(what, sizeof what, "view %d (%s, hfov %.0f): RGB bilinear vs nona m i5; bicubic vs m i0", k,
+                 poses[k].name, poses[k].p.hfov);
+        ev_add_row(e, "c", what, ">= 40 dB", isnan(r->vs_nona5) ? -1 : r->vs_nona5 >= 40.0 && r->cubic_nona0 >= 40.0,
+                   "%.2f; %.2f dB", r->vs_nona5, r->cubic_nona0);
         /* the daemon's default demosaic (edge) in the table; all in figures.txt */
         for (int a = 0; a < e->nalgos; a++) {
             if (e->algos[a] != PC_ALGO_EDGE && e->algos[a] != PC_ALGO_MLRI)
                 continue;
-            snprintf(what, sizeof what, "view %d: Bayer %s vs scene; nona+enblend vs scene", k,
+            snprintf(what, sizeof what, "view %d: Bayer %s (bicubic) vs scene; nona+enblend vs scene", k,
                      pc_algo_get((pc_algo_id)e->algos[a])->name);
             snprintf(target, sizeof target, ">= %.2f dB", r->enblend_truth - 3.0);
             ev_add_row(e, "c", what, isnan(r->enblend_truth) ? NULL : target,
