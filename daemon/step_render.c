@@ -297,14 +297,19 @@ static const char *proj_name(int proj)
 static void set_describe(step_render *r, const render_rig *rr, const char *seams)
 {
     const char *base = strrchr(rr->name, '/');
-    char views[64] = "";
+    char views[96] = "";
+    int cubic = 0;
+    for (int i = 0; i < rr->nviews; i++)
+        cubic += rr->view[i]->sampler == PC_RENDER_BICUBIC;
     if (r->nviews)
-        snprintf(views, sizeof views, "; %d virtual camera%s", r->nviews, r->nviews == 1 ? "" : "s");
+        snprintf(views, sizeof views, "; %d virtual camera%s (%s)", r->nviews, r->nviews == 1 ? "" : "s",
+                 cubic == rr->nviews ? "bicubic" : cubic ? "bicubic and bilinear" : "bilinear");
     pthread_mutex_lock(&r->lock);
     if (r->stitch)
-        snprintf(r->describe, sizeof r->describe, "%s %dx%d from %s, %s%s%s, gains %s%s%s",
+        snprintf(r->describe, sizeof r->describe, "%s %dx%d from %s, %s%s%s, %s, gains %s%s%s",
                  proj_name(rr->rig.pano.proj), r->w, r->h, base ? base + 1 : rr->name,
                  pc_render_blend_name(rr->opt.blend), seams[0] ? " " : "", seams,
+                 pc_render_sampler_name(rr->opt.sampler),
                  rr->gain_comp ? "compensated" : "as the .pto says", views,
                  r->unstitched ? "; unstitched cameras" : "");
     else

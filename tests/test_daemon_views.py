@@ -129,8 +129,9 @@ check(main is not None and main[3] == "follow" and abs(main[0]) < 25.0,
       "(now %s)" % (main,))
 check(wide is not None and wide[3] == "manual" and abs(wide[0] + 20.0) < 0.05,
       "manual view: stayed at pan -20.0 (now %s)" % (wide,))
-check(re.search(r"render.*2 virtual cameras", p.log) is not None,
-      "the stage's description names the render step with its 2 virtual cameras")
+check(re.search(r"render.*2 virtual cameras \(bilinear\)", p.log) is not None,
+      "the stage's description names the render step with its 2 virtual cameras, sampled bilinear (sampler "
+      "auto on the CPU backend)")
 
 # the rig for the views only
 write_conf(conf, enabled=False, unstitched=False)
