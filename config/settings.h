@@ -88,7 +88,7 @@ typedef enum pc_vcam_mode {
  * read at a source position (the render family's pc_render_sampler). */
 typedef enum pc_sampler {
     PC_SAMPLER_BILINEAR = 0, /* 2x2 pixels */
-    PC_SAMPLER_BICUBIC = 1,  /* 4x4 pixels, Keys' cubic as nona's default: sharper */
+    PC_SAMPLER_BICUBIC = 1,  /* 12 pixels, Keys' cubic as nona's default: sharper */
     PC_SAMPLER_AUTO = 2,     /* views: bicubic on a GPU backend, bilinear on the CPU one (its
                               * SIMD lanes do bilinear; bicubic there costs ~10x) */
 } pc_sampler;

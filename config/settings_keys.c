@@ -294,7 +294,7 @@ static const pc_key panorama_keys[] = {
      "the seam where the cameras agree, fixed per rig) or multiband (the same seams, the overlaps blended "
      "band by band: fine detail joined at the seam, coarse differences spread over ~60 pixels)", NULL},
     {"sampler", PC_KT_ENUM, PAN(sampler), 0, 0, 0, &sampler_enum, PC_LIVE_BLEND, "bilinear", NULL,
-     "how the cameras' pictures are read: bilinear (2x2 pixels, the fastest), bicubic (4x4 pixels, "
+     "how the cameras' pictures are read: bilinear (2x2 pixels, the fastest), bicubic (12 pixels, "
      "Keys' cubic as Hugin's nona: sharper, about 1 dB closer to the scene; not with blend multiband) "
      "or auto (bicubic on the GPU, bilinear on the CPU backend)", NULL},
     {"gain_compensation", PC_KT_BOOL, PAN(gain_compensation), 0, 1, 0, NULL, PC_LIVE_BLEND, "true", NULL,
@@ -345,7 +345,7 @@ static const pc_key vcam_keys[] = {
     {"mode", PC_KT_ENUM, VCA(mode), 0, 0, 0, &vcam_mode_enum, PC_LIVE_VCAM, "manual", NULL,
      "manual (steered through the control socket and HTTP) or follow (follows the play)", NULL},
     {"sampler", PC_KT_ENUM, VCA(sampler), 0, 0, 0, &sampler_enum, PC_LIVE_BLEND, "auto", NULL,
-     "how the cameras' pictures are read: bicubic (4x4 pixels, Keys' cubic as Hugin's nona: a view "
+     "how the cameras' pictures are read: bicubic (12 pixels, Keys' cubic as Hugin's nona: a view "
      "magnifies them, and bicubic keeps it sharp), bilinear (2x2 pixels, the fastest) or auto (bicubic "
      "on the GPU; bilinear on the CPU backend, where bicubic costs about 10x)", NULL},
     {"outputs", PC_KT_GROUPS, VCA(outputs), 0, 0, 0, NULL, 0, "", NULL,

@@ -19,10 +19,11 @@
  *                neighbour is needed only where its weight is not 0 and is
  *                clamped to the image (no pixel outside a camera is read;
  *                nothing of the camera below in the stack bleeds in).
- *                With sampler = bicubic, the 4x4 pixels around it, each
- *                axis weighted by Keys' cubic with a = -0.75 (nona's
- *                default interpolator, libpano13's poly3), neighbours
- *                clamped to the image, V clamped to 0..255
+ *                With sampler = bicubic, the 4x4 pixels around it less
+ *                the corners, weighted by Keys' cubic with a = -0.75 on
+ *                each axis (nona's default interpolator, libpano13's
+ *                poly3) and normalised, neighbours clamped to the image,
+ *                V clamped to 0..255
  *     L_c      = V                                    (identity photometry), or
  *                f_c^-1(V) * gain_c / vig_c(sx, sy)   (camera_model.h's
  *                pc_photo_correct: the tables of pc_rig_photometry)
@@ -86,7 +87,7 @@ typedef enum pc_render_blend {
 /* How a camera picture is sampled at a source position. */
 typedef enum pc_render_sampler {
     PC_RENDER_BILINEAR = 0, /* 2x2 pixels: the fastest */
-    PC_RENDER_BICUBIC = 1,  /* 4x4 pixels, Keys a = -0.75 (nona's poly3): sharper where a view magnifies */
+    PC_RENDER_BICUBIC = 1,  /* 12 pixels, Keys a = -0.75 (nona's poly3): sharper where a view magnifies */
 } pc_render_sampler;
 
 typedef struct pc_render_options {
