@@ -56,6 +56,7 @@
 #define PANOCAP_CUDA_RENDER_CUH
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,14 +203,13 @@ static inline void pc_rkparams_pictures(pc_rkparams *k, const pc_picture *src, c
 }
 
 /* The photometric tables as the pixel kernels read them: segment i (knots
- * i and i + 1) as the pair (its middle's value, its step), so that one
- * 8-byte load fetches both; the last knot is (its value, 0). Host; out[n]. */
+ * i and i + 1) as the pair (knot i's value, its step to knot i + 1), so
+ * that one 8-byte load fetches both; the last knot is (its value, 0).
+ * Host; out[n]. */
 static inline void pc_rlut_pairs(const float *knots, int n, float2 *out)
 {
-    for (int i = 0; i < n; i++) {
-        const float d = i + 1 < n ? knots[i + 1] - knots[i] : 0.0f;
-        out[i] = make_float2(knots[i] + 0.5f * d, d);
-    }
+    for (int i = 0; i < n; i++)
+        out[i] = make_float2(knots[i], i + 1 < n ? knots[i + 1] - knots[i] : 0.0f);
 }
 
 /* Host: every table of plan p as pairs, what pc_rkparams.lut2 points to:
@@ -226,33 +226,42 @@ static_assert((PC_RIG_RESPONSE_KNOTS & (PC_RIG_RESPONSE_KNOTS - 1)) == 0, "pc_rl
 
 /* Linear interpolation in a pair table at v * scale (knot units, in
  * [0, PC_RIG_RESPONSE_KNOTS - 1]): pc_lut_interp's value up to rounding,
- * in 5 FMA-pipe instructions, the address and one load, no conversion.
+ * in 4 FMA-pipe instructions, the address and one load, no conversion.
  * The kernels are bound by instruction issue (ncu: 72 % of the issue
  * slots busy, a third of it the photometry), and pc_render_linear's
  * float -> int -> float conversions run at a quarter of the FMA rate. The
- * magic number 1.5 * 2^23 rounds q = v * scale - 1/2 to an integer in the
- * low mantissa bits, floor(v * scale) (at an exact knot possibly the
- * segment below, at its end: the same value), and q minus it, within
- * +-1/2, is the offset from the segment's middle. No clamp: v * scale >= 0
- * always (texture samples, saturated sums), and v * scale <= n - 1 lands
- * on the last pair, whose step is 0. */
+ * magic number 1.5 * 2^23 added with the product in one multiply-add
+ * rounded down (FFMA.RM) leaves i = floor(v * scale) in the low mantissa
+ * bits exactly (at the end, the last pair, whose step is 0), and v *
+ * scale - i in [0, 1) is one more multiply-add from knot i. (Rounding to
+ * nearest took q = v * scale - 1/2, an add of the magic and one to take
+ * it off again: 5 instructions, and the tables from the segments'
+ * middles.) No clamp: v * scale >= 0 always (texture samples, bilinear
+ * mixes of bytes, saturated sums), and v * scale <= n - 1 (up to a
+ * rounding, which stays below n). */
 PC_DEV float pc_rlut(const float2 *lut, float v, float scale)
 {
-    const float q = fmaf(v, scale, -0.5f);
-    const float f = q + 12582912.0f;
-    /* the knot from the low bits: the mask keeps every read inside the
-     * table whatever v is (and costs no more than subtracting the magic) */
-    const unsigned i = __float_as_uint(f) & (PC_RIG_RESPONSE_KNOTS - 1);
+    const float f = __fmaf_rd(v, scale, 12582912.0f);
+    /* f's bits are 0x4B400000 + i: the table's address less 8 x 0x4B400000
+     * plus 8 x the bits is pair i, with no mask (one instruction per
+     * lookup less). That needs 0 <= v * scale < n, which every caller
+     * keeps (above); the emulation checks it. */
+    const unsigned b = __float_as_uint(f);
 #ifdef __CUDA_ARCH__
-    /* lut + 8 i as one wide multiply-add: written in C (lut[i]), the
-     * compiler shifts, masks and adds in 64 bits, 4 to 5 instructions */
+    /* as one wide multiply-add (or a LEA pair): written in C (lut[i]),
+     * the compiler shifts, masks and adds in 64 bits, 4 to 5 instructions */
     const float2 *a;
-    asm("mad.wide.u32 %0, %1, 8, %2;" : "=l"(a) : "r"(i), "l"(lut));
+    asm("mad.wide.u32 %0, %1, 8, %2;" : "=l"(a) : "r"(b), "l"((uintptr_t)lut - 8ull * 0x4B400000u));
     const float2 k = __ldg(a);
 #else
+    const unsigned i = b - 0x4B400000u;
+    if (i >= PC_RIG_RESPONSE_KNOTS) {
+        fprintf(stderr, "pc_rlut: %g x %g is off the table\n", (double)v, (double)scale);
+        abort();
+    }
     const float2 k = lut[i];
 #endif
-    return fmaf(q - (f - 12582912.0f), k.y, k.x);
+    return fmaf(fmaf(v, scale, 12582912.0f - f), k.y, k.x);
 }
 
 /* A value in 0..255 rounded to 8 bits: pc_render_to8's value (ties go to
