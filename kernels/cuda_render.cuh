@@ -239,6 +239,7 @@ static_assert((PC_RIG_RESPONSE_KNOTS & (PC_RIG_RESPONSE_KNOTS - 1)) == 0, "pc_rl
  * middles.) No clamp: v * scale >= 0 always (texture samples, bilinear
  * mixes of bytes, saturated sums), and v * scale <= n - 1 (up to a
  * rounding, which stays below n). */
+template <int SAT = 0>
 PC_DEV float pc_rlut(const float2 *lut, float v, float scale)
 {
     const float f = __fmaf_rd(v, scale, 12582912.0f);
@@ -261,7 +262,15 @@ PC_DEV float pc_rlut(const float2 *lut, float v, float scale)
     }
     const float2 k = lut[i];
 #endif
-    return fmaf(fmaf(v, scale, 12582912.0f - f), k.y, k.x);
+    const float t = fmaf(v, scale, 12582912.0f - f);
+#ifdef __CUDA_ARCH__
+    if (SAT) { /* __saturatef(fmaf()) under -ftz stays two instructions */
+        float r;
+        asm("fma.rn.ftz.sat.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(t), "f"(k.y), "f"(k.x));
+        return r;
+    }
+#endif
+    return SAT ? __saturatef(fmaf(t, k.y, k.x)) : fmaf(t, k.y, k.x);
 }
 
 /* A value in 0..255 rounded to 8 bits: pc_render_to8's value (ties go to
@@ -504,8 +513,8 @@ PC_DEV void pc_rfinish_px(const pc_rkparams &p, const float acc[3], float ws, in
         /* photometry: f_o is within [0, 1] after the saturation, so the
          * 8-bit rounding needs no clamp */
         rgb[k] = !(ws > 0.0f) ? 0
-                 : PHOTO ? __float_as_int(fmaf(__saturatef(pc_rlut(p.lut2 + PC_RIG_RESPONSE_KNOTS * p.ncam,
-                                                                   __saturatef(l), PC_RIG_RESPONSE_KNOTS - 1)),
+                 : PHOTO ? __float_as_int(fmaf(pc_rlut<1>(p.lut2 + PC_RIG_RESPONSE_KNOTS * p.ncam, __saturatef(l),
+                                                          PC_RIG_RESPONSE_KNOTS - 1),
                                               255.0f, 12582912.0f)) - 0x4B400000
                          : pc_rto8(l);
     }
