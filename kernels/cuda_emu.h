@@ -11,7 +11,7 @@
  *
  * Only what the kernels use is provided: threadIdx/blockIdx/blockDim/
  * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4/uint2, and the
- * intrinsics __byte_perm, __umulhi, __fdividef, __saturatef, __ldg, __int_as_float,
+ * intrinsics __byte_perm, __umulhi, __fdividef, __fmaf_rd, __saturatef, __ldg, __int_as_float,
  * __float_as_int, __float_as_uint, and atomicAdd on unsigned (the activity map's counts).
  * No warp shuffles: the kernels exchange through shared
  * memory instead. For the render kernels (cuda_render.cuh): float2/float4,
@@ -195,6 +195,16 @@ static inline unsigned __viaddmin_s16x2_relu(unsigned a, unsigned b, unsigned c)
     return r;
 }
 static inline float __fdividef(float a, float b) { return a / b; }
+/* a * b + c rounded down (FFMA.RM): the nearest one, a step down where the
+ * exact value lies below it; the sign of exact - nearest from doubles (a
+ * * b exact, c - r exact where c and r are not 2^29 apart, one rounding
+ * after that, which keeps the sign) */
+static inline float __fmaf_rd(float a, float b, float c)
+{
+    const float r = fmaf(a, b, c);
+    const double d = (double)a * b + ((double)c - r);
+    return d < 0.0 ? nextafterf(r, -INFINITY) : r;
+}
 /* clamps to [0, 1]; NaN gives 0, as on the GPU */
 static inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 static inline float __int_as_float(int i)

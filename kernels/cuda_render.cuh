@@ -56,6 +56,7 @@
 #define PANOCAP_CUDA_RENDER_CUH
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,23 @@
 #else
 #define PC_RBOUNDS(n)
 #endif
+
+/* A rectilinear camera as pc_rcamera_rect reads it: pc_cam_project's,
+ * pc_render_border's and the vignetting's constants with everything that
+ * does not depend on the pixel folded in on the host (pc_rcam_of), so the
+ * per-sample arithmetic is what is left. Positions are in the stacked
+ * texture's coordinates, tx = sx + 0.5, ty = sy + c cam_h + 0.5 (what
+ * tex2D takes: no adds per sample). */
+struct pc_rcam {
+    float R[9];           /* rows f rn_inv R[0..2], -f rn_inv R[3..5], R[6..8]: (X, Y) / Z = (u, v) rn_inv */
+    float rmax;
+    float a, b, c, d;     /* the radial polynomial times 1 / rn_inv */
+    float g_h, t_w;       /* shear */
+    float x0, y0;         /* where (u, v) = 0 lands: the centre, lens shift and texture offset */
+    float xc, yc, hw, hh; /* the valid area: centre and half sizes */
+    float vcx, vcy;       /* vignetting centre */
+    float va, vb, vc, vd; /* and polynomial in dx^2 + dy^2 (vq folded in); 1, 0, 0, 0 where off */
+};
 
 /* Everything a render kernel reads, by value (the constant bank). */
 struct pc_rkparams {
@@ -101,7 +119,43 @@ struct pc_rkparams {
     const uint32_t *map_off; /* MAP */
     const float4 *map;
     pc_render_cam cam[PC_RENDER_MAX_CAMERAS];
+    pc_rcam rc[PC_RENDER_MAX_CAMERAS]; /* rect: the same cameras for pc_rcamera_rect */
 };
+
+/* Host: camera c (stacked at row c cam_h) as pc_rcam; the folding in
+ * double, so each constant is rounded once. */
+static inline void pc_rcam_of(const pc_render_cam *C, int c, int cam_h, pc_rcam *o)
+{
+    const pc_cam_model *g = &C->geo;
+    const pc_vig_model *v = &C->vig;
+    const double fr = (double)g->f * g->rn_inv, rn = 1.0 / g->rn_inv;
+    const double ox = 0.5, oy = (double)c * cam_h + 0.5;
+    for (int i = 0; i < 3; i++) {
+        o->R[i] = (float)(fr * g->R[i]);
+        o->R[3 + i] = (float)(-fr * g->R[3 + i]);
+        o->R[6 + i] = g->R[6 + i];
+    }
+    o->rmax = g->rmax;
+    o->a = (float)(g->a * rn);
+    o->b = (float)(g->b * rn);
+    o->c = (float)(g->c * rn);
+    o->d = (float)(g->d * rn);
+    o->g_h = g->g_h;
+    o->t_w = g->t_w;
+    o->x0 = (float)(g->cx + (double)g->sx_d + (double)g->g_h * g->sy_e + ox);
+    o->y0 = (float)(g->cy + (double)g->sy_e + (double)g->t_w * g->sx_d + oy);
+    o->xc = (float)(0.5 * ((double)g->x0 + g->x1) + ox);
+    o->yc = (float)(0.5 * ((double)g->y0 + g->y1) + oy);
+    o->hw = (float)(0.5 * ((double)g->x1 - g->x0));
+    o->hh = (float)(0.5 * ((double)g->y1 - g->y0));
+    o->vcx = (float)(v->vcx + ox);
+    o->vcy = (float)(v->vcy + oy);
+    const double q = v->vq;
+    o->va = v->on ? v->va : 1.0f;
+    o->vb = v->on ? (float)(v->vb * q) : 0.0f;
+    o->vc = v->on ? (float)(v->vc * q * q) : 0.0f;
+    o->vd = v->on ? (float)(v->vd * q * q * q) : 0.0f;
+}
 
 /* Host: the plan's part of the parameters (device pointers are the
  * caller's: tables, masks, LUTs, seams, maps). */
@@ -120,8 +174,10 @@ static inline void pc_rkparams_plan(pc_rkparams *k, const pc_render_plan *p)
     k->inv_seam = p->inv_seam;
     memcpy(k->cam, p->cam, sizeof p->cam);
     k->rect = 1;
-    for (int c = 0; c < p->ncam; c++)
+    for (int c = 0; c < p->ncam; c++) {
         k->rect &= !p->cam[c].geo.fisheye && !p->cam[c].geo.circle;
+        pc_rcam_of(&p->cam[c], c, p->cam_h, &k->rc[c]);
+    }
 }
 
 /* Host: the pictures' part. */
@@ -147,14 +203,13 @@ static inline void pc_rkparams_pictures(pc_rkparams *k, const pc_picture *src, c
 }
 
 /* The photometric tables as the pixel kernels read them: segment i (knots
- * i and i + 1) as the pair (its middle's value, its step), so that one
- * 8-byte load fetches both; the last knot is (its value, 0). Host; out[n]. */
+ * i and i + 1) as the pair (knot i's value, its step to knot i + 1), so
+ * that one 8-byte load fetches both; the last knot is (its value, 0).
+ * Host; out[n]. */
 static inline void pc_rlut_pairs(const float *knots, int n, float2 *out)
 {
-    for (int i = 0; i < n; i++) {
-        const float d = i + 1 < n ? knots[i + 1] - knots[i] : 0.0f;
-        out[i] = make_float2(knots[i] + 0.5f * d, d);
-    }
+    for (int i = 0; i < n; i++)
+        out[i] = make_float2(knots[i], i + 1 < n ? knots[i + 1] - knots[i] : 0.0f);
 }
 
 /* Host: every table of plan p as pairs, what pc_rkparams.lut2 points to:
@@ -171,33 +226,51 @@ static_assert((PC_RIG_RESPONSE_KNOTS & (PC_RIG_RESPONSE_KNOTS - 1)) == 0, "pc_rl
 
 /* Linear interpolation in a pair table at v * scale (knot units, in
  * [0, PC_RIG_RESPONSE_KNOTS - 1]): pc_lut_interp's value up to rounding,
- * in 5 FMA-pipe instructions, the address and one load, no conversion.
+ * in 4 FMA-pipe instructions, the address and one load, no conversion.
  * The kernels are bound by instruction issue (ncu: 72 % of the issue
  * slots busy, a third of it the photometry), and pc_render_linear's
  * float -> int -> float conversions run at a quarter of the FMA rate. The
- * magic number 1.5 * 2^23 rounds q = v * scale - 1/2 to an integer in the
- * low mantissa bits, floor(v * scale) (at an exact knot possibly the
- * segment below, at its end: the same value), and q minus it, within
- * +-1/2, is the offset from the segment's middle. No clamp: v * scale >= 0
- * always (texture samples, saturated sums), and v * scale <= n - 1 lands
- * on the last pair, whose step is 0. */
+ * magic number 1.5 * 2^23 added with the product in one multiply-add
+ * rounded down (FFMA.RM) leaves i = floor(v * scale) in the low mantissa
+ * bits exactly (at the end, the last pair, whose step is 0), and v *
+ * scale - i in [0, 1) is one more multiply-add from knot i. (Rounding to
+ * nearest took q = v * scale - 1/2, an add of the magic and one to take
+ * it off again: 5 instructions, and the tables from the segments'
+ * middles.) No clamp: v * scale >= 0 always (texture samples, bilinear
+ * mixes of bytes, saturated sums), and v * scale <= n - 1 (up to a
+ * rounding, which stays below n). */
+template <int SAT = 0>
 PC_DEV float pc_rlut(const float2 *lut, float v, float scale)
 {
-    const float q = fmaf(v, scale, -0.5f);
-    const float f = q + 12582912.0f;
-    /* the knot from the low bits: the mask keeps every read inside the
-     * table whatever v is (and costs no more than subtracting the magic) */
-    const unsigned i = __float_as_uint(f) & (PC_RIG_RESPONSE_KNOTS - 1);
+    const float f = __fmaf_rd(v, scale, 12582912.0f);
+    /* f's bits are 0x4B400000 + i: the table's address less 8 x 0x4B400000
+     * plus 8 x the bits is pair i, with no mask (one instruction per
+     * lookup less). That needs 0 <= v * scale < n, which every caller
+     * keeps (above); the emulation checks it. */
+    const unsigned b = __float_as_uint(f);
 #ifdef __CUDA_ARCH__
-    /* lut + 8 i as one wide multiply-add: written in C (lut[i]), the
-     * compiler shifts, masks and adds in 64 bits, 4 to 5 instructions */
+    /* as one wide multiply-add (or a LEA pair): written in C (lut[i]),
+     * the compiler shifts, masks and adds in 64 bits, 4 to 5 instructions */
     const float2 *a;
-    asm("mad.wide.u32 %0, %1, 8, %2;" : "=l"(a) : "r"(i), "l"(lut));
+    asm("mad.wide.u32 %0, %1, 8, %2;" : "=l"(a) : "r"(b), "l"((uintptr_t)lut - 8ull * 0x4B400000u));
     const float2 k = __ldg(a);
 #else
+    const unsigned i = b - 0x4B400000u;
+    if (i >= PC_RIG_RESPONSE_KNOTS) {
+        fprintf(stderr, "pc_rlut: %g x %g is off the table\n", (double)v, (double)scale);
+        abort();
+    }
     const float2 k = lut[i];
 #endif
-    return fmaf(q - (f - 12582912.0f), k.y, k.x);
+    const float t = fmaf(v, scale, 12582912.0f - f);
+#ifdef __CUDA_ARCH__
+    if (SAT) { /* __saturatef(fmaf()) under -ftz stays two instructions */
+        float r;
+        asm("fma.rn.ftz.sat.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(t), "f"(k.y), "f"(k.x));
+        return r;
+    }
+#endif
+    return SAT ? __saturatef(fmaf(t, k.y, k.x)) : fmaf(t, k.y, k.x);
 }
 
 /* A value in 0..255 rounded to 8 bits: pc_render_to8's value (ties go to
@@ -243,6 +316,16 @@ PC_DEV void pc_rcubic_tex(const pc_rkparams &p, int c, float sx, float sy, float
     v[2] = __saturatef(n * fmaf(cm, m.z, fmaf(cl, l.z, fmaf(cr, r.z, fmaf(ct, t.z, cb * b.z)))));
 }
 
+/* The texture's bilinear sample at texture position (tx, ty) of the
+ * stacked cameras, 0..1 (pc_rsample_raw<1> after its offsets). */
+PC_DEV void pc_rsample_tex(const pc_rkparams &p, float tx, float ty, float v[3])
+{
+    const float4 t = tex2D<float4>(p.tex, tx, ty);
+    v[0] = t.x;
+    v[1] = t.y;
+    v[2] = t.z;
+}
+
 /* Camera c's sample at (sx, sy) in the sampler's own unit: 0..1 from the
  * texture unit, 0..255 from plain loads; times PC_RUNIT(TEX) it is
  * 0..255. (Scaling once where the value is used saves a multiply per
@@ -259,10 +342,7 @@ PC_DEV void pc_rsample_raw(const pc_rkparams &p, int c, float sx, float sy, floa
         pc_render_bicubic(p.src + (size_t)c * p.cam_h * p.src_pitch, (size_t)p.src_pitch, p.bpp, p.cam_w, p.cam_h, sx,
                           sy, v);
     } else if (TEX) {
-        const float4 t = tex2D<float4>(p.tex, sx + 0.5f, sy + (float)(c * p.cam_h) + 0.5f);
-        v[0] = t.x;
-        v[1] = t.y;
-        v[2] = t.z;
+        pc_rsample_tex(p, sx + 0.5f, sy + (float)(c * p.cam_h) + 0.5f, v);
     } else {
         pc_render_bilinear_q8(p.src + (size_t)c * p.cam_h * p.src_pitch, (size_t)p.src_pitch, p.bpp, p.cam_w,
                               p.cam_h, sx, sy, v);
@@ -290,19 +370,14 @@ PC_DEV void pc_rsample(const pc_rkparams &p, int c, float sx, float sy, float v[
 /* One sample's share of its pixel: acc += w L, ws += w, where L is the
  * raw sample v (pc_rsample_raw) through the photometry: f_c^-1 from the
  * pair table lut, times the camera's gain over the vignetting factor
- * (pc_render_inv_vig, here computed and then chosen: no branch on the
- * camera). The weight takes the vignetting once, the gains after: two
- * multiplies fewer than gain x vignetting per channel. */
+ * (iv = 1 / the factor, the caller's: pc_render_inv_vig). The weight takes
+ * the vignetting once, the gains after: two multiplies fewer than gain x
+ * vignetting per channel. */
 template <int PHOTO, int TEX>
-PC_DEV void pc_raccumulate(const pc_rkparams &p, const pc_render_cam &C, const float2 *lut, float w, float sx,
-                           float sy, const float v[3], float acc[3], float &ws)
+PC_DEV void pc_raccumulate(const pc_render_cam &C, const float2 *lut, float w, float iv, const float v[3],
+                           float acc[3], float &ws)
 {
     if (PHOTO) {
-        float iv = 1.0f;
-        if (p.has_vig) {
-            const float f = pc_vig_factor_poly(&C.vig, sx, sy);
-            iv = C.vig.on ? __fdividef(1.0f, fmaxf(f, 1e-3f)) : 1.0f;
-        }
         const float wv = w * iv;
         PC_UNROLL
         for (int ch = 0; ch < 3; ch++)
@@ -346,69 +421,117 @@ PC_DEV void pc_rcamera(const pc_rkparams &p, int c, const float sx[4], const flo
     const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
     PC_UNROLL
     for (int k = 0; k < 4; k++)
-        if (w[k] > 0.0f)
-            pc_raccumulate<PHOTO, TEX>(p, C, lut, w[k], sx[k], sy[k], v[k], acc[k], ws[k]);
+        if (w[k] > 0.0f) {
+            /* pc_render_inv_vig, computed and then chosen: no branch on the camera */
+            float iv = 1.0f;
+            if (PHOTO && p.has_vig) {
+                const float f = pc_vig_factor_poly(&C.vig, sx[k], sy[k]);
+                iv = C.vig.on ? __fdividef(1.0f, fmaxf(f, 1e-3f)) : 1.0f;
+            }
+            pc_raccumulate<PHOTO, TEX>(C, lut, w[k], iv, v[k], acc[k], ws[k]);
+        }
+}
+
+/* |v| that folds into the instruction using it (FADD's absolute operand):
+ * under -ftz=true fabsf is abs.ftz.f32, which ptxas keeps as an FADD of
+ * its own (|v| - 0, to flush a denormal); plain abs.f32 folds. */
+PC_DEV float pc_rabs(float v)
+{
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("abs.f32 %0, %1;" : "=f"(r) : "f"(v));
+    return r;
+#else
+    return fabsf(v);
+#endif
 }
 
 /* pc_cam_project for a rectilinear camera without a circular crop, in
- * its order of operations but without a branch: every test becomes a
- * predicate and a position the camera does not see becomes (0, 0), a
- * harmless place to sample. The general version compiles to a branch per
- * test and reloads the camera's parameters behind each (SASS of the
- * panorama kernel: 156 constant loads, 111 branches and 53 divergence
- * barriers for 4 pixels); this one is straight-line code. */
-PC_DEV int pc_rproject_rect(const pc_cam_model &c, const float ray[3], float &sx, float &sy, float &d)
+ * its order of operations but without a branch and with pc_rcam's folded
+ * constants: every test becomes a predicate; the texture position (tx,
+ * ty) and the distance d to the valid area's border (pc_render_border)
+ * come back, garbage where the camera does not see the ray (0 returned).
+ * The general version compiles to a branch per test and reloads the
+ * camera's parameters behind each (SASS of the panorama kernel: 156
+ * constant loads, 111 branches and 53 divergence barriers for 4 pixels).
+ * The folding (f and rn_inv in R, so no multiply by k and none by rn_inv;
+ * the lens shift, centre and texture offset in x0, y0; 1 / rn_inv in the
+ * polynomial) leaves 2 FFMA per coordinate where there were 3 and an add,
+ * and the border from the centre, hw - |tx - xc| (FADD with an absolute
+ * operand), 5 instructions where x - x0, x1 - x, ... took 7: 34 instead
+ * of 40 per sample. */
+PC_DEV int pc_rproject_rect(const pc_rcam &c, const float ray[3], float &tx, float &ty, float &d)
 {
     const float X = c.R[0] * ray[0] + c.R[1] * ray[1] + c.R[2] * ray[2];
     const float Y = c.R[3] * ray[0] + c.R[4] * ray[1] + c.R[5] * ray[2];
     const float Z = c.R[6] * ray[0] + c.R[7] * ray[1] + c.R[8] * ray[2];
-    const float k = PC_RIG_DIV(c.f, Z);
-    float u = k * X, v = -k * Y;
-    const float r = sqrtf(u * u + v * v) * c.rn_inv;
+    const float iz = PC_RIG_DIV(1.0f, Z);
+    const float u = X * iz, v = Y * iz; /* pc_cam_project's u, v times rn_inv */
+    const float r = sqrtf(u * u + v * v);
     const float s = ((c.a * r + c.b) * r + c.c) * r + c.d;
-    u = u * s + c.sx_d;
-    v = v * s + c.sy_e;
-    const float x = c.cx + u + c.g_h * v;
-    const float y = c.cy + v + c.t_w * u;
-    /* the distance to the valid area's border (pc_render_border): >= 0
-     * exactly where x0 <= x <= x1 and y0 <= y <= y1, so one test does
+    tx = fmaf(s, fmaf(c.g_h, v, u), c.x0);
+    ty = fmaf(s, fmaf(c.t_w, u, v), c.y0);
+    /* >= 0 exactly where the position is inside, so one test does
      * pc_cam_project's four (fminf drops a NaN, but a NaN position has a
      * NaN r, which fails r < rmax) */
-    d = fminf(fminf(x - c.x0, c.x1 - x), fminf(y - c.y0, c.y1 - y)); /* FMNMX: one instruction each */
-    const int ok = (Z > 0.0f) & (r < c.rmax) & (d >= 0.0f);
-    sx = ok ? x : 0.0f;
-    sy = ok ? y : 0.0f;
-    return ok;
+    d = fminf(c.hw - pc_rabs(tx - c.xc), c.hh - pc_rabs(ty - c.yc));
+    return (Z > 0.0f) & (r < c.rmax) & (d >= 0.0f);
 }
 
 /* pc_rcamera for the ray kernel on a rig of such cameras (pc_rkparams.rect):
  * the four projections, weights, samples and photometry without a branch
- * (a pixel the camera does not see weighs 0 and samples (0, 0)). */
-template <int PHOTO, int TEX>
+ * (a pixel the camera does not see weighs 0 and samples texture position
+ * (0, 0), pixel (0, 0) of camera c for the loads). SEAM: p.seam is set, a
+ * template argument because the compiler predicates the seam factor's
+ * code instead of branching around it: 60 instructions and 8 loads per
+ * camera issued for nothing in a feather blend. */
+template <int PHOTO, int TEX, int SEAM>
 PC_DEV void pc_rcamera_rect(const pc_rkparams &p, int c, const float ray[4][3], int x, int y, float acc[4][3],
                             float ws[4])
 {
-    const pc_render_cam &C = p.cam[c];
-    float sx[4], sy[4], w[4], v[4][3];
+    const pc_rcam &R = p.rc[c];
+    float tx[4], ty[4], sx[4], sy[4], w[4], v[4][3];
     PC_UNROLL
     for (int k = 0; k < 4; k++) {
         float d;
-        const int ok = pc_rproject_rect(C.geo, ray[k], sx[k], sy[k], d);
+        const int ok = pc_rproject_rect(R, ray[k], tx[k], ty[k], d);
         float wk = __saturatef(d * p.inv_feather); /* pc_render_feather: d >= 0 where ok */
-        if (p.seam) {
+        if (SEAM) {
             const int yo = y + (k >> 1);
             wk *= pc_render_seam_factor((float)(x + (k & 1)), p.seam[(size_t)(2 * c) * p.h + yo],
                                         p.seam[(size_t)(2 * c + 1) * p.h + yo], p.inv_seam);
         }
         w[k] = ok ? wk : 0.0f;
+        if (TEX != 1) { /* the loads and bicubic take camera c's own pixel position */
+            sx[k] = ok ? tx[k] - 0.5f : 0.0f;
+            sy[k] = ok ? ty[k] - ((float)(c * p.cam_h) + 0.5f) : 0.0f;
+        }
+        tx[k] = ok ? tx[k] : 0.0f;
+        ty[k] = ok ? ty[k] : 0.0f;
     }
     PC_UNROLL
     for (int k = 0; k < 4; k++)
-        pc_rsample_raw<TEX>(p, c, sx[k], sy[k], v[k]);
+        if (TEX == 1)
+            pc_rsample_tex(p, tx[k], ty[k], v[k]);
+        else
+            pc_rsample_raw<TEX>(p, c, sx[k], sy[k], v[k]);
     const float2 *lut = p.lut2 + PC_RIG_RESPONSE_KNOTS * c;
+    const pc_render_cam &C = p.cam[c];
     PC_UNROLL
-    for (int k = 0; k < 4; k++)
-        pc_raccumulate<PHOTO, TEX>(p, C, lut, w[k], sx[k], sy[k], v[k], acc[k], ws[k]);
+    for (int k = 0; k < 4; k++) {
+        /* pc_render_inv_vig with the dx^2 + dy^2 polynomial, 1 for a
+         * camera without vignetting: no test of vig.on, and none of
+         * p.has_vig either, which the compiler predicated (the instructions
+         * issued anyway, with the polynomial's constants reloaded per
+         * sample and a select of 1: 8 instructions and 12 constant loads
+         * more per camera than computing it) */
+        float iv = 1.0f;
+        if (PHOTO) {
+            const float dx = tx[k] - R.vcx, dy = ty[k] - R.vcy, q = dx * dx + dy * dy;
+            iv = __fdividef(1.0f, fmaxf(((R.vd * q + R.vc) * q + R.vb) * q + R.va, 1e-3f));
+        }
+        pc_raccumulate<PHOTO, TEX>(C, lut, w[k], iv, v[k], acc[k], ws[k]);
+    }
 }
 
 PC_DEV void pc_rstore_u16(uint8_t *d, unsigned v)
@@ -431,8 +554,8 @@ PC_DEV void pc_rfinish_px(const pc_rkparams &p, const float acc[3], float ws, in
         /* photometry: f_o is within [0, 1] after the saturation, so the
          * 8-bit rounding needs no clamp */
         rgb[k] = !(ws > 0.0f) ? 0
-                 : PHOTO ? __float_as_int(fmaf(__saturatef(pc_rlut(p.lut2 + PC_RIG_RESPONSE_KNOTS * p.ncam,
-                                                                   __saturatef(l), PC_RIG_RESPONSE_KNOTS - 1)),
+                 : PHOTO ? __float_as_int(fmaf(pc_rlut<1>(p.lut2 + PC_RIG_RESPONSE_KNOTS * p.ncam, __saturatef(l),
+                                                          PC_RIG_RESPONSE_KNOTS - 1),
                                               255.0f, 12582912.0f)) - 0x4B400000
                          : pc_rto8(l);
     }
@@ -521,9 +644,12 @@ PC_KERNEL void PC_RAY_BOUNDS pc_render_ray_kernel(const __grid_constant__ pc_rkp
             pc_render_ray(&p.view, cc[k & 1], rr[k >> 1], ray[k]);
     }
     float acc[4][3] = {{0.0f}}, ws[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (p.rect) { /* a kernel parameter: the same way for every thread */
+    if (p.rect && !p.seam) { /* kernel parameters: the same way for every thread */
         for (unsigned m = mask; m; m &= m - 1)
-            pc_rcamera_rect<PHOTO, TEX>(p, __ffs(m) - 1, ray, x, y, acc, ws);
+            pc_rcamera_rect<PHOTO, TEX, 0>(p, __ffs(m) - 1, ray, x, y, acc, ws);
+    } else if (p.rect) {
+        for (unsigned m = mask; m; m &= m - 1)
+            pc_rcamera_rect<PHOTO, TEX, 1>(p, __ffs(m) - 1, ray, x, y, acc, ws);
     } else {
         for (unsigned m = mask; m; m &= m - 1) {
             const int c = __ffs(m) - 1;
