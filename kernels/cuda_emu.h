@@ -1,24 +1,25 @@
-/* cuda_emu.h - a tiny host emulation of the CUDA subset the debayer kernels use.
+/* cuda_emu.h - a tiny host emulation of the CUDA subset the kernels use.
  *
  * Why: the GPU tests only run where a device exists (not in CI, and device
  * time is scarce), yet the kernels' tiling, mirroring and phase handling are
  * exactly where bugs hide. Including the kernel headers (cuda_kernel.cuh)
  * after this file compiles them as plain C++: every CUDA thread becomes a
- * ucontext coroutine, __syncthreads() switches to the next thread of the
- * block, and a block finishes when all its threads returned. The result is
- * bit-identical to the device for race-free kernels, so CI checks the real
- * kernel code against the C reference without a GPU.
+ * coroutine (cuda_emu_sched.cc), __syncthreads() switches to the next
+ * thread of the block, and a block finishes when all its threads returned.
+ * The result is bit-identical to the device for race-free kernels, so CI
+ * checks the real kernel code against the C reference without a GPU.
  *
  * Only what the kernels use is provided: threadIdx/blockIdx/blockDim/
  * gridDim, __syncthreads, dynamic shared memory (PC_SMEM), uint4/uint2, and the
  * intrinsics __byte_perm, __umulhi, __fdividef, __fmaf_rd, __saturatef, __ldg, __int_as_float,
  * __float_as_int, __float_as_uint, and atomicAdd on unsigned (the activity map's counts).
- * No warp shuffles: the kernels exchange through shared
- * memory instead. For the render kernels (cuda_render.cuh): float2/float4,
+ * For the render kernels (cuda_render.cuh): float2/float4,
  * __ffs, __popc, __grid_constant__, and a texture object whose tex2D<float4>
  * filters as the texture unit does (linear filtering of 8-bit RGBA read as
  * normalised floats, clamp addressing, unnormalised coordinates, weights
- * with 8 fractional bits).
+ * with 8 fractional bits). For the tensor-core kernels (cuda_net.cuh):
+ * fp16, warp shuffles, __syncwarp, ldmatrix, mma.sync and cp.async as warp
+ * collectives of all 32 lanes (cuda_emu_warp.h).
  */
 #ifndef PANOCAP_CUDA_EMU_H
 #define PANOCAP_CUDA_EMU_H
@@ -55,100 +56,115 @@ inline float2 make_float2(float x, float y) { return float2{x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 #define __grid_constant__
 
-/* swapcontext "returns twice" only into contexts this file saved itself,
- * with every register restored; the locals of launch() are safe. */
-#pragma GCC diagnostic ignored "-Wclobbered"
-
 namespace pc_emu {
 
+/* A coroutine's saved state: the stack pointer of the fast switch
+ * (cuda_emu_sched.cc: x86-64 without ThreadSanitizer), or a ucontext
+ * elsewhere; under AddressSanitizer also its fake stack and bounds (the
+ * fiber annotations tell ASan which stack is live). */
+struct context {
+    void *sp = nullptr;
+    ucontext_t uc;
+    void *fake = nullptr;
+    const void *bottom = nullptr;
+    size_t size = 0;
+};
+
+/* One mma.sync of a lane, deferred until the warp's next collective
+ * operation (cuda_emu_warp.h): d += A * B with the lane's fragments. */
+struct mma_rec {
+    float *d;
+    unsigned a[4], b[2];
+};
+
+/* What a lane brings to a warp collective operation, and its result. */
+struct collective {
+    int op;           /* PC_EMU_OP_* (cuda_emu_warp.h) */
+    int n;            /* ldmatrix: matrices (1, 2, 4); shfl: width */
+    const void *addr; /* ldmatrix: this lane's row address */
+    unsigned val;     /* shfl: this lane's value */
+    int arg;          /* shfl: source lane, lane mask or delta */
+    unsigned mask;    /* the member mask given */
+    unsigned out[4];  /* the lane's result */
+};
+
+/* One cp.async of a lane, performed when a cp.async.wait_group covers
+ * its group (the device may complete it any time before: reading the
+ * destination earlier is a race, which the emulation shows as stale data). */
+struct cp_rec {
+    void *dst;
+    const void *src;
+    unsigned bytes, group;
+};
+
+enum { PC_EMU_RUN, PC_EMU_BAR, PC_EMU_WARP, PC_EMU_DONE };
+#define PC_EMU_STACK (256 * 1024)
+/* Warp collective operations (cuda_emu_warp.h). */
+enum {
+    PC_EMU_OP_SYNCWARP = 1,
+    PC_EMU_OP_LDSM,       /* ldmatrix.sync.aligned.m8n8.xN.shared.b16 */
+    PC_EMU_OP_LDSM_TRANS, /* the same with .trans */
+    PC_EMU_OP_SHFL_IDX,
+    PC_EMU_OP_SHFL_XOR,
+    PC_EMU_OP_SHFL_DOWN,
+    PC_EMU_OP_SHFL_UP,
+};
+
 struct thread {
-    ucontext_t ctx;
+    context ctx;
     dim3 tid;
-    int done;
-    std::vector<char> stack;
+    int lin, lane, warp;
+    int st; /* PC_EMU_RUN .. DONE */
+    char *stack; /* PC_EMU_STACK bytes: a pooled stack (cuda_emu_sched.cc) */
+    std::vector<mma_rec> mma;
+    collective c;
+    std::vector<cp_rec> cp;
+    unsigned cp_group; /* groups committed so far */
+};
+
+/* Counters over every launch since the last reset (the test reads them):
+ * ldmatrix phases (one 8x8 matrix each: 8 rows of 16 bytes) and the
+ * shared-memory wavefronts they take (one per phase without bank
+ * conflicts); mma.sync and warp collectives executed. */
+struct counters {
+    unsigned long long ldsm_phases, ldsm_wavefronts, mma, collectives;
 };
 
 /* The emulator's state lives in one object per launch; these point at it. */
 struct state {
-    ucontext_t sched;
+    context sched;
+    int sched_known; /* sched's stack bounds learnt (ASan) */
     thread *cur;
     dim3 block_idx, block_dim, grid_dim;
     std::vector<unsigned char> smem;
     std::function<void()> body;
+    std::vector<thread> th;
+    int nt, bar;
+    std::vector<int> warp_arrived, warp_lanes;
 };
 inline state *&current()
 {
     static state *s;
     return s;
 }
-
-inline void trampoline()
+inline counters &stats()
 {
-    state *s = current();
-    s->body();
-    s->cur->done = 1;
-    /* returning resumes uc_link = the scheduler */
+    static counters c;
+    return c;
 }
 
-/* Runs body once per thread of every block; returns 0, or -1 when threads
- * of one block disagree about the number of barriers (a kernel bug). */
-inline int launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> body)
-{
-    state s;
-    s.grid_dim = grid;
-    s.block_dim = block;
-    s.body = body;
-    state *prev = current();
-    current() = &s;
-    unsigned nt = block.x * block.y * block.z;
-    std::vector<thread> th(nt);
-    for (auto &t : th)
-        t.stack.assign(256 * 1024, (char)0xA5); /* poisoned, like fresh registers */
-    int rc = 0;
-    for (unsigned bz = 0; bz < grid.z && !rc; bz++)
-        for (unsigned by = 0; by < grid.y && !rc; by++)
-            for (unsigned bx = 0; bx < grid.x && !rc; bx++) {
-                s.block_idx = dim3(bx, by, bz);
-                s.smem.assign(smem_bytes + 16, 0xA5); /* poisoned, like stale smem */
-                for (unsigned i = 0; i < nt; i++) {
-                    thread &t = th[i];
-                    t.tid = dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
-                    t.done = 0;
-                    getcontext(&t.ctx);
-                    t.ctx.uc_stack.ss_sp = t.stack.data();
-                    t.ctx.uc_stack.ss_size = t.stack.size();
-                    t.ctx.uc_link = &s.sched;
-                    makecontext(&t.ctx, trampoline, 0);
-                }
-                for (;;) {
-                    unsigned ndone = 0;
-                    for (unsigned i = 0; i < nt; i++) {
-                        if (th[i].done) {
-                            ndone++;
-                            continue;
-                        }
-                        s.cur = &th[i];
-                        swapcontext(&s.sched, &th[i].ctx);
-                        if (th[i].done)
-                            ndone++;
-                    }
-                    if (ndone == nt)
-                        break;
-                    if (ndone != 0) { /* some returned while others wait at a barrier */
-                        rc = -1;
-                        break;
-                    }
-                }
-            }
-    current() = prev;
-    return rc;
-}
-
-inline void syncthreads()
-{
-    state *s = current();
-    swapcontext(&s->cur->ctx, &s->sched);
-}
+/* Runs body once per thread of every block (blocks one after another, the
+ * threads of a block as coroutines that switch at __syncthreads() and at
+ * warp collectives); returns 0, or -1 when the block cannot finish: threads
+ * that wait at a barrier or a warp collective that some others never reach
+ * (they returned, or wait elsewhere): a kernel bug. */
+int launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> body);
+/* __syncthreads(): the last thread to arrive completes every warp's
+ * deferred mma and goes on; the others wait. */
+void syncthreads();
+/* The calling lane has filled cur->c; returns once the whole warp has
+ * arrived and the operation is done (the lane's result in cur->c.out). */
+void warp_collective(int op);
 
 } // namespace pc_emu
 
@@ -276,5 +292,7 @@ inline float4 tex2D<float4>(cudaTextureObject_t t, float x, float y)
 
 using std::max;
 using std::min;
+
+#include "cuda_emu_warp.h"
 
 #endif
