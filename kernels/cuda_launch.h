@@ -50,6 +50,8 @@ struct pc_cuda_frame {
                            the right (cuda_common.cuh), already filled */
     size_t src_pitch;   /* a multiple of 256 */
     int W, H;
+    int cam_rows;       /* rows per camera of the stacked frame (pc_gpu_set_cam_rows);
+                           0: the whole frame is one image */
     pc_cfa cfa;
     const pc_picture *dst; /* device picture in the configured format, matrix, range */
     pc_yuv_coeffs yc;      /* the §8 coefficients of dst's matrix and range */
@@ -59,16 +61,22 @@ struct pc_cuda_frame {
  * on the first pc_gpu_set_algo to the algorithm (it allocates everything,
  * e.g. float temporaries, for W x H frames: nothing per frame); close from
  * pc_gpu_close. enqueue puts the whole demosaic of one frame on stream s
- * (a cudaStream_t) and must not synchronise. All return 0 or a negative
- * PC_E* code with a message naming the CUDA call. */
+ * (a cudaStream_t) and must not synchronise. set_net (NULL for algorithms
+ * without weights) takes the learned demosaic's weights (net.h): after
+ * open, and again whenever pc_gpu_set_net gives new ones, between frames
+ * (it may wait for the stream's frames in flight). All return 0 or a
+ * negative PC_E* code with a message naming the CUDA call. */
+struct pc_net;
 struct pc_cuda_custom {
     int (*open)(void **state, int W, int H, void *stream, char *err, size_t errlen);
     void (*close)(void *state);
     int (*enqueue)(void *state, const pc_cuda_frame *f, void *stream, char *err, size_t errlen);
+    int (*set_net)(void *state, const struct pc_net *net, void *stream, char *err, size_t errlen);
 };
 
 /* Algorithms with their own CUDA code. */
 extern const pc_cuda_custom pc_cuda_mlri; /* cuda_mlri.cu */
+extern const pc_cuda_custom pc_cuda_net;  /* cuda_net.cu */
 
 /* The CUDA implementation of one algorithm: exactly one of ks, custom. */
 struct pc_cuda_algo {

@@ -136,4 +136,4 @@ static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char 
     return 0;
 }
 
-const pc_cuda_custom pc_cuda_mlri = {mlri_open, mlri_close, mlri_enqueue};
+const pc_cuda_custom pc_cuda_mlri = {mlri_open, mlri_close, mlri_enqueue, NULL};
