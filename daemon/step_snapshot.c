@@ -41,7 +41,7 @@ static int snapshot_write(const snapshot_job *sj, int y0, int h, const char *pat
     size_t pitch = (size_t)sj->width * 3;
     /* an odd first row swaps the pattern's rows: RGGB <-> GBRG, GRBG <-> BGGR */
     pc_cfa cfa = (y0 & 1) ? (pc_cfa)(sj->cfa ^ 2) : sj->cfa;
-    pc_bayer b = {sj->raw + (size_t)y0 * sj->width, (size_t)sj->width, sj->width, h, cfa};
+    pc_bayer b = {sj->raw + (size_t)y0 * sj->width, (size_t)sj->width, sj->width, h, cfa, 0};
     pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {pitch}, .width = sj->width, .height = h};
     if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
         snprintf(msg, msglen, "snapshot %s: %s", path, err);

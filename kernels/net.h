@@ -74,6 +74,13 @@ void pc_net_free(pc_net *net);
  * copy ($datadir/panocap/), else the source tree's. */
 const char *pc_net_default_path(void);
 
+/* The weights the CPU backend's net runs with from its next frame on
+ * (borrowed: net must outlive its use, until another pc_cpu_set_net or
+ * pc_cpu_close). NULL: the default file (pc_net_default_path), loaded on
+ * first use. Takes effect between frames (it waits for a frame in
+ * progress). */
+void pc_cpu_set_net(pc_cpu *cpu, const pc_net *net);
+
 #ifdef __cplusplus
 }
 #endif

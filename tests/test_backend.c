@@ -58,7 +58,7 @@ static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt,
             pc_debayer_config dc = {(pc_algo_id)a, PC_VARIANT_AUTO, cfa, fmt, m, r};
             int slot = f % slots;
             tu_noise(raw, (size_t)W * H, 1000u * a + f + 1);
-            pc_bayer src = {raw, W, W, H, cfa};
+            pc_bayer src = {raw, W, W, H, cfa, 0};
             fails += pc_ref_debayer((pc_algo_id)a, &src, &ref, err, sizeof err) != 0;
             int rc = pc_backend_set_algo(b, &dc, err, sizeof err);
             if (f & 1) {
@@ -255,7 +255,7 @@ static void colour_through_backend(const pc_backend_ops *ops, const char *fmtnam
     pic.n_bands = ref.n_bands = SLABS;
     long diff = 0;
     for (int a = 0; a < PC_ALGO_COUNT && !rc; a++) {
-        pc_bayer src = {bay, W, W, H, f.cfa};
+        pc_bayer src = {bay, W, W, H, f.cfa, 0};
         pc_debayer_config dc = {(pc_algo_id)a, PC_VARIANT_AUTO, f.cfa, PC_FMT_NV12, PC_MATRIX_BT709,
                                 PC_RANGE_LIMITED};
         rc = pc_ref_debayer((pc_algo_id)a, &src, &ref, err, sizeof err) || pc_backend_set_algo(b, &dc, err, sizeof err);
@@ -361,7 +361,7 @@ static void parallel_pool(void)
         /* The pool still runs stencil frames right. */
         uint8_t raw[16 * 16];
         tu_noise(raw, sizeof raw, 5);
-        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG};
+        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG, 0};
         pc_picture a, b2;
         tu_pic_alloc(&a, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
         tu_pic_alloc(&b2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
@@ -401,7 +401,7 @@ static void finish_slot_path(const pc_backend_ops *ops, int scale)
     tu_pic_alloc(&ref, PC_FMT_NV12, m, r, W, H, 0);
     tu_pic_alloc(&ref_small, PC_FMT_NV12, m, r, sw, sh, 0);
     tu_noise(raw, (size_t)W * H, 77);
-    pc_bayer src = {raw, W, W, H, PC_CFA_RGGB};
+    pc_bayer src = {raw, W, W, H, PC_CFA_RGGB, 0};
     pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, m, r};
     int slot = 1;
     rc = rc ? rc : pc_ref_debayer(PC_ALGO_BILINEAR, &src, &ref, err, sizeof err);
@@ -459,7 +459,7 @@ static void any_size(const pc_backend_ops *ops)
     tu_pic_alloc(&ref_half, PC_FMT_NV12, m, r, sw, sh, 0);
     tu_pic_alloc(&host, PC_FMT_NV12, m, r, sw, sh, 24);
     tu_noise(raw, (size_t)W * H, 91);
-    pc_bayer src = {raw, W, W, H, PC_CFA_BGGR};
+    pc_bayer src = {raw, W, W, H, PC_CFA_BGGR, 0};
     pc_debayer_config dc = {PC_ALGO_EDGE, PC_VARIANT_AUTO, PC_CFA_BGGR, PC_FMT_NV12, m, r};
     rc = rc ? rc : pc_ref_debayer(PC_ALGO_EDGE, &src, &ref, err, sizeof err);
     rc = rc ? rc : pc_picture_downscale(&ref_half, &ref, 2);

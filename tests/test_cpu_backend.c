@@ -55,7 +55,7 @@ static void compare(int w, int h, const int *threads, int nthreads)
         int few = a == PC_ALGO_MLRI && n > 100000;
         for (int cfa = 0; cfa < (few ? 1 : 4); cfa++)
             for (int fmt = few; fmt <= (few ? 1 : PC_FMT_RGBX32); fmt++) {
-                pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+                pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
                 pc_picture p;
                 size_t bytes = layout(&p, fmt, w, h, ref);
                 pc_ref_debayer((pc_algo_id)a, &b, &p, NULL, 0);
@@ -94,7 +94,7 @@ static void errors(void)
     }
     TAP_CHECK(pc_cpu_threads(cpu) >= 1, "threads = 0 means one per CPU (%d)", pc_cpu_threads(cpu));
     uint8_t *raw = calloc(128 * 64, 1), *out = calloc(3 * 128 * 64, 1);
-    pc_bayer b = {raw, 128, 128, 64, PC_CFA_RGGB};
+    pc_bayer b = {raw, 128, 128, 64, PC_CFA_RGGB, 0};
     pc_picture p;
     layout(&p, PC_FMT_RGB24, 128, 64, out);
     err[0] = 0;

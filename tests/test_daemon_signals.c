@@ -111,7 +111,7 @@ typedef struct hup_ctx {
  * <dec - bil, edge - bil> / |edge - bil|^2 */
 static double projection(hup_ctx *c, const uint8_t *raw, const uint8_t *y, size_t pitch)
 {
-    pc_bayer b = {raw, W, W, H, c->info.cfa};
+    pc_bayer b = {raw, W, W, H, c->info.cfa, 0};
     pc_picture pe = {.fmt = PC_FMT_NV12, .plane = {c->e_y, c->uv}, .pitch = {W, W}, .width = W, .height = H};
     pc_picture pb = pe;
     pb.plane[0] = c->b_y;

@@ -24,7 +24,7 @@ static size_t pic_layout(pc_picture *p, int fmt, int w, int h, uint8_t *buf)
 
 static int demosaic(int algo, const uint8_t *raw, int w, int h, int cfa, int fmt, uint8_t *out)
 {
-    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
     pc_picture p;
     pic_layout(&p, fmt, w, h, out);
     char err[256] = "";
@@ -346,7 +346,7 @@ static void all_written(void)
                     p[k].pitch[pl] = rowb[pl] + padb;
                     q += p[k].pitch[pl] * rows[pl];
                 }
-                pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+                pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
                 pc_ref_debayer((pc_algo_id)a, &b, &p[k], NULL, 0);
             }
             /* Bytes inside rows must agree whatever the poison; padding bytes
@@ -378,7 +378,7 @@ static void all_written(void)
 
 static int run_job(int a, const uint8_t *raw, int w, int h, int cfa, int fmt, int scalar, uint8_t *out)
 {
-    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
     pc_picture p;
     pic_layout(&p, fmt, w, h, out);
     size_t tb = (size_t)PC_JOB_MAX_PLANES * w * h;
@@ -444,7 +444,7 @@ static void yuv_final_pass(void)
         for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++)
             for (int m = 0; m < 2; m++)
                 for (int r = 0; r < 2; r++) {
-                    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_BGGR};
+                    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_BGGR, 0};
                     pc_picture p;
                     demosaic(a, raw, w, h, PC_CFA_BGGR, PC_FMT_RGB24, rgb);
                     pic_layout(&p, fmt, w, h, y1);
@@ -484,7 +484,7 @@ static void rgbx32_is_rgb24(void)
         long bad = 0, xbad = 0, pad = 0;
         int rc = 0;
         for (int cfa = 0; cfa < 4; cfa++) {
-            pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+            pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
             pc_picture p = {.fmt = PC_FMT_RGBX32, .plane = {x}, .pitch = {pitch}, .width = w, .height = h};
             memset(x, 0x3c, pitch * h);
             char err[256] = "";
@@ -527,7 +527,7 @@ static void invalid_input(void)
 {
     char err[256] = "";
     uint8_t *raw = calloc(64 * 64, 1), *out = calloc(3 * 64 * 64, 1);
-    pc_bayer b = {raw, 64, 64, 64, PC_CFA_RGGB};
+    pc_bayer b = {raw, 64, 64, 64, PC_CFA_RGGB, 0};
     pc_picture p;
 
     static const int bad_sizes[][2] = {{2, 2}, {6, 4}, {0, 0}, {0, 8}, {9, 8}, {8, 11}, {-8, 8},
@@ -619,7 +619,7 @@ static void invalid_input(void)
 static void table_matches_passes(void)
 {
     uint8_t raw[64] = {0}, out[192];
-    pc_bayer b = {raw, 8, 8, 8, PC_CFA_RGGB};
+    pc_bayer b = {raw, 8, 8, 8, PC_CFA_RGGB, 0};
     pc_picture p;
     pic_layout(&p, PC_FMT_RGB24, 8, 8, out);
     uint8_t temp[4 * 64];

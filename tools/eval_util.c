@@ -119,7 +119,7 @@ int ev_demosaic(ev_ctx *e, pc_algo_id algo, pc_picture *out)
         free(raw);
         return -1;
     }
-    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_RGGB};
+    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_RGGB, 0};
     int rc = pc_mosaic_from_rgb(e->cams.plane[0], e->cams.pitch[0], w, h, PC_CFA_RGGB, raw, (size_t)w, err,
                                 sizeof err);
     if (!rc)

@@ -116,7 +116,7 @@ static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, i
         fprintf(stderr, "panocap-quality: %s: %s\n", path, err);
         goto done;
     }
-    pc_bayer src = {raw, (size_t)w, w, h, cfa};
+    pc_bayer src = {raw, (size_t)w, w, h, cfa, 0};
     pc_picture dst;
     memset(&dst, 0, sizeof dst);
     dst.fmt = PC_FMT_RGB24;
