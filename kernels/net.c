@@ -268,6 +268,7 @@ int pc_net_load(pc_net **out, const char *path, char *err, size_t errlen)
         return PC_ENOMEM;
     }
     *net = hdr;
+    net->bytes = head + floats * sizeof(float);
     snprintf(net->path, sizeof net->path, "%s", path);
     nw = model_tensors(net, w);
     float *fp = (float *)(void *)((uint8_t *)net + head);
@@ -342,3 +343,28 @@ int pc_net_load(pc_net **out, const char *path, char *err, size_t errlen)
 }
 
 void pc_net_free(pc_net *net) { free(net); }
+
+pc_net *pc_net_copy(const pc_net *net)
+{
+    pc_net *c = NULL;
+    if (!net || posix_memalign((void **)&c, 64, net->bytes) != 0)
+        return NULL;
+    memcpy(c, net, net->bytes);
+    /* every tensor pointer into the new block, at the same offset */
+    const uint8_t *ob = (const uint8_t *)net;
+    uint8_t *nb = (uint8_t *)c;
+    pc_net_conv *convs[PC_NET_MAX_DEPTH + 5];
+    int n = 0;
+    convs[n++] = &c->pack;
+    for (int i = 0; i < c->depth; i++)
+        convs[n++] = &c->main[i];
+    convs[n++] = &c->residual;
+    convs[n++] = &c->up;
+    convs[n++] = &c->post;
+    convs[n++] = &c->out;
+    for (int i = 0; i < n; i++) {
+        convs[i]->w = (const float *)(const void *)(nb + ((const uint8_t *)convs[i]->w - ob));
+        convs[i]->b = (const float *)(const void *)(nb + ((const uint8_t *)convs[i]->b - ob));
+    }
+    return c;
+}

@@ -54,6 +54,7 @@ typedef struct pc_net {
     char sha256[65];  /* hex digest of the file's payload, checked at load */
     char path[512];   /* the file it came from */
     char name[64];    /* the model's name in the file, e.g. "demosaicnet-bayer" */
+    size_t bytes;     /* the whole allocation, this struct first (pc_net_copy) */
 } pc_net;
 
 /* Full-resolution pixels the unpadded network loses on each side of its
@@ -69,6 +70,9 @@ int pc_net_margin(const pc_net *net);
  * PC_E* code. */
 int pc_net_load(pc_net **out, const char *path, char *err, size_t errlen);
 void pc_net_free(pc_net *net);
+/* A copy of net with its own allocation (e.g. for a thread that outlives
+ * the original's owner); NULL when out of memory. */
+pc_net *pc_net_copy(const pc_net *net);
 
 /* The weights file panocap uses when none is configured: the installed
  * copy ($datadir/panocap/), else the source tree's. */
