@@ -16,7 +16,8 @@
  *     writes a 2040x5400 PNG. Exit 0 at the end of --duration.
  *  3. A live switch to mlri and back under load (test_mlri_switch).
  *  4. Live switches to the learned demosaic (test_net_switch): with a
- *     damaged weights file the daemon starts (edge) warning about it,
+ *     damaged weights file --algo net is refused (exit 78, naming the key
+ *     and the file); the daemon starts with edge, warning about it,
  *     `algo net` is refused naming the file and edge stays; with the file
  *     repaired, `algo net` switches (logged, status, frames go on) and
  *     `algo edge` switches back; every frame decodes.
@@ -456,6 +457,17 @@ static void test_net_switch(void)
     if (!TAP_CHECK(copy_file(PANOCAP_NET_WEIGHTS_SRC, weights, 100000) == 0,
                    "net switch: a copy of %s with one flipped bit", PANOCAP_NET_WEIGHTS_SRC))
         return;
+    /* net from the start with that file: refused, naming it */
+    char *chk[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=128", "-s", "capture.height=64",
+                   "--algo", "net", "-s", set, "--check-config", NULL};
+    dt_child cc;
+    int crc = dt_spawn(&cc, dir, "net-check", chk, NULL) == 0 ? dt_wait(&cc, 60) : -1;
+    char *cerr = crc >= 0 ? dt_slurp(cc.err) : NULL;
+    TAP_CHECK(crc == 78 && cerr && strstr(cerr, "debayer.net_weights: algorithm net: weights file") &&
+                  strstr(cerr, weights) && strstr(cerr, "checksum mismatch"),
+              "--algo net with the damaged file: configuration refused (exit %d), naming the key and the file: %.*s",
+              crc, cerr ? (int)strcspn(cerr, "\n") : 0, cerr ? cerr : "");
+    free(cerr);
     char *args[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=128", "-s",
                     "capture.height=64", "--fps", "10", "--algo", "edge", "--backend", "cpu", "-s", set,
                     "--control", sock, "--output", out, "--duration", "30", "--stats-interval", "0.5", NULL};
