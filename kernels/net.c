@@ -48,6 +48,25 @@ int pc_net_margin(const pc_net *net)
     return net ? 2 * net->depth + (net->post.k - 1) / 2 : 31;
 }
 
+double pc_net_flops(const pc_net *net, int w, int h, int cam_rows, pc_cfa cfa)
+{
+    const int ch = cam_rows > 0 ? cam_rows : h;
+    if (!net || w < 2 || ch < 2 || h % ch)
+        return 0;
+    const int M = pc_net_margin(net), D = net->depth, W = net->width;
+    const int ox = cfa == PC_CFA_GRBG || cfa == PC_CFA_BGGR, oy = cfa == PC_CFA_GBRG || cfa == PC_CFA_BGGR;
+    const int hw = (w + 2 * (M + ((((ox + 1) & 1) + M) & 1))) / 2, hh = (ch + 2 * (M + ((oy + M) & 1))) / 2;
+    double macs = (double)hw * hh * 4 * 3 * 4; /* pack */
+    for (int l = 0; l < D; l++)
+        macs += (double)(hw - 2 * (l + 1)) * (hh - 2 * (l + 1)) * net->main[l].cout * net->main[l].cin * 9;
+    const double half = (double)(hw - 2 * D) * (hh - 2 * D), full = 4 * half;
+    macs += half * (W + 12.0 * W); /* filters * masks, residual */
+    macs += full * 4;             /* the transposed convolution: 4 products per output sample */
+    const double out = (double)(2 * (hw - 2 * D) - 2) * (2 * (hh - 2 * D) - 2);
+    macs += out * ((double)W * 6 * 9 + 3.0 * W); /* post, out */
+    return 2 * macs * (h / ch);
+}
+
 const char *pc_net_default_path(void)
 {
     if (access(PANOCAP_NET_WEIGHTS, R_OK) == 0)

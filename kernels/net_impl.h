@@ -74,8 +74,6 @@ static inline uint8_t pc_net_u8(float v)
  * destination's format (its colour band's matrix, grid offsets). */
 void pc_net_store_rows(const pc_net_frame *f, int cam, int y, const uint8_t *rgb0, const uint8_t *rgb1);
 
-/* The reference with the given weights (single-threaded, the definition). */
-int pc_net_ref(const pc_net *net, const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
 
 /* The CPU backend's version on its pool (net_cpu.c), same weights: within
  * one code value of pc_net_ref (sums reordered, multiply-adds fused).
