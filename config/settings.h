@@ -154,6 +154,7 @@ typedef struct pc_debayer_settings {
     int cpu_threads;           /* 0 = one per CPU */
     int in_flight;             /* frame sets in flight on the GPU */
     char gpu[PC_NAME_LEN * 2]; /* CUDA device: "" = the first, an index, or "GPU-<uuid>" */
+    char net_weights[PC_PATH_LEN]; /* --algo net's weights file; "" = the installed one */
     int line;
 } pc_debayer_settings;
 
@@ -383,6 +384,9 @@ int pc_settings_stitching(const pc_settings *s);
 int pc_settings_panorama_width(const pc_settings *s);
 int pc_settings_panorama_height(const pc_settings *s);
 double pc_settings_budget_ms(const pc_settings *s); /* budget_ms, or 1000/fps */
+/* The learned demosaic's weights file: debayer.net_weights, or the
+ * installed one (kernels/net.h pc_net_default_path). */
+const char *pc_settings_net_weights(const pc_settings *s);
 /* The camera whose slab is `slab`, or -1. */
 int pc_settings_camera_for_slab(const pc_settings *s, int slab);
 

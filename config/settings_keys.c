@@ -209,6 +209,9 @@ static const pc_key debayer_keys[] = {
     {"gpu", PC_KT_STRING, DEB(gpu), 0, 0, 0, NULL, 0, "", NULL,
      "CUDA device for this pipeline: an index (\"1\") or a UUID (\"GPU-8c4f...\", from nvidia-smi -L); "
      "\"\" = the first device. Several pipelines on one host: one instance per GPU", NULL},
+    {"net_weights", PC_KT_STRING, DEB(net_weights), 0, 0, 0, NULL, 0, "", NULL,
+     "the learned demosaic's weights file (algo net; checked by checksum at start, docs/net.md); \"\" = the "
+     "installed demosaicnet-bayer.pcnet", NULL},
 };
 
 static const pc_key encode_keys[] = {

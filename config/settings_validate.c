@@ -5,6 +5,7 @@
 
 #include "debayer.h"
 #include "encode_limits.h"
+#include "net.h"
 #include "cpulist.h"
 #include "netaddr.h"
 #include "settings_colour.h"
@@ -95,6 +96,11 @@ double pc_settings_budget_ms(const pc_settings *s)
     if (s->daemon.budget_ms > 0)
         return s->daemon.budget_ms;
     return s->capture.fps > 0 ? 1000.0 / s->capture.fps : 20.0;
+}
+
+const char *pc_settings_net_weights(const pc_settings *s)
+{
+    return s->debayer.net_weights[0] ? s->debayer.net_weights : pc_net_default_path();
 }
 
 int pc_settings_camera_for_slab(const pc_settings *s, int slab)
@@ -522,6 +528,21 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
     if (s->debayer.backend == PC_BACKEND_CUDA && !PANOCAP_HAVE_CUDA)
         ERR(s->debayer.line, "debayer.backend",
             "\"cuda\": this panocap was built without CUDA; allowed here: auto, cpu");
+    /* The learned demosaic's weights, loaded and checked as the daemon
+     * will (net.h): an error where net runs from the start, a warning where
+     * they are configured for a later live switch. */
+    if (s->debayer.algo == PC_ALGO_NET || s->debayer.net_weights[0]) {
+        char e[700];
+        pc_net *net = NULL;
+        if (pc_net_load(&net, pc_settings_net_weights(s), e, sizeof e)) {
+            if (s->debayer.algo == PC_ALGO_NET)
+                ERR(s->debayer.line, s->debayer.net_weights[0] ? "debayer.net_weights" : "debayer.algo",
+                    "algorithm net: %s", e);
+            else
+                WARN(s->debayer.line, "debayer.net_weights", "%s: a live switch to net will fail", e);
+        }
+        pc_net_free(net);
+    }
 
     /* Encoder. */
     const char *enc = s->encode.encoder;

@@ -250,6 +250,7 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     p->st.matrix = (pc_matrix)p->s->debayer.matrix;
     p->st.range = (pc_range)p->s->debayer.range;
     atomic_init(&p->req_algo, -1);
+    snprintf(p->net_path, sizeof p->net_path, "%s", pc_settings_net_weights(p->s));
     pthread_mutex_init(&p->q_lock, NULL);
     pthread_cond_init(&p->q_cond, NULL);
     pthread_mutex_init(&p->t_lock, NULL);
@@ -299,8 +300,10 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     /* The backend comes before the encoder, which NVENC builds on the
      * backend's CUDA context. */
     step = "backend";
+    /* the slabs are the cameras (net demosaics each on its own) */
     pc_backend_config bc = {.width = p->width, .height = p->height, .slots = p->nslots, .device = 0,
-                            .threads = p->s->debayer.cpu_threads};
+                            .threads = p->s->debayer.cpu_threads,
+                            .cam_rows = p->slab_h >= PC_MIN_DIM && !(p->slab_h & 1) ? p->slab_h : 0};
     if (pc_backend_open(&p->be, p->bops, &bc, p->err, sizeof p->err))
         goto fail;
     pc_notify_extend_timeout(d->notify, 30000000);
@@ -478,6 +481,7 @@ out:
     pthread_mutex_destroy(&p->settings_lock);
     for (int t = 0; t < PL_MAX_ENCODERS; t++)
         free(p->reopen[t]); /* a reload's request a thread never took */
+    pc_net_free(atomic_exchange(&p->net_pending, NULL)); /* weights a switch loaded, never taken */
     free(p);
     return rc;
 }

@@ -62,6 +62,17 @@ static int ctl_metrics(void *user, char *buf, size_t len)
 static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen)
 {
     pipeline *p = user;
+    /* net without its weights (they failed at start): load them here, so
+     * that a bad file is refused to the client, naming it, and the
+     * algorithm in force stays; good ones go to the debayer step */
+    if (algo == PC_ALGO_NET && !atomic_load(&p->have_net)) {
+        pc_net *net = NULL;
+        if (pc_net_load(&net, p->net_path, err, errlen)) {
+            pc_log(&p->d->logger, PC_LOG_ERR, "algorithm switch to net refused: %s", err);
+            return -1;
+        }
+        pc_net_free(atomic_exchange(&p->net_pending, net));
+    }
     atomic_store(&p->req_algo, pl_algo_pack(algo, variant)); /* the stage thread applies it */
     return 0;
 }

@@ -72,6 +72,14 @@
  *                                                    status readers
  *   req_algo                   atomic request slot   control / reload store,
  *                              (packed algo+variant) the debayer step takes
+ *   net (net's weights)        the debayer step      the snapshot step (same
+ *                              (stage thread; set    thread) copies it
+ *                              into the backend)
+ *   have_net, net_pending      atomics               control: loads the
+ *                                                    weights for a switch to
+ *                                                    net when have_net is 0,
+ *                                                    the debayer step takes
+ *   net_path                   constant after set-up reading
  *   snap_path                  snap_lock             control / set-up -> the
  *                                                    snapshot step
  *   npictures, picture[i]:     constant after set-up reading
@@ -134,6 +142,7 @@
 #include "panocap_config.h"
 #include "stats.h"
 #include "backend.h"
+#include "net.h"
 #include "encode.h" /* encode_stub.c without FFmpeg */
 #include "json.h"
 #include "web_picture.h"
@@ -340,6 +349,14 @@ struct pipeline {
     /* ---- requests to the owning thread, and what it publishes ---- */
     atomic_int req_algo;      /* -> stage: packed algorithm, -1 = none */
     atomic_int algo_in_force; /* stage ->: packed algorithm in force (readers) */
+    /* the learned demosaic's weights (net.h): the file (debayer.net_weights
+     * or the installed one); the debayer step's copy in the backend (NULL:
+     * they could not be loaded); 1 while that is set; weights a live switch
+     * loaded on the control thread, for the debayer step to take */
+    char net_path[PC_PATH_LEN];
+    pc_net *net;
+    atomic_int have_net;
+    _Atomic(pc_net *) net_pending;
     pthread_mutex_t snap_lock;      /* guards snap_path, snap_token, snap_cameras */
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
     int snap_cameras;               /* 1: snap_path is a folder, one PNG per camera */

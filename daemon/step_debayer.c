@@ -10,7 +10,16 @@
  * from the control socket or a reload waits in p->req_algo) and
  * published in p->algo_in_force and the stats labels. start prepares
  * every algorithm once (CUDA: graph capture and tuning) so that a switch
- * costs nothing on the stage thread. */
+ * costs nothing on the stage thread.
+ *
+ * It owns the learned demosaic's weights (net.h) too: loaded at start from
+ * debayer.net_weights (or the installed file) whatever the algorithm, since
+ * a live switch may pick net, and set into the backend. Without them (a
+ * missing or damaged file) net cannot start, and the other algorithms run
+ * with a warning; a live switch to net then loads the file again (on the
+ * control thread, pipeline_control.c, which refuses a bad file to the
+ * client naming it; here for a reload), and on failure the algorithm in
+ * force stays. */
 #include "pipeline_int.h"
 
 #include <inttypes.h>
@@ -21,7 +30,38 @@ typedef struct step_debayer {
     const pl_step_env *env;
     pc_debayer_config dc; /* stage thread (set-up: start): the configuration in force */
     pc_pixfmt fmt;        /* the picture it writes: constant after start (describe) */
+    pc_net *net;          /* stage thread: net's weights, set in the backend; NULL: none */
+    char net_path[PC_PATH_LEN]; /* their file (constant) */
 } step_debayer;
+
+/* Stage thread (or start): makes net the backend's weights, owned here
+ * (the previous ones freed: the backend no longer reads them). On failure
+ * net is freed and nothing changes. */
+static int net_take(step_debayer *d, pc_net *net, char *err, size_t errlen)
+{
+    if (pc_backend_set_net(d->env->be, net, err, errlen)) {
+        pc_net_free(net);
+        return -1;
+    }
+    pc_net_free(d->net);
+    d->net = net;
+    pipeline *p = d->env->p;
+    if (p) {
+        p->net = net;
+        atomic_store(&p->have_net, 1);
+    }
+    pc_log(d->env->log, PC_LOG_INFO, "net weights: %s (%s, depth %d, width %d, SHA-256 %.16s...)", net->path,
+           net->name, net->depth, net->width, net->sha256);
+    return 0;
+}
+
+static int net_load(step_debayer *d, char *err, size_t errlen)
+{
+    pc_net *net = NULL;
+    if (pc_net_load(&net, d->net_path, err, errlen))
+        return -1;
+    return net_take(d, net, err, errlen);
+}
 
 static int debayer_prepare(void **priv, const pl_step_env *env, pl_step_io *io, char *err, size_t errlen)
 {
@@ -32,6 +72,7 @@ static int debayer_prepare(void **priv, const pl_step_env *env, pl_step_io *io, 
     }
     *priv = d;
     d->env = env;
+    snprintf(d->net_path, sizeof d->net_path, "%s", pc_settings_net_weights(env->s));
     d->dc = (pc_debayer_config){.algo = (pc_algo_id)env->s->debayer.algo,
                                 .variant = (pc_variant)env->s->debayer.variant, .cfa = env->cfa,
                                 .matrix = (pc_matrix)env->s->debayer.matrix, .range = (pc_range)env->s->debayer.range};
@@ -67,9 +108,20 @@ static int debayer_start(void *priv, const pl_step_env *env, const pl_step_io *i
 {
     step_debayer *d = priv;
     d->dc.fmt = d->fmt = (pc_pixfmt)io->out[0].fmt;
+    char ne[768];
+    if (net_load(d, ne, sizeof ne)) {
+        if (d->dc.algo == PC_ALGO_NET) {
+            snprintf(err, errlen, "algorithm net: %s", ne);
+            return -1;
+        }
+        pc_log(env->log, PC_LOG_WARNING, "the learned demosaic (net) is unavailable: %s; a live switch to net "
+               "loads the file again", ne);
+    }
     for (int a = 0; a < pc_algo_count(); a++) {
         pc_debayer_config dc = d->dc;
         dc.algo = (pc_algo_id)a;
+        if (a == PC_ALGO_NET && !d->net)
+            continue; /* no weights: said above */
         if (a != (int)d->dc.algo && pc_backend_prepare_algo(env->be, &dc, err, errlen))
             pc_log(env->log, PC_LOG_WARNING, "%s: preparing %s failed: %s", pc_backend_name(env->be),
                    pc_algo_get(a)->name, err);
@@ -85,9 +137,16 @@ static void take_algo_request(step_debayer *d, uint64_t set_index)
     int ra = p ? atomic_exchange(&p->req_algo, -1) : -1;
     if (ra < 0)
         return;
-    char e[512];
+    char e[768];
     pc_algo_id old = d->dc.algo, want = pl_algo_of(ra);
-    if (apply_algo(d, want, pl_variant_of(ra), e, sizeof e))
+    /* weights the control thread loaded for this switch; or, for a
+     * reload's switch to net without weights, the file now */
+    pc_net *pending = atomic_exchange(&p->net_pending, NULL);
+    if (pending && net_take(d, pending, e, sizeof e))
+        pc_log(d->env->log, PC_LOG_ERR, "net weights: %s", e);
+    if (want == PC_ALGO_NET && !d->net && net_load(d, e, sizeof e))
+        pc_log(d->env->log, PC_LOG_ERR, "algorithm switch to net failed: %s; keeping %s", e, pc_algo_get(old)->name);
+    else if (apply_algo(d, want, pl_variant_of(ra), e, sizeof e))
         pc_log(d->env->log, PC_LOG_ERR, "algorithm switch to %s failed: %s; keeping %s", pc_algo_get(want)->name, e,
                pc_algo_get(old)->name);
     else
@@ -152,6 +211,23 @@ static int debayer_reload(void *priv, const pc_settings *s, unsigned live, char 
     return PL_RELOAD_LIVE;
 }
 
+static void debayer_close(void *priv)
+{
+    step_debayer *d = priv;
+    if (!d)
+        return;
+    if (d->net) {
+        char e[256];
+        pc_backend_set_net(d->env->be, NULL, e, sizeof e); /* the backend outlives the step */
+        if (d->env->p) {
+            d->env->p->net = NULL;
+            atomic_store(&d->env->p->have_net, 0);
+        }
+    }
+    pc_net_free(d->net);
+    free(d);
+}
+
 const pl_step_ops pl_step_debayer = {
     .name = "debayer",
     .flags = PL_STEP_SLOT | PL_STEP_WRITES,
@@ -160,5 +236,5 @@ const pl_step_ops pl_step_debayer = {
     .run = debayer_run,
     .reload = debayer_reload,
     .describe = debayer_describe,
-    .close = free,
+    .close = debayer_close,
 };

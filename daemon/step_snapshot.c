@@ -12,7 +12,13 @@
  * thread writes it, this step takes it); p->snapshots_active counts the
  * snapshot threads still writing (teardown waits for them before it
  * stops the control socket, through which they answer; the web's answers
- * go through pl_snapshot_done). */
+ * go through pl_snapshot_done).
+ *
+ * The demosaic is the algorithm's reference (bit-identical to every
+ * backend), except for net, whose float reference would take minutes on a
+ * panorama: there the CPU backend's version on one thread of the snapshot's
+ * own, with a copy of the weights in force (within one code value of the
+ * reference, docs/net.md); each camera on its own, as the backends do. */
 #include "pipeline_int.h"
 
 #include <stdio.h>
@@ -25,6 +31,8 @@ typedef struct snapshot_job {
     pc_cfa cfa;
     pc_algo_id algo;
     int slab_h;               /* > 0: one PNG per camera (slab) into the folder path */
+    int cam_h;                /* the cameras' rows (the slabs) */
+    pc_net *net;              /* net: a copy of the weights in force (owned) */
     char path[PC_PATH_LEN];
     const pc_logger *log;
     pipeline *p;              /* answers the client that asked (token) */
@@ -41,9 +49,24 @@ static int snapshot_write(const snapshot_job *sj, int y0, int h, const char *pat
     size_t pitch = (size_t)sj->width * 3;
     /* an odd first row swaps the pattern's rows: RGGB <-> GBRG, GRBG <-> BGGR */
     pc_cfa cfa = (y0 & 1) ? (pc_cfa)(sj->cfa ^ 2) : sj->cfa;
-    pc_bayer b = {sj->raw + (size_t)y0 * sj->width, (size_t)sj->width, sj->width, h, cfa};
+    pc_bayer b = {sj->raw + (size_t)y0 * sj->width, (size_t)sj->width, sj->width, h, cfa,
+                  h % sj->cam_h == 0 && sj->cam_h >= PC_MIN_DIM && !(sj->cam_h & 1) ? sj->cam_h : 0};
     pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {pitch}, .width = sj->width, .height = h};
-    if (pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err))
+    int rc = 0;
+    if (sj->algo == PC_ALGO_NET) {
+        pc_cpu *cpu = NULL;
+        if (!sj->net)
+            snprintf(err, sizeof err, "no weights for net (out of memory)");
+        rc = !sj->net || pc_cpu_open(&cpu, 1, sj->width, h, err, sizeof err);
+        if (!rc) {
+            pc_cpu_set_net(cpu, sj->net);
+            rc = pc_cpu_debayer(cpu, PC_ALGO_NET, &b, &pic, err, sizeof err);
+        }
+        pc_cpu_close(cpu);
+    } else {
+        rc = pc_ref_debayer(sj->algo, &b, &pic, err, sizeof err);
+    }
+    if (rc)
         snprintf(msg, msglen, "snapshot %s: %s", path, err);
     else if (pc_image_write(path, rgb, pitch, sj->width, h, err, sizeof err))
         snprintf(msg, msglen, "snapshot: %s", err);
@@ -87,6 +110,7 @@ static void *snapshot_thread(void *arg)
         pl_snapshot_done(sj->p, sj->token, rc, rc ? msg : sj->path);
     free(rgb);
     free(sj->raw);
+    pc_net_free(sj->net);
     atomic_fetch_sub(sj->active, 1);
     free(sj);
     return NULL;
@@ -141,8 +165,8 @@ static int snapshot_run(void *priv, pl_set *set)
     /* the algorithm in force: the debayer step changes it only later in
      * the set's trip */
     pc_algo_id algo = pl_algo_of(atomic_load(&p->algo_in_force));
-    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, algo, cameras ? p->slab_h : 0, "",
-                         &p->d->logger, p, token};
+    *sj = (snapshot_job){&p->snapshots_active, raw, p->width, p->height, p->cfa, algo, cameras ? p->slab_h : 0,
+                         p->slab_h, algo == PC_ALGO_NET ? pc_net_copy(p->net) : NULL, "", &p->d->logger, p, token};
     snprintf(sj->path, sizeof sj->path, "%s", path);
     pthread_t t;
     pthread_attr_t a;

@@ -75,7 +75,14 @@ typedef struct pc_algo_impl {
      * NULL: the CPU backend calls ref_run. */
     int (*cpu_run)(pc_cpu *cpu, uint8_t *temp, const pc_bayer *src, const pc_picture *dst,
                    char *err, size_t errlen);
+    /* Optional: what cpu_run needs beyond temp_bytes, made ready ahead
+     * (pc_cpu_prepare) so that no frame loads or allocates it (net: its
+     * weights and line buffers). NULL: nothing. */
+    int (*cpu_prepare)(pc_cpu *cpu, char *err, size_t errlen);
 } pc_algo_impl;
+
+/* The frame width the CPU backend was opened for (pc_cpu_open). */
+int pc_cpu_width(const pc_cpu *cpu);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  * reads this table: the CLI, panocap-quality, panocap-bench, the tests. */
 #include "debayer.h"
 #include "mlri.h"
+#include "net_impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,16 @@ static const pc_algo_desc algo_table[PC_ALGO_COUNT] = {
     {PC_ALGO_MLRI, "mlri", "minimised-Laplacian residual interpolation (Kiku et al.)",
      "green from directional guided filters on Laplacians plus residuals, then red/blue guided by green",
      3, {9, 8, 10}, 27, 20, 0, 0, &pc_mlri_impl},
+    /* demosaicnet's Bayer network with its published weights (docs/net.md;
+     * net_reference.c, net_cpu.c, the CUDA path on tensor cores). Its
+     * steps as the passes: the half-resolution network (the 2x2 packing and
+     * 15 3x3 layers: 31 pixels of reach), the transposed convolution back
+     * to full resolution, and the full-resolution 3x3 + 1x1; radius_total
+     * is pc_net_margin plus the packing block. Temporaries: those of the
+     * CUDA backend (0 until it states them). */
+    {PC_ALGO_NET, "net", "learned demosaic (demosaicnet, Gharbi et al. 2016)",
+     "15-layer convolutional network at half resolution plus a full-resolution correction (published weights)",
+     3, {31, 0, 1}, 32, 0, 0, 0, &pc_net_impl},
 };
 
 int pc_algo_count(void) { return PC_ALGO_COUNT; }

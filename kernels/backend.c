@@ -98,6 +98,11 @@ int pc_backend_open(pc_backend **out, const pc_backend_ops *ops, const pc_backen
                    PC_BACKEND_MAX_SLOTS);
         return PC_EINVAL;
     }
+    if (cfg->cam_rows && (cfg->cam_rows < PC_MIN_DIM || (cfg->cam_rows & 1) || cfg->height % cfg->cam_rows)) {
+        pc_set_err(err, errlen, "backend %s: cameras of %d rows must be even, at least %d and divide the %d-row "
+                   "frame", ops->name, cfg->cam_rows, PC_MIN_DIM, cfg->height);
+        return PC_EINVAL;
+    }
     pc_backend *b = calloc(1, sizeof *b);
     if (!b) {
         pc_set_err(err, errlen, "backend %s: out of memory", ops->name);
@@ -608,4 +613,17 @@ void pc_backend_encoder_device(pc_backend *b, void **cu_context, void **stream)
         *stream = NULL;
     if (b && b->ops->encoder_device)
         b->ops->encoder_device(b->priv, cu_context, stream);
+}
+
+int pc_backend_set_net(pc_backend *b, const struct pc_net *net, char *err, size_t errlen)
+{
+    if (!b) {
+        pc_set_err(err, errlen, "pc_backend_set_net: backend is NULL");
+        return PC_EINVAL;
+    }
+    if (!b->ops->set_net) {
+        pc_set_err(err, errlen, "backend %s cannot run the learned demosaic (no set_net)", b->ops->name);
+        return PC_ENOTSUP;
+    }
+    return b->ops->set_net(b->priv, net, err, errlen);
 }

@@ -87,6 +87,8 @@ extern "C" {
 typedef struct pc_render_plan pc_render_plan;
 typedef struct pc_render_stats pc_render_stats;
 typedef struct pc_render_dev pc_render_dev;
+/* net.h's: the learned demosaic's weights (set_net). */
+struct pc_net;
 /* activity.h's; a backend's background model is a pc_activity_dev. */
 typedef struct pc_activity_params pc_activity_params;
 typedef struct pc_activity_dev pc_activity_dev;
@@ -103,6 +105,8 @@ typedef struct pc_backend_config {
     int slots;         /* input slots, 1..PC_BACKEND_MAX_SLOTS */
     int device;        /* CUDA: device index (0 = first) */
     int threads;       /* CPU: worker threads, <= 0 = one per online CPU */
+    int cam_rows;      /* rows per camera of the stacked frame (pc_bayer.cam_rows:
+                          net demosaics each camera on its own); 0 = one image */
 } pc_backend_config;
 
 /* What debayer computes (set_algo, prepare_algo). */
@@ -222,6 +226,13 @@ typedef struct pc_backend_ops {
     /* RGB24/RGBX32 -> NV12/I420 as the demosaic's final pass writes it
      * (convert.h; arguments checked by the wrapper). NULL: not supported. */
     int (*convert)(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen);
+
+    /* The learned demosaic's weights (net.h, loaded and checked by
+     * pc_net_load) for algorithm net from the next debayer on; borrowed:
+     * net must outlive the backend or the next set_net (CUDA: converted
+     * to its own copy here). NULL net: none (the CPU backend then loads the
+     * default file on first use). NULL op: the backend cannot run net. */
+    int (*set_net)(void *priv, const struct pc_net *net, char *err, size_t errlen);
 } pc_backend_ops;
 
 extern const pc_backend_ops pc_backend_cpu;
@@ -324,6 +335,11 @@ int pc_backend_activity(pc_backend *b, int slot, const pc_picture *luma, pc_acti
  * PC_ENOTSUP when the backend has none. */
 int pc_backend_convert(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, char *err,
                        size_t errlen);
+
+/* ops->set_net (see there); PC_ENOTSUP when the backend has none. From
+ * the thread that calls debayer, between frames; set it before
+ * set_algo/prepare_algo of net. */
+int pc_backend_set_net(pc_backend *b, const struct pc_net *net, char *err, size_t errlen);
 
 /* ops->host_alloc or malloc; NULL on failure. Free with pc_backend_host_free
  * of the same ops. */

@@ -14,6 +14,7 @@
 #include "activity.h"
 #include "convert.h"
 #include "errmsg.h"
+#include "net.h"
 #include "render.h"
 
 #include <stdio.h>
@@ -23,6 +24,7 @@
 typedef struct cpu_backend {
     pc_cpu *cpu;
     int w, h, slots;
+    int cam_rows; /* pc_backend_config.cam_rows */
     pc_debayer_config dc;
     const uint8_t *in[PC_BACKEND_MAX_SLOTS]; /* the slot's input (NULL: none) */
     size_t in_pitch[PC_BACKEND_MAX_SLOTS];
@@ -69,6 +71,7 @@ static int cpu_open(void **priv, const pc_backend_config *cfg, char *err, size_t
     c->w = cfg->width;
     c->h = cfg->height;
     c->slots = cfg->slots;
+    c->cam_rows = cfg->cam_rows;
     c->pano_pitch = round64((size_t)cfg->width);
     int rc = pc_cpu_open(&c->cpu, cfg->threads, cfg->width, cfg->height, err, errlen);
     if (rc) {
@@ -207,7 +210,7 @@ static int cpu_debayer(void *priv, int slot, const pc_picture *dst, char *err, s
         pc_set_err(err, errlen, "CPU backend: slot %d has no input (upload a frame first)", slot);
         return PC_EINVAL;
     }
-    pc_bayer b = {c->in[slot], c->in_pitch[slot], c->w, c->h, c->dc.cfa};
+    pc_bayer b = {c->in[slot], c->in_pitch[slot], c->w, c->h, c->dc.cfa, c->cam_rows};
     return pc_cpu_debayer(c->cpu, c->dc.algo, &b, dst, err, errlen);
 }
 
@@ -365,6 +368,13 @@ static int cpu_convert(void *priv, int slot, const pc_picture *src, const pc_pic
     return pc_cpu_convert(c->cpu, src, dst, err, errlen);
 }
 
+static int cpu_set_net(void *priv, const pc_net *net, char *err, size_t errlen)
+{
+    cpu_backend *c = priv;
+    pc_cpu_set_net(c->cpu, net);
+    return 0;
+}
+
 static int cpu_render_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width,
                                     int height, pc_picture *out, char *err, size_t errlen)
 {
@@ -380,7 +390,7 @@ static int cpu_render_picture_alloc(void *priv, pc_pixfmt fmt, pc_matrix matrix,
 
 const pc_backend_ops pc_backend_cpu = {
     .name = "cpu",
-    .description = "multi-threaded C on the host (bit-identical to the reference)",
+    .description = "multi-threaded C on the host (bit-identical to the reference; net within 1 code value)",
     .flags = 0,
     .probe = cpu_probe,
     .open = cpu_open,
@@ -410,4 +420,5 @@ const pc_backend_ops pc_backend_cpu = {
     .activity_close = cpu_activity_close,
     .activity = cpu_activity,
     .convert = cpu_convert,
+    .set_net = cpu_set_net,
 };

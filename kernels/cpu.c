@@ -19,6 +19,7 @@
  * by pc_cpu_prepare or its first frame).
  */
 #include "colour.h"
+#include "net_impl.h"
 #include "reference_passes.h"
 
 #include "algo_impl.h"
@@ -55,6 +56,12 @@ struct pc_cpu {
     const pc_raw_slab *pre;
     int pre_n, pre_h;
     uint8_t *bayer;
+    /* the learned demosaic (net_impl.h): the weights set (borrowed), else
+     * the default file's (owned), and its line buffers */
+    const pc_net *net;
+    pc_net *own_net;
+    uint8_t *net_temp;
+    size_t net_temp_bytes;
 };
 
 typedef struct worker_arg {
@@ -248,8 +255,48 @@ int pc_cpu_prepare(pc_cpu *cpu, pc_algo_id algo, char *err, size_t errlen)
     }
     pthread_mutex_lock(&cpu->call_mu);
     int rc = reserve_temp(cpu, d, cpu->width, cpu->height, err, errlen);
+    if (!rc && d->impl && d->impl->cpu_prepare)
+        rc = d->impl->cpu_prepare(cpu, err, errlen);
     pthread_mutex_unlock(&cpu->call_mu);
     return rc;
+}
+
+int pc_cpu_width(const pc_cpu *cpu) { return cpu ? cpu->width : 0; }
+
+void pc_cpu_set_net(pc_cpu *cpu, const pc_net *net)
+{
+    pthread_mutex_lock(&cpu->call_mu);
+    cpu->net = net;
+    pthread_mutex_unlock(&cpu->call_mu);
+}
+
+/* under call_mu (cpu_run, cpu_prepare) */
+const pc_net *pc_cpu_get_net(pc_cpu *cpu, char *err, size_t errlen)
+{
+    if (cpu->net)
+        return cpu->net;
+    if (!cpu->own_net && pc_net_load(&cpu->own_net, pc_net_default_path(), err, errlen) != PC_OK)
+        return NULL;
+    return cpu->own_net;
+}
+
+/* under call_mu */
+int pc_cpu_net_scratch(pc_cpu *cpu, size_t bytes, uint8_t **out, char *err, size_t errlen)
+{
+    if (bytes > cpu->net_temp_bytes) {
+        uint8_t *t = NULL;
+        if (posix_memalign((void **)&t, 64, bytes) != 0) {
+            pc_set_err(err, errlen, "CPU backend, net: cannot allocate %zu bytes of line buffers", bytes);
+            return PC_ENOMEM;
+        }
+        memset(t, 0, bytes);
+        free(cpu->net_temp);
+        cpu->net_temp = t;
+        cpu->net_temp_bytes = bytes;
+    }
+    if (out)
+        *out = cpu->net_temp;
+    return PC_OK;
 }
 
 /* An algorithm with its own code: its cpu_run on the pool, or its
@@ -327,6 +374,8 @@ void pc_cpu_close(pc_cpu *cpu)
     pthread_mutex_destroy(&cpu->call_mu);
     free(cpu->temp);
     free(cpu->bayer);
+    free(cpu->net_temp);
+    pc_net_free(cpu->own_net);
     free(cpu);
 }
 
@@ -372,7 +421,8 @@ int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, i
         pc_set_err(err, errlen, "CPU backend colour stage: out of memory");
         return PC_ENOMEM;
     }
-    pc_bayer src = {cpu->bayer, (size_t)sw, sw, sh, slabs[0].fmt.cfa};
+    /* each slab is a camera (net demosaics them one by one) */
+    pc_bayer src = {cpu->bayer, (size_t)sw, sw, sh, slabs[0].fmt.cfa, slab_h >= PC_MIN_DIM ? slab_h : 0};
     const pc_algo_desc *d = pc_algo_get(algo);
     if (d && d->impl) {
         /* an algorithm with its own code: map the slabs on the pool, then

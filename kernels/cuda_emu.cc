@@ -64,6 +64,7 @@ static constexpr emu_algo emu_algos[] = {
     {PC_ALGO_WD_ORIGINAL, run<pc_alg_wdorig>},
     {PC_ALGO_WD_MODIFIED, run<pc_alg_wdmod>},
     {PC_ALGO_MLRI, nullptr}, /* own kernels: pc_emu_mlri */
+    {PC_ALGO_NET, nullptr},  /* own kernels (cuda_net.cuh) */
 };
 static_assert(sizeof emu_algos / sizeof emu_algos[0] == PC_ALGO_COUNT,
               "emu_algos needs one entry per pc_algo_id (debayer.h)");

@@ -71,6 +71,7 @@ typedef enum pc_algo_id {
     PC_ALGO_WD_ORIGINAL,
     PC_ALGO_WD_MODIFIED,
     PC_ALGO_MLRI, /* residual interpolation (not in the paper; docs/mlri.md) */
+    PC_ALGO_NET,  /* the learned demosaic (demosaicnet; net.h, docs/net.md) */
     PC_ALGO_COUNT
 } pc_algo_id;
 
@@ -115,12 +116,18 @@ const char *pc_pixfmt_name(pc_pixfmt f);
 int pc_matrix_from_name(const char *name);     /* "bt709", "bt601" */
 int pc_range_from_name(const char *name);      /* "limited", "full" */
 
-/* A raw Bayer frame in memory (host or device, as the callee documents). */
+/* A raw Bayer frame in memory (host or device, as the callee documents).
+ * cam_rows: the frame is cameras of cam_rows rows stacked (the daemon's
+ * 2040x5400 = 5 x 1080), which an algorithm that must not read across a
+ * camera's edge demosaics one by one (net: reflect-101 at each camera's own
+ * edges, so a panorama shows no camera-edge seam); 0 = one image. Even, at
+ * least PC_MIN_DIM, dividing height. */
 typedef struct pc_bayer {
     const uint8_t *data;
     size_t pitch;  /* bytes between rows, >= width */
     int width, height;
     pc_cfa cfa;
+    int cam_rows;  /* rows per camera; 0 = the whole frame is one image */
 } pc_bayer;
 
 /* The Q16 coefficient rows of spec §8: y[3], cb[3], cr[3]. */

@@ -422,4 +422,4 @@ static int mlri_cpu_run(pc_cpu *cpu, uint8_t *temp, const pc_bayer *src, const p
     return PC_OK;
 }
 
-const pc_algo_impl pc_mlri_impl = {pc_mlri_ref, mlri_temp_bytes, mlri_cpu_run};
+const pc_algo_impl pc_mlri_impl = {pc_mlri_ref, mlri_temp_bytes, mlri_cpu_run, NULL};

@@ -54,6 +54,7 @@ typedef struct pc_net {
     char sha256[65];  /* hex digest of the file's payload, checked at load */
     char path[512];   /* the file it came from */
     char name[64];    /* the model's name in the file, e.g. "demosaicnet-bayer" */
+    size_t bytes;     /* the whole allocation, this struct first (pc_net_copy) */
 } pc_net;
 
 /* Full-resolution pixels the unpadded network loses on each side of its
@@ -69,10 +70,31 @@ int pc_net_margin(const pc_net *net);
  * PC_E* code. */
 int pc_net_load(pc_net **out, const char *path, char *err, size_t errlen);
 void pc_net_free(pc_net *net);
+/* A copy of net with its own allocation (e.g. for a thread that outlives
+ * the original's owner); NULL when out of memory. */
+pc_net *pc_net_copy(const pc_net *net);
+
+/* Floating-point operations (2 per multiply-add) the network costs for a
+ * w x h frame of cameras of cam_rows rows (0: one image) in phase cfa, as
+ * the reference computes it (each camera padded, net_impl.h): the measure
+ * behind the GFLOP/s figures of docs/net.md. 0 for invalid sizes. */
+double pc_net_flops(const pc_net *net, int w, int h, int cam_rows, pc_cfa cfa);
 
 /* The weights file panocap uses when none is configured: the installed
  * copy ($datadir/panocap/), else the source tree's. */
 const char *pc_net_default_path(void);
+
+/* The reference (net_reference.c: single-threaded float loops, the
+ * definition) with these weights; pc_ref_debayer(PC_ALGO_NET, ...) is
+ * this with the default file. */
+int pc_net_ref(const pc_net *net, const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
+
+/* The weights the CPU backend's net runs with from its next frame on
+ * (borrowed: net must outlive its use, until another pc_cpu_set_net or
+ * pc_cpu_close). NULL: the default file (pc_net_default_path), loaded on
+ * first use. Takes effect between frames (it waits for a frame in
+ * progress). */
+void pc_cpu_set_net(pc_cpu *cpu, const pc_net *net);
 
 #ifdef __cplusplus
 }

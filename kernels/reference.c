@@ -175,6 +175,11 @@ static int check_bayer(const pc_bayer *src, char *err, size_t errlen)
                    (int)src->cfa);
         return PC_EINVAL;
     }
+    if (src->cam_rows && (src->cam_rows < PC_MIN_DIM || (src->cam_rows & 1) || src->height % src->cam_rows)) {
+        pc_set_err(err, errlen, "source Bayer frame %dx%d: cameras of %d rows (cam_rows) must be even, at least %d "
+                   "and divide the height", src->width, src->height, src->cam_rows, PC_MIN_DIM);
+        return PC_EINVAL;
+    }
     return PC_OK;
 }
 
@@ -280,9 +285,15 @@ void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, 
 void pc_ref_store_rgb_rows(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
                            const uint8_t *s1, int bpp, int w)
 {
+    pc_ref_store_rgb_span(dst, yc, y, s0, s1, bpp, 0, w);
+}
+
+void pc_ref_store_rgb_span(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
+                           const uint8_t *s1, int bpp, int x0a, int x0b)
+{
     dstrows o;
     dstrows_for(dst, y, &o);
-    for (int x0 = 0; x0 < w; x0 += 2) {
+    for (int x0 = x0a; x0 < x0b; x0 += 2) {
         int v[2][2][3];
         for (int i = 0; i < 2; i++)
             for (int c = 0; c < 3; c++) {
@@ -827,6 +838,7 @@ static const ref_algo ref_algos[] = {
     [PC_ALGO_WD_ORIGINAL] = {3, 3, {K_WD1, K_WDO2, K_WDO3}},
     [PC_ALGO_WD_MODIFIED] = {1, 2, {K_WD1, K_EDF}},
     [PC_ALGO_MLRI] = REF_OWN, /* mlri_reference.c */
+    [PC_ALGO_NET] = REF_OWN,  /* net_reference.c */
 };
 _Static_assert(sizeof ref_algos / sizeof ref_algos[0] == PC_ALGO_COUNT,
                "ref_algos needs one entry per pc_algo_id (debayer.h)");

@@ -70,5 +70,9 @@ void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, 
  * block with yc (pc_rgb_to_yuv's loop; the CPU backend's convert.c). */
 void pc_ref_store_rgb_rows(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
                            const uint8_t *s1, int bpp, int w);
+/* The same for the pixels [xa, xb) of the row pair only (even bounds;
+ * s0, s1 still point at pixel 0): a band of columns (net_cpu.c). */
+void pc_ref_store_rgb_span(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
+                           const uint8_t *s1, int bpp, int xa, int xb);
 
 #endif

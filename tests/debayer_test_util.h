@@ -126,6 +126,15 @@ static inline int tu_mlri_rule(long nd, int md, const pc_picture *ref)
     return nd >= 0 && md <= 1 && nd * 10000 <= tu_pic_samples(ref);
 }
 
+/* The rule the learned demosaic's CPU backend and CUDA path keep against
+ * its float reference (docs/net.md): every output sample within 1 code
+ * value, at least 99.9 % identical (sums in another order, fused
+ * multiply-adds, fp16 on the GPU). */
+static inline int tu_net_rule(long nd, int md, const pc_picture *ref)
+{
+    return nd >= 0 && md <= 1 && nd * 1000 <= tu_pic_samples(ref);
+}
+
 /* A packed picture in one buffer: RGB24 (pitch 3w), RGBX32 (4w), NV12 or
  * I420 (pitch w, w/2). buf may be NULL (size only). Returns its size in bytes. */
 static inline size_t tu_pic_layout(pc_picture *p, int fmt, int matrix, int range, int w, int h, uint8_t *buf)

@@ -52,13 +52,13 @@ static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt,
     tu_pic_alloc(&host, fmt, m, r, W, H, 24); /* padded pitches catch pitch bugs */
     for (int a = 0; a < PC_ALGO_COUNT && !alloc_bad; a++) {
         long diff = 0;
-        int fails = 0, frames = 0;
+        int fails = 0, frames = 0, net_over = 0; /* net: frames outside tu_net_rule */
         for (int f = 0; f < 2 * slots; f++) {
             pc_cfa cfa = (pc_cfa)((a + f) & 3);
             pc_debayer_config dc = {(pc_algo_id)a, PC_VARIANT_AUTO, cfa, fmt, m, r};
             int slot = f % slots;
             tu_noise(raw, (size_t)W * H, 1000u * a + f + 1);
-            pc_bayer src = {raw, W, W, H, cfa};
+            pc_bayer src = {raw, W, W, H, cfa, 0};
             fails += pc_ref_debayer((pc_algo_id)a, &src, &ref, err, sizeof err) != 0;
             int rc = pc_backend_set_algo(b, &dc, err, sizeof err);
             if (f & 1) {
@@ -84,12 +84,17 @@ static void through_backend(const pc_backend_ops *ops, int slots, pc_pixfmt fmt,
                 continue;
             }
             int md;
-            diff += tu_compare(&ref, &host, &md);
+            long nd = tu_compare(&ref, &host, &md);
+            diff += nd;
+            net_over += !tu_net_rule(nd, md, &ref);
             frames++;
         }
-        TAP_CHECK(fails == 0 && diff == 0, "%s %s %s: %d frames over %d slots through the ops table == reference "
-                  "(%ld samples differ, %d failures)", ops->name, pc_algo_get(a)->name, pc_pixfmt_name(fmt), frames,
-                  slots, diff, fails);
+        /* net: the CPU and CUDA paths within 1 of its float reference on
+         * >= 99.9 % of the samples (docs/net.md); the others exact */
+        const int net = a == PC_ALGO_NET;
+        TAP_CHECK(fails == 0 && (net ? net_over == 0 : diff == 0), "%s %s %s: %d frames over %d slots through the "
+                  "ops table %s reference (%ld samples differ, %d failures)", ops->name, pc_algo_get(a)->name,
+                  pc_pixfmt_name(fmt), frames, slots, net ? "within 1 of the" : "==", diff, fails);
     }
     pc_variant v;
     int rows;
@@ -254,8 +259,10 @@ static void colour_through_backend(const pc_backend_ops *ops, const char *fmtnam
     pic.band_rows = ref.band_rows = sh;
     pic.n_bands = ref.n_bands = SLABS;
     long diff = 0;
+    int net_over = 0;
     for (int a = 0; a < PC_ALGO_COUNT && !rc; a++) {
-        pc_bayer src = {bay, W, W, H, f.cfa};
+        /* the slabs are the cameras (net demosaics each on its own) */
+        pc_bayer src = {bay, W, W, H, f.cfa, sh};
         pc_debayer_config dc = {(pc_algo_id)a, PC_VARIANT_AUTO, f.cfa, PC_FMT_NV12, PC_MATRIX_BT709,
                                 PC_RANGE_LIMITED};
         rc = pc_ref_debayer((pc_algo_id)a, &src, &ref, err, sizeof err) || pc_backend_set_algo(b, &dc, err, sizeof err);
@@ -267,11 +274,15 @@ static void colour_through_backend(const pc_backend_ops *ops, const char *fmtnam
         rc = rc ? rc : pc_backend_download(b, a & 1, &pic, &host, err, sizeof err);
         rc = rc ? rc : pc_backend_wait(b, a & 1, err, sizeof err);
         int md;
-        diff += rc ? 0 : tu_compare(&ref, &host, &md);
+        long nd = rc ? 0 : tu_compare(&ref, &host, &md);
+        if (a == PC_ALGO_NET) /* within 1 on >= 99.9 % (docs/net.md) */
+            net_over += !rc && !tu_net_rule(nd, md, &ref);
+        else
+            diff += nd;
     }
-    TAP_CHECK(rc == 0 && diff == 0, "%s colour stage through the ops table, 5 cameras of %s with their own tables "
-              "and matrices, every algorithm == reference (%ld samples differ)%s%s", ops->name, fmtname, diff,
-              rc ? ": " : "", rc ? err : "");
+    TAP_CHECK(rc == 0 && diff == 0 && net_over == 0, "%s colour stage through the ops table, 5 cameras of %s with "
+              "their own tables and matrices, every algorithm == reference, net within 1 (%ld samples differ%s)%s%s",
+              ops->name, fmtname, diff, net_over ? ", net beyond its rule" : "", rc ? ": " : "", rc ? err : "");
     pc_backend_picture_free(b, &pic);
     tu_pic_free(&ref);
     tu_pic_free(&host);
@@ -361,7 +372,7 @@ static void parallel_pool(void)
         /* The pool still runs stencil frames right. */
         uint8_t raw[16 * 16];
         tu_noise(raw, sizeof raw, 5);
-        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG};
+        pc_bayer src = {raw, 16, 16, 16, PC_CFA_GRBG, 0};
         pc_picture a, b2;
         tu_pic_alloc(&a, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
         tu_pic_alloc(&b2, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, 16, 16, 0);
@@ -401,7 +412,7 @@ static void finish_slot_path(const pc_backend_ops *ops, int scale)
     tu_pic_alloc(&ref, PC_FMT_NV12, m, r, W, H, 0);
     tu_pic_alloc(&ref_small, PC_FMT_NV12, m, r, sw, sh, 0);
     tu_noise(raw, (size_t)W * H, 77);
-    pc_bayer src = {raw, W, W, H, PC_CFA_RGGB};
+    pc_bayer src = {raw, W, W, H, PC_CFA_RGGB, 0};
     pc_debayer_config dc = {PC_ALGO_BILINEAR, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_NV12, m, r};
     int slot = 1;
     rc = rc ? rc : pc_ref_debayer(PC_ALGO_BILINEAR, &src, &ref, err, sizeof err);
@@ -459,7 +470,7 @@ static void any_size(const pc_backend_ops *ops)
     tu_pic_alloc(&ref_half, PC_FMT_NV12, m, r, sw, sh, 0);
     tu_pic_alloc(&host, PC_FMT_NV12, m, r, sw, sh, 24);
     tu_noise(raw, (size_t)W * H, 91);
-    pc_bayer src = {raw, W, W, H, PC_CFA_BGGR};
+    pc_bayer src = {raw, W, W, H, PC_CFA_BGGR, 0};
     pc_debayer_config dc = {PC_ALGO_EDGE, PC_VARIANT_AUTO, PC_CFA_BGGR, PC_FMT_NV12, m, r};
     rc = rc ? rc : pc_ref_debayer(PC_ALGO_EDGE, &src, &ref, err, sizeof err);
     rc = rc ? rc : pc_picture_downscale(&ref_half, &ref, 2);

@@ -300,7 +300,7 @@ static void test_matrix(void)
     uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
     tu_synth(rgb, w, h, 5);
     tu_mosaic(rgb, w, h, bay, w, h, PC_CFA_GRBG);
-    pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GRBG};
+    pc_bayer src = {bay, (size_t)w, w, h, PC_CFA_GRBG, 0};
     pc_yuv_coeffs bands[3];
     for (int i = 0; i < 3; i++)
         pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, id, &bands[i], err, sizeof err);
@@ -356,7 +356,7 @@ static int grey_chroma_error(const pc_colour_tables *t, const pc_rawfmt *f, cons
 {
     uint8_t *bay = malloc((size_t)w * h);
     pc_colour_slab(f, t, packed, 0, w, h, bay, (size_t)w);
-    pc_bayer src = {bay, (size_t)w, w, h, f->cfa};
+    pc_bayer src = {bay, (size_t)w, w, h, f->cfa, 0};
     pc_picture p;
     char err[256] = "";
     tu_pic_alloc(&p, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);

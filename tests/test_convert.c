@@ -92,7 +92,7 @@ static void check_demosaic_equals_convert(void)
     uint8_t *rgb = malloc((size_t)W * H * 3), *raw = malloc((size_t)W * H);
     tu_synth(rgb, W, H, 7);
     pc_mosaic_from_rgb(rgb, (size_t)W * 3, W, H, PC_CFA_GRBG, raw, W, err, sizeof err);
-    const pc_bayer bay = {raw, W, W, H, PC_CFA_GRBG};
+    const pc_bayer bay = {raw, W, W, H, PC_CFA_GRBG, 0};
     for (int a = 0; a < pc_algo_count(); a++) {
         const pc_algo_desc *d = pc_algo_get((pc_algo_id)a);
         pc_picture drgb;

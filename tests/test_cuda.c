@@ -77,7 +77,7 @@ static void *ref_worker(void *arg)
         if (k >= 4 * PC_ALGO_COUNT)
             return NULL;
         int cfa = k / PC_ALGO_COUNT, algo = k % PC_ALGO_COUNT;
-        pc_bayer src = {j->bayer[cfa], (size_t)j->w, j->w, j->h, (pc_cfa)cfa};
+        pc_bayer src = {j->bayer[cfa], (size_t)j->w, j->w, j->h, (pc_cfa)cfa, 0};
         char e[256];
         /* MLRI's float reference takes seconds per megapixel: large frames
          * go through the CPU backend (bit-identical, 4 threads). */
@@ -266,7 +266,7 @@ static void test_in_flight(int w, int h)
         pc_gpu_picture_alloc(g, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev[s], err, sizeof err);
         tu_pic_alloc(&host[s], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
         tu_pic_alloc(&ref[s], PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
-        pc_bayer src = {bay[s], (size_t)w, w, h, PC_CFA_GRBG};
+        pc_bayer src = {bay[s], (size_t)w, w, h, PC_CFA_GRBG, 0};
         if (algos[s] == PC_ALGO_MLRI) { /* seconds single-threaded: the CPU backend */
             pc_cpu *cpu = NULL;
             if (pc_cpu_open(&cpu, 0, w, h, err, sizeof err) == 0)
@@ -349,7 +349,7 @@ static void test_colour(int w, int sh)
         }
         for (int c = 0; c < ncam && !rc; c++)
             rc = pc_gpu_upload_raw_async(g, 0, c * sh, packed + sb * c, &f, c, sh, err, sizeof err);
-        pc_bayer src = {bay, (size_t)w, w, h, f.cfa};
+        pc_bayer src = {bay, (size_t)w, w, h, f.cfa, 0};
         pc_picture ref, host, dev;
         tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
         tu_pic_alloc(&host, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
@@ -539,7 +539,7 @@ int main(void)
                 for (int c = 0; c < 4; c += 3) {
                     tu_noise(bay[c], (size_t)w * h, 555u + c);
                     upload(g, 0, bay[c], w, h);
-                    pc_bayer src = {bay[c], (size_t)w, w, h, (pc_cfa)c};
+                    pc_bayer src = {bay[c], (size_t)w, w, h, (pc_cfa)c, 0};
                     for (int a = 0; a < PC_ALGO_COUNT; a++) {
                         if (si == 5 && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR && a != PC_ALGO_MLRI)
                             continue;

@@ -206,7 +206,7 @@ int main(int argc, char **argv)
         pc_colour_slab(&f, &t0, packed + sb * s, 0, W, SH, bay0 + (size_t)W * SH * s, W);
         pc_yuv_coeffs_ccm(PC_MATRIX_BT709, PC_RANGE_LIMITED, cfg.ccm, &bands[s], err, sizeof err);
     }
-    pc_bayer b = {bay, W, W, H, f.cfa}, b0 = {bay0, W, W, H, f.cfa};
+    pc_bayer b = {bay, W, W, H, f.cfa, 0}, b0 = {bay0, W, W, H, f.cfa, 0};
     pc_picture p = {.fmt = PC_FMT_I420, .matrix = PC_MATRIX_BT709, .range = PC_RANGE_LIMITED,
                     .plane = {c.y, c.u, c.v}, .pitch = {W, W / 2, W / 2}, .width = W, .height = H,
                     .bands = bands, .band_rows = SH, .n_bands = NCAM};

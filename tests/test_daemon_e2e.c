@@ -105,7 +105,7 @@ static double moving_sse(const uint8_t *a, size_t ap, const uint8_t *b, size_t b
 
 static int ref_nv12(ctx *c, pc_algo_id algo, uint8_t *y, uint8_t *uv)
 {
-    pc_bayer b = {c->raw, W, W, H, c->info.cfa};
+    pc_bayer b = {c->raw, W, W, H, c->info.cfa, 0};
     pc_picture p = {.fmt = PC_FMT_NV12, .matrix = PC_MATRIX_BT709, .range = PC_RANGE_LIMITED,
                     .plane = {y, uv}, .pitch = {W, W}, .width = W, .height = H};
     return pc_ref_debayer(algo, &b, &p, c->err, sizeof c->err);

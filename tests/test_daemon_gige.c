@@ -210,7 +210,7 @@ int main(int argc, char **argv)
         dt_rmtree(dir);
         return tap_skip_all("cannot prepare the picture");
     }
-    pc_bayer b = {mosaic, W, W, H, PC_CFA_RGGB};
+    pc_bayer b = {mosaic, W, W, H, PC_CFA_RGGB, 0};
     pc_picture ref = {.fmt = PC_FMT_NV12, .plane = {c.ref_y, uv}, .pitch = {W, W}, .width = W, .height = H};
     if (pc_ref_debayer(PC_ALGO_EDGE, &b, &ref, err, sizeof err)) {
         dt_rmtree(dir);

@@ -87,7 +87,7 @@ static int load_refs(const char *raw, ref_set *r, char *err, size_t n)
             rc = -1;
             break;
         }
-        pc_bayer b = {bayer, W, W, H, info.cfa};
+        pc_bayer b = {bayer, W, W, H, info.cfa, 0};
         pc_picture p = {.fmt = PC_FMT_NV12, .matrix = PC_MATRIX_BT709, .range = PC_RANGE_LIMITED,
                         .plane = {r->y + (size_t)i * W * H, r->uv + (size_t)i * W * H / 2}, .pitch = {W, W},
                         .width = W, .height = H};

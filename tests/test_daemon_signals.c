@@ -15,12 +15,19 @@
  *     counters, `algo hq-linear` switches (logged), `snapshot DIR/s.png`
  *     writes a 2040x5400 PNG. Exit 0 at the end of --duration.
  *  3. A live switch to mlri and back under load (test_mlri_switch).
+ *  4. Live switches to the learned demosaic (test_net_switch): with a
+ *     damaged weights file --algo net is refused (exit 78, naming the key
+ *     and the file); the daemon starts with edge, warning about it,
+ *     `algo net` is refused naming the file and edge stays; with the file
+ *     repaired, `algo net` switches (logged, status, frames go on) and
+ *     `algo edge` switches back; every frame decodes.
  * argv[1]: the panocap executable. */
 #include "daemon_testutil.h"
 
 #include "capture.h"
 #include "debayer.h"
 #include "image.h"
+#include "panocap_config.h" /* PANOCAP_NET_WEIGHTS_SRC: the repository's weights */
 
 #define W 2040
 #define H 5400
@@ -111,7 +118,7 @@ typedef struct hup_ctx {
  * <dec - bil, edge - bil> / |edge - bil|^2 */
 static double projection(hup_ctx *c, const uint8_t *raw, const uint8_t *y, size_t pitch)
 {
-    pc_bayer b = {raw, W, W, H, c->info.cfa};
+    pc_bayer b = {raw, W, W, H, c->info.cfa, 0};
     pc_picture pe = {.fmt = PC_FMT_NV12, .plane = {c->e_y, c->uv}, .pitch = {W, W}, .width = W, .height = H};
     pc_picture pb = pe;
     pb.plane[0] = c->b_y;
@@ -403,6 +410,134 @@ static void test_mlri_switch(void)
               d.width, d.height);
 }
 
+static int copy_file(const char *from, const char *to, long flip_at)
+{
+    char *buf = NULL;
+    long n = 0;
+    FILE *f = fopen(from, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) != (size_t)n)
+        n = 0;
+    if (f)
+        fclose(f);
+    int rc = -1;
+    if (buf && n > flip_at) {
+        if (flip_at >= 0)
+            buf[flip_at] ^= 0x40;
+        char tmp[400];
+        snprintf(tmp, sizeof tmp, "%s.tmp", to);
+        FILE *o = fopen(tmp, "wb");
+        rc = o && fwrite(buf, 1, (size_t)n, o) == (size_t)n ? 0 : -1;
+        if (o && fclose(o))
+            rc = -1;
+        if (!rc)
+            rc = rename(tmp, to);
+    }
+    free(buf);
+    return rc;
+}
+
+/* The status line's algorithm: "NAME/cpu |" in it. */
+static int status_says(const char *sock, const char *algo)
+{
+    char ans[8192], pat[64];
+    snprintf(pat, sizeof pat, "%s/cpu |", algo);
+    return dt_control(sock, "status", ans, sizeof ans, 3) == 0 && strstr(ans, pat) != NULL;
+}
+
+/* 4. Live switches to net: a damaged weights file (refused, naming it,
+ * the algorithm in force kept), then the repaired file (switch, and back). */
+static void test_net_switch(void)
+{
+    char out[300], sock[300], weights[300], set[340];
+    snprintf(out, sizeof out, "%s/net.ts", dir);
+    snprintf(sock, sizeof sock, "%s/net.sock", dir);
+    snprintf(weights, sizeof weights, "%s/weights.pcnet", dir);
+    snprintf(set, sizeof set, "debayer.net_weights=%s", weights);
+    if (!TAP_CHECK(copy_file(PANOCAP_NET_WEIGHTS_SRC, weights, 100000) == 0,
+                   "net switch: a copy of %s with one flipped bit", PANOCAP_NET_WEIGHTS_SRC))
+        return;
+    /* net from the start with that file: refused, naming it */
+    char *chk[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=128", "-s", "capture.height=64",
+                   "--algo", "net", "-s", set, "--check-config", NULL};
+    dt_child cc;
+    int crc = dt_spawn(&cc, dir, "net-check", chk, NULL) == 0 ? dt_wait(&cc, 60) : -1;
+    char *cerr = crc >= 0 ? dt_slurp(cc.err) : NULL;
+    TAP_CHECK(crc == 78 && cerr && strstr(cerr, "debayer.net_weights: algorithm net: weights file") &&
+                  strstr(cerr, weights) && strstr(cerr, "checksum mismatch"),
+              "--algo net with the damaged file: configuration refused (exit %d), naming the key and the file: %.*s",
+              crc, cerr ? (int)strcspn(cerr, "\n") : 0, cerr ? cerr : "");
+    free(cerr);
+    char *args[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=128", "-s",
+                    "capture.height=64", "--fps", "10", "--algo", "edge", "--backend", "cpu", "-s", set,
+                    "--control", sock, "--output", out, "--duration", "30", "--stats-interval", "0.5", NULL};
+    dt_child ch;
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "net", args, NULL) == 0, "net switch: panocap (2 fake cameras, edge, "
+                   "damaged weights) started"))
+        return;
+    char ans[8192], want[400];
+    snprintf(want, sizeof want, "the learned demosaic (net) is unavailable: weights file %s: checksum mismatch",
+             weights);
+    TAP_CHECK(dt_wait_for_text(ch.err, want, 20, &ch), "log at start: %s", want);
+    long n0 = -1;
+    double end = dt_now() + 30;
+    while (dt_now() < end && !dt_exited(&ch) && n0 < 3) {
+        n0 = dt_control(sock, "status", ans, sizeof ans, 3) == 0 ? dt_status_encoded(ans) : -1;
+        if (n0 < 3)
+            dt_sleep(0.2);
+    }
+    int st = dt_control(sock, "algo net", ans, sizeof ans, 3);
+    TAP_CHECK(st == 1 && !strncmp(ans, "ERR ", 4) && strstr(ans, weights) && strstr(ans, "checksum mismatch"),
+              "control `algo net` with the damaged file: refused, naming it: %.*s", (int)strcspn(ans, "\n"), ans);
+    snprintf(want, sizeof want, "algorithm switch to net refused: weights file %s: checksum mismatch", weights);
+    TAP_CHECK(dt_wait_for_text(ch.err, want, 5, &ch), "log: %s", want);
+    long n1 = -1;
+    end = dt_now() + 20;
+    while (dt_now() < end && !dt_exited(&ch) && n1 < n0 + 3)
+        if (dt_control(sock, "status", ans, sizeof ans, 3) == 0 && (n1 = dt_status_encoded(ans)) < n0 + 3)
+            dt_sleep(0.2);
+    TAP_CHECK(status_says(sock, "edge") && n1 >= n0 + 3, "edge stays in force and frames go on (%ld -> %ld)", n0,
+              n1);
+    /* the file repaired: the switch loads it */
+    TAP_CHECK(copy_file(PANOCAP_NET_WEIGHTS_SRC, weights, -1) == 0, "weights file repaired");
+    st = dt_control(sock, "algo net", ans, sizeof ans, 3);
+    TAP_CHECK(st == 0 && !strncmp(ans, "OK algo net", 11), "control `algo net` with the good file: %.*s",
+              (int)strcspn(ans, "\n"), ans);
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: edge -> net", 15, &ch),
+              "log: algorithm switched: edge -> net");
+    long n2 = -1;
+    int shown = 0;
+    end = dt_now() + 30;
+    while (dt_now() < end && !dt_exited(&ch) && !(shown && n2 >= n1 + 3)) {
+        shown = shown || status_says(sock, "net");
+        if (dt_control(sock, "status", ans, sizeof ans, 3) == 0)
+            n2 = dt_status_encoded(ans);
+        dt_sleep(0.2);
+    }
+    TAP_CHECK(shown && n2 >= n1 + 3, "status names net and frames go on (%ld -> %ld encoded)", n1, n2);
+    st = dt_control(sock, "algo edge", ans, sizeof ans, 3);
+    TAP_CHECK(st == 0 && !strncmp(ans, "OK algo edge", 12), "control `algo edge` (back): %.*s",
+              (int)strcspn(ans, "\n"), ans);
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: net -> edge", 15, &ch),
+              "log: algorithm switched: net -> edge");
+    long long s1 = switch_set(ch.err, "edge", "net"), s2 = switch_set(ch.err, "net", "edge");
+    TAP_CHECK(s1 >= 0 && s2 > s1, "the switches are at frame sets %lld then %lld (net in between)", s1, s2);
+    kill(ch.pid, SIGTERM);
+    int rc = dt_wait(&ch, 40);
+    TAP_CHECK(rc == 0, "exit %d after SIGTERM", rc);
+    if (rc != 0)
+        dt_diag_file("panocap stderr", ch.err, 3000);
+    char *sum = dt_slurp(ch.out);
+    long enc = -1;
+    dt_parse_summary(sum, NULL, &enc, NULL);
+    free(sum);
+    dt_decoded d;
+    rc = dt_decode(out, NULL, NULL, &d);
+    TAP_CHECK(rc == 0 && d.errors == 0 && d.frames == enc && d.frames > n2 && d.width == 128 && d.height == 128,
+              "every frame written decodes: %d frames (%ld encoded), %d errors, %dx%d", d.frames, enc, d.errors,
+              d.width, d.height);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -417,8 +552,10 @@ int main(int argc, char **argv)
     test_sighup_control();
     double t2 = dt_now();
     test_mlri_switch();
-    tap_diag("timings: SIGTERM part %.1f s, SIGHUP + control part %.1f s, mlri switch %.1f s", t1 - t0, t2 - t1,
-             dt_now() - t2);
+    double t3 = dt_now();
+    test_net_switch();
+    tap_diag("timings: SIGTERM part %.1f s, SIGHUP + control part %.1f s, mlri switch %.1f s, net switch %.1f s",
+             t1 - t0, t2 - t1, t3 - t2, dt_now() - t3);
     dt_rmtree(dir);
     return tap_done();
 }

@@ -11,7 +11,10 @@ the unstitched cameras, each encoded by libx264 to its own file.
   - the follow view moved from where it started towards the play (the
     activity map counted players) while the manual one stayed put;
   - panorama.enabled = false with a view: the main picture is the stacked
-    cameras, the view still drawn from the rig.
+    cameras, the view still drawn from the rig;
+  - --algo net (the learned demosaic, each camera on its own): the
+    panorama, the views and the unstitched cameras decode at their sizes
+    with every frame set taken (a few: about a second each on the CPU).
 Usage: test_daemon_views.py PANOCAP"""
 import os
 import re
@@ -61,12 +64,12 @@ def write_conf(path, enabled=True, unstitched=True):
                 ');\n' % (DIR, DIR))
 
 
-def run(conf, out):
+def run(conf, out, frames=FRAMES, extra=()):
     for f in os.listdir(DIR):
         if f.endswith(".ts"):
             os.unlink(os.path.join(DIR, f))
-    cmd = [EXE, "-c", conf, "--source", "fake", "--frames", str(FRAMES), "--output", out, "--control", "",
-           "--encoder", "libx264"]
+    cmd = [EXE, "-c", conf, "--source", "fake", "--frames", str(frames), "--output", out, "--control", "",
+           "--encoder", "libx264"] + list(extra)
     diag(" ".join(cmd))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     p.log = p.stdout + p.stderr  # the summary goes to stdout, the log to stderr
@@ -75,9 +78,9 @@ def run(conf, out):
     return p
 
 
-def luma_spread(path, w, h):
+def luma_spread(path, w, h, frames=FRAMES):
     """Standard deviation of the last frame's luma (a flat picture: ~0)."""
-    last = "select=eq(n\\,%d)" % (FRAMES - 1)
+    last = "select=eq(n\\,%d)" % (frames - 1)
     p = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-vf", last, "-frames:v", "1", "-f", "rawvideo",
                         "-pix_fmt", "gray", "-"], capture_output=True, timeout=120)
     y = p.stdout[:w * h]
@@ -144,4 +147,22 @@ check(p.returncode == 0 and got == (W, 5 * H, FRAMES) and pics.get("cameras", (0
 got = probe(os.path.join(DIR, "main.ts"))
 check(got == (320, 180, FRAMES), "panorama.enabled = false: the view is still drawn from the rig: 320x180, %d frames "
       "(got %s)" % (FRAMES, got))
+
+# --algo net: the same pictures from the learned demosaic
+NET_FRAMES = 4
+write_conf(conf)
+p = run(conf, os.path.join(DIR, "pano-net.ts"), NET_FRAMES, ["--algo", "net", "--backend", "cpu"])
+check(p.returncode == 0 and re.search(r"algorithm net\b", p.log) is not None,
+      "--algo net: panocap ran %d frame sets with net (exit %d)" % (NET_FRAMES, p.returncode))
+pics = summary_pictures(p.log)
+expect["panorama"] = ("pano-net.ts", 640, None)
+for name, (f, w, h) in expect.items():
+    got = probe(os.path.join(DIR, f))
+    sw, sh, sf = pics.get(name, (0, 0, 0))
+    hh = h if h is not None else sh
+    check(got[0] == w and got[1] == hh and got[2] == NET_FRAMES and sf == NET_FRAMES and (sw, sh) == (w, hh),
+          "--algo net, %s: %s decodes at %dx%d, %d frames (summary: %dx%d, %d frames; expected %dx%d, %d)"
+          % (name, f, got[0], got[1], got[2], sw, sh, sf, w, hh, NET_FRAMES))
+s = luma_spread(os.path.join(DIR, "wide.ts"), 256, 144, NET_FRAMES)
+check(s > 8, "--algo net, vcam:wide: a picture of the stadium, not flat (luma spread %.1f)" % s)
 done()

@@ -99,7 +99,7 @@ int main(void)
         s = s * 1664525u + 1013904223u;
         raw[i] = (uint8_t)(((i % W) / 8 + (i / W) / 5) + (s >> 28));
     }
-    pc_bayer b = {raw, W, W, H, PC_CFA_RGGB};
+    pc_bayer b = {raw, W, W, H, PC_CFA_RGGB, 0};
     pc_picture ref = {.fmt = PC_FMT_NV12, .matrix = PC_MATRIX_BT709, .range = PC_RANGE_LIMITED,
                       .plane = {ry, ruv}, .pitch = {W, W}, .width = W, .height = H};
     TAP_CHECK(pc_ref_debayer(PC_ALGO_EDGE, &b, &ref, err, sizeof err) == 0, "CPU reference (edge, NV12)");

@@ -269,7 +269,7 @@ static void mlri_independent(const uint8_t *raw, int w, int h, pc_cfa cfa, uint8
 
 static int ref_rgb(const uint8_t *raw, int w, int h, pc_cfa cfa, uint8_t *rgb)
 {
-    pc_bayer b = {raw, (size_t)w, w, h, cfa};
+    pc_bayer b = {raw, (size_t)w, w, h, cfa, 0};
     pc_picture p;
     memset(&p, 0, sizeof p);
     p.fmt = PC_FMT_RGB24;

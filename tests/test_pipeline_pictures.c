@@ -272,7 +272,7 @@ static int make_refs(char *err, size_t n)
 {
     static uint8_t rgb[CAM_W * 3 * NCAM * CAM_H], pano[PANO_W * 3 * CAM_H];
     for (int f = 0; f < FRAMES; f++) {
-        pc_bayer b = {raw[f], CAM_W, CAM_W, NCAM * CAM_H, PC_CFA_RGGB};
+        pc_bayer b = {raw[f], CAM_W, CAM_W, NCAM * CAM_H, PC_CFA_RGGB, 0};
         pc_picture rp = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {CAM_W * 3}, .width = CAM_W,
                          .height = NCAM * CAM_H};
         if (pc_ref_debayer(PC_ALGO_BILINEAR, &b, &rp, err, n))

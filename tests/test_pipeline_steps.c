@@ -265,7 +265,7 @@ static int expected(const raw_set *r, const pl_set_colour *c, pc_algo_id algo, c
         else
             memcpy(dst, r->slab[k], CAM_W * CAM_H);
     }
-    pc_bayer b = {bayer, CAM_W, CAM_W, NCAM * CAM_H, PC_CFA_RGGB};
+    pc_bayer b = {bayer, CAM_W, CAM_W, NCAM * CAM_H, PC_CFA_RGGB, 0};
     pc_picture rp = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {CAM_W * 3}, .width = CAM_W,
                      .height = NCAM * CAM_H};
     if (pc_ref_debayer(algo, &b, &rp, err, errlen))

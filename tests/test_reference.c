@@ -24,7 +24,7 @@ static size_t pic_layout(pc_picture *p, int fmt, int w, int h, uint8_t *buf)
 
 static int demosaic(int algo, const uint8_t *raw, int w, int h, int cfa, int fmt, uint8_t *out)
 {
-    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
     pc_picture p;
     pic_layout(&p, fmt, w, h, out);
     char err[256] = "";
@@ -154,6 +154,9 @@ static void flat_colours(void)
     for (int a = 0; a < PC_ALGO_COUNT; a++)
         for (int cfa = 0; cfa < 4; cfa++) {
             int bad_rgb = 0, bad_yuv = 0;
+            /* net is a learned network: a flat colour comes out within one
+             * code value (its float output rounded), not exactly */
+            const int tol = a == PC_ALGO_NET;
             for (size_t ci = 0; ci < sizeof cols / sizeof cols[0]; ci++) {
                 const int *col = cols[ci];
                 for (int y = 0; y < h; y++)
@@ -164,7 +167,7 @@ static void flat_colours(void)
                 demosaic(a, raw, w, h, cfa, PC_FMT_RGB24, o);
                 for (int i = 0; i < w * h; i++)
                     for (int c = 0; c < 3; c++)
-                        bad_rgb += o[3 * i + c] != col[c];
+                        bad_rgb += abs(o[3 * i + c] - col[c]) > tol;
                 /* NV12 of a flat colour, §8 written out */
                 pc_yuv_coeffs k;
                 pc_yuv_coeffs_get(PC_MATRIX_BT709, PC_RANGE_LIMITED, &k);
@@ -176,12 +179,13 @@ static void flat_colours(void)
                 cr = cr < 0 ? 0 : cr > 255 ? 255 : cr;
                 demosaic(a, raw, w, h, cfa, PC_FMT_NV12, o);
                 for (int i = 0; i < w * h; i++)
-                    bad_yuv += o[i] != Y;
+                    bad_yuv += abs(o[i] - Y) > tol;
                 for (int i = 0; i < w * h / 2; i += 2)
-                    bad_yuv += o[w * h + i] != cb || o[w * h + i + 1] != cr;
+                    bad_yuv += abs(o[w * h + i] - cb) > tol || abs(o[w * h + i + 1] - cr) > tol;
             }
-            TAP_CHECK(bad_rgb == 0 && bad_yuv == 0, "flat colours exact: %s %s (%d RGB, %d NV12 bytes wrong)",
-                      pc_algo_get((pc_algo_id)a)->name, pc_cfa_name((pc_cfa)cfa), bad_rgb, bad_yuv);
+            TAP_CHECK(bad_rgb == 0 && bad_yuv == 0, "flat colours %s: %s %s (%d RGB, %d NV12 bytes wrong)",
+                      tol ? "within 1" : "exact", pc_algo_get((pc_algo_id)a)->name, pc_cfa_name((pc_cfa)cfa),
+                      bad_rgb, bad_yuv);
         }
     free(raw);
     free(o);
@@ -245,6 +249,10 @@ static void symmetry_and_padding(int w, int h)
         raw[i] = (uint8_t)tu_rng(&rng_state);
     for (int a = 0; a < PC_ALGO_COUNT; a++) {
         const char *name = pc_algo_get((pc_algo_id)a)->name;
+        /* net's learned filters have no mirror symmetry (nothing made
+         * them symmetric in training): padding below still applies */
+        if (a == PC_ALGO_NET)
+            continue;
         demosaic(a, raw, w, h, PC_CFA_RGGB, PC_FMT_RGB24, o1);
         int bad = 0;
         /* horizontal flip: RGGB <-> GRBG */
@@ -292,9 +300,13 @@ static void symmetry_and_padding(int w, int h)
             uint8_t *pr = malloc((size_t)W * H), *po = malloc(3 * (size_t)W * H);
             for (int y = 0; y < H; y++)
                 for (int x = 0; x < W; x++) {
-                    int sx = x - pad, sy = y - pad;
-                    sx = sx < 0 ? -sx : sx >= w ? 2 * w - 2 - sx : sx;
-                    sy = sy < 0 ? -sy : sy >= h ? 2 * h - 2 - sy : sy;
+                    /* reflect-101, repeated where the pad exceeds the
+                     * frame (net's 32 > 24x20) */
+                    int sx = (x - pad) % (2 * w - 2), sy = (y - pad) % (2 * h - 2);
+                    sx = sx < 0 ? sx + 2 * w - 2 : sx;
+                    sy = sy < 0 ? sy + 2 * h - 2 : sy;
+                    sx = sx >= w ? 2 * w - 2 - sx : sx;
+                    sy = sy >= h ? 2 * h - 2 - sy : sy;
                     pr[y * W + x] = raw[sy * w + sx];
                 }
             demosaic(a, raw, w, h, cfa, PC_FMT_RGB24, o1);
@@ -346,7 +358,7 @@ static void all_written(void)
                     p[k].pitch[pl] = rowb[pl] + padb;
                     q += p[k].pitch[pl] * rows[pl];
                 }
-                pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+                pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
                 pc_ref_debayer((pc_algo_id)a, &b, &p[k], NULL, 0);
             }
             /* Bytes inside rows must agree whatever the poison; padding bytes
@@ -378,7 +390,7 @@ static void all_written(void)
 
 static int run_job(int a, const uint8_t *raw, int w, int h, int cfa, int fmt, int scalar, uint8_t *out)
 {
-    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+    pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
     pc_picture p;
     pic_layout(&p, fmt, w, h, out);
     size_t tb = (size_t)PC_JOB_MAX_PLANES * w * h;
@@ -444,7 +456,7 @@ static void yuv_final_pass(void)
         for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++)
             for (int m = 0; m < 2; m++)
                 for (int r = 0; r < 2; r++) {
-                    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_BGGR};
+                    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_BGGR, 0};
                     pc_picture p;
                     demosaic(a, raw, w, h, PC_CFA_BGGR, PC_FMT_RGB24, rgb);
                     pic_layout(&p, fmt, w, h, y1);
@@ -484,7 +496,7 @@ static void rgbx32_is_rgb24(void)
         long bad = 0, xbad = 0, pad = 0;
         int rc = 0;
         for (int cfa = 0; cfa < 4; cfa++) {
-            pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa};
+            pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
             pc_picture p = {.fmt = PC_FMT_RGBX32, .plane = {x}, .pitch = {pitch}, .width = w, .height = h};
             memset(x, 0x3c, pitch * h);
             char err[256] = "";
@@ -527,7 +539,7 @@ static void invalid_input(void)
 {
     char err[256] = "";
     uint8_t *raw = calloc(64 * 64, 1), *out = calloc(3 * 64 * 64, 1);
-    pc_bayer b = {raw, 64, 64, 64, PC_CFA_RGGB};
+    pc_bayer b = {raw, 64, 64, 64, PC_CFA_RGGB, 0};
     pc_picture p;
 
     static const int bad_sizes[][2] = {{2, 2}, {6, 4}, {0, 0}, {0, 8}, {9, 8}, {8, 11}, {-8, 8},
@@ -619,7 +631,7 @@ static void invalid_input(void)
 static void table_matches_passes(void)
 {
     uint8_t raw[64] = {0}, out[192];
-    pc_bayer b = {raw, 8, 8, 8, PC_CFA_RGGB};
+    pc_bayer b = {raw, 8, 8, 8, PC_CFA_RGGB, 0};
     pc_picture p;
     pic_layout(&p, PC_FMT_RGB24, 8, 8, out);
     uint8_t temp[4 * 64];

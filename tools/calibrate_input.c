@@ -151,7 +151,7 @@ int cal_input_raw(const char *work, const char *path, long set, const char *algo
             for (int x = 0; x < w; x++)
                 bayer[(size_t)y * w + x] = (uint8_t)(row[x] >> shift);
         }
-        pc_bayer b = {bayer, (size_t)w, w, h, info.fmt.cfa};
+        pc_bayer b = {bayer, (size_t)w, w, h, info.fmt.cfa, 0};
         pc_picture pic = {.fmt = PC_FMT_RGB24, .plane = {rgb}, .pitch = {(size_t)w * 3}, .width = w, .height = h};
         if (pc_ref_debayer(ad->id, &b, &pic, e, sizeof e)) {
             snprintf(err, errlen, "%s: camera %d: %s", path, s, e);

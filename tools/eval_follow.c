@@ -238,7 +238,7 @@ static int run_frame(follow_run *r, uint64_t k, int pw, int ph)
     const int cw = r->rig.cam[0].w, ch = r->rig.cam[0].h, n = r->rig.ncam;
     for (int c = 0; c < n; c++)
         pc_scene_loop_fill(r->loop, c, k, r->bayer + (size_t)c * cw * ch, (size_t)cw);
-    pc_bayer b = {r->bayer, (size_t)cw, cw, n * ch, PC_CFA_RGGB};
+    pc_bayer b = {r->bayer, (size_t)cw, cw, n * ch, PC_CFA_RGGB, 0};
     if (pc_cpu_debayer(r->cpu, PC_ALGO_EDGE, &b, &r->rgbx, err, sizeof err) ||
         pc_render_cpu(r->cpu, r->plan, &r->rgbx, &r->small, err, sizeof err)) {
         fprintf(stderr, "panocap-eval: follow, frame %llu: %s\n", (unsigned long long)k, err);

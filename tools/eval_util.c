@@ -119,7 +119,10 @@ int ev_demosaic(ev_ctx *e, pc_algo_id algo, pc_picture *out)
         free(raw);
         return -1;
     }
-    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_RGGB};
+    /* the cameras stacked, each its own image (net demosaics them one by
+     * one, as the daemon does) */
+    pc_bayer b = {raw, (size_t)w, w, h, PC_CFA_RGGB,
+                  e->cam_h >= PC_MIN_DIM && !(e->cam_h & 1) && h % e->cam_h == 0 ? e->cam_h : 0};
     int rc = pc_mosaic_from_rgb(e->cams.plane[0], e->cams.pitch[0], w, h, PC_CFA_RGGB, raw, (size_t)w, err,
                                 sizeof err);
     if (!rc)

@@ -13,7 +13,10 @@
  * reads and writes every byte. Also the peak copy bandwidth (1 GiB copy)
  * and, where NPP is built in, NVIDIA NPP's bilinear debayer
  * (nppiCFAToRGB_8u_C1C3R) + RGB -> YUV420 on the same frame as a peer.
- * CPU: the multi-threaded C backend, ms per frame, with its thread count.
+ * CPU: the multi-threaded C backend, ms per frame, with its thread count;
+ * net (the learned demosaic, --weights FILE or the installed file) each
+ * camera on its own as in the daemon, 3 iterations unless --iters says
+ * otherwise (seconds per frame here), and its GFLOP/s.
  *
  * TSV (stdout): algo variant passes median_us p99_us floor_us ratio; the
  * other figures go to stderr as '#' lines.
@@ -29,6 +32,7 @@
 #include "colour.h"
 #include "debayer.h"
 #include "debayer_cuda.h"
+#include "net.h"
 #include "panocap_config.h"
 #include "render_bench.h"
 #include "render_rig_bench.h"
@@ -49,6 +53,8 @@ typedef struct opts {
     const char *rig;    /* --render --rig FILE.pto: the CPU renderer on that rig's pictures (render_rig_bench.c) */
     const char *peer_data; /* --peer-data DIR: with --rig, the inputs of tools/cpu-render-peers */
     int iters_set;      /* --iters given */
+    const char *weights; /* --weights FILE: net's weights (NULL: the installed file) */
+    int cam_rows;        /* --cam-rows N: the frame's cameras for net (-1: 5 slabs where they fit, 0: one) */
 } opts;
 
 static void usage(FILE *f)
@@ -59,7 +65,7 @@ static void usage(FILE *f)
             "usage: panocap-bench [--backend cuda|cpu] [--algo NAME|all] [--variant 2px|4px|auto|all]\n"
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
-            "                     [--help] [--version]\n"
+            "                     [--weights FILE (net)] [--cam-rows N (net; 0 = one image)] [--help] [--version]\n"
             "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
             "       panocap-bench --render --rig FILE.pto [--peer-data DIR] [--iters N (20)] [--threads N]\n"
             "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
@@ -559,6 +565,14 @@ static inline double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* CPU time of the process (every thread), us */
+static inline double cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
 /* The CPU backend through the backend ops table (backend.h), as the
  * daemon drives it: a whole-frame upload (read in place), debayer, wait. */
 static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
@@ -566,11 +580,27 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     char err[512];
     int w = o->width, h = o->height;
     pc_backend *be;
-    pc_backend_config bc = {.width = w, .height = h, .slots = 1, .threads = o->threads};
+    /* five cameras when the height splits so (net demosaics each on its own) */
+    const int cams_h = o->cam_rows >= 0                                            ? o->cam_rows
+                       : h % (2 * BENCH_CAMS) == 0 && h / BENCH_CAMS >= PC_MIN_DIM ? h / BENCH_CAMS
+                                                                                  : 0;
+    pc_backend_config bc = {.width = w, .height = h, .slots = 1, .threads = o->threads, .cam_rows = cams_h};
     if (pc_backend_open(&be, &pc_backend_cpu, &bc, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }
+    pc_net *net = NULL;
+    for (int a = 0; a < nalgo; a++)
+        if (algos[a]->id == PC_ALGO_NET && !net) {
+            const char *path = o->weights ? o->weights : pc_net_default_path();
+            if (pc_net_load(&net, path, err, sizeof err) || pc_backend_set_net(be, net, err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+            INFO(o, "net: %s (%s, SHA-256 %.16s...), %d camera(s) of %d rows; %.1f GFLOP a frame\n", net->path,
+                 net->name, net->sha256, cams_h ? h / cams_h : 1, cams_h ? cams_h : h,
+                 pc_net_flops(net, w, h, cams_h, PC_CFA_RGGB) / 1e9);
+        }
     uint8_t *raw[4];
     pc_picture dst;
     if (pc_backend_picture_alloc(be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dst, err, sizeof err)) {
@@ -652,7 +682,13 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
             fprintf(stderr, "panocap-bench: %s\n", err);
             return 1;
         }
-        for (int i = -2; i < o->iters; i++) {
+        /* net: seconds a frame on a few cores; 3 timed (1 warm-up) unless --iters */
+        const int net_algo = algos[a]->id == PC_ALGO_NET;
+        const int iters = net_algo && !o->iters_set ? 3 : o->iters;
+        double cpu0 = 0;
+        for (int i = net_algo ? -1 : -2; i < iters; i++) {
+            if (i == 0)
+                cpu0 = cpu_us();
             double t0 = now_us();
             int up = 0;
             if (o->colour) {
@@ -676,7 +712,15 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
                 us[i] = now_us() - t0;
         }
         double med, p99;
-        stats(us, o->iters, &med, &p99);
+        stats(us, iters, &med, &p99);
+        if (net_algo) {
+            /* the process's CPU time too: on a machine others load, the
+             * wall time says little about the code */
+            const double cpu = (cpu_us() - cpu0) / iters, fl = pc_net_flops(net, w, h, cams_h, PC_CFA_RGGB);
+            INFO(o, "net: %.1f GFLOP/s (%d iterations; the reference's operations over the median time); CPU time "
+                    "%.0f ms a frame, %.1f GFLOP per CPU-second\n", fl / (med * 1e3), iters, cpu / 1e3,
+                 fl / (cpu * 1e3));
+        }
         double paper = table2[algos[a]->id] * (double)w * h / (2040.0 * 5400.0);
         if (tsv(o)) {
             row(o, algos[a], "cpu", 0, med, p99, 0, (double)w * h * 2.5, 1);
@@ -695,6 +739,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     }
     pc_backend_picture_free(be, &dst);
     pc_backend_close(be);
+    pc_net_free(net);
     return 0;
 }
 
@@ -707,7 +752,7 @@ static const pc_tool tool = {"panocap-bench", usage};
 static int parse_args(int argc, char **argv, opts *o)
 {
     enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR,
-           O_RENDER, O_RIG, O_PEER_DATA };
+           O_RENDER, O_RIG, O_PEER_DATA, O_WEIGHTS, O_CAM_ROWS };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
@@ -716,6 +761,8 @@ static int parse_args(int argc, char **argv, opts *o)
         {"device", required_argument, NULL, O_DEVICE},   {"colour", required_argument, NULL, O_COLOUR},
         {"render", no_argument, NULL, O_RENDER},         {"rig", required_argument, NULL, O_RIG},
         {"peer-data", required_argument, NULL, O_PEER_DATA},
+        {"weights", required_argument, NULL, O_WEIGHTS},
+        {"cam-rows", required_argument, NULL, O_CAM_ROWS},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
@@ -738,6 +785,8 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_RENDER: o->render = 1; break;
         case O_RIG: o->rig = optarg; break;
         case O_PEER_DATA: o->peer_data = optarg; break;
+        case O_WEIGHTS: o->weights = optarg; break;
+        case O_CAM_ROWS: rc = pc_tool_int(&tool, "--cam-rows", optarg, 0, 1 << 16, &n), o->cam_rows = (int)n; break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -746,6 +795,9 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if ((rc = pc_tool_no_operands(&tool, argc, argv)))
         return rc;
+    if (o->cam_rows > 0 && (o->cam_rows < PC_MIN_DIM || (o->cam_rows & 1) || o->height % o->cam_rows))
+        return pc_tool_usage_error(&tool, "--cam-rows %d: even, at least %d, dividing --height %d", o->cam_rows,
+                                   PC_MIN_DIM, o->height);
     char err[256] = "";
     pc_rawfmt cf;
     if (o->colour && pc_rawfmt_parse(o->colour, &cf, err, sizeof err))
@@ -769,7 +821,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, NULL, NULL, 0};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, NULL, NULL, 0, NULL, -1};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;

@@ -2,19 +2,21 @@
  *
  * For every image: crop to even size, impose a Bayer pattern, demosaic with
  * each selected algorithm (C reference or the multi-threaded CPU backend,
- * which are bit-identical), and compare with the original: PSNR of green,
+ * which are bit-identical; net's within one code value), and compare with
+ * the original: PSNR of green,
  * PSNR of red and blue pooled (as in the paper's Table I) and CPSNR over
  * all three channels, excluding a border of 8 pixels. With several images
  * it also prints the mean (arithmetic mean of the per-image dB figures).
  *
  *   panocap-quality [--algo NAME|all] [--pattern RGGB|GRBG|GBRG|BGGR]
- *                   [--format table|tsv] [--backend ref|cpu] IMAGE...
+ *                   [--format table|tsv] [--backend ref|cpu] [--weights FILE] IMAGE...
  *
  * Exit status: 0 if every image was measured, 1 if any image failed (the
  * others are still measured), 64 on a usage error.
  */
 #include "debayer.h"
 #include "image.h"
+#include "net.h"
 #include "tool_cli.h"
 
 #include <getopt.h>
@@ -54,11 +56,12 @@ static void usage(FILE *f)
             "                         algo<TAB>psnr_g<TAB>psnr_rb<TAB>cpsnr and, per algorithm,\n"
             "                         one row per image in command-line order, then the mean\n"
             "  --backend ref|cpu      C reference (default) or multi-threaded CPU backend\n"
+            "  --weights FILE         net's weights (default: the installed file, %s)\n"
             "  --threads N            CPU backend threads (default: one per CPU)\n"
             "  --list-algos           list the algorithms and exit\n"
             "  --help                 this text\n"
             "  --version              the version\n",
-            pc_image_have_png() ? "" : " (not built in)", BORDER, names);
+            pc_image_have_png() ? "" : " (not built in)", BORDER, names, pc_net_default_path());
 }
 
 static void list_algos(void)
@@ -74,7 +77,7 @@ static void list_algos(void)
 /* Measures one image for every selected algorithm. Returns 0 or -1 (error
  * printed, naming the file). */
 static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, int use_cpu, int threads,
-                   psnr3 *res)
+                   const pc_net *net, psnr3 *res)
 {
     char err[512];
     pc_image img;
@@ -116,7 +119,9 @@ static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, i
         fprintf(stderr, "panocap-quality: %s: %s\n", path, err);
         goto done;
     }
-    pc_bayer src = {raw, (size_t)w, w, h, cfa};
+    if (cpu && net)
+        pc_cpu_set_net(cpu, net);
+    pc_bayer src = {raw, (size_t)w, w, h, cfa, 0};
     pc_picture dst;
     memset(&dst, 0, sizeof dst);
     dst.fmt = PC_FMT_RGB24;
@@ -125,8 +130,9 @@ static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, i
     dst.width = w;
     dst.height = h;
     for (int a = 0; a < nalgos; a++) {
-        int e = use_cpu ? pc_cpu_debayer(cpu, (pc_algo_id)algos[a], &src, &dst, err, sizeof err)
-                        : pc_ref_debayer((pc_algo_id)algos[a], &src, &dst, err, sizeof err);
+        int e = use_cpu                       ? pc_cpu_debayer(cpu, (pc_algo_id)algos[a], &src, &dst, err, sizeof err)
+                : algos[a] == PC_ALGO_NET && net ? pc_net_ref(net, &src, &dst, err, sizeof err)
+                                                 : pc_ref_debayer((pc_algo_id)algos[a], &src, &dst, err, sizeof err);
         if (e != 0) {
             fprintf(stderr, "panocap-quality: %s: %s: %s\n", path, pc_algo_get((pc_algo_id)algos[a])->name, err);
             goto done;
@@ -162,15 +168,16 @@ static const char *base_name(const char *p)
 
 int main(int argc, char **argv)
 {
-    const char *algo = "all", *pattern = "RGGB", *format = "table", *backend = "ref";
+    const char *algo = "all", *pattern = "RGGB", *format = "table", *backend = "ref", *weights = NULL;
     int threads = 0;
-    enum { OPT_LIST = 256, OPT_BACKEND, OPT_THREADS };
+    enum { OPT_LIST = 256, OPT_BACKEND, OPT_THREADS, OPT_WEIGHTS };
     static const struct option opts[] = {
         {"algo", required_argument, NULL, 'a'},
         {"pattern", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"weights", required_argument, NULL, OPT_WEIGHTS},
         {"list-algos", no_argument, NULL, OPT_LIST},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0},
@@ -184,6 +191,7 @@ int main(int argc, char **argv)
         case 'p': pattern = optarg; break;
         case 'f': format = optarg; break;
         case OPT_BACKEND: backend = optarg; break;
+        case OPT_WEIGHTS: weights = optarg; break;
         case OPT_THREADS:
             if ((rc = pc_tool_int(&tool, "--threads", optarg, 0, 1024, &n)))
                 return rc;
@@ -229,6 +237,16 @@ int main(int argc, char **argv)
     int nimg = argc - optind;
     if (nimg <= 0)
         return pc_tool_usage_error(&tool, "no image given");
+    /* net's weights, loaded once (with --weights; else each backend loads
+     * the installed file) */
+    pc_net *net = NULL;
+    if (weights) {
+        char err[768];
+        if (pc_net_load(&net, weights, err, sizeof err)) {
+            fprintf(stderr, "panocap-quality: %s\n", err);
+            return 1;
+        }
+    }
 
     psnr3 *res = calloc((size_t)nimg * PC_ALGO_COUNT, sizeof *res);
     int *ok = calloc((size_t)nimg, sizeof *ok);
@@ -238,7 +256,7 @@ int main(int argc, char **argv)
     }
     int failed = 0, measured = 0;
     for (int i = 0; i < nimg; i++) {
-        ok[i] = measure(argv[optind + i], (pc_cfa)cfa, algos, nalgos, use_cpu, threads,
+        ok[i] = measure(argv[optind + i], (pc_cfa)cfa, algos, nalgos, use_cpu, threads, net,
                         res + (size_t)i * PC_ALGO_COUNT) == 0;
         if (ok[i])
             measured++;
@@ -320,5 +338,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "panocap-quality: %d of %d images failed\n", failed, nimg);
     free(res);
     free(ok);
+    pc_net_free(net);
     return failed ? 1 : 0;
 }
