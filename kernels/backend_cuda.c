@@ -23,7 +23,12 @@ static int cuda_probe(char *why, size_t whylen)
 
 static int cuda_open(void **priv, const pc_backend_config *cfg, char *err, size_t errlen)
 {
-    return pc_gpu_open((pc_gpu **)priv, cfg->device, cfg->width, cfg->height, cfg->slots, err, errlen);
+    int rc = pc_gpu_open((pc_gpu **)priv, cfg->device, cfg->width, cfg->height, cfg->slots, err, errlen);
+    if (!rc && (rc = pc_gpu_set_cam_rows(*priv, cfg->cam_rows, err, errlen))) {
+        pc_gpu_close(*priv);
+        *priv = NULL;
+    }
+    return rc;
 }
 
 static void cuda_close(void *priv) { pc_gpu_close(priv); }
@@ -163,6 +168,13 @@ static int cuda_convert(void *priv, int slot, const pc_picture *src, const pc_pi
     return pc_gpu_convert(priv, slot, src, dst, err, errlen);
 }
 
+/* The weights are converted to the device's fp16 copy here: net need not
+ * outlive the call. */
+static int cuda_set_net(void *priv, const struct pc_net *net, char *err, size_t errlen)
+{
+    return pc_gpu_set_net(priv, net, err, errlen);
+}
+
 const pc_backend_ops pc_backend_cuda = {
     .name = "cuda",
     .description = "CUDA kernels on an NVIDIA GPU, one fused kernel per frame",
@@ -198,4 +210,5 @@ const pc_backend_ops pc_backend_cuda = {
     .activity_close = cuda_activity_close,
     .activity = cuda_activity,
     .convert = cuda_convert,
+    .set_net = cuda_set_net,
 };

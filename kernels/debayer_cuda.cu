@@ -20,6 +20,8 @@
 #include "cuda_launch.h"
 #include "debayer_cuda.h"
 #include "errmsg.h"
+#include "net.h"
+#include "net_gpu.h"
 
 #define PC_MAX_GRAPHS 256
 #define PC_TH_MIN 4
@@ -104,6 +106,13 @@ struct pc_gpu {
     pc_graph graphs[PC_MAX_GRAPHS];
     pc_tune tune[PC_ALGO_COUNT][PC_FMT_RGBX32 + 1]; /* [algo][pc_pixfmt] */
     void *custom_state[PC_ALGO_COUNT]; /* own-implementation algorithms, once opened */
+    /* Weights (net): custom_net[a] = algorithm a's state holds weights;
+     * net_given: those of pc_gpu_set_net, else the default file's
+     * (net_own, loaded at the first selection of net). */
+    int custom_net[PC_ALGO_COUNT];
+    int net_given;
+    pc_net *net_own;
+    int cam_rows; /* pc_gpu_set_cam_rows */
     int evict; /* next graph slot to reuse when the cache is full */
 };
 
@@ -119,6 +128,7 @@ static constexpr pc_cuda_algo pc_cuda_algos[] = {
     {PC_ALGO_WD_ORIGINAL, &pc_kset_wdorig, nullptr},
     {PC_ALGO_WD_MODIFIED, &pc_kset_wdmod, nullptr},
     {PC_ALGO_MLRI, nullptr, &pc_cuda_mlri},
+    {PC_ALGO_NET, nullptr, &pc_cuda_net},
 };
 static_assert(sizeof pc_cuda_algos / sizeof pc_cuda_algos[0] == PC_ALGO_COUNT,
               "pc_cuda_algos needs one entry per pc_algo_id (debayer.h)");
@@ -130,6 +140,8 @@ static constexpr bool pc_cuda_algos_ok()
     return true;
 }
 static_assert(pc_cuda_algos_ok(), "pc_cuda_algos: entries in pc_algo_id order, each with a kernel set or its own code");
+
+static int default_net(pc_gpu *g, int algo, char *err, size_t errlen);
 
 static const pc_kernel_set *kset(int algo) { return pc_cuda_algos[algo].ks; }
 static const void *kfn(int algo, int var, int fmt) { return pc_cuda_algos[algo].ks->fn[var][fmt]; }
@@ -226,6 +238,7 @@ extern "C" void pc_gpu_close(pc_gpu *g)
     for (int a = 0; a < PC_ALGO_COUNT; a++)
         if (g->custom_state[a])
             pc_cuda_algos[a].custom->close(g->custom_state[a]);
+    pc_net_free(g->net_own);
     for (int i = 0; i < PC_GPU_MAX_SLOTS; i++) {
         if (g->in_base[i])
             cudaFree(g->in_base[i]);
@@ -676,6 +689,8 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
         var = PC_VARIANT_AUTO;
         if (!g->custom_state[algo])
             rc = own->open(&g->custom_state[algo], g->W, g->H, (void *)g->cs, err, errlen);
+        if (!rc)
+            rc = default_net(g, algo, err, errlen);
     } else if (variant == PC_VARIANT_AUTO) {
         rc = tune_variant(g, algo, PC_VARIANT_2PX, kf, err, errlen);
         if (!rc)
@@ -700,6 +715,64 @@ extern "C" int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, p
     g->cfa = cfa;
     g->matrix = matrix;
     g->range = range;
+    return 0;
+}
+
+/* An algorithm with weights (net) selected without pc_gpu_set_net's: the
+ * default file's (pc_net_default_path), loaded once and kept by g. */
+static int default_net(pc_gpu *g, int algo, char *err, size_t errlen)
+{
+    const pc_cuda_custom *own = pc_cuda_algos[algo].custom;
+    if (!own->set_net || g->custom_net[algo])
+        return 0;
+    int rc = g->net_own ? 0 : pc_net_load(&g->net_own, pc_net_default_path(), err, errlen);
+    if (!rc)
+        rc = own->set_net(g->custom_state[algo], g->net_own, (void *)g->cs, err, errlen);
+    g->custom_net[algo] = rc == 0;
+    return rc;
+}
+
+extern "C" int pc_gpu_set_net(pc_gpu *g, const pc_net *net, char *err, size_t errlen)
+{
+    if (!g) {
+        pc_set_err(err, errlen, "pc_gpu_set_net: no pc_gpu");
+        return PC_EINVAL;
+    }
+    pc_netg_layout lay;
+    int rc = net ? pc_netg_plan(net, &lay, err, errlen) : 0;
+    if (rc)
+        return rc;
+    CK(g, cudaSetDevice(g->device));
+    for (int a = 0; a < PC_ALGO_COUNT && !rc; a++) {
+        const pc_cuda_custom *own = pc_cuda_algos[a].custom;
+        if (!own || !own->set_net)
+            continue;
+        if (!net) { /* the default file's, from the next selection on */
+            g->custom_net[a] = g->custom_net[a] && !g->net_given;
+            continue;
+        }
+        if (!g->custom_state[a])
+            rc = own->open(&g->custom_state[a], g->W, g->H, (void *)g->cs, err, errlen);
+        if (!rc)
+            rc = own->set_net(g->custom_state[a], net, (void *)g->cs, err, errlen);
+        g->custom_net[a] = rc == 0;
+    }
+    g->net_given = net && !rc;
+    return rc;
+}
+
+extern "C" int pc_gpu_set_cam_rows(pc_gpu *g, int cam_rows, char *err, size_t errlen)
+{
+    if (!g) {
+        pc_set_err(err, errlen, "pc_gpu_set_cam_rows: no pc_gpu");
+        return PC_EINVAL;
+    }
+    if (cam_rows && (cam_rows < PC_MIN_DIM || (cam_rows & 1) || g->H % cam_rows)) {
+        pc_set_err(err, errlen, "pc_gpu_set_cam_rows: cameras of %d rows must be even, at least %d and divide the "
+                   "%d-row frame", cam_rows, PC_MIN_DIM, g->H);
+        return PC_EINVAL;
+    }
+    g->cam_rows = cam_rows;
     return 0;
 }
 
@@ -1098,6 +1171,7 @@ extern "C" int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *
         f.src_pitch = g->in_pitch;
         f.W = g->W;
         f.H = g->H;
+        f.cam_rows = g->cam_rows;
         f.cfa = g->cfa;
         f.dst = dst;
         pc_yuv_coeffs_get(g->matrix, g->range, &f.yc);

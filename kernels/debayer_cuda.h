@@ -34,6 +34,7 @@
 
 #include "colour.h"
 #include "debayer.h"
+#include "net.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,23 @@ int pc_gpu_slots(const pc_gpu *g);
 int pc_gpu_set_algo(pc_gpu *g, pc_algo_id algo, pc_variant variant, pc_cfa cfa,
                     pc_pixfmt fmt, pc_matrix matrix, pc_range range,
                     char *err, size_t errlen);
+
+/* The learned demosaic's weights (net.h, loaded by pc_net_load) for
+ * --algo net: checked against what the tensor-core kernels take (width 64:
+ * net_gpu.h), converted to their fp16 layout and copied to the device here
+ * (waiting for the frames in flight; the net state and its planes, ~0.3 KB
+ * a pixel of the frame, are allocated now if net was not selected yet), so
+ * net need not outlive the call. NULL: the default file
+ * (pc_net_default_path), loaded at the next pc_gpu_set_algo of net. On an
+ * error (a model the kernels cannot run, no device memory) the message
+ * says why. */
+int pc_gpu_set_net(pc_gpu *g, const pc_net *net, char *err, size_t errlen);
+
+/* Rows per camera of the frames (pc_bayer.cam_rows: the stacked layout);
+ * 0 = the whole frame is one image. Even, at least PC_MIN_DIM, dividing
+ * the height. Algorithms that demosaic each camera on its own (net) take
+ * it from the next frame on; the others ignore it. */
+int pc_gpu_set_cam_rows(pc_gpu *g, int cam_rows, char *err, size_t errlen);
 
 /* The variant (PC_VARIANT_2PX/4PX) and tile height in use since the last
  * successful pc_gpu_set_algo. */
