@@ -200,9 +200,9 @@ int pc_net_ref(const pc_net *net, const pc_bayer *src, const pc_picture *dst, ch
         return rc;
     const size_t nx = 3 * (size_t)f.win * f.hin;
     const size_t half = (size_t)(f.win / 2) * (f.hin / 2);
-    /* A, B: the widest half-resolution layer (2 width channels; also the
-     * 6 full-resolution planes of post's input, 6 x 4 = 24 <= 2 width x 4
-     * halves... whichever is larger) */
+    /* A, B: each holds the widest half-resolution layer (2 width planes)
+     * or post's 6 full-resolution input planes (24 half-resolution ones),
+     * whichever is larger */
     size_t planes = 2 * (size_t)net->width * half;
     if (6 * 4 * half > planes)
         planes = 6 * 4 * half;
