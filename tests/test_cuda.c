@@ -21,6 +21,9 @@
  * Colour stage (docs/colour.md): five cameras of every raw format through
  * pc_gpu_upload_raw_async with their own tables, and per-camera matrices
  * in the final pass, against the C rows and the reference.
+ *
+ * net (the learned demosaic, fp16 tensor cores) has its own checks and
+ * rule (test_net, below); "test_cuda net" runs those alone.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +36,7 @@
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "debayer_test_util.h"
+#include "net.h"
 #include "panocap_config.h"
 #include "tap.h"
 
@@ -77,6 +81,8 @@ static void *ref_worker(void *arg)
         if (k >= 4 * PC_ALGO_COUNT)
             return NULL;
         int cfa = k / PC_ALGO_COUNT, algo = k % PC_ALGO_COUNT;
+        if (algo == PC_ALGO_NET)
+            continue; /* its own checks (test_net): a reference of minutes per frame */
         pc_bayer src = {j->bayer[cfa], (size_t)j->w, j->w, j->h, (pc_cfa)cfa, 0};
         char e[256];
         /* MLRI's float reference takes seconds per megapixel: large frames
@@ -358,6 +364,8 @@ static void test_colour(int w, int sh)
         ref.band_rows = dev.band_rows = sh;
         ref.n_bands = dev.n_bands = ncam;
         for (int algo = 0; algo < PC_ALGO_COUNT && !rc; algo++) {
+            if (algo == PC_ALGO_NET)
+                continue; /* the colour stage is before any algorithm; net's own checks: test_net */
             if (pc_ref_debayer((pc_algo_id)algo, &src, &ref, err, sizeof err)) {
                 TAP_CHECK(0, "reference: %s", err);
                 continue;
@@ -406,8 +414,8 @@ static void test_grid(int w, int sh, int ncam, int cols, int all_algos)
         tu_pic_alloc(&hg, (pc_pixfmt)fmt, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 8);
         int shaped = !rc && pc_picture_as_grid(&dg, cols, sh) == 0 && pc_picture_as_grid(&hg, cols, sh) == 0;
         for (int a = 0; a < PC_ALGO_COUNT && shaped; a++) {
-            if (!all_algos && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR && a != PC_ALGO_MLRI)
-                continue;
+            if ((!all_algos && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR && a != PC_ALGO_MLRI) || a == PC_ALGO_NET)
+                continue; /* net: its grids in test_net */
             for (int v = PC_VARIANT_2PX; v <= PC_VARIANT_4PX; v++) {
                 if (a == PC_ALGO_MLRI && v == PC_VARIANT_4PX)
                     continue;
@@ -441,7 +449,252 @@ static void test_grid(int w, int sh, int ncam, int cols, int all_algos)
     pc_gpu_close(g);
 }
 
-int main(void)
+
+/* --- net: the learned demosaic on the tensor cores (docs/net.md) ---------
+ * fp16 weights and activations: its rule against the C reference is every
+ * sample but at most 0.1 % within 1 code value (the count further, the
+ * number differing and the largest difference are printed). Small frames
+ * against the reference itself, on every phase and format; photographs
+ * and 2040x5400 (five cameras) against the CPU backend, which is the
+ * reference's on all but ~0.001 % of the samples (tests/test_net.c), the
+ * reference taking minutes there. */
+static int net_rule(long over1, const pc_picture *ref)
+{
+    return over1 >= 0 && over1 * 1000 <= tu_pic_samples(ref);
+}
+
+/* Runs net on the GPU over bay (uploaded to slot 0) into dev, downloaded
+ * to host. */
+static int net_gpu(pc_gpu *g, const uint8_t *bay, int w, int h, pc_cfa cfa, const pc_picture *dev,
+                   const pc_picture *host)
+{
+    int rc = upload(g, 0, bay, w, h) ? PC_EDEVICE : 0;
+    rc = rc ? rc : pc_gpu_set_algo(g, PC_ALGO_NET, PC_VARIANT_AUTO, cfa, dev->fmt, dev->matrix, dev->range, err,
+                                   sizeof err);
+    dev_poison(dev, 0x5A);
+    tu_pic_fill(host, 0xA5);
+    rc = rc ? rc : pc_gpu_debayer(g, 0, dev, err, sizeof err);
+    rc = rc ? rc : pc_gpu_download_async(g, 0, dev, host, err, sizeof err);
+    rc = rc ? rc : pc_gpu_slot_wait(g, 0, err, sizeof err);
+    return rc;
+}
+
+/* A frame of ncam cameras of w x ch, mosaiced from rgb (iw x ih, mirror-
+ * tiled), on the GPU against the reference (use_cpu: the CPU backend); on
+ * small frames also every output format from the same network output. */
+static void net_case(const pc_net *net, const uint8_t *rgb, int iw, int ih, int w, int ch, int ncam, pc_cfa cfa,
+                     int use_cpu, int formats, const char *what)
+{
+    const int h = ch * ncam;
+    uint8_t *bay = malloc((size_t)w * h);
+    tu_mosaic(rgb, iw, ih, bay, w, h, cfa);
+    pc_bayer src = {bay, (size_t)w, w, h, cfa, ncam > 1 ? ch : 0};
+    pc_picture ref, host, dev;
+    tu_pic_alloc(&ref, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+    tu_pic_alloc(&host, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 8);
+    int rc;
+    if (use_cpu) {
+        pc_cpu *cpu = NULL;
+        rc = pc_cpu_open(&cpu, 0, w, h, err, sizeof err);
+        if (!rc)
+            pc_cpu_set_net(cpu, net);
+        rc = rc ? rc : pc_cpu_debayer(cpu, PC_ALGO_NET, &src, &ref, err, sizeof err);
+        pc_cpu_close(cpu);
+    } else {
+        rc = pc_net_ref(net, &src, &ref, err, sizeof err);
+    }
+    TAP_CHECK(rc == 0, "net %s %s %dx%d (%d camera%s): the %s: %s", pc_cfa_name(cfa), what, w, h, ncam,
+              ncam > 1 ? "s" : "", use_cpu ? "CPU backend" : "C reference", rc ? err : "ok");
+    pc_gpu *g = NULL;
+    rc = rc ? rc : pc_gpu_open(&g, 0, w, h, 1, err, sizeof err);
+    rc = rc ? rc : pc_gpu_set_cam_rows(g, src.cam_rows, err, sizeof err);
+    rc = rc ? rc : pc_gpu_set_net(g, net, err, sizeof err);
+    rc = rc ? rc : pc_gpu_picture_alloc(g, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev, err, sizeof err);
+    rc = rc ? rc : net_gpu(g, bay, w, h, cfa, &dev, &host);
+    int md = 0;
+    const long over = rc ? -1 : tu_count_over(&host, &ref, 1, &md), nd = rc ? -1 : tu_compare(&host, &ref, &md);
+    TAP_CHECK(net_rule(over, &ref), "net %s %s %dx%d (%d camera%s) rgb24 against the %s: %ld of %ld samples off by "
+              "more than 1 (at most 0.1 %%); %ld differ (%.3f %%), max %d%s%s", pc_cfa_name(cfa), what, w, h, ncam,
+              ncam > 1 ? "s" : "", use_cpu ? "CPU backend" : "reference", over, tu_pic_samples(&ref), nd,
+              100.0 * nd / tu_pic_samples(&ref), md, rc ? " -- " : "", rc ? err : "");
+    /* the other formats: the final pass's writer of the same RGB (the
+     * network's arithmetic is the same whatever the format) */
+    for (int fi = 0; formats && fi < 4 && !rc; fi++) {
+        static const pc_pixfmt fmts[4] = {PC_FMT_RGBX32, PC_FMT_NV12, PC_FMT_I420, PC_FMT_NV12};
+        pc_picture d2, h2, want;
+        const int grid = fi == 3 && ncam > 1;
+        if (fi == 3 && !grid)
+            break;
+        rc = pc_gpu_picture_alloc(g, fmts[fi], PC_MATRIX_BT601, PC_RANGE_FULL, w, h, &d2, err, sizeof err);
+        tu_pic_alloc(&h2, fmts[fi], PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 8);
+        tu_pic_alloc(&want, fmts[fi], PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 0);
+        if (grid && !rc && (pc_picture_as_grid(&d2, ncam, ch) || pc_picture_as_grid(&h2, ncam, ch) ||
+                            pc_picture_as_grid(&want, ncam, ch)))
+            rc = PC_EINVAL;
+        rc = rc ? rc : net_gpu(g, bay, w, h, cfa, &d2, &h2);
+        long d = -1;
+        if (!rc && fmts[fi] == PC_FMT_RGBX32) {
+            d = 0;
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    const uint8_t *a = h2.plane[0] + (size_t)y * h2.pitch[0] + 4 * (size_t)x;
+                    const uint8_t *b = host.plane[0] + (size_t)y * host.pitch[0] + 3 * (size_t)x;
+                    d += a[0] != b[0] || a[1] != b[1] || a[2] != b[2] || a[3] != 255;
+                }
+        } else if (!rc && !pc_rgb_to_yuv(host.plane[0], host.pitch[0], &want, err, sizeof err)) {
+            d = tu_compare(&h2, &want, &md);
+        }
+        TAP_CHECK(d == 0, "net %s %s %dx%d %s%s: the rgb24 output through the final pass's writer (%ld samples "
+                  "differ)%s%s", pc_cfa_name(cfa), what, w, h, pc_pixfmt_name(fmts[fi]), grid ? " grid" : "", d,
+                  rc ? " -- " : "", rc ? err : "");
+        pc_gpu_picture_free(g, &d2);
+        tu_pic_free(&h2);
+        tu_pic_free(&want);
+    }
+    if (g)
+        pc_gpu_picture_free(g, &dev);
+    pc_gpu_close(g);
+    tu_pic_free(&ref);
+    tu_pic_free(&host);
+    free(bay);
+}
+
+/* GPU only: camera k of a stacked frame equals camera k demosaiced alone;
+ * new weights take effect, refused ones leave the old in force. */
+static void net_device_only(const pc_net *net, int w, int ch, int ncam)
+{
+    const int h = ch * ncam, k = ncam - 1;
+    int md = 0;
+    uint8_t *rgb = malloc((size_t)w * h * 3), *bay = malloc((size_t)w * h);
+    tu_synth(rgb, w, h, 1234u);
+    tu_mosaic(rgb, w, h, bay, w, h, PC_CFA_GRBG);
+    pc_gpu *g = NULL, *g1 = NULL;
+    pc_picture dev, host, dev1, host1;
+    tu_pic_alloc(&host, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+    tu_pic_alloc(&host1, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, ch, 0);
+    int rc = pc_gpu_open(&g, 0, w, h, 1, err, sizeof err);
+    rc = rc ? rc : pc_gpu_set_cam_rows(g, ch, err, sizeof err);
+    rc = rc ? rc : pc_gpu_picture_alloc(g, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev, err, sizeof err);
+    rc = rc ? rc : pc_gpu_set_net(g, net, err, sizeof err);
+    rc = rc ? rc : net_gpu(g, bay, w, h, PC_CFA_GRBG, &dev, &host);
+    int rc1 = pc_gpu_open(&g1, 0, w, ch, 1, err, sizeof err);
+    rc1 = rc1 ? rc1 : pc_gpu_picture_alloc(g1, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, ch, &dev1, err,
+                                           sizeof err);
+    rc1 = rc1 ? rc1 : pc_gpu_set_net(g1, net, err, sizeof err);
+    rc1 = rc1 ? rc1 : net_gpu(g1, bay + (size_t)k * ch * w, w, ch, PC_CFA_GRBG, &dev1, &host1);
+    long nd = 0;
+    for (int y = 0; y < ch && !rc && !rc1; y++)
+        nd += memcmp(host.plane[0] + (size_t)(k * ch + y) * host.pitch[0], host1.plane[0] + (size_t)y * host1.pitch[0],
+                     3 * (size_t)w) != 0;
+    TAP_CHECK(!rc && !rc1 && nd == 0, "net %dx%d, %d cameras: camera %d alone is the stacked frame's (%ld rows "
+              "differ)%s%s", w, h, ncam, k, nd, rc || rc1 ? " -- " : "", rc || rc1 ? err : "");
+    if (!rc) {
+        /* weights: a model the kernels cannot take is refused and the old
+         * stay; changed weights change the picture; the old ones back give
+         * it back */
+        pc_net narrow = *net, shifted = *net;
+        narrow.width = 32;
+        float ob[3] = {net->out.b[0] + 0.25f, net->out.b[1] + 0.25f, net->out.b[2] + 0.25f};
+        shifted.out.b = ob;
+        err[0] = 0;
+        int r = pc_gpu_set_net(g, &narrow, err, sizeof err);
+        TAP_CHECK(r == PC_EINVAL && strstr(err, "width"), "net: a model of width 32 refused: %s", err);
+        pc_picture h2;
+        tu_pic_alloc(&h2, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 0);
+        r = net_gpu(g, bay, w, h, PC_CFA_GRBG, &dev, &h2);
+        TAP_CHECK(r == 0 && tu_compare(&h2, &host, &md) == 0, "net: the weights in force stay after a refusal");
+        r = pc_gpu_set_net(g, &shifted, err, sizeof err);
+        r = r ? r : net_gpu(g, bay, w, h, PC_CFA_GRBG, &dev, &h2);
+        long brighter = 0, n = (long)w * h * 3;
+        for (int y = 0; y < h && !r; y++)
+            for (int x = 0; x < 3 * w; x++)
+                brighter += h2.plane[0][(size_t)y * h2.pitch[0] + x] > host.plane[0][(size_t)y * host.pitch[0] + x];
+        TAP_CHECK(r == 0 && brighter > n / 2, "net: output biases + 0.25 take effect at once (%ld of %ld samples "
+                  "brighter)%s%s", brighter, n, r ? " -- " : "", r ? err : "");
+        r = pc_gpu_set_net(g, net, err, sizeof err);
+        r = r ? r : net_gpu(g, bay, w, h, PC_CFA_GRBG, &dev, &h2);
+        TAP_CHECK(r == 0 && tu_compare(&h2, &host, &md) == 0, "net: the published weights back give the same "
+                  "picture%s%s", r ? " -- " : "", r ? err : "");
+        tu_pic_free(&h2);
+    }
+    if (g)
+        pc_gpu_picture_free(g, &dev);
+    if (g1)
+        pc_gpu_picture_free(g1, &dev1);
+    pc_gpu_close(g);
+    pc_gpu_close(g1);
+    tu_pic_free(&host);
+    tu_pic_free(&host1);
+    free(rgb);
+    free(bay);
+}
+
+static void test_net(uint8_t *const photo[2], const int pw[2], const int ph[2])
+{
+    pc_net *net = NULL;
+    const char *path = pc_net_default_path();
+    int rc = pc_net_load(&net, path, err, sizeof err);
+    TAP_CHECK(rc == 0, "net weights %s: %s", path, rc ? err : "loaded");
+    if (rc)
+        return;
+    /* refused: rows per camera that do not divide the frame; 17 cameras */
+    pc_gpu *g = NULL;
+    rc = pc_gpu_open(&g, 0, 64, 136, 1, err, sizeof err);
+    TAP_CHECK(rc == 0 && pc_gpu_set_cam_rows(g, 10, err, sizeof err) == PC_EINVAL, "cam_rows 10 of 136 refused: %s",
+              err);
+    pc_picture d;
+    int r = rc ? rc : pc_gpu_set_cam_rows(g, 8, err, sizeof err);
+    r = r ? r : pc_gpu_picture_alloc(g, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, 64, 136, &d, err, sizeof err);
+    r = r ? r : pc_gpu_set_algo(g, PC_ALGO_NET, PC_VARIANT_AUTO, PC_CFA_RGGB, PC_FMT_RGB24, PC_MATRIX_BT709,
+                                PC_RANGE_LIMITED, err, sizeof err);
+    err[0] = 0;
+    TAP_CHECK(r == 0 && pc_gpu_debayer(g, 0, &d, err, sizeof err) == PC_EINVAL && strstr(err, "at most 16"),
+              "net: 17 cameras of 8 rows refused: %s", err);
+    if (!r)
+        pc_gpu_picture_free(g, &d);
+    pc_gpu_close(g);
+    const int sw = 72, sh = 80;
+    uint8_t *syn = malloc((size_t)sw * sh * 3);
+    tu_synth(syn, sw, sh, 77u);
+    for (int c = 0; c < 4; c++)
+        net_case(net, syn, sw, sh, 72, 40, 2, (pc_cfa)c, 0, 1, "synthetic photo");
+    net_case(net, syn, sw, sh, 8, 8, 1, PC_CFA_RGGB, 0, 1, "synthetic photo");
+    net_case(net, syn, sw, sh, 24, 12, 1, PC_CFA_BGGR, 0, 1, "synthetic photo");
+    net_case(net, syn, sw, sh, 262, 38, 2, PC_CFA_GRBG, 0, 1, "synthetic photo");
+    free(syn);
+    static const char *const names[2] = {"astronaut", "coffee"};
+    for (int i = 0; i < 2; i++)
+        if (photo[i])
+            net_case(net, photo[i], pw[i], ph[i], 256, 128, 2, (pc_cfa)(1 + i), 0, 0, names[i]);
+    /* a Kodak and a McMaster photograph whole (tools/gpu-net converts
+     * them to PPM into $PC_TEST_IMAGES), against the CPU backend */
+    const char *dir = getenv("PC_TEST_IMAGES");
+    static const char *const evals[2] = {"kodim05", "mcm01"};
+    for (int i = 0; i < 2 && dir; i++) {
+        char pth[1024];
+        int ew = 0, eh = 0;
+        snprintf(pth, sizeof pth, "%s/%s.ppm", dir, evals[i]);
+        uint8_t *img = tu_load_ppm(pth, &ew, &eh);
+        if (!img) {
+            tap_diag("no photograph %s (PC_TEST_IMAGES)", pth);
+            continue;
+        }
+        net_case(net, img, ew, eh, ew & ~1, eh & ~1, 1, PC_CFA_RGGB, 1, 0, evals[i]);
+        free(img);
+    }
+    /* 2040x5400: five cameras, as the daemon's */
+    uint8_t *big = malloc((size_t)2040 * 5400 * 3);
+    tu_synth(big, 2040, 5400, 99u);
+    net_case(net, big, 2040, 5400, 2040, 1080, 5, PC_CFA_RGGB, 1, 1, "synthetic photo");
+    free(big);
+    if (photo[0])
+        net_case(net, photo[0], pw[0], ph[0], 2040, 1080, 5, PC_CFA_GBRG, 1, 0, names[0]);
+    /* sixteen cameras (the largest frame the planes are sized for) */
+    net_device_only(net, 2040, 1080, 16);
+    pc_net_free(net);
+}
+
+int main(int argc, char **argv)
 {
     int ndev = pc_gpu_device_count();
     if (ndev == 0)
@@ -463,6 +716,13 @@ int main(void)
     }
     if (!dir)
         tap_diag("PC_TEST_IMAGES not set: photographs skipped, synthetic photograph only");
+    /* "test_cuda net": the learned demosaic's checks alone (tools/gpu-net) */
+    if (argc > 1 && strcmp(argv[1], "net") == 0) {
+        test_net(photo, pw, ph);
+        free(photo[0]);
+        free(photo[1]);
+        return tap_done();
+    }
 
     static const int sizes[][2] = {{8, 8}, {10, 8}, {24, 12}, {1030, 22}, {2042, 1082}, {2040, 5400}};
     for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -513,8 +773,8 @@ int main(void)
                 }
                 for (int a = 0; a < PC_ALGO_COUNT; a++)
                     for (int v = PC_VARIANT_2PX; v <= PC_VARIANT_4PX; v++) {
-                        if (a == PC_ALGO_MLRI && v == PC_VARIANT_4PX)
-                            continue; /* one code path, no variants */
+                        if ((a == PC_ALGO_MLRI && v == PC_VARIANT_4PX) || a == PC_ALGO_NET)
+                            continue; /* one code path, no variants; net: test_net */
                         run_one(g, c & 1, (pc_algo_id)a, (pc_variant)v, (pc_cfa)c, 0, &dev, &host, &rj->out[c][a],
                                 what);
                         if (small && kind == 0 && a != PC_ALGO_MLRI) {
@@ -541,7 +801,8 @@ int main(void)
                     upload(g, 0, bay[c], w, h);
                     pc_bayer src = {bay[c], (size_t)w, w, h, (pc_cfa)c, 0};
                     for (int a = 0; a < PC_ALGO_COUNT; a++) {
-                        if (si == 5 && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR && a != PC_ALGO_MLRI)
+                        if ((si == 5 && a != PC_ALGO_EDGE && a != PC_ALGO_BILINEAR && a != PC_ALGO_MLRI) ||
+                            a == PC_ALGO_NET)
                             continue;
                         if (a == PC_ALGO_MLRI && (long)w * h > 1000000) { /* reference via the CPU backend */
                             pc_cpu *cpu = NULL;
@@ -578,6 +839,7 @@ int main(void)
     test_grid(264, 26, 6, 3, 1);
     test_grid(264, 26, 6, 2, 1);
     test_grid(2040, 1080, 16, 4, 0);
+    test_net(photo, pw, ph);
     free(photo[0]);
     free(photo[1]);
     return tap_done();

@@ -16,7 +16,9 @@
  * CPU: the multi-threaded C backend, ms per frame, with its thread count;
  * net (the learned demosaic, --weights FILE or the installed file) each
  * camera on its own as in the daemon, 3 iterations unless --iters says
- * otherwise (seconds per frame here), and its GFLOP/s.
+ * otherwise (seconds per frame here), and its GFLOP/s. On CUDA net runs on
+ * the tensor cores (cuda_net.cuh), its cameras from --cam-rows (default:
+ * five where the height splits so), and its TFLOP/s is printed too.
  *
  * TSV (stdout): algo variant passes median_us p99_us floor_us ratio; the
  * other figures go to stderr as '#' lines.
@@ -156,6 +158,14 @@ static int colour_setup(const opts *o, const pc_rawfmt *f, pc_colour_tables *t, 
     }
     (void)o;
     return 0;
+}
+
+/* The frame's rows per camera for net: --cam-rows, else five cameras when
+ * the height splits so, else one image (net demosaics each on its own). */
+static int bench_cam_rows(const opts *o)
+{
+    const int h = o->height;
+    return o->cam_rows >= 0 ? o->cam_rows : h % (2 * BENCH_CAMS) == 0 && h / BENCH_CAMS >= PC_MIN_DIM ? h / BENCH_CAMS : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -344,10 +354,24 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
         return 1;
     }
     pc_gpu *g;
-    if (pc_gpu_open(&g, o->device, w, h, 4, err, sizeof err)) {
+    const int cams_h = bench_cam_rows(o);
+    if (pc_gpu_open(&g, o->device, w, h, 4, err, sizeof err) || pc_gpu_set_cam_rows(g, cams_h, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }
+    /* net: its weights converted to the device (pc_gpu_set_net) */
+    pc_net *net = NULL;
+    for (int a = 0; a < nalgo; a++)
+        if (algos[a]->id == PC_ALGO_NET && !net) {
+            const char *path = o->weights ? o->weights : pc_net_default_path();
+            if (pc_net_load(&net, path, err, sizeof err) || pc_gpu_set_net(g, net, err, sizeof err)) {
+                fprintf(stderr, "panocap-bench: %s\n", err);
+                return 1;
+            }
+            INFO(o, "net: %s (%s, SHA-256 %.16s...), %d camera(s) of %d rows; %.1f GFLOP a frame\n", net->path,
+                 net->name, net->sha256, cams_h ? h / cams_h : 1, cams_h ? cams_h : h,
+                 pc_net_flops(net, w, h, cams_h, PC_CFA_RGGB) / 1e9);
+        }
     cudaStream_t s = (cudaStream_t)pc_gpu_stream(g);
     /* 4 distinct noise frames, uploaded like camera slabs. */
     uint8_t *host = malloc((size_t)w * h);
@@ -482,6 +506,9 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
             char vname[16];
             snprintf(vname, sizeof vname, "%s%s", var == PC_VARIANT_AUTO ? "auto:" : "", pc_variant_name(chosen));
             row(o, algos[a], vname, rows, med, p99, floor_us, bytes, 0);
+            if (algos[a]->id == PC_ALGO_NET)
+                INFO(o, "net: %.0f TFLOP/s (the reference's operations over the median time)\n",
+                     pc_net_flops(net, w, h, cams_h, PC_CFA_RGGB) / (med * 1e6));
             /* Throughput: the same frames back to back, one event pair
              * around all of them (launch overheads overlap). */
             CU(cudaEventRecord(t.ev[0], s));
@@ -501,8 +528,9 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
         }
     /* Where the per-frame overhead goes: the first algorithm/variant again,
      * launched through the graph or directly, with and without the
-     * per-frame timing events of pc_gpu_debayer. */
-    {
+     * per-frame timing events of pc_gpu_debayer (not for an algorithm with
+     * its own code, which launches on the stream either way). */
+    if (algos[0]->variants != 0) {
         static const unsigned modes[4] = {PC_GPU_OPT_FRAME_TIMING, 0, PC_GPU_OPT_STREAM_LAUNCH | PC_GPU_OPT_FRAME_TIMING,
                                           PC_GPU_OPT_STREAM_LAUNCH};
         static const char *mname[4] = {"graph + frame events", "graph", "stream launch + frame events",
@@ -547,6 +575,7 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     for (int k = 0; k < 4; k++)
         pc_gpu_picture_free(g, &dst[k]);
     pc_gpu_close(g);
+    pc_net_free(net);
     return 0;
 }
 #else
@@ -580,10 +609,7 @@ static int bench_cpu(const opts *o, const pc_algo_desc **algos, int nalgo)
     char err[512];
     int w = o->width, h = o->height;
     pc_backend *be;
-    /* five cameras when the height splits so (net demosaics each on its own) */
-    const int cams_h = o->cam_rows >= 0                                            ? o->cam_rows
-                       : h % (2 * BENCH_CAMS) == 0 && h / BENCH_CAMS >= PC_MIN_DIM ? h / BENCH_CAMS
-                                                                                  : 0;
+    const int cams_h = bench_cam_rows(o);
     pc_backend_config bc = {.width = w, .height = h, .slots = 1, .threads = o->threads, .cam_rows = cams_h};
     if (pc_backend_open(&be, &pc_backend_cpu, &bc, err, sizeof err)) {
         fprintf(stderr, "panocap-bench: %s\n", err);

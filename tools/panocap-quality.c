@@ -9,11 +9,16 @@
  * it also prints the mean (arithmetic mean of the per-image dB figures).
  *
  *   panocap-quality [--algo NAME|all] [--pattern RGGB|GRBG|GBRG|BGGR]
- *                   [--format table|tsv] [--backend ref|cpu] [--weights FILE] IMAGE...
+ *                   [--format table|tsv] [--backend ref|cpu|cuda] [--weights FILE] IMAGE...
+ *
+ * --backend cuda: the GPU path through the backend ops (backend.h) as the
+ * daemon drives it (upload, debayer, download), one backend per image size;
+ * net's tensor-core kernels within one code value of the reference.
  *
  * Exit status: 0 if every image was measured, 1 if any image failed (the
  * others are still measured), 64 on a usage error.
  */
+#include "backend.h"
 #include "debayer.h"
 #include "image.h"
 #include "net.h"
@@ -55,7 +60,7 @@ static void usage(FILE *f)
             "  --format table|tsv     output format (default table); TSV has the header\n"
             "                         algo<TAB>psnr_g<TAB>psnr_rb<TAB>cpsnr and, per algorithm,\n"
             "                         one row per image in command-line order, then the mean\n"
-            "  --backend ref|cpu      C reference (default) or multi-threaded CPU backend\n"
+            "  --backend ref|cpu|cuda C reference (default), multi-threaded CPU backend or the GPU\n"
             "  --weights FILE         net's weights (default: the installed file, %s)\n"
             "  --threads N            CPU backend threads (default: one per CPU)\n"
             "  --list-algos           list the algorithms and exit\n"
@@ -74,10 +79,63 @@ static void list_algos(void)
     }
 }
 
+/* --backend cuda: a CUDA backend for frames of w x h (reopened when the
+ * size changes) and its device picture. */
+typedef struct gpu_ctx {
+    pc_backend *b;
+    int w, h;
+    pc_picture dev;
+} gpu_ctx;
+
+static void gpu_close(gpu_ctx *g)
+{
+    if (g->b)
+        pc_backend_picture_free(g->b, &g->dev);
+    pc_backend_close(g->b);
+    memset(g, 0, sizeof *g);
+}
+
+/* One demosaic of raw (w x h) on the GPU into out (RGB24, 3w bytes a row). */
+static int gpu_run(gpu_ctx *g, const pc_net *net, pc_algo_id algo, pc_cfa cfa, const uint8_t *raw, int w, int h,
+                   uint8_t *out, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!g->b || g->w != w || g->h != h) {
+        gpu_close(g);
+        pc_backend_config bc = {.width = w, .height = h, .slots = 1, .device = 0, .threads = 0, .cam_rows = 0};
+        rc = pc_backend_open(&g->b, &pc_backend_cuda, &bc, err, errlen);
+        if (!rc && net)
+            rc = pc_backend_set_net(g->b, net, err, errlen);
+        rc = rc ? rc : pc_backend_picture_alloc(g->b, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &g->dev,
+                                                err, errlen);
+        if (rc) {
+            pc_backend_close(g->b);
+            memset(g, 0, sizeof *g);
+            return rc;
+        }
+        g->w = w;
+        g->h = h;
+    }
+    pc_debayer_config dc = {algo, PC_VARIANT_AUTO, cfa, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED};
+    pc_picture host;
+    memset(&host, 0, sizeof host);
+    host.fmt = PC_FMT_RGB24;
+    host.width = w;
+    host.height = h;
+    host.plane[0] = out;
+    host.pitch[0] = 3 * (size_t)w;
+    rc = pc_backend_set_algo(g->b, &dc, err, errlen);
+    rc = rc ? rc : pc_backend_upload(g->b, 0, 0, raw, (size_t)w, h, err, errlen);
+    rc = rc ? rc : pc_backend_debayer(g->b, 0, &g->dev, err, errlen);
+    rc = rc ? rc : pc_backend_download(g->b, 0, &g->dev, &host, err, errlen);
+    rc = rc ? rc : pc_backend_wait(g->b, 0, err, errlen);
+    return rc;
+}
+
 /* Measures one image for every selected algorithm. Returns 0 or -1 (error
- * printed, naming the file). */
+ * printed, naming the file). use_cpu: 0 reference, 1 CPU backend, 2 GPU. */
 static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, int use_cpu, int threads,
-                   const pc_net *net, psnr3 *res)
+                   const pc_net *net, gpu_ctx *gpu, psnr3 *res)
 {
     char err[512];
     pc_image img;
@@ -115,7 +173,7 @@ static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, i
         fprintf(stderr, "panocap-quality: %s: %s\n", path, err);
         goto done;
     }
-    if (use_cpu && pc_cpu_open(&cpu, threads, w, h, err, sizeof err) != 0) {
+    if (use_cpu == 1 && pc_cpu_open(&cpu, threads, w, h, err, sizeof err) != 0) {
         fprintf(stderr, "panocap-quality: %s: %s\n", path, err);
         goto done;
     }
@@ -130,7 +188,8 @@ static int measure(const char *path, pc_cfa cfa, const int *algos, int nalgos, i
     dst.width = w;
     dst.height = h;
     for (int a = 0; a < nalgos; a++) {
-        int e = use_cpu                       ? pc_cpu_debayer(cpu, (pc_algo_id)algos[a], &src, &dst, err, sizeof err)
+        int e = use_cpu == 2 ? gpu_run(gpu, net, (pc_algo_id)algos[a], cfa, raw, w, h, out, err, sizeof err)
+                : use_cpu     ? pc_cpu_debayer(cpu, (pc_algo_id)algos[a], &src, &dst, err, sizeof err)
                 : algos[a] == PC_ALGO_NET && net ? pc_net_ref(net, &src, &dst, err, sizeof err)
                                                  : pc_ref_debayer((pc_algo_id)algos[a], &src, &dst, err, sizeof err);
         if (e != 0) {
@@ -232,8 +291,10 @@ int main(int argc, char **argv)
         use_cpu = 1;
     else if (strcmp(backend, "ref") == 0)
         use_cpu = 0;
+    else if (strcmp(backend, "cuda") == 0)
+        use_cpu = 2;
     else
-        return pc_tool_usage_error(&tool, "--backend: unknown backend '%s' (known: ref, cpu)", backend);
+        return pc_tool_usage_error(&tool, "--backend: unknown backend '%s' (known: ref, cpu, cuda)", backend);
     int nimg = argc - optind;
     if (nimg <= 0)
         return pc_tool_usage_error(&tool, "no image given");
@@ -255,8 +316,10 @@ int main(int argc, char **argv)
         return 1;
     }
     int failed = 0, measured = 0;
+    gpu_ctx gpu;
+    memset(&gpu, 0, sizeof gpu);
     for (int i = 0; i < nimg; i++) {
-        ok[i] = measure(argv[optind + i], (pc_cfa)cfa, algos, nalgos, use_cpu, threads, net,
+        ok[i] = measure(argv[optind + i], (pc_cfa)cfa, algos, nalgos, use_cpu, threads, net, &gpu,
                         res + (size_t)i * PC_ALGO_COUNT) == 0;
         if (ok[i])
             measured++;
@@ -269,7 +332,7 @@ int main(int argc, char **argv)
     if (measured > 0) {
         if (tsv) {
             fprintf(stderr, "# ");
-            fprintf(stderr, note_fmt, pc_cfa_name((pc_cfa)cfa), use_cpu ? "cpu" : "ref", BORDER);
+            fprintf(stderr, note_fmt, pc_cfa_name((pc_cfa)cfa), backend, BORDER);
             fprintf(stderr, "\n# rows per algorithm:");
             for (int i = 0; i < nimg; i++)
                 if (ok[i])
@@ -330,12 +393,13 @@ int main(int argc, char **argv)
         }
         if (!tsv) {
             printf("# ");
-            printf(note_fmt, pc_cfa_name((pc_cfa)cfa), use_cpu ? "cpu" : "ref", BORDER);
+            printf(note_fmt, pc_cfa_name((pc_cfa)cfa), backend, BORDER);
             printf("\n");
         }
     }
     if (failed)
         fprintf(stderr, "panocap-quality: %d of %d images failed\n", failed, nimg);
+    gpu_close(&gpu);
     free(res);
     free(ok);
     pc_net_free(net);
