@@ -549,7 +549,7 @@ int pc_http_start(pc_http **out, const pc_http_config *cfg, const pc_http_ops *o
     h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * PC_HTTP_CONN_MAX),
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
                               MHD_OPTION_THREAD_STACK_SIZE, (size_t)512 * 1024,
                               MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                               MHD_OPTION_NOTIFY_CONNECTION, connection_notify, h,

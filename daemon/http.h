@@ -29,7 +29,7 @@
  * the connection closed); over a limit the oldest connection of that
  * address still sending its request is closed (503) to make room, or, when
  * none is, the new one is answered 503 with Retry-After; one request a
- * connection (Connection: close); heads of at most 16 KiB (431); bodies of
+ * connection (Connection: close); heads of at most 8 KiB and 100 header lines (431); bodies of
  * at most 4 KiB, with Content-Length or chunked, refused (413) as soon as
  * they pass it; two Content-Lengths, one beside Transfer-Encoding, a
  * folded header line: 400; a path holding an encoded NUL: 404. In the web
@@ -69,7 +69,8 @@ extern "C" {
 #define PC_HTTP_CONN_MAX 32          /* connections in all ... */
 #define PC_HTTP_CONN_PER_ADDR 8      /* ... and from one client address */
 #define PC_HTTP_REQUEST_S 5          /* a request's line, headers and body all in within this */
-#define PC_HTTP_HEAD_MAX 16384       /* bytes of a request's line and headers */
+#define PC_HTTP_HEAD_MAX 8192        /* bytes of a request's line and headers ... */
+#define PC_HTTP_HEADER_LINES 100     /* ... and its header lines */
 #define PC_HTTP_MAX_ALLOWED_HOSTS 8  /* daemon.http_allowed_hosts entries */
 
 /* The callbacks: quick, no waiting on the pipeline (set a flag or post a

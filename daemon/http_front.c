@@ -15,7 +15,7 @@
  *     does: two Content-Lengths, Content-Length beside Transfer-Encoding,
  *     a folded or malformed header line, a lone CR or a control byte: 400;
  *     a Transfer-Encoding other than chunked: 501; a head past
- *     PC_HTTP_HEAD_MAX: 431; a body past PC_HTTP_BODY_MAX (Content-Length,
+ *     PC_HTTP_HEAD_MAX or PC_HTTP_HEADER_LINES: 431; a body past PC_HTTP_BODY_MAX (Content-Length,
  *     past 2^64 too, or chunks as they come): 413 at once.
  *   - a path holding an encoded NUL (%00, which libmicrohttpd decodes and
  *     so cuts the path): 404.
@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -72,6 +73,7 @@ typedef struct fconn {
     size_t drained;         /* closing: bytes read and dropped */
     uint64_t order;         /* admission order: the oldest goes first */
     int sent_continue;      /* "100 Continue" sent */
+    int lowat;              /* SO_RCVLOWAT was raised */
 } fconn;
 
 typedef struct addr_count {
@@ -334,13 +336,15 @@ static void examine(http_front *f, fconn *c, int64_t now, int ended)
             c->quiet_until_ns = now + QUIET_NS;
         c->seen = (size_t)n;
         set_lowat(c->fd, (int)n + 1);
+        c->lowat = 1;
         return;
     }
     /* the whole request is in and passed: libmicrohttpd's from here */
     int fd = c->fd;
     struct sockaddr_storage sa = c->sa;
     socklen_t salen = c->salen;
-    set_lowat(fd, 1);
+    if (c->lowat)
+        set_lowat(fd, 1);
     pending_release(f, c);
     if (f->cfg.hand_over(f->cfg.user, fd, (struct sockaddr *)&sa, salen)) {
         char who[64];
@@ -473,7 +477,7 @@ static void accept_some(http_front *f, int64_t now)
                      .order = ++f->next_order,
                      .deadline_ns = now + (int64_t)PC_HTTP_REQUEST_S * 1000000000};
         memcpy(c->key, key, 16);
-        set_lowat(fd, 1);
+        examine(f, c, now, 0); /* the request has often come with the connection */
     }
 }
 
@@ -600,6 +604,11 @@ int http_front_open(http_front **out, const http_front_config *cfg, char *err, s
         setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (cfg->addr->sa_family == AF_INET6) /* [::] is IPv6 only, as libmicrohttpd did */
             setsockopt(f->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        /* a connection is accepted once its first bytes are in (so its
+         * request is usually whole at accept); one that sends nothing for
+         * the request's time is accepted then, and times out */
+        const int defer = PC_HTTP_REQUEST_S;
+        setsockopt(f->lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
         if (bind(f->lfd, cfg->addr, cfg->addrlen) != 0 || listen(f->lfd, 128) != 0)
             e = errno;
         else

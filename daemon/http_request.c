@@ -148,7 +148,7 @@ int http_req_head(const char *b, size_t n, http_req *r)
     r->target_len = (size_t)(sp2 - sp1 - 1);
     r->api = r->target_len >= 5 && !strncmp(r->target, "/api/", 5);
 
-    for (;;) {
+    for (int lines = 0;;) {
         k = next_line(b, n, &p, &ls, &le);
         if (k < 0)
             return http_req_refuse(r, 400, "bad request: a control character or a lone CR in a header");
@@ -160,6 +160,8 @@ int http_req_head(const char *b, size_t n, http_req *r)
                                                                       PC_HTTP_HEAD_MAX);
         if (le == ls)
             break;
+        if (++lines > PC_HTTP_HEADER_LINES)
+            return http_req_refuse(r, 431, "the request has more than %d header lines", PC_HTTP_HEADER_LINES);
         line = b + ls;
         size_t len = le - ls;
         if (line[0] == ' ' || line[0] == '\t')
@@ -263,8 +265,8 @@ int http_req_chunked(const char *b, size_t n, http_req *r)
         if (i == start || (i < le && b[i] != ';'))
             return http_req_refuse(r, 400, "bad request: a chunk's size line is not a hexadecimal number");
         total += size;
-        if (size == 0) { /* the last chunk: trailer lines, then an empty one */
-            for (;;) {
+        if (size == 0) { /* the last chunk: a few trailer lines, then an empty one */
+            for (int lines = 0;; lines++) {
                 k = next_line(b, n, &p, &ls, &le);
                 if (k < 0)
                     return http_req_refuse(r, 400, "bad request: a control character in a trailer");
@@ -274,6 +276,8 @@ int http_req_chunked(const char *b, size_t n, http_req *r)
                     return HTTP_REQ_DONE;
                 if (b[ls] == ' ' || b[ls] == '\t' || !memchr(b + ls, ':', le - ls))
                     return http_req_refuse(r, 400, "bad request: a malformed trailer line");
+                if (lines >= 10)
+                    return http_req_refuse(r, 431, "the body has more than 10 trailer lines");
             }
         }
         /* the data, then CRLF (or LF) */
