@@ -13,7 +13,7 @@
  *     line), a path holding an encoded NUL 404, any Host served (the
  *     metrics listener does not check it); ten connections from 127.0.0.1
  *     holding an unfinished request (more than the 8 an address has) do
- *     not keep /healthz from answering, and are closed by the server
+ *     not keep /status from answering, and are closed by the server
  *     within the request deadline (408, or 503 when one made room);
  *   - the same server on [::1] (IPv6); /healthz polled from the start
  *     answers 503 "unhealthy: ..." until the first frame set is done (that
@@ -110,9 +110,10 @@ static void front_door(int port)
     dt_http_raw(AF_INET, port, "GET /metrics%00.txt HTTP/1.0\r\n\r\n", ans, sizeof ans);
     TAP_CHECK(status_code(ans) == 404 && strstr(body_of(ans), "encoded NUL"), "GET /metrics%%00.txt: 404 %s",
               body_of(ans));
-    dt_http_raw(AF_INET, port, "GET /healthz HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n", ans,
+    dt_http_raw(AF_INET, port, "GET /status HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n", ans,
                 sizeof ans);
-    TAP_CHECK(status_code(ans) == 200, "the metrics listener answers any Host (scrapers name it as they like)");
+    TAP_CHECK(status_code(ans) == 200, "the metrics listener answers any Host (scrapers name it as they like): %d",
+              status_code(ans));
 
     enum { SLOW = 10 };
     int fd[SLOW], code[SLOW] = {0};
@@ -121,9 +122,9 @@ static void front_door(int port)
         return;
     dt_sleep(0.5);
     double t0 = dt_now();
-    int r = dt_http_raw(AF_INET, port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans,
+    int r = dt_http_raw(AF_INET, port, "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans,
                         sizeof ans);
-    TAP_CHECK(r > 0 && status_code(ans) == 200, "... GET /healthz from the same address meanwhile: %d in %.2f s",
+    TAP_CHECK(r > 0 && status_code(ans) == 200, "... GET /status from the same address meanwhile: %d in %.2f s",
               status_code(ans), dt_now() - t0);
     char got[SLOW][512];
     size_t off[SLOW] = {0};

@@ -32,7 +32,8 @@ balance, a control socket.
     its own names and addresses and the configured ones are served; a path
     holding an encoded NUL is 404; two Content-Lengths, one beside
     Transfer-Encoding, and a folded header are 400, a Content-Length past
-    2^64 gets one 413 (one status line); a chunked body far over the limit
+    2^64 gets one 413 (one status line); heads and bodies up to their
+    limits served, past them 431 and 413; a chunked body far over the limit
     is answered 413 and closed while most of it is still unsent; ten
     clients trickling an unfinished request from the page's address, more
     than its 8 connections, neither keep another client from being served
@@ -641,6 +642,21 @@ def front_door():
             pass
     check(first == b"HTTP/1.1 100 Continue\r\n\r\n" and re.search(rb"HTTP/1\.1 200 ", a) and b"hq-linear" in a, "Expect: 100-continue: 100 Continue, then the body, then 200 (%s)" % (
               a[-60:].decode(errors="replace")))
+
+    # the largest head and body taken, and past them
+    get = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port
+    a = raw(port, get + b"X-Big: %s\r\n\r\n" % (b"a" * 7900))
+    check(raw_status(a) == 200, "a head of 8 KB: 200")
+    a = raw(port, get + b"X-Big: %s\r\n\r\n" % (b"a" * 9000))
+    check(raw_status(a) == 431 and b"longer than 8192" in a, "a head of 9 KB: 431")
+    a = raw(port, get + b"".join(b"X-H%d: 1\r\n" % i for i in range(99)) + b"\r\n")
+    check(raw_status(a) == 200, "100 header lines: 200")
+    a = raw(port, get + b"".join(b"X-H%d: 1\r\n" % i for i in range(100)) + b"\r\n")
+    check(raw_status(a) == 431 and b"more than 100 header lines" in a, "101 header lines: 431")
+    padded = b'{"algo": "edge"' + b" " * (4096 - 16) + b"}"
+    a = raw(port, hdr + b"X-Big: %s\r\nContent-Length: %d\r\n\r\n%s" % (b"a" * 7500, len(padded), padded))
+    check(raw_status(a) == 200 and b'"algo":"edge"' in a, "a head of 8 KB and a body of 4096 bytes: 200 (%s)" % (
+        a.split(b"\r\n\r\n", 1)[-1][:60].decode(errors="replace")))
 
     answer, sent, closed = chunked_over_limit(port, token)
     check(raw_status(answer) == 413 and b"longer than 4096" in answer and answer.count(b"HTTP/1.") == 1,
