@@ -25,7 +25,7 @@
  *
  * Bounded in both roles (http_front.c, before libmicrohttpd sees a
  * connection): 32 connections, 8 per client address; a request (its line,
- * headers and body) must be in within 5 s of the connection (else 408 and
+ * headers and body) must be in within 5 s of its first bytes (else 408 and
  * the connection closed); over a limit the oldest connection of that
  * address still sending its request is closed (503) to make room, or, when
  * none is, the new one is answered 503 with Retry-After; one request a

@@ -9,8 +9,11 @@
  *     that is still sending its request, with a 503; when every one of
  *     them is being answered, the new one gets the 503 (Retry-After: 1).
  *   - the request deadline: its line, its headers and its body must all
- *     be in within PC_HTTP_REQUEST_S of the connection, however slowly
- *     the bytes trickle: else 408 and closed.
+ *     be in within PC_HTTP_REQUEST_S of the accept, however slowly the
+ *     bytes trickle: else 408 and closed. The kernel accepts a connection
+ *     once its first bytes came (TCP_DEFER_ACCEPT), or, when none come,
+ *     after the SYN-ACK retransmissions covering PC_HTTP_REQUEST_S (7 s
+ *     on Linux); until then it holds no slot.
  *   - framing a proxy in front could read otherwise than libmicrohttpd
  *     does: two Content-Lengths, Content-Length beside Transfer-Encoding,
  *     a folded or malformed header line, a lone CR or a control byte: 400;
