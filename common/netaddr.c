@@ -1,4 +1,4 @@
-/* netaddr.c - listen address parsing (see netaddr.h). */
+/* netaddr.c - listen address parsing and host name patterns (see netaddr.h). */
 #include "netaddr.h"
 
 #include <arpa/inet.h>
@@ -66,4 +66,51 @@ int pc_parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *le
     snprintf(err, n, "\"%s\": \"%s\" is not a numeric IPv4 address or a bracketed IPv6 one "
              "(host names are not resolved)", text, host);
     return -1;
+}
+
+int pc_host_pattern_ok(const char *text, char *err, size_t n)
+{
+    unsigned char a[16];
+    char v6[64];
+    size_t len = text ? strlen(text) : 0;
+    if (!len) {
+        snprintf(err, n, "an empty name");
+        return -1;
+    }
+    if (!strcmp(text, "*"))
+        return 0;
+    if (inet_pton(AF_INET, text, a) == 1 || inet_pton(AF_INET6, text, a) == 1)
+        return 0;
+    if (text[0] == '[' && text[len - 1] == ']' && len - 2 < sizeof v6) {
+        snprintf(v6, sizeof v6, "%.*s", (int)(len - 2), text + 1);
+        if (inet_pton(AF_INET6, v6, a) == 1)
+            return 0;
+    }
+    const char *name = strncmp(text, "*.", 2) == 0 ? text + 2 : text;
+    if (strchr(text, ':') || strchr(text, '/')) {
+        snprintf(err, n, "\"%s\" is not a host name or an address: give the name alone, without a scheme or a "
+                 "port (e.g. panocap.example.org)", text);
+        return -1;
+    }
+    size_t label = 0;
+    for (const char *c = name;; c++) {
+        if (*c == '.' || !*c) {
+            if (!label && (*c || c == name)) {
+                snprintf(err, n, "\"%s\": an empty label (two dots in a row, or a dot at the start)", text);
+                return -1;
+            }
+            if (!*c)
+                break;
+            label = 0;
+            continue;
+        }
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+              *c == '_')) {
+            snprintf(err, n, "\"%s\": '%c' is not allowed in a host name (letters, digits, '-', '_' and dots; "
+                     "\"*.\" at the start for every name under a domain)", text, *c);
+            return -1;
+        }
+        label++;
+    }
+    return 0;
 }

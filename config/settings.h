@@ -285,6 +285,7 @@ typedef struct pc_daemon_settings {
     char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
     char http_listen[PC_NAME_LEN * 2]; /* web page + JSON API "host:port", "" = off */
     char http_token_file[PC_PATH_LEN]; /* token of state-changing web requests, "" = none (read-only) */
+    pc_name_list http_allowed_hosts; /* Host names the web page answers besides the machine's own */
     char snapshot_dir[PC_PATH_LEN]; /* control `snapshot` writes only in here, "" = refused */
     char capture_cpus[PC_NAME_LEN]; /* CPU list for the capture threads ("0-3"), "" = any */
     int line;

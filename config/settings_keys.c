@@ -429,6 +429,11 @@ static const pc_key daemon_keys[] = {
     {"http_token_file", PC_KT_STRING, DMN(http_token_file), 0, 0, 0, NULL, 0, "", NULL,
      "file holding the token that every state-changing web request must send (header X-Panocap-Token); "
      "made with a new random token, mode 0600, when absent; \"\" = no control over HTTP", NULL},
+    {"http_allowed_hosts", PC_KT_LIST, DMN(http_allowed_hosts), 0, 0, 0, NULL, 0, "", NULL,
+     "names the web page answers to besides the machine's own (its addresses, localhost, its host name): a "
+     "reverse proxy's public name that reaches panocap in the Host header, e.g. [\"panocap.example.org\"]; "
+     "\"*.example.org\" for every name under a domain, \"*\" for any; a request for another name gets 421 "
+     "(so that no web page can read the picture through DNS rebinding)", NULL},
     {"snapshot_dir", PC_KT_STRING, DMN(snapshot_dir), 0, 0, 0, NULL, 0, "/var/lib/panocap", NULL,
      "the control commands `snapshot NAME.png` and `snapshot-cameras DIR` and the web page's snapshots "
      "write only inside this folder; \"\" = refused", NULL},

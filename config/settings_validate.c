@@ -667,6 +667,13 @@ int pc_settings_validate(const pc_settings *s, pc_diag *d)
     } else if (s->daemon.http_token_file[0]) {
         WARN(s->daemon.line, "daemon.http_token_file", "has no effect without daemon.http_listen");
     }
+    for (int i = 0; i < s->daemon.http_allowed_hosts.count; i++) {
+        char why[256];
+        if (pc_host_pattern_ok(s->daemon.http_allowed_hosts.item[i], why, sizeof why))
+            ERR(s->daemon.line, "daemon.http_allowed_hosts", "entry %d: %s", i, why);
+    }
+    if (s->daemon.http_allowed_hosts.count && !s->daemon.http_listen[0])
+        WARN(s->daemon.line, "daemon.http_allowed_hosts", "has no effect without daemon.http_listen");
 #undef ERR
 #undef WARN
     return errors ? -1 : 0;

@@ -1,7 +1,9 @@
-/* http.c - the HTTP server (see http.h) on libmicrohttpd: connections and
- * their limits, per-address rate limits, the control token, the request
- * body, the page's embedded files and the metrics paths; the JSON API's
- * routes are in http_api.c. */
+/* http.c - the HTTP server (see http.h) on libmicrohttpd: per-address
+ * rate limits, the control token, the request body, the page's embedded
+ * files and the metrics paths. The listening socket, the connections'
+ * limits and what a request must be before it gets here are
+ * http_front.c's (it hands libmicrohttpd each connection whose request
+ * has come whole and passed); the JSON API's routes are in http_api.c. */
 #include "http_int.h"
 
 #include "netaddr.h"
@@ -90,6 +92,7 @@ typedef struct rate_slot {
 
 struct pc_http {
     struct MHD_Daemon *mhd;
+    http_front *front;
     pc_http_ops ops;
     const pc_logger *lg;
     int web;
@@ -160,6 +163,8 @@ static MHD_RESULT queue(struct MHD_Connection *c, http_answer *a)
     } else {
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     }
+    /* one request a connection: each comes through http_front.c's checks */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (a->allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, a->allow);
     char v[160];
@@ -449,6 +454,29 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
     return queue(c, &a);
 }
 
+/* libmicrohttpd took or closed a connection: http_front.c counts them per
+ * client address. */
+static void connection_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    pc_http *h = cls;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = h; /* counted: its close is counted out */
+        http_front_started(h->front, sa);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        *socket_context = NULL;
+        http_front_closed(h->front, sa);
+    }
+}
+
+static int hand_over(void *user, int fd, const struct sockaddr *sa, socklen_t len)
+{
+    pc_http *h = user;
+    return MHD_add_connection(h->mhd, fd, sa, len) == MHD_YES ? 0 : -1;
+}
+
 static void completed(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
@@ -503,28 +531,37 @@ int pc_http_start(pc_http **out, const pc_http_config *cfg, const pc_http_ops *o
             pc_log(lg, PC_LOG_INFO, "http: control token from %s", cfg->token_file);
         }
     }
+    http_front_config fc = {.addr = (struct sockaddr *)&ss, .addrlen = sl, .key = key, .listen = cfg->listen,
+                            .web = cfg->web, .allowed_hosts = cfg->allowed_hosts,
+                            .n_allowed_hosts = cfg->web ? cfg->n_allowed_hosts : 0, .hand_over = hand_over,
+                            .user = h, .lg = lg};
+    if (http_front_open(&h->front, &fc, err, errlen)) {
+        pthread_mutex_destroy(&h->rate_lock);
+        free(h);
+        return -1;
+    }
     /* a thread per connection: a request may wait (the first live
-     * picture) without holding up the others */
+     * picture) without holding up the others. No listening socket of its
+     * own: http_front.c hands it the connections. Its limits are a
+     * backstop above the front's. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-                     MHD_USE_ERROR_LOG;
-    if (ss.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    uint16_t port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                             : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    h->mhd = MHD_start_daemon(flags, port, NULL, NULL, handle, h,
-                              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)8,
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+    h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * PC_HTTP_CONN_MAX),
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
                               MHD_OPTION_THREAD_STACK_SIZE, (size_t)512 * 1024,
-                              MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                               MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+                              MHD_OPTION_NOTIFY_CONNECTION, connection_notify, h,
                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
                               MHD_OPTION_END);
-    if (!h->mhd) {
-        snprintf(err, errlen, "%s %s: cannot listen (address in use, not on this host, or a "
-                 "port below 1024 without the privilege)", key, cfg->listen);
+    if (!h->mhd || http_front_run(h->front, err, errlen)) {
+        if (!h->mhd)
+            snprintf(err, errlen, "%s %s: libmicrohttpd would not start", key, cfg->listen);
+        http_front_stop(h->front);
+        if (h->mhd)
+            MHD_stop_daemon(h->mhd);
+        http_front_free(h->front);
         pthread_mutex_destroy(&h->rate_lock);
         free(h);
         return -1;
@@ -544,7 +581,9 @@ void pc_http_stop(pc_http *h)
 {
     if (!h)
         return;
+    http_front_stop(h->front); /* no new connections */
     MHD_stop_daemon(h->mhd);
+    http_front_free(h->front);
     pthread_mutex_destroy(&h->rate_lock);
     free(h);
 }

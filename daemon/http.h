@@ -23,9 +23,22 @@
  *   403 "control over HTTP is off". Bodies are JSON objects of at most
  *   4 KiB (413 past it, 415 without Content-Type: application/json).
  *
- * Bounded in both roles: 32 connections (8 per client address), 10 s idle
- * timeout, 32 KiB of request memory per connection, a thread per
- * connection (the callbacks below may run on several at once); the web role also
+ * Bounded in both roles (http_front.c, before libmicrohttpd sees a
+ * connection): 32 connections, 8 per client address; a request (its line,
+ * headers and body) must be in within 5 s of its first bytes (else 408 and
+ * the connection closed); over a limit the oldest connection of that
+ * address still sending its request is closed (503) to make room, or, when
+ * none is, the new one is answered 503 with Retry-After; one request a
+ * connection (Connection: close); heads of at most 8 KiB and 100 header lines (431); bodies of
+ * at most 4 KiB, with Content-Length or chunked, refused (413) as soon as
+ * they pass it; two Content-Lengths, one beside Transfer-Encoding, a
+ * folded header line: 400; a path holding an encoded NUL: 404. In the web
+ * role a request must name this server in Host (its addresses, the
+ * machine's, localhost, its host name, daemon.http_allowed_hosts; an
+ * HTTP/1.0 request may leave Host out), else 421: a page whose name was
+ * rebound to this address (DNS rebinding) reads nothing. Answers being
+ * sent: 10 s without progress closes them. A thread per connection (the
+ * callbacks below may run on several at once); the web role also
  * limits each client address to 50 requests a second (bursts of 100) and 5
  * POSTs a second (bursts of 20): past that, 429 with Retry-After. Behind a
  * reverse proxy every client shares the proxy's address and these limits;
@@ -53,6 +66,12 @@ extern "C" {
 #define PC_HTTP_RATE_BURST 100
 #define PC_HTTP_POST_PER_S 5         /* ... and POSTs */
 #define PC_HTTP_POST_BURST 20
+#define PC_HTTP_CONN_MAX 32          /* connections in all ... */
+#define PC_HTTP_CONN_PER_ADDR 8      /* ... and from one client address */
+#define PC_HTTP_REQUEST_S 5          /* a request's line, headers and body all in within this */
+#define PC_HTTP_HEAD_MAX 8192        /* bytes of a request's line and headers ... */
+#define PC_HTTP_HEADER_LINES 100     /* ... and its header lines */
+#define PC_HTTP_MAX_ALLOWED_HOSTS 8  /* daemon.http_allowed_hosts entries */
 
 /* The callbacks: quick, no waiting on the pipeline (set a flag or post a
  * request). Return 0, or -1 with err (the answer's reason). NULL: that
@@ -107,6 +126,11 @@ typedef struct pc_http_config {
     const char *key;        /* the setting it comes from, for messages: "metrics_listen" */
     int web;                /* 1: the page and the API too */
     const char *token_file; /* web: daemon.http_token_file; NULL/"" = no control over HTTP */
+    /* web: Host names served besides this machine's own (a reverse proxy's
+     * public name; netaddr.h's pc_host_pattern_ok), at most
+     * PC_HTTP_MAX_ALLOWED_HOSTS */
+    const char *const *allowed_hosts;
+    int n_allowed_hosts;
 } pc_http_config;
 
 typedef struct pc_http pc_http;

@@ -574,8 +574,14 @@ void pl_web_start(pipeline *p)
     ops.snapshot_file = web_snapshot_file;
     ops.view_command = pl_vcams_web_command;
     ops.picture_map = pl_vcams_web_map;
+    _Static_assert(PC_MAX_FALLBACKS <= PC_HTTP_MAX_ALLOWED_HOSTS, "every daemon.http_allowed_hosts entry fits");
+    const char *hosts[PC_MAX_FALLBACKS];
+    int nhosts = 0;
+    for (int i = 0; i < s->daemon.http_allowed_hosts.count && i < PC_MAX_FALLBACKS; i++)
+        hosts[nhosts++] = s->daemon.http_allowed_hosts.item[i];
     pc_http_config hc = {.listen = s->daemon.http_listen, .key = "http_listen", .web = 1,
-                         .token_file = s->daemon.http_token_file};
+                         .token_file = s->daemon.http_token_file, .allowed_hosts = hosts,
+                         .n_allowed_hosts = nhosts};
     if (pc_http_start(&p->web, &hc, &ops, &p->d->logger, p->err, sizeof p->err))
         pc_log(&p->d->logger, PC_LOG_WARNING, "web page off: %s", p->err);
 }

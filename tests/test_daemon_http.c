@@ -8,11 +8,19 @@
  *     (python3-prometheus-client), with panocap_build_info and no NaN;
  *   - GET /status: the status line; GET /nope: 404; POST /metrics: 405
  *     with "Allow: GET, HEAD"; a control command sent over TCP is not run;
+ *   - the server's front door (http_front.c) on this listener too: two
+ *     Content-Lengths 400, a Content-Length past 2^64 one 413 (one status
+ *     line), a path holding an encoded NUL 404, any Host served (the
+ *     metrics listener does not check it); ten connections from 127.0.0.1
+ *     holding an unfinished request (more than the 8 an address has) do
+ *     not keep /status from answering, and are closed by the server
+ *     within the request deadline (408, or 503 when one made room);
  *   - the same server on [::1] (IPv6); /healthz polled from the start
  *     answers 503 "unhealthy: ..." until the first frame set is done (that
  *     check is skipped when the first set beats the first poll), then 200.
  * After SIGTERM the port is closed. */
 #include "daemon_testutil.h"
+#include "http.h"
 #include "tap.h"
 
 #include <arpa/inet.h>
@@ -60,6 +68,97 @@ static const char *body_of(const char *ans)
 {
     const char *b = strstr(ans, "\r\n\r\n");
     return b ? b + 4 : "";
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* n connections to 127.0.0.1:port, each having sent the start of a
+ * request; fds into fd. */
+static int open_slow(int port, int *fd, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        static const char start[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd[i] < 0 || connect(fd[i], (struct sockaddr *)&a, sizeof a) ||
+            send(fd[i], start, sizeof start - 1, MSG_NOSIGNAL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The front door on the metrics listener: framing, an encoded NUL, Host,
+ * and connections holding unfinished requests. */
+static void front_door(int port)
+{
+    static char ans[64 * 1024];
+    dt_http_raw(AF_INET, port, "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n"
+                "Connection: close\r\n\r\n", ans, sizeof ans);
+    TAP_CHECK(status_code(ans) == 400 && count_of(ans, "HTTP/1.") == 1 && strstr(ans, "Content-Length headers"),
+              "two Content-Lengths: 400, one status line: %s", body_of(ans));
+    dt_http_raw(AF_INET, port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n"
+                "reload", ans, sizeof ans);
+    TAP_CHECK(status_code(ans) == 413 && count_of(ans, "HTTP/1.") == 1,
+              "Content-Length 2^64: 413 once (%d status lines): %s", count_of(ans, "HTTP/1."), body_of(ans));
+    dt_http_raw(AF_INET, port, "GET /metrics%00.txt HTTP/1.0\r\n\r\n", ans, sizeof ans);
+    TAP_CHECK(status_code(ans) == 404 && strstr(body_of(ans), "encoded NUL"), "GET /metrics%%00.txt: 404 %s",
+              body_of(ans));
+    dt_http_raw(AF_INET, port, "GET /status HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n", ans,
+                sizeof ans);
+    TAP_CHECK(status_code(ans) == 200, "the metrics listener answers any Host (scrapers name it as they like): %d",
+              status_code(ans));
+
+    enum { SLOW = 10 };
+    int fd[SLOW], code[SLOW] = {0};
+    double start = dt_now(), closed[SLOW] = {0};
+    if (!TAP_CHECK(open_slow(port, fd, SLOW) == 0, "%d connections holding an unfinished request", SLOW))
+        return;
+    dt_sleep(0.5);
+    double t0 = dt_now();
+    int r = dt_http_raw(AF_INET, port, "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", ans,
+                        sizeof ans);
+    TAP_CHECK(r > 0 && status_code(ans) == 200, "... GET /status from the same address meanwhile: %d in %.2f s",
+              status_code(ans), dt_now() - t0);
+    char got[SLOW][512];
+    size_t off[SLOW] = {0};
+    int open = SLOW;
+    while (open && dt_now() < start + 30) {
+        struct pollfd p[SLOW];
+        for (int i = 0; i < SLOW; i++)
+            p[i] = (struct pollfd){closed[i] ? -1 : fd[i], POLLIN, 0};
+        if (poll(p, SLOW, 500) <= 0)
+            continue;
+        for (int i = 0; i < SLOW; i++) {
+            if (!p[i].revents)
+                continue;
+            ssize_t k = recv(fd[i], got[i] + off[i], sizeof got[i] - 1 - off[i], 0);
+            if (k > 0) {
+                off[i] += (size_t)k;
+                got[i][off[i]] = '\0';
+                continue;
+            }
+            closed[i] = dt_now() - start;
+            got[i][off[i]] = '\0';
+            code[i] = status_code(got[i]);
+            open--;
+        }
+    }
+    int n408 = 0, n503 = 0, late = 0;
+    for (int i = 0; i < SLOW; i++) {
+        n408 += code[i] == 408;
+        n503 += code[i] == 503 && strstr(got[i], "Retry-After: 1\r\n");
+        late += !closed[i] || closed[i] > PC_HTTP_REQUEST_S + 10;
+        close(fd[i]);
+    }
+    TAP_CHECK(!late && n408 + n503 == SLOW && n408 && n503, "... all closed by the server within %d s: %d with 408, "
+              "%d with 503 and Retry-After (to make room)", PC_HTTP_REQUEST_S + 10, n408, n503);
 }
 
 /* Runs cmd with the file on stdin; 0 when it exits 0; its output in out. */
@@ -146,6 +245,8 @@ static void scrape(void)
     TAP_CHECK(n >= 0 && strncmp(ans, "OK", 2) != 0 && !strstr(ans, "OK reload") &&
                   !dt_contains(ch.err, "reload requested"),
               "a control command over TCP is not run (answer: %.30s)", n > 0 ? ans : "(closed)");
+
+    front_door(port);
 
     kill(ch.pid, SIGTERM);
     int rc = dt_wait(&ch, 30);

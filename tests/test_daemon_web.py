@@ -25,19 +25,35 @@ balance, a control socket.
   - a second daemon without a usable token file (mode 0644): control over
     HTTP is off (403 with the reason) and metrics_listen = http_listen is
     one listener; a third with the first one's token file: not shown again;
-  - the keys' checks (--check-config).
+  - the keys' checks (--check-config);
+  - the server's front door, on a fourth daemon with
+    daemon.http_allowed_hosts: a Host that is not a name of the server
+    (DNS rebinding) gets 421 on the page, the API, the pictures and a POST,
+    its own names and addresses and the configured ones are served; a path
+    holding an encoded NUL is 404; two Content-Lengths, one beside
+    Transfer-Encoding, and a folded header are 400, a Content-Length past
+    2^64 gets one 413 (one status line); heads and bodies up to their
+    limits served, past them 431 and 413; a chunked body far over the limit
+    is answered 413 and closed while most of it is still unsent; ten
+    clients trickling an unfinished request from the page's address, more
+    than its 8 connections, neither keep another client from being served
+    nor keep their own connections past the request deadline (408, or 503
+    with Retry-After when one had to make room).
 Usage: test_daemon_web.py PANOCAP"""
 import io
 import os
 import re
+import select
+import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_testutil import (Daemon, check, control, diag, done, free_port, get_json, post_json, request,  # noqa: E402
-                          sanitized, skip, skip_all, tmpdir, wait_for)
+from web_testutil import (Daemon, check, control, diag, done, free_port, get_json, post_json, raw,  # noqa: E402
+                          raw_status, request, sanitized, skip, skip_all, tmpdir, wait_for)
 
 try:
     from PIL import Image
@@ -404,10 +420,279 @@ def settings():
                        text=True, cwd=DIR)
     check(r.returncode == 78 and 'daemon.http_listen: "localhost:8080": "localhost" is not a numeric' in r.stderr,
           "--check-config: a host name in http_listen is refused (78): %s" % r.stderr.strip().splitlines()[0])
+    r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_listen=127.0.0.1:8080",
+                        "-s", "daemon.http_allowed_hosts=panocap.example.org, http://proxy.example:8080"],
+                       capture_output=True, text=True, cwd=DIR)
+    check(r.returncode == 78 and "daemon.http_allowed_hosts: entry 1:" in r.stderr and "without a scheme or a port"
+          in r.stderr, "--check-config: a URL in http_allowed_hosts is refused (78): %s" % (
+              r.stderr.strip().splitlines() or [""])[0])
+    r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_listen=127.0.0.1:8080",
+                        "-s", "daemon.http_allowed_hosts=panocap.example.org, *.proxy.example, 192.0.2.7, [2001:db8::7]"],
+                       capture_output=True, text=True, cwd=DIR)
+    check(r.returncode == 0, "--check-config: names, *.domain and addresses in http_allowed_hosts pass %s" % (
+        r.stderr.strip()[-200:]))
     r = subprocess.run([EXE, "--check-config", "-s", "daemon.http_token_file=" + os.path.join(DIR, "t")],
                        capture_output=True, text=True, cwd=DIR)
     check(r.returncode == 0 and "daemon.http_token_file: has no effect without daemon.http_listen" in r.stderr,
           "--check-config: a token file without http_listen is a warning")
+
+
+REQUEST_S = 5  # http.h PC_HTTP_REQUEST_S: a request's line, headers and body in within this
+PER_ADDR = 8   # http.h PC_HTTP_CONN_PER_ADDR
+
+
+def slow_clients(port, n, other):
+    """n connections from 127.0.0.1 each send the start of a request for the
+    page and then one more byte of an endless header every half second (the
+    idle timeout would never end them). Once all trickle, other() is called
+    (another client's request). Returns its result, the seconds it took, the
+    seconds from the start to its answer, per slow client (seconds from the
+    start to the server's close or None, what the server sent), and the
+    seconds from the start to the first 408 (None: none)."""
+    start = time.monotonic()
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: " % port)
+        socks.append(s)
+    ends = [None] * n
+    got = [b""] * n
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.is_set() and not all(ends):
+            for i, s in enumerate(socks):
+                if ends[i]:
+                    continue
+                try:
+                    r, _, _ = select.select([s], [], [], 0)
+                    if r:
+                        data = s.recv(4096)
+                        got[i] += data
+                        if not data:
+                            ends[i] = time.monotonic() - start
+                            continue
+                    s.send(b"a")
+                except OSError:
+                    ends[i] = time.monotonic() - start
+            stop.wait(0.5)
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    time.sleep(1.2)  # every one has trickled a byte or two
+    t0 = time.monotonic()
+    res = other()
+    took = time.monotonic() - t0
+    t.join(30)
+    stop.set()
+    for s in socks:
+        s.close()
+    t408 = [e for e, g in zip(ends, got) if e and raw_status(g) == 408]
+    first408 = min(t408) if t408 else None
+    return res, took, t0 - start + took, list(zip(ends, got)), first408
+
+
+def chunked_over_limit(port, token, total=64 << 20):
+    """POST /api/algo with a chunked body of total bytes, sent while no answer
+    has come: (the answer, bytes of the body sent by then, closed after it)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"POST /api/algo HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+              b"X-Panocap-Token: %s\r\nTransfer-Encoding: chunked\r\n\r\n" % (port, token.encode()))
+    s.setblocking(False)
+    piece = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+    sent, out, answer = 0, b"", b""
+    end = time.monotonic() + 120
+    try:
+        while sent < total and time.monotonic() < end:
+            r, w, _ = select.select([s], [s] if sent < total else [], [], 5)
+            if r:
+                answer = s.recv(65536)
+                break
+            if w:
+                if not out:
+                    out = piece
+                n = s.send(out)
+                out = out[n:]
+                sent += n
+    except OSError:
+        pass
+    s.settimeout(10)
+    closed = False
+    try:
+        while True:
+            data = s.recv(65536)
+            if not data:
+                closed = True
+                break
+            answer += data
+    except ConnectionResetError:
+        closed = True
+    except OSError:
+        pass
+    s.close()
+    return answer, sent, closed
+
+
+def front_door():
+    port = free_port()
+    tf = os.path.join(DIR, "front.token")
+    base = ["--source", "fake", "--output", "null", "--control", "", "--stats-interval", "0",
+            "-s", "capture.width=256", "-s", "capture.height=128", "-s", "debayer.backend=cpu"]
+    args = base + ["-s", "daemon.http_listen=127.0.0.1:%d" % port, "-s", "daemon.http_token_file=" + tf,
+                   "-s", "daemon.http_allowed_hosts=panocap.example.org, *.proxy.example"]
+    d = Daemon(EXE, DIR, "web4", args, port)
+    if not check(d.wait_ready(60), "a fourth panocap, http_allowed_hosts = panocap.example.org, *.proxy.example"):
+        diag(d.log()[-2000:])
+        return
+    token = open(tf).read().strip()
+    algo = get_json(port, "/api/status")["pipeline"]["algo"]
+
+    # --- Host: DNS rebinding --------------------------------------------------------------
+    evil = "evil.example:%d" % port
+    for path in ("/api/status", "/api/picture.jpg", "/api/cameras/0/picture.jpg", "/", "/panocap.js", "/metrics"):
+        r = request(port, "GET", path, headers={"Host": evil})
+        reason = r.error() if path.startswith("/api/") else r.body.decode(errors="replace").strip()
+        check(r.status == 421 and "not a name of this server" in reason and "http_allowed_hosts" in reason,
+              "GET %s with Host: %s: 421 \"%s\"" % (path, evil, reason[:90]))
+    r = request(port, "POST", "/api/algo", b'{"algo": "bilinear"}',
+                {"Host": evil, "Content-Type": "application/json", "X-Panocap-Token": token})
+    time.sleep(0.5)
+    check(r.status == 421 and get_json(port, "/api/status")["pipeline"]["algo"] == algo,
+          "POST /api/algo with the token but Host: %s: 421, the algorithm stays %s" % (evil, algo))
+    hostname = socket.gethostname()
+    for host in ("127.0.0.1:%d" % port, "localhost:%d" % port, "LocalHost", "[::1]:%d" % port, "127.0.0.1",
+                 "localhost:9000", hostname, hostname.split(".")[0] + ":%d" % port, "panocap.example.org",
+                 "PANOCAP.Example.org.:443", "a.proxy.example:8443"):
+        r = request(port, "GET", "/api/status", headers={"Host": host})
+        check(r.status == 200 and r.json(), "GET /api/status with Host: %s: 200" % host)
+    for host in ("proxy.example", "panocap.example.org.evil.example", "127.0.0.2.evil.example", "192.0.2.1:%d" % port,
+                 "[2001:db8::1]", "localhost:x", ""):
+        r = request(port, "GET", "/api/status", headers={"Host": host})
+        check(r.status in (400, 421) and r.error(), "GET /api/status with Host: \"%s\": %d \"%s\"" % (
+            host, r.status, r.error()[:70]))
+    a = raw(port, b"GET /api/status HTTP/1.0\r\n\r\n")
+    check(raw_status(a) == 200, "HTTP/1.0 without Host: 200 (not a browser: HTTP/1.0 may leave Host out)")
+    a = raw(port, b"GET /api/status HTTP/1.1\r\nConnection: close\r\n\r\n")
+    check(raw_status(a) == 400 and b"needs a Host" in a, "HTTP/1.1 without Host: 400")
+    a = raw(port, b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n")
+    check(raw_status(a) == 400 and b"Host headers" in a, "two Host headers: 400")
+
+    # --- an encoded NUL in the path -----------------------------------------------------------
+    for method, path, body in (("GET", "/api/status%00junk", None), ("GET", "/index.html%00.png", None),
+                               ("GET", "/api/picture.jpg%00", None), ("HEAD", "/panocap.js%00.txt", None),
+                               ("POST", "/api/views/main%00x", b'{"stop": true}'),
+                               ("POST", "/api/algo%00", b'{"algo": "bilinear"}')):
+        hs = {"Content-Type": "application/json", "X-Panocap-Token": token} if body else {}
+        r = request(port, method, path, body, hs)
+        reason = r.error() if path.startswith("/api/") else r.body.decode(errors="replace")
+        check(r.status == 404 and (method == "HEAD" or "encoded NUL" in reason),
+              "%s %s: 404 \"%s\"" % (method, path, reason.strip()[:80]))
+    time.sleep(0.5)
+    check(get_json(port, "/api/status")["pipeline"]["algo"] == algo, "... and the algorithm stays %s" % algo)
+    check(request(port, "GET", "/api/status?x=%00").status == 200, "GET /api/status?x=%00 (in the query): 200")
+
+    # --- framing ---------------------------------------------------------------------------
+    hdr = b"POST /api/algo HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n" \
+          b"X-Panocap-Token: %s\r\n" % (port, token.encode())
+    body = b'{"algo": "bilinear"}'
+    cases = [
+        (b"Content-Length: %d\r\nContent-Length: 0\r\n\r\n%s" % (len(body), body), 400, b"Content-Length headers",
+         "two Content-Lengths"),
+        (b"Content-Length: 0\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body), 400, b"Content-Length headers",
+         "two Content-Lengths, the first 0"),
+        (b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n%s\r\n0\r\n\r\n" % (len(body), body), 400,
+         b"both Content-Length and Transfer-Encoding", "Content-Length and Transfer-Encoding"),
+        (b"Transfer-Encoding: gzip, chunked\r\n\r\n", 501, b"only chunked", "Transfer-Encoding: gzip, chunked"),
+        (b"Content-Length : %d\r\n\r\n%s" % (len(body), body), 400, b"before the colon", "a space before the colon"),
+        (b"X-A: 1\r\n Content-Length: 5\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body), 400, b"folded",
+         "a folded header line"),
+        (b"Content-Length: %d\rX-B: 1\r\n\r\n%s" % (len(body), body), 400, b"lone CR", "a lone CR in a header"),
+        (b"Content-Length: 18446744073709551616\r\n\r\n%s" % body, 413, b"at most 4096", "Content-Length 2^64"),
+        (b"Content-Length: 99999999999999999999999999999999\r\n\r\n%s" % body, 413, b"at most 4096",
+         "Content-Length of 32 digits"),
+        (b"Content-Length: -1\r\n\r\n%s" % body, 400, b"not a number", "Content-Length -1"),
+        (b"Transfer-Encoding: chunked\r\n\r\nzz\r\n%s\r\n0\r\n\r\n" % body, 400, b"hexadecimal", "chunk size zz"),
+    ]
+    for extra, code, needle, what in cases:
+        a = raw(port, hdr + extra)
+        check(raw_status(a) == code and needle in a and a.count(b"HTTP/1.") == 1,
+              "%s: %d, one status line (%d), %s" % (what, raw_status(a), a.count(b"HTTP/1."),
+                                                    a.split(b"\r\n\r\n", 1)[-1][:80].decode(errors="replace")))
+    time.sleep(0.5)
+    check(get_json(port, "/api/status")["pipeline"]["algo"] == algo, "none of them changed anything: still %s" % algo)
+    a = raw(port, hdr + b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"alg\r\n%x;ext=1\r\n%s\r\n0\r\nX-T: 1\r\n\r\n" % (
+        len(body) - 5, body[5:]))
+    check(raw_status(a) == 200 and a.count(b"HTTP/1.") == 1, "a chunked body in two chunks, an extension and a "
+          "trailer: 200 (%s)" % a.split(b"\r\n\r\n", 1)[-1][:60].decode(errors="replace"))
+    check(wait_for(lambda: get_json(port, "/api/status")["pipeline"]["algo"] == "bilinear", 5),
+          "... and it switched the algorithm")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(hdr + b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (
+            len(body) + 1))
+        first = c.recv(4096)
+        c.sendall(body.replace(b"bilinear", b"hq-linear"))
+        a = b""
+        try:
+            while not re.search(rb"HTTP/1\.1 [2-5]\d\d .*?\r\n\r\n\{.*\}", a, re.S):
+                data = c.recv(65536)
+                if not data:
+                    break
+                a += data
+        except OSError:
+            pass
+    check(first == b"HTTP/1.1 100 Continue\r\n\r\n" and re.search(rb"HTTP/1\.1 200 ", a) and b"hq-linear" in a, "Expect: 100-continue: 100 Continue, then the body, then 200 (%s)" % (
+              a[-60:].decode(errors="replace")))
+
+    # the largest head and body taken, and past them
+    get = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port
+    a = raw(port, get + b"X-Big: %s\r\n\r\n" % (b"a" * 7900))
+    check(raw_status(a) == 200, "a head of 8 KB: 200")
+    a = raw(port, get + b"X-Big: %s\r\n\r\n" % (b"a" * 9000))
+    check(raw_status(a) == 431 and b"longer than 8192" in a, "a head of 9 KB: 431")
+    a = raw(port, get + b"".join(b"X-H%d: 1\r\n" % i for i in range(99)) + b"\r\n")
+    check(raw_status(a) == 200, "100 header lines: 200")
+    a = raw(port, get + b"".join(b"X-H%d: 1\r\n" % i for i in range(100)) + b"\r\n")
+    check(raw_status(a) == 431 and b"more than 100 header lines" in a, "101 header lines: 431")
+    padded = b'{"algo": "edge"' + b" " * (4096 - 16) + b"}"
+    a = raw(port, hdr + b"X-Big: %s\r\nContent-Length: %d\r\n\r\n%s" % (b"a" * 7500, len(padded), padded))
+    check(raw_status(a) == 200 and b'"algo":"edge"' in a, "a head of 8 KB and a body of 4096 bytes: 200 (%s)" % (
+        a.split(b"\r\n\r\n", 1)[-1][:60].decode(errors="replace")))
+
+    answer, sent, closed = chunked_over_limit(port, token)
+    check(raw_status(answer) == 413 and b"longer than 4096" in answer and answer.count(b"HTTP/1.") == 1,
+          "a chunked body of 64 MiB: 413 \"%s\"" % answer.split(b"\r\n\r\n", 1)[-1][:60].decode(errors="replace"))
+    check(sent < (32 << 20) and closed, "... answered and closed with %.1f of its 64 MiB sent" % (sent / (1 << 20)))
+
+    # --- slow clients ------------------------------------------------------------------------
+    def other():
+        try:
+            return request(port, "GET", "/", timeout=30)
+        except OSError as e:
+            diag("GET / failed: %s" % e)
+            return None
+
+    res, took, at, slow, first408 = slow_clients(port, PER_ADDR + 2, other)
+    check(res and res.status == 200 and b"panocap" in res.body,
+          "%d slow clients trickle an unfinished request from 127.0.0.1: another one is served (200 in %.2f s)" % (
+              PER_ADDR + 2, took))
+    check(first408 is None or at < first408, "... while they still held their connections (served %.1f s after "
+          "they started, the first 408 at %s s)" % (at, "%.1f" % first408 if first408 else "-"))
+    codes = [raw_status(g) for e, g in slow]
+    check(all(e is not None and e < REQUEST_S + 10 for e, g in slow),
+          "every slow client's connection was closed by the server within %d s (at %s s)" % (
+              REQUEST_S + 10, ", ".join("%.1f" % e if e else "never" for e, g in slow)))
+    check(all(c in (408, 503) for c in codes) and codes.count(408) and codes.count(503),
+          "... answered 408 (its request not in within %d s) or 503 (closed to make room): %s" % (REQUEST_S, codes))
+    ok503 = [g for g in slow if raw_status(g[1]) == 503]
+    check(ok503 and all(b"Retry-After: 1\r\n" in g and b"busy: too many connections" in g for e, g in ok503),
+          "the 503s say why, with Retry-After: 1")
+    check(all(b"did not come within %d s" % REQUEST_S in g for e, g in slow if raw_status(g) == 408),
+          "the 408s say why")
+    check(request(port, "GET", "/api/status").status == 200, "afterwards: served as before")
+    log = d.log()
+    check("not a name of this server" in log and "its request was not in within" in log,
+          "the log says what was refused and why")
+    check(d.stop() == 0, "SIGTERM: exit 0")
 
 
 def main():
@@ -417,6 +702,7 @@ def main():
         second_daemon(tf)
     else:
         skip("the second daemon needs the first one's token file")
+    front_door()
     done()
 
 

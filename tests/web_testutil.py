@@ -159,11 +159,12 @@ class Answer:
 
 
 def request(port, method, path, body=None, headers=None, timeout=10):
-    """One request on its own connection; body bytes sent as they are."""
+    """One request on its own connection; body bytes sent as they are (a
+    Host in headers replaces the one http.client would send)."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        c.putrequest(method, path, skip_accept_encoding=True)
         hs = dict(headers or {})
+        c.putrequest(method, path, skip_host="Host" in hs, skip_accept_encoding=True)
         if body is not None and "Transfer-Encoding" not in hs:
             hs.setdefault("Content-Length", str(len(body)))
         for k, v in hs.items():
@@ -182,6 +183,33 @@ def request(port, method, path, body=None, headers=None, timeout=10):
         return Answer(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
     finally:
         c.close()
+
+
+def raw(port, data, timeout=10):
+    """data sent as it is on a connection of its own; what comes back until
+    the server closes it (or timeout seconds), as bytes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    out = b""
+    try:
+        s.sendall(data)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                chunk = s.recv(65536)
+            except (socket.timeout, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        s.close()
+    return out
+
+
+def raw_status(answer):
+    """The status code of a raw answer's first status line, or 0."""
+    m = re.match(rb"HTTP/1\.[01] (\d{3}) ", answer)
+    return int(m.group(1)) if m else 0
 
 
 def post_json(port, path, obj, token=None, raw=None, content_type="application/json"):
