@@ -34,12 +34,22 @@ int pc_settings_panorama_size(const pc_settings *s, const pc_rig *rig, int nvenc
     const char *lname;
     int limit = pc_encoder_side_limit(&s->encode, nvenc, &lname);
     int capped = 0;
-    if (W > limit || H > limit) {
-        double k = fmin((double)limit / W, (double)limit / H);
-        int W2 = even_down(W * k), H2 = even_near((double)W2 * oh / ow);
-        if (H2 > limit)
-            H2 = even_down(limit);
-        snprintf(why, whylen, "%s, capped to %dx%d: %s takes at most %d pixels a side", from, W2, H2, lname, limit);
+    if (W > limit || H > limit || !pc_encode_area_ok(W, H)) {
+        /* the side limit first, then narrower until libavcodec's area
+         * holds it too (16384x16384 has the sides but not the area) */
+        double k = fmin(1.0, fmin((double)limit / W, (double)limit / H));
+        int W2 = even_down(W * k), H2 = 0, by_area = 0;
+        for (; W2 > 0; W2 -= 2) {
+            H2 = even_near((double)W2 * oh / ow);
+            if (H2 > limit)
+                H2 = even_down(limit);
+            if (pc_encode_area_ok(W2, H2))
+                break;
+            by_area = 1;
+        }
+        snprintf(why, whylen, "%s, capped to %dx%d: %s takes at most %d pixels a side%s", from, W2, H2, lname, limit,
+                 by_area ? ", and libavcodec opens no picture whose (width + 128) x (height + 128) passes 268435455"
+                         : "");
         W = W2;
         H = H2;
         capped = 1;

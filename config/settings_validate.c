@@ -277,6 +277,11 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
         if (v->width > limit || v->height > limit) {
             snprintf(key, sizeof key, "%s.%s", pre, v->width > limit ? "width" : "height");
             ERR(line, key, "%dx%d is over the limit of %s (%d pixels a side)", v->width, v->height, lname, limit);
+        } else if (!pc_encode_area_ok(v->width, v->height)) { /* every encoder: libavcodec's own check */
+            snprintf(key, sizeof key, "%s.height", pre);
+            ERR(line, key, "%dx%d is over the area libavcodec opens: (width + 128) x (height + 128) at most %lld; "
+                "%d wide, at most %d high", v->width, v->height, PC_ENCODE_MAX_AREA, v->width,
+                pc_encode_area_max_height(v->width));
         }
         if (v->min_hfov > v->max_hfov) {
             snprintf(key, sizeof key, "%s.min_hfov", pre);

@@ -137,9 +137,12 @@ static void one_validation(void)
     snprintf(rig4, sizeof rig4, "%s", conf("four.pto", "p f1 w8600 h1300 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)));
     snprintf(rigv, sizeof rigv, "%s", conf("badv.pto", "p f1 w8600 h1300 v210\n" IMG(-80) "i w2040 h1080 f0 v0 y-40\n"
                                                        IMG(0) IMG(40) IMG(80)));
+    char square[200];
+    snprintf(square, sizeof square, "%s", conf("square.pto", "p f1 w65536 h65536 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)
+                                                              IMG(80)));
 #undef IMG
     struct {
-        const char *args[10];
+        const char *args[12];
         const char *needle;
         int ffmpeg; /* needs FFmpeg in the build */
     } cases[] = {
@@ -180,6 +183,13 @@ static void one_validation(void)
                                                       "0 delivers 2040x1000", 0},
         {{"--rig", rigv}, "error: panorama.rig: ", 0},
         {{"--rig", rigv}, "badv.pto:3: i line (image 1): field v: 0 is not a field of view", 0},
+        /* sizes inside 16384 a side that libavcodec does not open (its area):
+         * refused here, not by the encoder at the start (exit 1) */
+        {{"--rig", square, "-s", "panorama.width=16384"}, "error: panorama.width: panorama.width 16384: 16384x16384, "
+         "the field of view of the .pto's 65536x65536, capped to 16254x16254", 0},
+        {{"--rig", rig, "-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].width=16384", "-s",
+          "virtual_cameras[0].height=16384", "-s", "virtual_cameras[0].outputs=a.ts"},
+         "error: virtual_cameras[0].height: 16384x16384 is over the area libavcodec opens", 0},
         /* virtual cameras */
         {{"-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].outputs=a.ts"},
          "error: virtual_cameras: 1 virtual camera needs a rig: set panorama.rig", 0},
