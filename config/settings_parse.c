@@ -5,6 +5,7 @@
 #include "settings_keys.h"
 
 #include "edit_distance.h"
+#include "errmsg.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -42,6 +43,11 @@ void pc_diag_add(pc_diag *d, int severity, const char *file, int line, const cha
     va_start(ap, fmt);
     vsnprintf(it->msg, sizeof it->msg, fmt, ap);
     va_end(ap);
+    /* a value quoted from the file or the command line may hold control
+     * bytes: escaped, they print as text wherever the message goes */
+    pc_escape_ctl_inplace(it->file, sizeof it->file);
+    pc_escape_ctl_inplace(it->key, sizeof it->key);
+    pc_escape_ctl_inplace(it->msg, sizeof it->msg);
 }
 
 void pc_diag_format(const pc_diag_item *it, char *buf, size_t len)

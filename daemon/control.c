@@ -7,6 +7,8 @@
  * makes room for the new one. */
 #include "control.h"
 
+#include "errmsg.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -187,13 +189,15 @@ static const char help_text[] =
 
 static void err_line(pc_control *c, const char *msg)
 {
-    /* One line, whatever the callback wrote. */
-    char one[512];
+    /* One line, whatever the callback wrote; control bytes from the input
+     * it may quote escaped (\x1b) */
+    char one[512], esc[1024];
     size_t i = 0;
     for (; msg[i] && i + 1 < sizeof one; i++)
         one[i] = (msg[i] == '\n' || msg[i] == '\r') ? ' ' : msg[i];
     one[i] = '\0';
-    outf(c, "ERR %s\n", one[0] ? one : "failed");
+    pc_escape_ctl(esc, sizeof esc, one, i);
+    outf(c, "ERR %s\n", esc[0] ? esc : "failed");
 }
 
 static void cmd_algo(pc_control *c, char *args)
@@ -610,8 +614,11 @@ static void deliver_done(pc_control *c)
             if (k->fd < 0 || !k->waiting || k->serial != got[i].token)
                 continue;
             out_reset(c);
-            if (got[i].rc == 0)
-                outf(c, "OK %s %s\n", k->wait_cmd, got[i].msg);
+            if (got[i].rc == 0) {
+                char esc[sizeof got[i].msg * 2];
+                pc_escape_ctl(esc, sizeof esc, got[i].msg, strlen(got[i].msg));
+                outf(c, "OK %s %s\n", k->wait_cmd, esc);
+            }
             else
                 err_line(c, got[i].msg);
             k->waiting = 0;

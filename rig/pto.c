@@ -5,10 +5,12 @@
  * other comments are read past. Values mean what Hugin 2022's loader makes
  * of them (Panorama.cpp, PTScriptParsing.cpp), checked with its tools
  * (tests/test_rig_pto.c). Every error names the file, the line and the
- * field:
+ * field (control bytes it quotes escaped, \x1b for ESC):
  *   rig.pto:7: i line (image 2): field v: 0 is not a field of view (0 < v < 180 for a rectilinear lens)
  */
 #include "rig.h"
+
+#include "errmsg.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -63,8 +65,10 @@ static int fail(parser *ps, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (ps->errlen)
+    if (ps->errlen) { /* the file's bytes it quotes, control bytes escaped */
         snprintf(ps->err, ps->errlen, "%s:%d: %s", ps->name, ps->line, msg);
+        pc_escape_ctl_inplace(ps->err, ps->errlen);
+    }
     return -1;
 }
 

@@ -146,6 +146,33 @@ static int cb_reload(void *u, char *err, size_t len)
     return 0;
 }
 
+/* A logger that keeps every line (the control thread logs). */
+typedef struct kept_log {
+    pthread_mutex_t mu;
+    char text[16384];
+    size_t len;
+} kept_log;
+
+static void keep_line(void *user, int level, const char *line)
+{
+    kept_log *k = user;
+    (void)level;
+    pthread_mutex_lock(&k->mu);
+    int n = snprintf(k->text + k->len, sizeof k->text - k->len, "%s\n", line);
+    if (n > 0 && (size_t)n < sizeof k->text - k->len)
+        k->len += (size_t)n;
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* 1 when s holds a control byte other than newline. */
+static int has_raw_ctl(const char *s)
+{
+    for (; *s; s++)
+        if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 static int dial(const char *path)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -508,6 +535,35 @@ int main(void)
     ask(path, "algo edge\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR not available\n") == 0, "no algo callback: ERR not available");
     pc_control_stop(ctl);
+
+    /* Control bytes a client sends are escaped in the answers that quote
+     * them and in the lines the control thread logs (they reached the
+     * terminal and the journal raw). */
+    {
+        kept_log kl = {.len = 0};
+        pthread_mutex_init(&kl.mu, NULL);
+        pc_logger keep = {.sink = keep_line, .user = &kl, .max_level = PC_LOG_DEBUG};
+        rc = pc_control_start(&ctl, path, &ops, &keep, err, sizeof err);
+        c.ctl = ctl;
+        char a1[1024] = "", a2[1024] = "", a3[1024] = "";
+        ask(path, "snapshot \x1b[2Jpwn\x07.png\n", a1, sizeof a1);
+        ask(path, "\x1b]0;pwned\x07\n", a2, sizeof a2);
+        ask(path, "algo \x1b[31medge\n", a3, sizeof a3);
+        pc_control_stop(ctl);
+        TAP_CHECK(rc == 0 && strncmp(a1, "OK snapshot ", 12) == 0 && strstr(a1, "/\\x1b[2Jpwn\\x07.png\n") &&
+                      !has_raw_ctl(a1),
+                  "snapshot NAME with control bytes: its OK line quotes the name escaped: %s", a1);
+        TAP_CHECK(!strcmp(a2, "ERR unknown command \"\\x1b]0;pwned\\x07\"; try help\n"),
+                  "an unknown command of control bytes: ERR quoting it escaped: %s", a2);
+        TAP_CHECK(strstr(a3, "ERR unknown algorithm \"\\x1b[31medge\"") == a3 && !has_raw_ctl(a3),
+                  "an unknown algorithm: ERR quoting it escaped: %s", a3);
+        pthread_mutex_lock(&kl.mu);
+        TAP_CHECK(strstr(kl.text, "control: snapshot to ") && strstr(kl.text, "\\x1b[2Jpwn\\x07.png requested") &&
+                      !has_raw_ctl(kl.text),
+                  "the control thread's log lines: the name escaped, no raw control byte");
+        pthread_mutex_unlock(&kl.mu);
+        pthread_mutex_destroy(&kl.mu);
+    }
 
     /* Not a socket; too long a path. */
     FILE *f = fopen(path, "w");

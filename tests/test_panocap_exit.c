@@ -356,6 +356,43 @@ int main(int argc, char **argv)
 
     one_validation();
 
+    /* Control bytes in what a message quotes (a .pto's field, a config
+     * value, an argument) are escaped: no terminal escape or bell reaches
+     * the terminal or the journal, from --check-config or the start. */
+    {
+        const char *esc_pto = conf("esc.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v35.1\x1b[2J\x1b]0;pwned\x07 "
+                                              "y-80\ni w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\n"
+                                              "i w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n");
+        const char *esc_conf = conf("esc.conf", "daemon = { log_level = \"\\x1b[2Jchatty\\x07\"; };\n");
+        struct {
+            const char *label;
+            const char *args[10];
+            const char *needle;
+            int want;
+        } esc[] = {
+            {"--check-config, a .pto field", {"--rig", esc_pto, "--check-config"},
+             "field v: \"v35.1\\x1b[2J\\x1b]0;pwned\\x07\" is not a number", 78},
+            {"the start, a .pto field", {"--rig", esc_pto, "--frames", "1", "--control", ""}, "field v: \"v35.1\\x1b[2J", 78},
+            {"--check-config, a config value", {"--config", esc_conf, "--check-config"},
+             "unknown value \"\\x1b[2Jchatty\\x07\"", 78},
+            {"the start, a config value", {"--config", esc_conf, "--frames", "1", "--output", "null", "--control", ""},
+             "\\x1b[2Jchatty", 78},
+            {"an argument", {"--algo", "\x1b[2J\x07"}, "\\x1b[2J\\x07", 64},
+        };
+        for (size_t i = 0; i < sizeof esc / sizeof *esc; i++) {
+            static const char *const none[] = {NULL};
+            rc = run2(esc[i].args, none);
+            int raw = 0;
+            for (const char *c = errs; *c; c++)
+                raw |= ((unsigned char)*c < 0x20 && *c != '\n') || *c == 0x7f;
+            TAP_CHECK(rc == esc[i].want && strstr(errs, esc[i].needle) && !raw,
+                      "%s: exit %d, control bytes escaped (\"%s\"), none raw on stderr", esc[i].label, esc[i].want,
+                      esc[i].needle);
+            if (rc != esc[i].want || !strstr(errs, esc[i].needle) || raw)
+                tap_diag("exit %d, stderr: %s", rc, errs);
+        }
+    }
+
     /* Numbers past 32 bits, as the issue wrote them (no L): read at full
      * width, through the file and through -s. */
     const char *ok64 = conf("wide-ok.conf", "outputs = ( { url = \"rec/x.ts\"; segment = 60;\n"

@@ -350,6 +350,22 @@ static void check_bad_files(void)
     check_bad("nan", PLINE "i w320 h240 f0 vnan\n", "rig.pto:2:", "field v: \"vnan\" is not a number");
     check_bad("overflow", PLINE "i w320 h240 f0 v1e999\n", "rig.pto:2:", "field v: \"v1e999\" is not a number");
     check_bad("two dots", PLINE "i w320 h240 f0 v6.0.1\n", "rig.pto:2:", "field v: \"v6.0.1\" is not a number");
+    /* terminal escapes in a field: quoted escaped, never as raw bytes (they
+     * went to the terminal and the journal) */
+    check_bad("control bytes in an i field", PLINE "i w320 h240 f0 v35.1\x1b[2J\x1b]0;pwned\x07\n", "rig.pto:2:",
+              "field v: \"v35.1\\x1b[2J\\x1b]0;pwned\\x07\" is not a number");
+    check_bad("control bytes in a p field", "p f1 w3000 h800 v1\x1b[31m20\n" ILINE(""), "rig.pto:1:",
+              "field v: \"v1\\x1b[31m20\" is not a number");
+    {
+        pc_rig rig;
+        char err[600] = "";
+        pc_rig_parse(PLINE "i w320 h240 f0 v35.1\x1b[2J\x1b]0;pwned\x07 y\x7f\n", "rig\x1b.pto", &rig, err, sizeof err);
+        int raw = 0;
+        for (const char *c = err; *c; c++)
+            raw |= (unsigned char)*c < 0x20 || *c == 0x7f;
+        TAP_CHECK(err[0] && !raw && strstr(err, "rig\\x1b.pto:2:"),
+                  "an error quoting control bytes (and a file name with one) holds none: %s", err);
+    }
     check_bad("a field twice (Eev)", PLINE ILINE("") ILINE("Eev99"), "rig.pto:3:", "field Eev: given twice");
     check_bad("exposure 99", PLINE "i w320 h240 f0 v60 Eev99\n", "rig.pto:2:", "field Eev: 99 is not an exposure");
     check_bad("white balance 0", PLINE "i w320 h240 f0 v60 Er0\n", "rig.pto:2:", "fields Er Eb: 0 1");
