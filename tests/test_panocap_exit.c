@@ -89,9 +89,9 @@ static int run_argv(char **argv)
 
 static const char *conf(const char *name, const char *text)
 {
-    static char p[8][160];
+    static char p[16][160];
     static int k;
-    char *path = p[k++ % 8];
+    char *path = p[k++ % 16];
     snprintf(path, 160, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     fputs(text, f);
@@ -137,6 +137,10 @@ static void one_validation(void)
     snprintf(rig4, sizeof rig4, "%s", conf("four.pto", "p f1 w8600 h1300 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)));
     snprintf(rigv, sizeof rigv, "%s", conf("badv.pto", "p f1 w8600 h1300 v210\n" IMG(-80) "i w2040 h1080 f0 v0 y-40\n"
                                                        IMG(0) IMG(40) IMG(80)));
+    char tiny[200];
+    snprintf(tiny, sizeof tiny, "%s", conf("tiny.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v0.001 y-80\n"
+                                                      "i w2040 h1080 f0 v0.001 y-40\ni w2040 h1080 f0 v0.001 y0\n"
+                                                      "i w2040 h1080 f0 v0.001 y40\ni w2040 h1080 f0 v0.001 y80\n"));
     char square[200];
     snprintf(square, sizeof square, "%s", conf("square.pto", "p f1 w65536 h65536 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)
                                                               IMG(80)));
@@ -190,6 +194,10 @@ static void one_validation(void)
         {{"--rig", rig, "-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].width=16384", "-s",
           "virtual_cameras[0].height=16384", "-s", "virtual_cameras[0].outputs=a.ts"},
          "error: virtual_cameras[0].height: 16384x16384 is over the area libavcodec opens", 0},
+        /* five cameras at 0.001 degree: no lens; they rendered nothing */
+        {{"--rig", tiny}, "error: panorama.rig: ", 0},
+        {{"--rig", tiny}, "tiny.pto:2: i line (image 0): field v: 0.001 degrees is narrower than any lens (0.1 <= v "
+                          "< 180 degrees for this lens", 0},
         /* virtual cameras */
         {{"-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].outputs=a.ts"},
          "error: virtual_cameras: 1 virtual camera needs a rig: set panorama.rig", 0},
