@@ -37,7 +37,7 @@
 #define PEND_MAX (1024 * 1024)    /* unread answers kept per client */
 #define WRITE_TIMEOUT_MS 2000     /* a client must take its answer within this */
 #define IDLE_TIMEOUT_MS 60000
-#define ASYNC_TIMEOUT_MS 15000    /* snapshot, snapshot-cameras answers */
+#define ASYNC_TIMEOUT_MS 15000    /* snapshot, snapshot-cameras, reload answers */
 
 typedef struct client {
     int fd;       /* -1 = free */
@@ -178,7 +178,7 @@ static const char help_text[] =
     "snapshot NAME.png      write a PNG of the current panorama into the snapshot folder\n"
     "snapshot-cameras DIR   one PNG per camera (DIR/cam0.png ...) in a folder of the snapshot folder\n"
     "idr                    force an IDR frame\n"
-    "reload                 re-read the configuration file (as SIGHUP)\n"
+    "reload                 re-read the configuration file (as SIGHUP); answered with the outcome\n"
     "wb [freeze]            white-balance gains as config lines; freeze fixes automatic ones\n"
     "vcam                   the virtual cameras, one status line each\n"
     "vcam NAME [VERB ...]   a virtual camera: goto PAN TILT [HFOV], move DPAN DTILT [DHFOV], zoom HFOV,\n"
@@ -465,7 +465,21 @@ static int handle_line(pc_control *c, client *k, char *line, size_t len)
     } else if (strcasecmp(cmd, "idr") == 0) {
         cmd_simple(c, c->ops.idr, "idr");
     } else if (strcasecmp(cmd, "reload") == 0) {
-        cmd_simple(c, c->ops.reload, "reload");
+        /* answered once the file is read and applied or refused (it
+         * answered OK before, also for a file then rejected) */
+        char err[512] = "";
+        if (*args)
+            err_line(c, "usage: reload");
+        else if (!c->ops.reload)
+            err_line(c, "not available");
+        else if (c->ops.reload(c->ops.user, k->serial, err, sizeof err) != 0)
+            err_line(c, err);
+        else {
+            pc_log(c->lg, PC_LOG_INFO, "control: reload requested");
+            k->waiting = 1; /* answered by pc_control_done */
+            k->wait_cmd = "reload";
+            k->wait_ms = now_ms();
+        }
     } else if (strcasecmp(cmd, "wb") == 0) {
         int freeze = strcasecmp(args, "freeze") == 0;
         if (*args && !freeze)
@@ -617,7 +631,7 @@ static void deliver_done(pc_control *c)
             if (got[i].rc == 0) {
                 char esc[sizeof got[i].msg * 2];
                 pc_escape_ctl(esc, sizeof esc, got[i].msg, strlen(got[i].msg));
-                outf(c, "OK %s %s\n", k->wait_cmd, esc);
+                outf(c, "OK %s%s%s\n", k->wait_cmd, esc[0] ? " " : "", esc);
             }
             else
                 err_line(c, got[i].msg);

@@ -109,9 +109,21 @@ static int ctl_idr(void *user, char *err, size_t errlen)
     return -1;
 }
 
-static int ctl_reload(void *user, char *err, size_t errlen)
+/* The main thread reloads; the client is answered with the outcome
+ * (pl_reload). A request that comes while a reload runs waits for the
+ * next one, which its signal starts. */
+static int ctl_reload(void *user, unsigned long long token, char *err, size_t errlen)
 {
     pipeline *p = user;
+    pthread_mutex_lock(&p->reload_lock);
+    int full = p->nreload >= PL_RELOAD_WAITERS;
+    if (!full)
+        p->reload_token[p->nreload++] = token;
+    pthread_mutex_unlock(&p->reload_lock);
+    if (full) {
+        snprintf(err, errlen, "%d reloads are waiting already; try again", PL_RELOAD_WAITERS);
+        return -1;
+    }
     pc_signals_request(p->d->signals, PC_SIG_RELOAD);
     return 0;
 }

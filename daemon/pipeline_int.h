@@ -74,6 +74,8 @@
  *                              (packed algo+variant) the debayer step takes
  *   snap_path                  snap_lock             control / set-up -> the
  *                                                    snapshot step
+ *   reload_token[]             reload_lock           control -> main thread
+ *                                                    (pl_reload answers them)
  *   npictures, picture[i]:     constant after set-up reading
  *     index, fmt, plan, width,
  *     height, first, nbands,
@@ -145,6 +147,7 @@
 #include <string.h>
 
 #define MAX_SLOTS 8
+#define PL_RELOAD_WAITERS 16 /* control clients a reload answers at once */
 _Static_assert(MAX_SLOTS <= PC_BACKEND_MAX_SLOTS, "a picture slot per backend input slot");
 #define TIMES_RING 128
 #define PL_MAX_BANDS 16     /* bands of one picture */
@@ -344,6 +347,10 @@ struct pipeline {
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
     int snap_cameras;               /* 1: snap_path is a folder, one PNG per camera */
     unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
+    pthread_mutex_t reload_lock;    /* guards reload_token, nreload */
+    unsigned long long reload_token[PL_RELOAD_WAITERS]; /* control clients waiting for the next
+                                     * reload's outcome (control -> main thread) */
+    int nreload;
     pthread_mutex_t reopen_lock;    /* guards reopen */
     pl_picture_config *reopen[PL_MAX_ENCODERS]; /* -> thread t: reopen with these (it frees it) */
     pthread_mutex_t enc_lock;       /* guards band[t].enc against its swap:

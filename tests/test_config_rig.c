@@ -256,6 +256,22 @@ static void test_rig_errors(void)
     snprintf(text, sizeof text, "panorama = {\n  rig = \"%s/square.pto\";\n  width = 16384;\n};\n", config_tmpdir);
     check_error("panorama.width 16384 on a square canvas: over libavcodec's area", "square16k.conf", text, 1,
                 "panorama.width", "capped to 16254x16254", "a width of at most 16254 keeps it inside");
+    /* sizes under the encoders' 16 pixels: the message says why. A canvas
+     * too long for its height is capped to a sliver (it said "under the
+     * 16 pixels" of the 65536x20 canvas); a 1x1 crop names the crop and
+     * its size (it said "output size 0x0") */
+    check_error("a 65536x20 canvas: capped to a sliver", "long.conf",
+                pano(write_conf("long.pto", "p f1 w65536 h20 v210\ni w2040 h1080 f0 v50 y-80\n"
+                                "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\ni w2040 h1080 f0 v50 y40\n"
+                                "i w2040 h1080 f0 v50 y80\n"), NULL), 1, "panorama.rig",
+                "the .pto's output size 65536x20: capped inside a libavcodec software encoder's 16384 pixels a side",
+                "the panorama would be 16384x6, under the 16 pixels a side encoders take: its sides are 3277 to 1");
+    check_error("a 1x1 crop", "crop1.conf",
+                pano(write_conf("crop1.pto", "p f1 w8600 h1300 v210 S100,101,100,101\ni w2040 h1080 f0 v50 y-80\n"
+                                "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\ni w2040 h1080 f0 v50 y40\n"
+                                "i w2040 h1080 f0 v50 y80\n"), NULL), 1, "panorama.rig",
+                "the .pto's output size 1x1 (its crop S100,101,100,101), 0x0 with even sides: under the 16 pixels",
+                NULL);
     /* an explicit width the configured encoder cannot take */
     snprintf(text, sizeof text, "encode = { encoder = \"hevc_nvenc\"; };\npanorama = {\n  rig = \"%s\";\n"
              "  width = 10000;\n};\n", write_rig("wide.pto", 5, -1, NULL, NULL));

@@ -33,6 +33,8 @@ typedef struct calls {
     int fail_idr;
     int big_metrics;      /* answer metrics with 200 KiB */
     int snapshot_fails;   /* the writer reports a failure */
+    int reload_defer;     /* reload: the test answers (pc_control_done) */
+    unsigned long long reload_token;
     pc_control *ctl;
 } calls;
 
@@ -137,12 +139,19 @@ static int cb_idr(void *u, char *err, size_t len)
     return 0;
 }
 
-static int cb_reload(void *u, char *err, size_t len)
+/* reload: answered at once with an empty outcome, or (reload_defer) its
+ * token kept for the test to answer later, as the main thread does once
+ * the file is read */
+static int cb_reload(void *u, unsigned long long token, char *err, size_t len)
 {
     calls *c = u;
     pthread_mutex_lock(&c->mu);
     c->reload++;
+    int defer = c->reload_defer;
+    c->reload_token = token;
     pthread_mutex_unlock(&c->mu);
+    if (!defer)
+        pc_control_done(c->ctl, token, 0, "");
     return 0;
 }
 
@@ -380,6 +389,40 @@ int main(void)
     TAP_CHECK(strcmp(buf, "ERR encoder not running second line\n") == 0, "failing callback: one ERR line: %s", buf);
     ask(path, "reload\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "OK reload\n") == 0 && c.reload == 1, "reload");
+    /* the answer waits for the outcome (it said OK before the file was
+     * read, also when it was then rejected), and carries it */
+    {
+        c.reload_defer = 1;
+        int fd = dial(path);
+        char early[256] = "", late[1024] = "";
+        send(fd, "reload\n", 7, MSG_NOSIGNAL);
+        struct pollfd pw = {fd, POLLIN, 0};
+        int got_early = poll(&pw, 1, 500) == 1;
+        if (got_early)
+            read_answer(fd, early, sizeof early);
+        pthread_mutex_lock(&c.mu);
+        unsigned long long tok = c.reload_token;
+        pthread_mutex_unlock(&c.mu);
+        pc_control_done(c.ctl, tok, -1, "reload: configuration rejected, keeping the running settings (1 error): "
+                                        "x.conf:3: error: debayer.algo: unknown value \"edgy\"");
+        read_answer(fd, late, sizeof late);
+        TAP_CHECK(!got_early && c.reload == 2 &&
+                      !strcmp(late, "ERR reload: configuration rejected, keeping the running settings (1 error): "
+                                    "x.conf:3: error: debayer.algo: unknown value \"edgy\"\n"),
+                  "reload: no answer before the outcome (%s), then the outcome: %s", early, late);
+        send(fd, "reload\n", 7, MSG_NOSIGNAL);
+        usleep(100000);
+        pthread_mutex_lock(&c.mu);
+        tok = c.reload_token;
+        pthread_mutex_unlock(&c.mu);
+        pc_control_done(c.ctl, tok, 0, "debayer.algo edge -> bilinear (live)");
+        read_answer(fd, late, sizeof late);
+        TAP_CHECK(!strcmp(late, "OK reload debayer.algo edge -> bilinear (live)\n"), "reload applied: %s", late);
+        close(fd);
+        c.reload_defer = 0;
+        ask(path, "reload now\n", buf, sizeof buf);
+        TAP_CHECK(!strcmp(buf, "ERR usage: reload\n") && c.reload == 3, "reload with words after it: usage (%s)", buf);
+    }
     ask(path, "frobnicate now\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR unknown command \"frobnicate\"; try help\n") == 0, "unknown command: %s", buf);
 

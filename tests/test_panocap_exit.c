@@ -364,6 +364,23 @@ int main(int argc, char **argv)
 
     one_validation();
 
+    /* one error, one message: a panorama too small with the scene that
+     * needs the rig said also "scene 'stadium' needs a rig" though the rig
+     * was set (its own error says what to fix) */
+    char okrig[200];
+    snprintf(okrig, sizeof okrig, "%s", conf("ok.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v50 y-80\n"
+                                                       "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\n"
+                                                       "i w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n"));
+    rc = run("--rig", okrig, "-s", "panorama.width=16", "-s", "capture.scene=stadium", "--check-config", NULL);
+    TAP_CHECK(rc == 78 && strstr(errs, "error: panorama.width: panorama.width 16: 16x2") && strstr(errs, "1 error") &&
+                  !strstr(errs, "needs a rig"),
+              "panorama.width 16 with capture.scene: its one error, no \"needs a rig\" (exit %d)", rc);
+    if (rc != 78 || strstr(errs, "needs a rig"))
+        tap_diag("stderr: %s", errs);
+    rc = run("-s", "capture.scene=stadium", "--check-config", NULL);
+    TAP_CHECK(rc == 78 && strstr(errs, "error: capture.scene: capture: scene 'stadium' needs a rig"),
+              "capture.scene without a rig: \"needs a rig\" still (exit %d)", rc);
+
     /* Control bytes in what a message quotes (a .pto's field, a config
      * value, an argument) are escaped: no terminal escape or bell reaches
      * the terminal or the journal, from --check-config or the start. */
