@@ -278,7 +278,7 @@ typedef struct pc_daemon_settings {
     char control[PC_PATH_LEN]; /* control socket path, "" = off */
     int64_t frames;            /* stop after N frame sets, 0 = run until stopped */
     double duration_s;         /* stop after S seconds, 0 = run until stopped */
-    char snapshot[PC_PATH_LEN];/* write a PNG of the first panorama here */
+    char snapshot[PC_PATH_LEN];/* a PNG of the first frame set here (what the stream shows) */
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
     char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */

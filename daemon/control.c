@@ -175,7 +175,8 @@ static const char help_text[] =
     "metrics                Prometheus metrics\n"
     "algos                  the algorithm table\n"
     "algo NAME [VARIANT]    switch the demosaicing algorithm live (VARIANT: auto, 2px, 4px)\n"
-    "snapshot NAME.png      write a PNG of the current panorama into the snapshot folder\n"
+    "snapshot NAME.png [VIEW]  a PNG of what the stream shows (the panorama; VIEW: a virtual camera's)\n"
+    "                       into the snapshot folder\n"
     "snapshot-cameras DIR   one PNG per camera (DIR/cam0.png ...) in a folder of the snapshot folder\n"
     "idr                    force an IDR frame\n"
     "reload                 re-read the configuration file (as SIGHUP); answered with the outcome\n"
@@ -343,6 +344,28 @@ static int snapshot_path(const char *dir, const char *arg, int folder, char *out
     return 0;
 }
 
+/* "snapshot NAME.png VIEW": the view, cut off args (NULL: none). A name
+ * may hold spaces ("pano shot.png"): the last word is a view only when
+ * what comes before it ends in .png and the word itself does not. */
+static const char *snapshot_view(char *args)
+{
+    char *sp = strrchr(args, ' '), *tab = strrchr(args, '\t');
+    if (tab && (!sp || tab > sp))
+        sp = tab;
+    if (!sp || !sp[1])
+        return NULL;
+    size_t wl = strlen(sp + 1);
+    if (wl >= 4 && strcasecmp(sp + 1 + wl - 4, ".png") == 0)
+        return NULL;
+    char *end = sp;
+    while (end > args && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    if (end - args < 5 || strncasecmp(end - 4, ".png", 4) != 0)
+        return NULL;
+    *end = '\0';
+    return sp + 1;
+}
+
 /* Returns 1 when the connection must be closed. line: len bytes, NUL
  * added after them. */
 static int handle_line(pc_control *c, client *k, char *line, size_t len)
@@ -447,17 +470,19 @@ static int handle_line(pc_control *c, client *k, char *line, size_t len)
     } else if (strcasecmp(cmd, "snapshot") == 0 || strcasecmp(cmd, "snapshot-cameras") == 0) {
         int cams = strcasecmp(cmd, "snapshot-cameras") == 0;
         char err[512] = "", full[PATH_MAX];
+        const char *view = cams ? NULL : snapshot_view(args);
         if (!*args)
             err_line(c, cams ? "usage: snapshot-cameras DIR (a folder of the snapshot folder)"
-                             : "usage: snapshot NAME.png (written into the snapshot folder)");
+                             : "usage: snapshot NAME.png [VIEW] (written into the snapshot folder)");
         else if (!(cams ? c->ops.snapshot_cameras : c->ops.snapshot))
             err_line(c, "not available");
         else if (snapshot_path(c->snapshot_dir, args, cams, full, sizeof full, err, sizeof err) != 0 ||
-                 (cams ? c->ops.snapshot_cameras : c->ops.snapshot)(c->ops.user, full, k->serial, err,
-                                                                    sizeof err) != 0)
+                 (cams ? c->ops.snapshot_cameras(c->ops.user, full, k->serial, err, sizeof err)
+                       : c->ops.snapshot(c->ops.user, full, view, k->serial, err, sizeof err)) != 0)
             err_line(c, err);
         else {
-            pc_log(c->lg, PC_LOG_INFO, "control: %s to %s requested", cams ? "snapshot-cameras" : "snapshot", full);
+            pc_log(c->lg, PC_LOG_INFO, "control: %s to %s%s%s requested", cams ? "snapshot-cameras" : "snapshot", full,
+                   view ? " of the view " : "", view ? view : "");
             k->waiting = 1; /* answered by pc_control_done */
             k->wait_cmd = cams ? "snapshot-cameras" : "snapshot";
             k->wait_ms = now_ms();

@@ -8,7 +8,11 @@
  *   metrics                 Prometheus text exposition
  *   algos                   the algorithm table
  *   algo NAME [VARIANT]     switch the demosaicing algorithm live
- *   snapshot NAME.png       write a PNG of the current panorama into the
+ *   snapshot NAME.png [VIEW]
+ *                           write a PNG of what the stream shows (the
+ *                           panorama when stitched, else the stacked
+ *                           cameras; VIEW: that virtual camera's picture) of
+ *                           the next set into the
  *                           snapshot folder (a name, a path under the folder,
  *                           or an absolute path inside it); the answer comes
  *                           when the file is written: OK snapshot PATH, or
@@ -68,10 +72,12 @@ typedef struct pc_control_ops {
     /* algo and variant are already checked against the algorithm table. */
     int (*set_algo)(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
     /* path: checked to lie inside snapshot_dir (resolved, no symlink at
-     * the end). Return 0 when the write is under way and then call
+     * the end); view: NULL (the main picture) or a virtual camera's name
+     * as given. Return 0 when the write is under way and then call
      * pc_control_done(token, ...) from any thread once it is done (or
      * failed); or -1 with err at once. */
-    int (*snapshot)(void *user, const char *path, unsigned long long token, char *err, size_t errlen);
+    int (*snapshot)(void *user, const char *path, const char *view, unsigned long long token, char *err,
+                    size_t errlen);
     int (*idr)(void *user, char *err, size_t errlen);
     /* As snapshot: 0 when the reload is asked for, then
      * pc_control_done(token, rc, outcome) once it ran; or -1 with err. */

@@ -73,6 +73,7 @@ static void expire_snapshots(pipeline *p, pl_web *w)
         pthread_mutex_lock(&p->snap_lock);
         if (p->snap_token == s->token) {
             p->snap_path[0] = '\0';
+            p->snap_view[0] = '\0';
             p->snap_token = 0;
             p->snap_cameras = 0;
         }
@@ -479,12 +480,17 @@ static void remove_snapshot(pipeline *p, pl_web *w, const char *name)
     }
 }
 
-static int web_snapshot(void *user, char *name, size_t namelen, char *err, size_t n)
+static int web_snapshot(void *user, const char *view, char *name, size_t namelen, int *code, char *err, size_t n)
 {
     pipeline *p = user;
     pl_web *w = p->webapi;
+    *code = 409;
     if (!w->snapshot_dir[0]) {
         snprintf(err, n, "snapshots are off (daemon.snapshot_dir is empty)");
+        return -1;
+    }
+    if (!pl_snapshot_view_ok(p, view, err, n)) { /* before a slot is taken */
+        *code = 404;
         return -1;
     }
     /* its place in the table first: a free one, else the oldest answered
@@ -545,7 +551,7 @@ static int web_snapshot(void *user, char *name, size_t namelen, char *err, size_
         snprintf(slot->name, sizeof slot->name, "%s", nm);
     pthread_mutex_unlock(&w->lock);
     if (!rc)
-        rc = w->cops.snapshot(p, path, token, err, n);
+        rc = pl_request_snapshot(p, path, 0, view, token, err, n);
     if (rc) { /* the slot back */
         pthread_mutex_lock(&w->lock);
         if (slot->token == token)
@@ -553,7 +559,8 @@ static int web_snapshot(void *user, char *name, size_t namelen, char *err, size_
         pthread_mutex_unlock(&w->lock);
         return -1;
     }
-    pc_log(&p->d->logger, PC_LOG_INFO, "http: snapshot to %s requested", path);
+    pc_log(&p->d->logger, PC_LOG_INFO, "http: snapshot to %s%s%s requested", path, view ? " of the view " : "",
+           view ? view : "");
     snprintf(name, namelen, "%s", nm);
     return 0;
 }

@@ -30,6 +30,7 @@ typedef struct calls {
     pc_algo_id last_algo;
     pc_variant last_variant;
     char last_path[PATH_MAX];
+    char last_view[64];       /* snapshot's view, "(none)" */
     int fail_idr;
     int big_metrics;      /* answer metrics with 200 KiB */
     int snapshot_fails;   /* the writer reports a failure */
@@ -99,12 +100,13 @@ static int cb_algo(void *u, pc_algo_id a, pc_variant v, char *err, size_t len)
 
 /* The "writer": answers at once from the control thread itself (as a
  * writer thread would, through pc_control_done). */
-static int cb_snapshot(void *u, const char *path, unsigned long long token, char *err, size_t len)
+static int cb_snapshot(void *u, const char *path, const char *view, unsigned long long token, char *err, size_t len)
 {
     calls *c = u;
     pthread_mutex_lock(&c->mu);
     c->snapshot++;
     snprintf(c->last_path, sizeof c->last_path, "%s", path);
+    snprintf(c->last_view, sizeof c->last_view, "%s", view ? view : "(none)");
     int fail = c->snapshot_fails;
     pthread_mutex_unlock(&c->mu);
     pc_control_done(c->ctl, token, fail ? -1 : 0, fail ? "disk full" : path);
@@ -282,7 +284,8 @@ int main(void)
     TAP_CHECK(stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0660, "socket file mode 0660");
 
     ask(path, "help\n", buf, sizeof buf);
-    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot NAME.png") && strstr(buf, "\nOK\n"), "help");
+    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot NAME.png [VIEW]") && strstr(buf, "\nOK\n"),
+              "help");
     ask(path, "status\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "edge/auto | 50.0 fps | in 10 enc 10 drop 0\nOK\n") == 0 && c.status == 1,
               "status: the callback's line, then OK");
@@ -329,6 +332,16 @@ int main(void)
     snprintf(want, sizeof want, "%s/pano shot.png", snapdir);
     TAP_CHECK(strncmp(buf, "OK snapshot ", 12) == 0 && c.snapshot == 2 && strcmp(c.last_path, want) == 0,
               "snapshot: an absolute path inside the folder (spaces kept)");
+    TAP_CHECK(!strcmp(c.last_view, "(none)"), "snapshot NAME with spaces in it: no view (%s)", c.last_view);
+    /* a view's picture: the word after NAME.png */
+    ask(path, "snapshot view.png main\n", buf, sizeof buf);
+    snprintf(want, sizeof want, "OK snapshot %s/view.png\n", snapdir);
+    TAP_CHECK(!strcmp(buf, want) && c.snapshot == 3 && !strcmp(c.last_view, "main"),
+              "snapshot NAME.png VIEW: the view to the callback (%s), the file as before: %s", c.last_view, buf);
+    c.snapshot = 2; /* the counts below are of the checks that follow */
+    ask(path, "snapshot view main\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "must end in .png") && c.snapshot == 2,
+              "snapshot NAME VIEW without .png: ERR (%s)", buf);
     ask(path, "snapshot ../escape.png\n", buf, sizeof buf);
     TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "\"..\" is not allowed") && c.snapshot == 2,
               "snapshot ../escape.png: ERR, no write: %s", buf);
