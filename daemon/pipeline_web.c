@@ -515,14 +515,10 @@ static int web_snapshot(void *user, const char *view, char *name, size_t namelen
         snprintf(err, n, "the last %d snapshots are all still being written; try again in a second", WEB_SNAPS);
         return -1;
     }
-    char evicted[64] = "";
-    if (slot->token)
-        snprintf(evicted, sizeof evicted, "%s", slot->name);
+    const web_snap old = *slot; /* given back if the request fails; else its file goes */
     unsigned long long seq = ++w->next_token, token = WEB_TOKEN_BIT | seq;
     *slot = (web_snap){.token = token, .state = 1, .asked_ns = pc_now_ns()}; /* held; named below */
     pthread_mutex_unlock(&w->lock);
-    if (evicted[0])
-        remove_snapshot(p, w, evicted);
     char path[PC_PATH_LEN + 80], nm[64];
     time_t now = time(NULL);
     struct tm tm;
@@ -552,13 +548,15 @@ static int web_snapshot(void *user, const char *view, char *name, size_t namelen
     pthread_mutex_unlock(&w->lock);
     if (!rc)
         rc = pl_request_snapshot(p, path, 0, view, token, err, n);
-    if (rc) { /* the slot back */
+    if (rc) { /* the slot back to what it held */
         pthread_mutex_lock(&w->lock);
         if (slot->token == token)
-            memset(slot, 0, sizeof *slot);
+            *slot = old;
         pthread_mutex_unlock(&w->lock);
         return -1;
     }
+    if (old.token)
+        remove_snapshot(p, w, old.name);
     pc_log(&p->d->logger, PC_LOG_INFO, "http: snapshot to %s%s%s requested", path, view ? " of the view " : "",
            view ? view : "");
     snprintf(name, namelen, "%s", nm);
