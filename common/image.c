@@ -7,10 +7,13 @@
 #include "panocap_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if PANOCAP_HAVE_PNG
 #include <png.h>
@@ -115,19 +118,21 @@ static int read_ppm(FILE *f, const char *path, pc_image *img, char *err, size_t 
     return PC_IMG_OK;
 }
 
-int pc_image_write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
-                       char *err, size_t errlen)
+static int bad_image(const char *path, const uint8_t *rgb, size_t pitch, int width, int height, char *err,
+                     size_t errlen)
 {
     if (!path || !rgb || width <= 0 || height <= 0 || pitch < 3 * (size_t)width) {
         pc_set_err(err, errlen, "%s: invalid image to write (%dx%d, pitch %zu)", path ? path : "(null)",
                    width, height, pitch);
         return PC_IMG_EINVAL;
     }
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        return PC_IMG_EIO;
-    }
+    return 0;
+}
+
+/* Writes the PPM into f (closed here). */
+static int ppm_to(FILE *f, const char *path, const uint8_t *rgb, size_t pitch, int width, int height, char *err,
+                  size_t errlen)
+{
     int ok = fprintf(f, "P6\n%d %d\n255\n", width, height) > 0;
     for (int y = 0; ok && y < height; y++)
         ok = fwrite(rgb + (size_t)y * pitch, 1, 3 * (size_t)width, f) == 3 * (size_t)width;
@@ -138,6 +143,20 @@ int pc_image_write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int w
         return PC_IMG_EIO;
     }
     return PC_IMG_OK;
+}
+
+int pc_image_write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
+                       char *err, size_t errlen)
+{
+    int rc = bad_image(path, rgb, pitch, width, height, err, errlen);
+    if (rc)
+        return rc;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return PC_IMG_EIO;
+    }
+    return ppm_to(f, path, rgb, pitch, width, height, err, errlen);
 }
 
 /* ------------------------------------------------------------------------
@@ -223,20 +242,11 @@ static int read_png(FILE *f, const char *path, pc_image *img, char *err, size_t 
 }
 #endif
 
-int pc_image_write_png(const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
-                       char *err, size_t errlen)
-{
 #if PANOCAP_HAVE_PNG
-    if (!path || !rgb || width <= 0 || height <= 0 || pitch < 3 * (size_t)width) {
-        pc_set_err(err, errlen, "%s: invalid image to write (%dx%d, pitch %zu)", path ? path : "(null)",
-                   width, height, pitch);
-        return PC_IMG_EINVAL;
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        return PC_IMG_EIO;
-    }
+/* Writes the PNG into f (closed here). */
+static int png_to(FILE *f, const char *path, const uint8_t *rgb, size_t pitch, int width, int height, char *err,
+                  size_t errlen)
+{
     png_errctx ctx;
     ctx.msg[0] = '\0';
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_err_fn, png_warn_fn);
@@ -267,6 +277,22 @@ int pc_image_write_png(const char *path, const uint8_t *rgb, size_t pitch, int w
         return PC_IMG_EIO;
     }
     return PC_IMG_OK;
+}
+#endif
+
+int pc_image_write_png(const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
+                       char *err, size_t errlen)
+{
+#if PANOCAP_HAVE_PNG
+    int rc = bad_image(path, rgb, pitch, width, height, err, errlen);
+    if (rc)
+        return rc;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return PC_IMG_EIO;
+    }
+    return png_to(f, path, rgb, pitch, width, height, err, errlen);
 #else
     (void)rgb, (void)pitch, (void)width, (void)height;
     pc_set_err(err, errlen, "%s: PNG support is not built in (libpng not found); write a .ppm instead",
@@ -287,6 +313,48 @@ int pc_image_write(const char *path, const uint8_t *rgb, size_t pitch, int width
     if (path && has_suffix(path, ".png"))
         return pc_image_write_png(path, rgb, pitch, width, height, err, errlen);
     return pc_image_write_ppm(path, rgb, pitch, width, height, err, errlen);
+}
+
+int pc_image_write_nofollow(int dirfd, const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
+                            char *err, size_t errlen)
+{
+    int rc = bad_image(path, rgb, pitch, width, height, err, errlen);
+    if (rc)
+        return rc;
+    const int png = has_suffix(path, ".png");
+#if !PANOCAP_HAVE_PNG
+    if (png)
+        return pc_image_write_png(path, rgb, pitch, width, height, err, errlen); /* says it is not built in */
+#endif
+    /* the name as it is: a symbolic link there (swapped in since the name
+     * was checked) is refused, not followed; O_NONBLOCK: a FIFO there does
+     * not wait for a reader; only a regular file is truncated and written */
+    int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            pc_set_err(err, errlen, "%s: is a symbolic link: not followed, nothing written", path);
+        else
+            pc_set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return PC_IMG_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        pc_set_err(err, errlen, "%s: exists and is not a regular file: nothing written", path);
+        return PC_IMG_EIO;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = NULL;
+    if (ftruncate(fd, 0) != 0 || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "wb"))) {
+        pc_set_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        close(fd);
+        return PC_IMG_EIO;
+    }
+#if PANOCAP_HAVE_PNG
+    if (png)
+        return png_to(f, path, rgb, pitch, width, height, err, errlen);
+#endif
+    return ppm_to(f, path, rgb, pitch, width, height, err, errlen);
 }
 
 int pc_image_read(const char *path, pc_image *img, char *err, size_t errlen)

@@ -49,6 +49,14 @@ int pc_image_write_ppm(const char *path, const uint8_t *rgb, size_t pitch, int w
 int pc_image_write(const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
                    char *err, size_t errlen);
 
+/* The same as pc_image_write for a file the daemon writes on request (a
+ * snapshot): path (relative to dirfd, or AT_FDCWD) is opened with
+ * O_NOFOLLOW, so a symbolic link put at the name after it was checked is
+ * refused ("is a symbolic link: not followed"), not followed; only a
+ * regular file (or a new one, mode 0644) is written, truncated first. */
+int pc_image_write_nofollow(int dirfd, const char *path, const uint8_t *rgb, size_t pitch, int width, int height,
+                            char *err, size_t errlen);
+
 void pc_image_free(pc_image *img);
 
 #ifdef __cplusplus

@@ -440,6 +440,14 @@ static int read_object(reader *r, pc_json_field *fields, int *n, int max, const 
                 snprintf(r->err, r->errlen, "malformed JSON: the key \"%s\" appears twice", f->key);
                 return -1;
             }
+        /* nested keys are joined with '.': a key of its own with one would
+         * pass for a member ({"move.speed": 5} for {"move": {"speed": 5}}) */
+        if ((depth > 1 || prefix[0]) && strchr(key, '.')) {
+            snprintf(r->err, r->errlen, "the key \"%s%s\" holds a '.': members of an object are written nested "
+                     "({\"%.*s\": {\"%s\": ...}})", prefix, key, (int)strcspn(key, "."), key,
+                     key + strcspn(key, ".") + 1);
+            return -1;
+        }
         skip_ws(r);
         if (r->pos >= r->len || text[r->pos] != ':')
             return fail(r, "expected ':' after a key");

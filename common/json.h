@@ -17,7 +17,9 @@
  * caller's field array; an error says what and at which byte.
  * pc_json_parse() also takes objects nested up to `depth` levels (a body
  * such as {"move": {"pan": 5}}): each is a field of type PC_JSON_OBJECT,
- * followed by its members with the keys joined by '.' ("move.pan").
+ * followed by its members with the keys joined by '.' ("move.pan"); a key
+ * holding a '.' itself is refused there ({"move.pan": 5} is not a member
+ * of "move").
  */
 #ifndef PANOCAP_JSON_H
 #define PANOCAP_JSON_H

@@ -1,6 +1,8 @@
 /* log.c - see log.h. */
 #include "log.h"
 
+#include "errmsg.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -22,6 +24,10 @@ void pc_logv(const pc_logger *lg, int level, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n')
         line[--n] = '\0';
+    /* one line, and no raw control byte from the input a message quotes
+     * (a terminal escape, a forged second line) reaches the terminal or
+     * the journal */
+    pc_escape_ctl_inplace(line, sizeof line);
     if (lg && lg->sink) {
         lg->sink(lg->user, level, line);
         return;

@@ -279,7 +279,7 @@ typedef struct pc_daemon_settings {
     char control[PC_PATH_LEN]; /* control socket path, "" = off */
     int64_t frames;            /* stop after N frame sets, 0 = run until stopped */
     double duration_s;         /* stop after S seconds, 0 = run until stopped */
-    char snapshot[PC_PATH_LEN];/* write a PNG of the first panorama here */
+    char snapshot[PC_PATH_LEN];/* a PNG of the first frame set here (what the stream shows) */
     char record_raw[PC_PATH_LEN]; /* record raw Bayer frame sets here */
     int watchdog;              /* ping the systemd watchdog when asked to */
     char metrics_listen[PC_NAME_LEN * 2]; /* HTTP metrics "host:port" / "[v6]:port", "" = off */
@@ -326,7 +326,15 @@ typedef struct pc_diag {
     pc_diag_item item[PC_DIAG_MAX];
 } pc_diag;
 
+/* The line of a list entry (an output, a virtual camera) that only the
+ * command line made (-s virtual_cameras[0].hfov=40 with a file that has
+ * no virtual_cameras[0], also at a reload): pc_diag_add names the command
+ * line for it, not the file. */
+#define PC_LINE_CMDLINE (-1)
+
 void pc_diag_init(pc_diag *d);
+/* line PC_LINE_CMDLINE: the item is the command line's (file "command
+ * line", the message says the file has no such entry). */
 void pc_diag_add(pc_diag *d, int severity, const char *file, int line, const char *key,
                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* "file:line: error: key: msg" or "file:line: warning: key: msg". */

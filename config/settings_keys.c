@@ -413,7 +413,8 @@ static const pc_key daemon_keys[] = {
     {"duration", PC_KT_DOUBLE, DMN(duration_s), 0.001, 1e9, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "stop cleanly after this long; 0 = run until stopped", NULL},
     {"snapshot", PC_KT_STRING, DMN(snapshot), 0, 0, 0, NULL, 0, "", NULL,
-     "write a PNG of the first panorama to this file", NULL},
+     "write a PNG of the first frame set to this file: what the stream shows (the stitched panorama, else the "
+     "stacked cameras)", NULL},
     {"record_raw", PC_KT_STRING, DMN(record_raw), 0, 0, 0, NULL, 0, "", NULL,
      "record the raw Bayer frame sets to this file (replay with source = \"file\")", NULL},
     {"watchdog", PC_KT_BOOL, DMN(watchdog), 0, 1, 0, NULL, 0, "true", NULL,

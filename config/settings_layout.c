@@ -24,6 +24,21 @@
 
 static int is_nvenc_name(const char *n) { return strstr(n, "_nvenc") != NULL; }
 
+/* A w x h picture the encoder would refuse: over its side limit, or over
+ * the area libavcodec opens (encode_limits.h). */
+static int too_big(long long w, long long h, int limit)
+{
+    return w > limit || h > limit || !pc_encode_area_ok(w, h);
+}
+
+/* What an error adds when a picture inside the side limit is over the area. */
+static const char *area_note(long long w, long long h, int limit)
+{
+    return w <= limit && h <= limit && !pc_encode_area_ok(w, h)
+               ? ", and libavcodec opens no picture whose (width + 128) x (height + 128) passes 268435455"
+               : "";
+}
+
 int pc_encoder_side_limit(const pc_encode_settings *e, int nvenc, const char **name)
 {
     if (is_nvenc_name(e->encoder))
@@ -32,20 +47,17 @@ int pc_encoder_side_limit(const pc_encode_settings *e, int nvenc, const char **n
         nvenc = 0;
     if (name)
         *name = nvenc == 1 ? (e->codec == PC_CODEC_H264 ? "NVENC H.264" : "NVENC HEVC")
-                           : "libavcodec's software encoders";
+                           : "a libavcodec software encoder";
     return nvenc == 1 ? (e->codec == PC_CODEC_H264 ? 4096 : 8192) : SW_LIMIT;
 }
 
-/* The smallest divisor k of ncam with whole-camera bands of at most
- * max_rows rows (and width) and max_pixels pixels; 0 when even one camera
- * is too big. */
-static int bands_fitting(int ncam, int width, int slab_h, int max_rows, long long max_pixels)
+/* The smallest divisor k of ncam with whole-camera bands the encoder
+ * takes (limit a side, libavcodec's area); 0 when even one camera is too
+ * big. */
+static int bands_fitting(int ncam, int width, int slab_h, int limit)
 {
-    if (width > max_rows)
-        return 0;
     for (int k = 1; k <= ncam; k++)
-        if (ncam % k == 0 && (ncam / k) * slab_h <= max_rows &&
-            (long long)width * (ncam / k) * slab_h <= max_pixels)
+        if (ncam % k == 0 && !too_big(width, (long long)(ncam / k) * slab_h, limit))
             return k;
     return 0;
 }
@@ -80,7 +92,7 @@ static int grid_fitting(int ncam, int width, int slab_h, int limit)
         if (ncam % c)
             continue;
         long long gw = (long long)c * width, gh = (long long)(ncam / c) * slab_h;
-        if (gw > limit || gh > limit)
+        if (too_big(gw, gh, limit))
             continue;
         double r = gw > gh ? (double)gw / (double)gh : (double)gh / (double)gw;
         if (!best || r < best_r) {
@@ -113,7 +125,7 @@ static void grid_shapes(int ncam, char *buf, size_t len)
 static void fits_instead(int ncam, int width, int slab_h, int limit, int want_grid, char *buf, size_t len)
 {
     int gc = want_grid ? grid_fitting(ncam, width, slab_h, limit) : 0;
-    int k = bands_fitting(ncam, width, slab_h, limit, (long long)limit * limit);
+    int k = bands_fitting(ncam, width, slab_h, limit);
     if (k == 1)
         snprintf(buf, len, "use encode.layout = \"stacked\" (%dx%d)", width, ncam * slab_h);
     else if (gc && k)
@@ -191,7 +203,7 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
                  "cameras; possible: %s", e->bands, ncam, divs);
         return -1;
     }
-    int fit = bands_fitting(ncam, width, slab_h, limit, (long long)limit * limit);
+    int fit = bands_fitting(ncam, width, slab_h, limit);
 
     if (e->layout == PC_LAYOUT_GRID || e->grid[0]) {
         int c = 0, r = 0;
@@ -213,10 +225,11 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
                          c < 2 ? "one column is the stacked layout" : "its tiles are not the cameras", ncam, shapes);
                 return -1;
             }
-            if ((long long)c * width > limit || (long long)r * slab_h > limit) {
+            if (too_big((long long)c * width, (long long)r * slab_h, limit)) {
                 fits_instead(ncam, width, slab_h, limit, 1, alt, sizeof alt);
                 snprintf(err, n, "encode.layout \"grid\" %dx%d: the %dx%d picture is over the limit of %s (%d "
-                         "pixels a side); %s", c, r, c * width, r * slab_h, limit_name, limit, alt);
+                         "pixels a side%s); %s", c, r, c * width, r * slab_h, limit_name, limit,
+                         area_note((long long)c * width, (long long)r * slab_h, limit), alt);
                 return -1;
             }
         } else if (!(c = grid_fitting(ncam, width, slab_h, limit))) {
@@ -232,10 +245,10 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
         return 0;
     }
     if (e->layout == PC_LAYOUT_STACKED) {
-        if (H > limit || width > limit) {
+        if (too_big(width, H, limit)) {
             fits_instead(ncam, width, slab_h, limit, 1, alt, sizeof alt);
             snprintf(err, n, "encode.layout \"stacked\": the %dx%d panorama is over the limit of %s (%d pixels a "
-                     "side); %s", width, H, limit_name, limit, alt);
+                     "side%s); %s", width, H, limit_name, limit, area_note(width, H, limit), alt);
             return -1;
         }
         set_stacked(out, width, H);
@@ -250,10 +263,11 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
     int auto_k = nvenc == 1 ? (fit ? fit : ncam) : sw_small ? 1 : ncam;
     if (e->layout == PC_LAYOUT_BANDS || e->bands) {
         int k = e->bands ? e->bands : auto_k;
-        if ((ncam / k) * slab_h > limit || width > limit) {
+        if (too_big(width, (long long)(ncam / k) * slab_h, limit)) {
             snprintf(err, n, "encode.bands = %d: bands of %dx%d are over the limit of %s (%d pixels a "
-                     "side); use encode.bands = %d or more (a divisor of %d: %s)", k, width,
-                     (ncam / k) * slab_h, limit_name, limit, fit ? fit : ncam, ncam, divs);
+                     "side%s); use encode.bands = %d or more (a divisor of %d: %s)", k, width,
+                     (ncam / k) * slab_h, limit_name, limit, area_note(width, (long long)(ncam / k) * slab_h, limit),
+                     fit ? fit : ncam, ncam, divs);
             return -1;
         }
         set_bands(out, ncam, width, slab_h, k);
@@ -268,8 +282,8 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
     }
     /* auto */
     if (!fit) {
-        snprintf(err, n, "encode.layout auto: one camera (%dx%d) is over the limit of %s (%d)", width, slab_h,
-                 limit_name, limit);
+        snprintf(err, n, "encode.layout auto: one camera (%dx%d) is over the limit of %s (%d%s)", width, slab_h,
+                 limit_name, limit, area_note(width, slab_h, limit));
         return -1;
     }
     if (nvenc != 1) {
@@ -296,7 +310,7 @@ int pc_layout_resolve(const pc_encode_settings *e, int ncam, int width, int slab
                  nvenc == 0 ? "a software" : "no NVENC known, the rule of a software", ncam, width, slab_h, tb);
         return 0;
     }
-    if (H <= limit && width <= limit) {
+    if (!too_big(width, H, limit)) {
         set_stacked(out, width, H);
         snprintf(out->why, sizeof out->why, "auto: %dx%d fits %s (limit %d)", width, H, limit_name, limit);
         return 0;

@@ -5,6 +5,7 @@
 #include "settings_keys.h"
 
 #include "edit_distance.h"
+#include "errmsg.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,13 +36,32 @@ void pc_diag_add(pc_diag *d, int severity, const char *file, int line, const cha
     }
     pc_diag_item *it = &d->item[d->count++];
     it->severity = severity;
-    snprintf(it->file, sizeof it->file, "%s", file ? file : "");
-    it->line = line;
+    const int cmdline = line == PC_LINE_CMDLINE;
+    /* an entry the command line made: it is the command line's, whatever
+     * file was read (it said "file.conf: error: ..." with no line) */
+    snprintf(it->file, sizeof it->file, "%s", cmdline ? "command line" : file ? file : "");
+    it->line = cmdline ? 0 : line;
     snprintf(it->key, sizeof it->key, "%s", key ? key : "");
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(it->msg, sizeof it->msg, fmt, ap);
     va_end(ap);
+    if (cmdline && file && file[0]) {
+        size_t n = strlen(it->msg);
+        char entry[sizeof it->key];
+        size_t e = strcspn(it->key, "]");
+        if (it->key[e])
+            snprintf(entry, sizeof entry, "%.*s", (int)e + 1, it->key);
+        else
+            snprintf(entry, sizeof entry, "the entry");
+        snprintf(it->msg + n, sizeof it->msg - n, " (%s comes from -s on the command line alone: %s has no such "
+                 "entry, and every reload applies -s again)", entry, file);
+    }
+    /* a value quoted from the file or the command line may hold control
+     * bytes: escaped, they print as text wherever the message goes */
+    pc_escape_ctl_inplace(it->file, sizeof it->file);
+    pc_escape_ctl_inplace(it->key, sizeof it->key);
+    pc_escape_ctl_inplace(it->msg, sizeof it->msg);
 }
 
 void pc_diag_format(const pc_diag_item *it, char *buf, size_t len)
@@ -702,18 +722,31 @@ int pc_settings_set(pc_settings *s, const char *key, const char *value, char *er
         snprintf(err, errlen, "%s: out of memory", key);
         return -1;
     }
-    if (idx < *count)
+    if (idx < *count) {
         memcpy(tmp, pc_list_entry_(L, lb, idx), L->entry_size);
-    else
+    } else { /* an entry the file does not have: the command line's */
         pc_list_entry_defaults_(L, tmp);
+        *(int *)((char *)tmp + L->line_off) = PC_LINE_CMDLINE;
+    }
     if (pc_key_parse_(k, value, tmp, e2, sizeof e2)) {
         snprintf(err, errlen, "%s: %s", key, e2);
         free(tmp);
         return -1;
     }
     *(uint32_t *)((char *)tmp + L->mask_off) |= 1u << pc_key_index_(L->keys, k);
-    for (int i = *count; i < idx; i++)
+    /* the command line's entry: its own lists too (a view's outputs) */
+    if (*(int *)((char *)tmp + L->line_off) == PC_LINE_CMDLINE && k->type == PC_KT_GROUPS && k->list) {
+        void *nb = (char *)tmp + k->off;
+        for (int i = 0; i < *pc_list_count_(nb); i++) {
+            int *ln = (int *)((char *)pc_list_entry_(k->list, nb, i) + k->list->line_off);
+            if (*ln == 0)
+                *ln = PC_LINE_CMDLINE;
+        }
+    }
+    for (int i = *count; i < idx; i++) { /* the gap: the command line's too */
         pc_list_entry_defaults_(L, pc_list_entry_(L, lb, i));
+        *(int *)((char *)pc_list_entry_(L, lb, i) + L->line_off) = PC_LINE_CMDLINE;
+    }
     memcpy(pc_list_entry_(L, lb, idx), tmp, L->entry_size);
     free(tmp);
     if (idx >= *count)

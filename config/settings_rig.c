@@ -24,22 +24,37 @@ int pc_settings_panorama_size(const pc_settings *s, const pc_rig *rig, int nvenc
     pc_rig_output_size(rig, &ow, &oh);
     int W = s->panorama.width ? s->panorama.width : even_down(ow);
     int H = even_near((double)W * oh / ow);
-    char from[160];
-    if (s->panorama.width)
+    char from[200], even[48] = "", crop[64] = "";
+    const int *c = rig->pano.crop;
+    if (s->panorama.width) {
         snprintf(from, sizeof from, "panorama.width %d: %dx%d, the field of view of the .pto's %dx%d", W, W, H, ow,
                  oh);
-    else
-        snprintf(from, sizeof from, "the .pto's output size %dx%d%s", W, H,
-                 (rig->pano.crop[1] > rig->pano.crop[0]) ? " (its crop)" : "");
+    } else { /* the .pto's own numbers, then what even sides make of them */
+        if (c[1] > c[0])
+            snprintf(crop, sizeof crop, " (its crop S%d,%d,%d,%d)", c[0], c[1], c[2], c[3]);
+        if (W != ow || H != oh)
+            snprintf(even, sizeof even, ", %dx%d with even sides", W, H);
+        snprintf(from, sizeof from, "the .pto's output size %dx%d%s%s", ow, oh, crop, even);
+    }
     const char *lname;
     int limit = pc_encoder_side_limit(&s->encode, nvenc, &lname);
     int capped = 0;
-    if (W > limit || H > limit) {
-        double k = fmin((double)limit / W, (double)limit / H);
-        int W2 = even_down(W * k), H2 = even_near((double)W2 * oh / ow);
-        if (H2 > limit)
-            H2 = even_down(limit);
-        snprintf(why, whylen, "%s, capped to %dx%d: %s takes at most %d pixels a side", from, W2, H2, lname, limit);
+    if (W > limit || H > limit || !pc_encode_area_ok(W, H)) {
+        /* the side limit first, then narrower until libavcodec's area
+         * holds it too (16384x16384 has the sides but not the area) */
+        double k = fmin(1.0, fmin((double)limit / W, (double)limit / H));
+        int W2 = even_down(W * k), H2 = 0, by_area = 0;
+        for (; W2 > 0; W2 -= 2) {
+            H2 = even_near((double)W2 * oh / ow);
+            if (H2 > limit)
+                H2 = even_down(limit);
+            if (pc_encode_area_ok(W2, H2))
+                break;
+            by_area = 1;
+        }
+        snprintf(why, whylen, "%s, capped to %dx%d: %s takes at most %d pixels a side%s", from, W2, H2, lname, limit,
+                 by_area ? ", and libavcodec opens no picture whose (width + 128) x (height + 128) passes 268435455"
+                         : "");
         W = W2;
         H = H2;
         capped = 1;
@@ -49,7 +64,15 @@ int pc_settings_panorama_size(const pc_settings *s, const pc_rig *rig, int nvenc
     *w = W;
     *h = H;
     if (W < PC_ENCODE_MIN_SIDE || H < PC_ENCODE_MIN_SIDE) {
-        snprintf(why, whylen, "%s: under the %d pixels a side encoders take", from, PC_ENCODE_MIN_SIDE);
+        /* the cap made a side too short: the canvas is too long for its
+         * height (or too high for its width), not too small */
+        if (capped)
+            snprintf(why, whylen, "%s: capped inside %s's %d pixels a side (and libavcodec's area), the panorama would "
+                     "be %dx%d, under the %d pixels a side encoders take: its sides are %.0f to 1; give the .pto a "
+                     "canvas closer to the cameras' field of view (crop it, or its v)", from, lname, limit, W, H,
+                     PC_ENCODE_MIN_SIDE, fmax((double)ow / oh, (double)oh / ow));
+        else
+            snprintf(why, whylen, "%s: under the %d pixels a side encoders take", from, PC_ENCODE_MIN_SIDE);
         return -1;
     }
     return capped;
@@ -176,7 +199,12 @@ static int check_size(const pc_settings *s, const pc_rig *rig, pc_diag *d)
  * of a degree) are rounding on the way back towards the rig's centre. */
 static const char *moved_axis(pc_vcam_pose a, pc_vcam_pose b)
 {
-    return fabs(a.hfov - b.hfov) >= 0.05 ? "hfov" : fabs(a.pan - b.pan) >= 0.05 ? "pan" : "tilt";
+    if (fabs(a.hfov - b.hfov) >= 0.05)
+        return "hfov";
+    /* pan and tilt as pc_vcam_clamp words them: in tenths, or in
+     * thousandths when neither moved a tenth */
+    const double dp = fabs(a.pan - b.pan), dt = fabs(a.tilt - b.tilt);
+    return dp >= (fmax(dp, dt) >= 0.05 ? 0.05 : 0.0005) ? "pan" : "tilt";
 }
 
 /* An angle as the messages show it: no "-0.0". */

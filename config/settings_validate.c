@@ -243,6 +243,17 @@ static int validate_panorama(const pc_settings *s, pc_diag *d)
     return errors;
 }
 
+/* Where another entry is, for a message: "line 7", or "the command line"
+ * for one that -s made (PC_LINE_CMDLINE). */
+static const char *at_line(int line, char *buf, size_t n)
+{
+    if (line == PC_LINE_CMDLINE)
+        snprintf(buf, n, "the command line");
+    else
+        snprintf(buf, n, "line %d", line);
+    return buf;
+}
+
 /* A view's name: control commands, HTTP paths and metric labels carry it. */
 int pc_settings_name_ok(const char *n)
 {
@@ -255,7 +266,7 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
 {
     const char *file = s->config_file;
     int errors = 0;
-    char key[160], pre[96];
+    char key[160], pre[96], where[32];
     if (s->vcam_count > 0 && !s->panorama.rig[0])
         ERR(s->vcams[0].line, "virtual_cameras",
             "%d virtual camera%s need%s a rig: set panorama.rig to the Hugin project (.pto) of the cameras (or "
@@ -274,8 +285,8 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
                 "and metrics carry it)", v->name);
         for (int j = 0; j < i && v->name[0]; j++)
             if (strcmp(v->name, s->vcams[j].name) == 0)
-                ERR(line, key, "duplicate name \"%s\" (also virtual_cameras[%d], line %d)", v->name, j,
-                    s->vcams[j].line);
+                ERR(line, key, "duplicate name \"%s\" (also virtual_cameras[%d], %s)", v->name, j,
+                    at_line(s->vcams[j].line, where, sizeof where));
         if ((v->width | v->height) & 1) {
             snprintf(key, sizeof key, "%s.%s", pre, v->width & 1 ? "width" : "height");
             ERR(line, key, "odd size %dx%d; the picture is 4:2:0 YUV, both sides even", v->width, v->height);
@@ -283,6 +294,11 @@ static int validate_vcams(const pc_settings *s, pc_diag *d)
         if (v->width > limit || v->height > limit) {
             snprintf(key, sizeof key, "%s.%s", pre, v->width > limit ? "width" : "height");
             ERR(line, key, "%dx%d is over the limit of %s (%d pixels a side)", v->width, v->height, lname, limit);
+        } else if (!pc_encode_area_ok(v->width, v->height)) { /* every encoder: libavcodec's own check */
+            snprintf(key, sizeof key, "%s.height", pre);
+            ERR(line, key, "%dx%d is over the area libavcodec opens: (width + 128) x (height + 128) at most %lld; "
+                "%d wide, at most %d high", v->width, v->height, PC_ENCODE_MAX_AREA, v->width,
+                pc_encode_area_max_height(v->width));
         }
         if (v->min_hfov > v->max_hfov) {
             snprintf(key, sizeof key, "%s.min_hfov", pre);
@@ -388,10 +404,10 @@ static int check_output_collisions(const pc_settings *s, pc_diag *d)
             if (all[i].picture == all[j].picture || !strcmp(all[i].o->url, "null") || !all[i].o->url[0] ||
                 !same_place(all[i].o->url, all[j].o->url))
                 continue;
-            char key[128];
+            char key[128], where[32];
             snprintf(key, sizeof key, "%s.url", all[i].key);
-            ERR(all[i].o->line, key, "\"%s\" is also %s's (line %d): two pictures cannot write one output",
-                all[i].o->url, all[j].key, all[j].o->line);
+            ERR(all[i].o->line, key, "\"%s\" is also %s's (%s): two pictures cannot write one output",
+                all[i].o->url, all[j].key, at_line(all[j].o->line, where, sizeof where));
             break;
         }
     free(all);

@@ -138,7 +138,10 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
             s->capture.image[0]) {
             ERR(s->capture.line, "capture.image", "%s", err); /* every camera's picture */
         } else if (s->capture.scene[0] && strstr(err, "scene")) {
-            ERR(s->capture.line, "capture.scene", "%s", err);
+            /* a rig that is set but has errors of its own: those say what
+             * to fix ("needs a rig" would say it is not set) */
+            if (!(s->panorama.rig[0] && !rs->have_rig && strstr(err, "needs a rig")))
+                ERR(s->capture.line, "capture.scene", "%s", err);
         } else if (cam >= 0 && cam < s->capture.cameras) {
             snprintf(key, sizeof key, "cameras[%d]", cam);
             ERR(s->cameras[cam].line ? s->cameras[cam].line : s->capture.line, key, "%s", err);

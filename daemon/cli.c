@@ -68,7 +68,7 @@ static const opt opts[] = {
     {"log-level", 0, "L", K_SET, "daemon.log_level", 0, "Run", "err, warning, notice, info (default), debug"},
     {"control", 0, "PATH", K_SET, "daemon.control", 0, "Run",
      "control socket (default /run/panocap/control.sock; \"\" = off)"},
-    {"snapshot", 0, "FILE", K_SET, "daemon.snapshot", 0, "Run", "write a PNG of the first panorama to FILE"},
+    {"snapshot", 0, "FILE", K_SET, "daemon.snapshot", 0, "Run", "write a PNG of the first frame set to FILE: what the stream shows (the stitched panorama, else the stacked cameras)"},
     {"record-raw", 0, "FILE", K_SET, "daemon.record_raw", 0, "Run",
      "record the raw Bayer frame sets to FILE (replay with --source file:FILE)"},
     {"list-algos", 0, NULL, K_ACTION, NULL, PC_ACTION_LIST_ALGOS, "Actions", "print the algorithm table and exit"},
@@ -441,7 +441,7 @@ void pc_cli_usage(FILE *f)
             "configuration (and the rig's .pto) and applies algorithm, variant, bitrate, outputs, log level,\n"
             "colour, another or rewritten rig, blend and the virtual cameras' poses live (--help-config: [live]).\n"
             "\nControl socket (daemon.control): line commands status, metrics, algos, algo NAME [VARIANT],\n"
-            "snapshot NAME.png and snapshot-cameras DIR (into daemon.snapshot_dir), idr, reload, help; also\n"
+            "snapshot NAME.png [VIEW] and snapshot-cameras DIR (into daemon.snapshot_dir), idr, reload, help; also\n"
             "curl --unix-socket SOCKET http://localhost/metrics. HTTP on TCP for Prometheus:\n"
             "daemon.metrics_listen = \"127.0.0.1:9464\" (/metrics, /status, /healthz). The operator's web page\n"
             "and its JSON API: daemon.http_listen = \"127.0.0.1:8080\" (control with the token of\n"

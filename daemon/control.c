@@ -7,6 +7,8 @@
  * makes room for the new one. */
 #include "control.h"
 
+#include "errmsg.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,7 +37,7 @@
 #define PEND_MAX (1024 * 1024)    /* unread answers kept per client */
 #define WRITE_TIMEOUT_MS 2000     /* a client must take its answer within this */
 #define IDLE_TIMEOUT_MS 60000
-#define ASYNC_TIMEOUT_MS 15000    /* snapshot, snapshot-cameras answers */
+#define ASYNC_TIMEOUT_MS 15000    /* snapshot, snapshot-cameras, reload answers */
 
 typedef struct client {
     int fd;       /* -1 = free */
@@ -173,10 +175,11 @@ static const char help_text[] =
     "metrics                Prometheus metrics\n"
     "algos                  the algorithm table\n"
     "algo NAME [VARIANT]    switch the demosaicing algorithm live (VARIANT: auto, 2px, 4px)\n"
-    "snapshot NAME.png      write a PNG of the current panorama into the snapshot folder\n"
+    "snapshot NAME.png [VIEW]  a PNG of what the stream shows (the panorama; VIEW: a virtual camera's)\n"
+    "                       into the snapshot folder\n"
     "snapshot-cameras DIR   one PNG per camera (DIR/cam0.png ...) in a folder of the snapshot folder\n"
     "idr                    force an IDR frame\n"
-    "reload                 re-read the configuration file (as SIGHUP)\n"
+    "reload                 re-read the configuration file (as SIGHUP); answered with the outcome\n"
     "wb [freeze]            white-balance gains as config lines; freeze fixes automatic ones\n"
     "vcam                   the virtual cameras, one status line each\n"
     "vcam NAME [VERB ...]   a virtual camera: goto PAN TILT [HFOV], move DPAN DTILT [DHFOV], zoom HFOV,\n"
@@ -187,13 +190,15 @@ static const char help_text[] =
 
 static void err_line(pc_control *c, const char *msg)
 {
-    /* One line, whatever the callback wrote. */
-    char one[512];
+    /* One line, whatever the callback wrote; control bytes from the input
+     * it may quote escaped (\x1b) */
+    char one[512], esc[1024];
     size_t i = 0;
     for (; msg[i] && i + 1 < sizeof one; i++)
         one[i] = (msg[i] == '\n' || msg[i] == '\r') ? ' ' : msg[i];
     one[i] = '\0';
-    outf(c, "ERR %s\n", one[0] ? one : "failed");
+    pc_escape_ctl(esc, sizeof esc, one, i);
+    outf(c, "ERR %s\n", esc[0] ? esc : "failed");
 }
 
 static void cmd_algo(pc_control *c, char *args)
@@ -339,6 +344,28 @@ static int snapshot_path(const char *dir, const char *arg, int folder, char *out
     return 0;
 }
 
+/* "snapshot NAME.png VIEW": the view, cut off args (NULL: none). A name
+ * may hold spaces ("pano shot.png"): the last word is a view only when
+ * what comes before it ends in .png and the word itself does not. */
+static const char *snapshot_view(char *args)
+{
+    char *sp = strrchr(args, ' '), *tab = strrchr(args, '\t');
+    if (tab && (!sp || tab > sp))
+        sp = tab;
+    if (!sp || !sp[1])
+        return NULL;
+    size_t wl = strlen(sp + 1);
+    if (wl >= 4 && strcasecmp(sp + 1 + wl - 4, ".png") == 0)
+        return NULL;
+    char *end = sp;
+    while (end > args && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    if (end - args < 5 || strncasecmp(end - 4, ".png", 4) != 0)
+        return NULL;
+    *end = '\0';
+    return sp + 1;
+}
+
 /* Returns 1 when the connection must be closed. line: len bytes, NUL
  * added after them. */
 static int handle_line(pc_control *c, client *k, char *line, size_t len)
@@ -443,17 +470,19 @@ static int handle_line(pc_control *c, client *k, char *line, size_t len)
     } else if (strcasecmp(cmd, "snapshot") == 0 || strcasecmp(cmd, "snapshot-cameras") == 0) {
         int cams = strcasecmp(cmd, "snapshot-cameras") == 0;
         char err[512] = "", full[PATH_MAX];
+        const char *view = cams ? NULL : snapshot_view(args);
         if (!*args)
             err_line(c, cams ? "usage: snapshot-cameras DIR (a folder of the snapshot folder)"
-                             : "usage: snapshot NAME.png (written into the snapshot folder)");
-        else if (!(cams ? c->ops.snapshot_cameras : c->ops.snapshot))
+                             : "usage: snapshot NAME.png [VIEW] (written into the snapshot folder)");
+        else if (cams ? !c->ops.snapshot_cameras : !c->ops.snapshot)
             err_line(c, "not available");
         else if (snapshot_path(c->snapshot_dir, args, cams, full, sizeof full, err, sizeof err) != 0 ||
-                 (cams ? c->ops.snapshot_cameras : c->ops.snapshot)(c->ops.user, full, k->serial, err,
-                                                                    sizeof err) != 0)
+                 (cams ? c->ops.snapshot_cameras(c->ops.user, full, k->serial, err, sizeof err)
+                       : c->ops.snapshot(c->ops.user, full, view, k->serial, err, sizeof err)) != 0)
             err_line(c, err);
         else {
-            pc_log(c->lg, PC_LOG_INFO, "control: %s to %s requested", cams ? "snapshot-cameras" : "snapshot", full);
+            pc_log(c->lg, PC_LOG_INFO, "control: %s to %s%s%s requested", cams ? "snapshot-cameras" : "snapshot", full,
+                   view ? " of the view " : "", view ? view : "");
             k->waiting = 1; /* answered by pc_control_done */
             k->wait_cmd = cams ? "snapshot-cameras" : "snapshot";
             k->wait_ms = now_ms();
@@ -461,7 +490,21 @@ static int handle_line(pc_control *c, client *k, char *line, size_t len)
     } else if (strcasecmp(cmd, "idr") == 0) {
         cmd_simple(c, c->ops.idr, "idr");
     } else if (strcasecmp(cmd, "reload") == 0) {
-        cmd_simple(c, c->ops.reload, "reload");
+        /* answered once the file is read and applied or refused (it
+         * answered OK before, also for a file then rejected) */
+        char err[512] = "";
+        if (*args)
+            err_line(c, "usage: reload");
+        else if (!c->ops.reload)
+            err_line(c, "not available");
+        else if (c->ops.reload(c->ops.user, k->serial, err, sizeof err) != 0)
+            err_line(c, err);
+        else {
+            pc_log(c->lg, PC_LOG_INFO, "control: reload requested");
+            k->waiting = 1; /* answered by pc_control_done */
+            k->wait_cmd = "reload";
+            k->wait_ms = now_ms();
+        }
     } else if (strcasecmp(cmd, "wb") == 0) {
         int freeze = strcasecmp(args, "freeze") == 0;
         if (*args && !freeze)
@@ -610,8 +653,11 @@ static void deliver_done(pc_control *c)
             if (k->fd < 0 || !k->waiting || k->serial != got[i].token)
                 continue;
             out_reset(c);
-            if (got[i].rc == 0)
-                outf(c, "OK %s %s\n", k->wait_cmd, got[i].msg);
+            if (got[i].rc == 0) {
+                char esc[sizeof got[i].msg * 2];
+                pc_escape_ctl(esc, sizeof esc, got[i].msg, strlen(got[i].msg));
+                outf(c, "OK %s%s%s\n", k->wait_cmd, esc[0] ? " " : "", esc);
+            }
             else
                 err_line(c, got[i].msg);
             k->waiting = 0;

@@ -8,7 +8,11 @@
  *   metrics                 Prometheus text exposition
  *   algos                   the algorithm table
  *   algo NAME [VARIANT]     switch the demosaicing algorithm live
- *   snapshot NAME.png       write a PNG of the current panorama into the
+ *   snapshot NAME.png [VIEW]
+ *                           write a PNG of what the stream shows (the
+ *                           panorama when stitched, else the stacked
+ *                           cameras; VIEW: that virtual camera's picture) of
+ *                           the next set into the
  *                           snapshot folder (a name, a path under the folder,
  *                           or an absolute path inside it); the answer comes
  *                           when the file is written: OK snapshot PATH, or
@@ -19,7 +23,10 @@
  *                           same rules as snapshot); answered when written:
  *                           OK snapshot-cameras PATH (panocap-calibrate)
  *   idr                     force an IDR frame (a new viewer joined)
- *   reload                  re-read the configuration (as SIGHUP)
+ *   reload                  re-read the configuration (as SIGHUP); answered
+ *                           once it is read and applied or refused, with the
+ *                           outcome: OK reload <what changed>, or ERR reload:
+ *                           configuration rejected ... <the first error>
  *   wb                      the white-balance gains in force, as config lines
  *   wb freeze               fix automatic white balance at its current gains
  *                           (until a reload) and print them as config lines
@@ -65,12 +72,16 @@ typedef struct pc_control_ops {
     /* algo and variant are already checked against the algorithm table. */
     int (*set_algo)(void *user, pc_algo_id algo, pc_variant variant, char *err, size_t errlen);
     /* path: checked to lie inside snapshot_dir (resolved, no symlink at
-     * the end). Return 0 when the write is under way and then call
+     * the end); view: NULL (the main picture) or a virtual camera's name
+     * as given. Return 0 when the write is under way and then call
      * pc_control_done(token, ...) from any thread once it is done (or
      * failed); or -1 with err at once. */
-    int (*snapshot)(void *user, const char *path, unsigned long long token, char *err, size_t errlen);
+    int (*snapshot)(void *user, const char *path, const char *view, unsigned long long token, char *err,
+                    size_t errlen);
     int (*idr)(void *user, char *err, size_t errlen);
-    int (*reload)(void *user, char *err, size_t errlen);
+    /* As snapshot: 0 when the reload is asked for, then
+     * pc_control_done(token, rc, outcome) once it ran; or -1 with err. */
+    int (*reload)(void *user, unsigned long long token, char *err, size_t errlen);
     /* Snapshots are written only inside this folder (NULL or "": the
      * snapshot command answers ERR). Copied by pc_control_start. */
     const char *snapshot_dir;
@@ -92,8 +103,9 @@ typedef struct pc_control pc_control;
  * answers on it), starts the thread. Returns 0 or -1 with err. */
 int pc_control_start(pc_control **out, const char *path, const pc_control_ops *ops, const pc_logger *lg,
                      char *err, size_t errlen);
-/* The answer to an asynchronous command (snapshot, snapshot-cameras): rc 0
- * answers "OK <command> <msg>", else "ERR <msg>". Thread-safe; a token whose client
+/* The answer to an asynchronous command (snapshot, snapshot-cameras,
+ * reload): rc 0 answers "OK <command> <msg>" ("OK <command>" for an empty
+ * msg), else "ERR <msg>". Thread-safe; a token whose client
  * has gone is ignored; an answer later than 15 s was already given as ERR. */
 void pc_control_done(pc_control *c, unsigned long long token, int rc, const char *msg);
 /* Stops the thread, closes the connections, removes the socket file. */

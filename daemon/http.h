@@ -102,9 +102,11 @@ typedef struct pc_http_ops {
      * text. */
     int (*wb)(void *user, int freeze, char *text, size_t len, char *err, size_t n);
     int (*idr)(void *user, char *err, size_t n);
-    /* Starts a snapshot of the next frame set into a new file of the
-     * snapshot folder; its name (no folder) into name. -1 with err. */
-    int (*snapshot)(void *user, char *name, size_t namelen, char *err, size_t n);
+    /* Starts a snapshot of the next frame set (what the stream shows:
+     * view NULL, the main picture; else that virtual camera's) into a new
+     * file of the snapshot folder; its name (no folder) into name. -1
+     * with err; *code the HTTP status (409 busy, 404 no such view). */
+    int (*snapshot)(void *user, const char *view, char *name, size_t namelen, int *code, char *err, size_t n);
     /* A snapshot the web asked for, by name: 0 written (its path into
      * path), 1 still being written, -1 failed or unknown (reason in err;
      * *unknown = 1 when the name is none of them). */

@@ -293,18 +293,25 @@ static void idr(const pc_http_ops *ops, const char *body, size_t len, const pc_l
     ok_answer(a, NULL, NULL, NULL, NULL);
 }
 
+/* POST /api/snapshot, {} or {"view": NAME}: what the stream shows (the
+ * panorama, or that virtual camera's picture) of the next set. */
 static void snapshot(const pc_http_ops *ops, const char *body, size_t len, http_answer *a)
 {
     pc_json_field f[BODY_FIELDS];
-    if (read_body(body, len, "POST /api/snapshot", "", f, a) < 0)
+    int n = read_body(body, len, "POST /api/snapshot", "view", f, a);
+    if (n < 0)
+        return;
+    const char *view = NULL;
+    if (string_member(f, n, "POST /api/snapshot", "view", &view, a) < 0)
         return;
     char name[96], err[512];
     if (!ops->snapshot) {
         http_answer_error(a, 503, "snapshots are not available");
         return;
     }
-    if (ops->snapshot(ops->user, name, sizeof name, err, sizeof err)) {
-        http_answer_error(a, 409, "%s", err);
+    int code = 409;
+    if (ops->snapshot(ops->user, view, name, sizeof name, &code, err, sizeof err)) {
+        http_answer_error(a, code, "%s", err);
         return;
     }
     char url[160], buf[512];

@@ -8,6 +8,7 @@
 #include "settings_rig.h"
 #include "cli.h"
 #include "debayer.h"
+#include "errmsg.h"
 #include "notify.h"
 #include "panocap_config.h"
 #include "pipeline.h"
@@ -54,6 +55,7 @@ static int panocap_main(int argc, char **argv, pc_cli *cli, pc_diag *diag, pc_da
     char err[1024];
     int rc = pc_cli_parse(cli, argc, argv, err, sizeof err);
     if (rc != 0) {
+        pc_escape_ctl_inplace(err, sizeof err); /* it may quote an argument */
         fprintf(stderr, "panocap: %s\nTry 'panocap --help'.\n", err);
         return rc;
     }

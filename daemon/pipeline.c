@@ -255,6 +255,7 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     pthread_cond_init(&p->q_cond, NULL);
     pthread_mutex_init(&p->t_lock, NULL);
     pthread_mutex_init(&p->snap_lock, NULL);
+    pthread_mutex_init(&p->reload_lock, NULL);
     pthread_mutex_init(&p->reopen_lock, NULL);
     pthread_mutex_init(&p->metrics_lock, NULL);
     pthread_mutex_init(&p->enc_lock, NULL);
@@ -475,6 +476,7 @@ out:
     pthread_cond_destroy(&p->q_cond);
     pthread_mutex_destroy(&p->t_lock);
     pthread_mutex_destroy(&p->snap_lock);
+    pthread_mutex_destroy(&p->reload_lock);
     pthread_mutex_destroy(&p->reopen_lock);
     pthread_mutex_destroy(&p->metrics_lock);
     pthread_mutex_destroy(&p->enc_lock);

@@ -77,19 +77,37 @@ static int ctl_set_algo(void *user, pc_algo_id algo, pc_variant variant, char *e
     return 0;
 }
 
-/* snapshot (cameras 0) and snapshot-cameras (1): the stage thread takes
- * the request with the next set (pipeline_stage.c). */
-static int request_snapshot(pipeline *p, const char *path, int cameras, unsigned long long token, char *err,
-                            size_t errlen)
+/* snapshot (cameras 0; view NULL or "": the main picture, else that
+ * virtual camera's) and snapshot-cameras (1): the stage thread's snapshot
+ * step takes the request with the next set (step_snapshot.c). */
+int pl_snapshot_view_ok(pipeline *p, const char *view, char *err, size_t errlen)
+{
+    if (!view || !view[0] || (p->vcams && pl_vcams_find(p->vcams, view) >= 0))
+        return 1;
+    if (!p->vcams) {
+        snprintf(err, errlen, "no virtual camera \"%.64s\": none are configured (virtual_cameras)", view);
+    } else { /* the views' own answer names the ones there are */
+        char answer[512];
+        pl_vcams_command(p->vcams, view, answer, sizeof answer);
+        snprintf(err, errlen, "%s", answer + (strncmp(answer, "ERR ", 4) ? 0 : 4));
+    }
+    return 0;
+}
+
+int pl_request_snapshot(pipeline *p, const char *path, int cameras, const char *view, unsigned long long token,
+                        char *err, size_t errlen)
 {
     if (!path || !path[0] || strlen(path) >= PC_PATH_LEN) {
         snprintf(err, errlen, "snapshot needs a path shorter than %d bytes", PC_PATH_LEN);
         return -1;
     }
+    if (!pl_snapshot_view_ok(p, view, err, errlen))
+        return -1;
     pthread_mutex_lock(&p->snap_lock);
     int busy = p->snap_path[0] != '\0';
     if (!busy) {
         snprintf(p->snap_path, sizeof p->snap_path, "%s", path);
+        snprintf(p->snap_view, sizeof p->snap_view, "%s", view ? view : "");
         p->snap_token = token;
         p->snap_cameras = cameras;
     }
@@ -99,14 +117,15 @@ static int request_snapshot(pipeline *p, const char *path, int cameras, unsigned
     return busy ? -1 : 0;
 }
 
-static int ctl_snapshot(void *user, const char *path, unsigned long long token, char *err, size_t errlen)
+static int ctl_snapshot(void *user, const char *path, const char *view, unsigned long long token, char *err,
+                        size_t errlen)
 {
-    return request_snapshot(user, path, 0, token, err, errlen);
+    return pl_request_snapshot(user, path, 0, view, token, err, errlen);
 }
 
 static int ctl_snapshot_cameras(void *user, const char *dir, unsigned long long token, char *err, size_t errlen)
 {
-    return request_snapshot(user, dir, 1, token, err, errlen);
+    return pl_request_snapshot(user, dir, 1, NULL, token, err, errlen);
 }
 
 static int ctl_idr(void *user, char *err, size_t errlen)
@@ -120,9 +139,21 @@ static int ctl_idr(void *user, char *err, size_t errlen)
     return -1;
 }
 
-static int ctl_reload(void *user, char *err, size_t errlen)
+/* The main thread reloads; the client is answered with the outcome
+ * (pl_reload). A request that comes while a reload runs waits for the
+ * next one, which its signal starts. */
+static int ctl_reload(void *user, unsigned long long token, char *err, size_t errlen)
 {
     pipeline *p = user;
+    pthread_mutex_lock(&p->reload_lock);
+    int full = p->nreload >= PL_RELOAD_WAITERS;
+    if (!full)
+        p->reload_token[p->nreload++] = token;
+    pthread_mutex_unlock(&p->reload_lock);
+    if (full) {
+        snprintf(err, errlen, "%d reloads are waiting already; try again", PL_RELOAD_WAITERS);
+        return -1;
+    }
     pc_signals_request(p->d->signals, PC_SIG_RELOAD);
     return 0;
 }

@@ -26,7 +26,7 @@
  * list, pipeline_steps.c), one file each, each the owner of its state:
  *   step_raw_record.c   --record-raw
  *   step_colour.c       colour tables, automatic white balance
- *   step_snapshot.c     snapshot requests
+ *   step_snapshot.c     snapshot requests (the panorama, a view, the cameras)
  *   step_debayer.c      upload + demosaic; the algorithm in force
  *   step_web_picture.c  the web page's live pictures (web_picture.c)
  *
@@ -82,6 +82,8 @@
  *   net_path                   constant after set-up reading
  *   snap_path                  snap_lock             control / set-up -> the
  *                                                    snapshot step
+ *   reload_token[]             reload_lock           control -> main thread
+ *                                                    (pl_reload answers them)
  *   npictures, picture[i]:     constant after set-up reading
  *     index, fmt, plan, width,
  *     height, first, nbands,
@@ -154,6 +156,7 @@
 #include <string.h>
 
 #define MAX_SLOTS 8
+#define PL_RELOAD_WAITERS 16 /* control clients a reload answers at once */
 _Static_assert(MAX_SLOTS <= PC_BACKEND_MAX_SLOTS, "a picture slot per backend input slot");
 #define TIMES_RING 128
 #define PL_MAX_BANDS 16     /* bands of one picture */
@@ -357,10 +360,15 @@ struct pipeline {
     pc_net *net;
     atomic_int have_net;
     _Atomic(pc_net *) net_pending;
-    pthread_mutex_t snap_lock;      /* guards snap_path, snap_token, snap_cameras */
+    pthread_mutex_t snap_lock;      /* guards snap_path, snap_view, snap_token, snap_cameras */
     char snap_path[PC_PATH_LEN];    /* -> stage: snapshot of the next set */
+    char snap_view[PL_PIC_NAME];    /* "": the main picture; else that virtual camera's */
     int snap_cameras;               /* 1: snap_path is a folder, one PNG per camera */
     unsigned long long snap_token;  /* the control client waiting for it (0: --snapshot) */
+    pthread_mutex_t reload_lock;    /* guards reload_token, nreload */
+    unsigned long long reload_token[PL_RELOAD_WAITERS]; /* control clients waiting for the next
+                                     * reload's outcome (control -> main thread) */
+    int nreload;
     pthread_mutex_t reopen_lock;    /* guards reopen */
     pl_picture_config *reopen[PL_MAX_ENCODERS]; /* -> thread t: reopen with these (it frees it) */
     pthread_mutex_t enc_lock;       /* guards band[t].enc against its swap:
@@ -532,6 +540,16 @@ typedef struct pl_web pl_web;
 void pl_web_start(pipeline *p);
 void pl_web_stop(pipeline *p);
 void pl_web_close(pipeline *p);
+/* A snapshot of the next set into path (pipeline_control.c; control and
+ * HTTP threads): the main picture (view NULL or ""), a virtual camera's
+ * (view its name) or each camera's into the folder path (cameras 1);
+ * answered through pl_snapshot_done(token). 0, or -1 with err (another
+ * one waits, no such view). */
+int pl_request_snapshot(pipeline *p, const char *path, int cameras, const char *view, unsigned long long token,
+                        char *err, size_t errlen);
+/* 1 when view is NULL, "" or a virtual camera of this run; else 0 with
+ * err naming the ones there are. */
+int pl_snapshot_view_ok(pipeline *p, const char *view, char *err, size_t errlen);
 /* The answer to a snapshot request (any thread): to the control client
  * or the web request that asked, by token. */
 void pl_snapshot_done(pipeline *p, unsigned long long token, int rc, const char *msg);

@@ -8,38 +8,60 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ reload */
 
 void pl_reload(pipeline *p)
 {
     pc_daemon *d = p->d;
+    /* the control clients that asked before the file is read: this
+     * reload's outcome is their answer */
+    unsigned long long tokens[PL_RELOAD_WAITERS];
+    pthread_mutex_lock(&p->reload_lock);
+    int ntok = p->nreload;
+    memcpy(tokens, p->reload_token, (size_t)ntok * sizeof *tokens);
+    p->nreload = 0;
+    pthread_mutex_unlock(&p->reload_lock);
+    int failed = 1;
+    char outcome[1024] = "";
     pc_notify_reloading(d->notify);
     pc_settings *next = malloc(sizeof *next);
     pc_settings_delta *delta = malloc(sizeof *delta);
     pc_diag *diag = malloc(sizeof *diag);
     if (!next || !delta || !diag) {
         pc_log(&d->logger, PC_LOG_ERR, "reload: out of memory");
+        snprintf(outcome, sizeof outcome, "reload: out of memory");
         goto out;
     }
     pc_diag_init(diag);
     int rc = pc_cli_reload(d->cli, &d->settings, next, delta, diag);
+    char first[900] = "";
     for (int i = 0; i < diag->count; i++) {
         char line[900];
         pc_diag_format(&diag->item[i], line, sizeof line);
         pc_log(&d->logger, diag->item[i].severity == PC_DIAG_ERROR ? PC_LOG_ERR : PC_LOG_WARNING, "%s", line);
+        if (!first[0] && diag->item[i].severity == PC_DIAG_ERROR)
+            snprintf(first, sizeof first, "%s", line);
     }
     if (rc != PC_EXIT_OK) {
         pc_log(&d->logger, PC_LOG_ERR, "reload: configuration rejected, keeping the running settings");
+        int nerr = diag->errors > 0 ? diag->errors : 1;
+        snprintf(outcome, sizeof outcome, "reload: configuration rejected, keeping the running settings (%d error%s%s): "
+                 "%s", nerr, nerr == 1 ? "" : "s", nerr > 1 ? "; the log has them all" : "",
+                 first[0] ? first : "see the log");
         goto out;
     }
+    failed = 0;
     if (!delta->changes) {
         pc_log(&d->logger, PC_LOG_NOTICE, "reload: nothing changed");
+        snprintf(outcome, sizeof outcome, "nothing changed");
         goto out;
     }
     char desc[2048];
     pc_settings_diff_describe(delta, desc, sizeof desc);
     pc_log(&d->logger, PC_LOG_NOTICE, "reload: %s", desc);
+    snprintf(outcome, sizeof outcome, "%.900s%s", desc, strlen(desc) > 900 ? " ..." : "");
     unsigned live = delta->live;
     /* the main picture's outputs and bitrate: what cannot apply is kept
      * out of the settings in force (a later reload compares with them) */
@@ -79,6 +101,8 @@ void pl_reload(pipeline *p)
                delta->restart, delta->restart == 1 ? "" : "s", delta->restart == 1 ? "s" : "");
 out:
     pc_notify_ready(d->notify, "reloaded");
+    for (int i = 0; i < ntok; i++)
+        pc_control_done(p->ctl, tokens[i], failed ? -1 : 0, outcome);
     free(next);
     free(delta);
     free(diag);

@@ -16,9 +16,9 @@
 static const pl_step_ops *const stage_steps[] = {
     &pl_step_raw_record, /* the set as captured, to the .pcraw file */
     &pl_step_colour,     /* tables and white balance: pl_set.colour */
-    &pl_step_snapshot,   /* a requested PNG, through the tables */
     &pl_step_debayer,    /* upload + demosaic into the slot's picture (RGB for the render step) */
     &pl_step_render,     /* the panorama and the virtual cameras from the rig (when one is configured) */
+    &pl_step_snapshot,   /* a requested PNG of what the stream shows (the slot's pictures written) */
     &pl_step_web_picture, /* the web page's live picture, when watched (last: the finished picture) */
 };
 

@@ -8,7 +8,7 @@
  * another step; what one step tells a later one travels in the pl_set
  * (the picture it wrote, the colour tables in force).
  *
- *   raw-record -> colour -> snapshot -> | picture slot | -> debayer -> (geometry ...)
+ *   raw-record -> colour -> | picture slot | -> debayer -> (geometry ...) -> snapshot -> web picture
  *
  * Steps before the first PL_STEP_SLOT step run while the set waits for a
  * free picture slot (they read only the frame set); from it on the set
@@ -216,7 +216,7 @@ int pl_steps_start(pl_steps *l, const pl_step_env *env, const int *out_fmt, int 
 int pl_steps_run(pl_steps *l, int from, int to, pl_set *set);
 /* Main thread: every step's reload; logs what each says ("reload: ..."). */
 void pl_steps_reload(pl_steps *l, const pc_settings *s, unsigned live, const pc_logger *log);
-/* "colour (off) -> snapshot (on request) -> debayer (edge, ...)" */
+/* "colour (off) -> debayer (edge, ...) -> snapshot (on request, the panorama)" */
 void pl_steps_describe(pl_steps *l, char *buf, size_t len);
 /* Teardown: closes every step, frees the intermediate pictures. */
 void pl_steps_close(pl_steps *l);

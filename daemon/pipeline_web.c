@@ -11,6 +11,7 @@
 #include "panocap_config.h"
 #include "pipeline_int.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,9 @@ struct pl_web {
     char enc_name[PL_MAX_ENCODERS][32], enc_codec[PL_MAX_ENCODERS][16];
     web_snap snap[WEB_SNAPS];
     unsigned long long next_token;
+    /* web snapshots' files removed: the folder keeps only the WEB_SNAPS
+     * the API serves (a token holder could fill the disk) */
+    uint64_t snaps_removed;
 };
 
 /* ------------------------------------------------------------- status */
@@ -69,6 +73,7 @@ static void expire_snapshots(pipeline *p, pl_web *w)
         pthread_mutex_lock(&p->snap_lock);
         if (p->snap_token == s->token) {
             p->snap_path[0] = '\0';
+            p->snap_view[0] = '\0';
             p->snap_token = 0;
             p->snap_cameras = 0;
         }
@@ -370,6 +375,16 @@ static int web_status(void *user, pc_json *j)
         pc_json_object_end(j);
     }
     pc_json_array_end(j);
+    /* the folder keeps only the snapshots the API serves: how many of
+     * the web's it holds, and how many it removed */
+    int kept = 0;
+    for (int i = 0; i < WEB_SNAPS; i++)
+        kept += w->snap[i].token && w->snap[i].state == 2;
+    pc_json_object(j, "snapshot_files");
+    pc_json_int(j, "kept", kept);
+    pc_json_int(j, "limit", WEB_SNAPS);
+    pc_json_uint(j, "removed", w->snaps_removed);
+    pc_json_object_end(j);
 
     /* the virtual cameras: their poses, controls and frames on the live picture */
     pl_vcams_json(p, j);
@@ -449,24 +464,69 @@ static int web_wb(void *user, int freeze, char *text, size_t len, char *err, siz
     return 0;
 }
 
-static int web_snapshot(void *user, char *name, size_t namelen, char *err, size_t n)
+/* Removes a web snapshot's file (one the API no longer serves), counted.
+ * Not under w->lock. */
+static void remove_snapshot(pipeline *p, pl_web *w, const char *name)
+{
+    char path[PC_PATH_LEN + 80];
+    snprintf(path, sizeof path, "%s/%s", w->snapshot_dir, name);
+    if (unlink(path) == 0) {
+        pthread_mutex_lock(&w->lock);
+        w->snaps_removed++;
+        pthread_mutex_unlock(&w->lock);
+        pc_log(&p->d->logger, PC_LOG_DEBUG, "http: snapshot %s removed (the web keeps its last %d)", path, WEB_SNAPS);
+    } else if (errno != ENOENT) {
+        pc_log(&p->d->logger, PC_LOG_WARNING, "http: cannot remove the snapshot %s: %s", path, strerror(errno));
+    }
+}
+
+static int web_snapshot(void *user, const char *view, char *name, size_t namelen, int *code, char *err, size_t n)
 {
     pipeline *p = user;
     pl_web *w = p->webapi;
+    *code = 409;
     if (!w->snapshot_dir[0]) {
         snprintf(err, n, "snapshots are off (daemon.snapshot_dir is empty)");
         return -1;
     }
+    if (!pl_snapshot_view_ok(p, view, err, n)) { /* before a slot is taken */
+        *code = 404;
+        return -1;
+    }
+    /* its place in the table first: a free one, else the oldest answered
+     * one, whose file goes (the folder keeps only what the API serves);
+     * every one still being written: refused */
+    pthread_mutex_lock(&w->lock);
+    expire_snapshots(p, w);
+    web_snap *slot = NULL, *oldest = NULL;
+    for (int i = 0; i < WEB_SNAPS; i++) {
+        web_snap *x = &w->snap[i];
+        if (!x->token) {
+            if (!slot)
+                slot = x;
+        } else if (x->state != 1 && (!oldest || x->asked_ns < oldest->asked_ns)) {
+            oldest = x;
+        }
+    }
+    if (!slot)
+        slot = oldest;
+    if (!slot) {
+        pthread_mutex_unlock(&w->lock);
+        snprintf(err, n, "the last %d snapshots are all still being written; try again in a second", WEB_SNAPS);
+        return -1;
+    }
+    const web_snap old = *slot; /* given back if the request fails; else its file goes */
+    unsigned long long seq = ++w->next_token, token = WEB_TOKEN_BIT | seq;
+    *slot = (web_snap){.token = token, .state = 1, .asked_ns = pc_now_ns()}; /* held; named below */
+    pthread_mutex_unlock(&w->lock);
     char path[PC_PATH_LEN + 80], nm[64];
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    pthread_mutex_lock(&w->lock);
-    unsigned long long seq = ++w->next_token;
-    pthread_mutex_unlock(&w->lock);
     struct stat sb;
+    int rc = 0;
     for (int i = 0;; i++) { /* a name nothing has yet (no file, no link) */
         snprintf(nm, sizeof nm, "panocap-%s-%llu%s%.0d.png", stamp, seq, i ? "-" : "", i);
         snprintf(path, sizeof path, "%s/%s", w->snapshot_dir, nm);
@@ -474,25 +534,31 @@ static int web_snapshot(void *user, char *name, size_t namelen, char *err, size_
             break;
         if (i > 100) {
             snprintf(err, n, "cannot find a free file name in %s", w->snapshot_dir);
-            return -1;
+            rc = -1;
+            break;
         }
     }
-    if (strlen(path) >= PC_PATH_LEN) {
+    if (!rc && strlen(path) >= PC_PATH_LEN) {
         snprintf(err, n, "the snapshot folder's path is too long");
+        rc = -1;
+    }
+    pthread_mutex_lock(&w->lock);
+    if (!rc)
+        snprintf(slot->name, sizeof slot->name, "%s", nm);
+    pthread_mutex_unlock(&w->lock);
+    if (!rc)
+        rc = pl_request_snapshot(p, path, 0, view, token, err, n);
+    if (rc) { /* the slot back to what it held */
+        pthread_mutex_lock(&w->lock);
+        if (slot->token == token)
+            *slot = old;
+        pthread_mutex_unlock(&w->lock);
         return -1;
     }
-    unsigned long long token = WEB_TOKEN_BIT | seq;
-    if (w->cops.snapshot(p, path, token, err, n))
-        return -1;
-    pthread_mutex_lock(&w->lock);
-    web_snap *slot = &w->snap[0];
-    for (int i = 0; i < WEB_SNAPS; i++) /* a free slot, else the oldest answered one */
-        if (!w->snap[i].token || (slot->token && w->snap[i].state != 1 && w->snap[i].asked_ns < slot->asked_ns))
-            slot = &w->snap[i];
-    *slot = (web_snap){.token = token, .state = 1, .asked_ns = pc_now_ns()};
-    snprintf(slot->name, sizeof slot->name, "%s", nm);
-    pthread_mutex_unlock(&w->lock);
-    pc_log(&p->d->logger, PC_LOG_INFO, "http: snapshot to %s requested", path);
+    if (old.token)
+        remove_snapshot(p, w, old.name);
+    pc_log(&p->d->logger, PC_LOG_INFO, "http: snapshot to %s%s%s requested", path, view ? " of the view " : "",
+           view ? view : "");
     snprintf(name, namelen, "%s", nm);
     return 0;
 }
@@ -536,13 +602,21 @@ void pl_snapshot_done(pipeline *p, unsigned long long token, int rc, const char 
     pl_web *w = p->webapi;
     if (!w)
         return;
+    int held = 0;
     pthread_mutex_lock(&w->lock);
     for (int i = 0; i < WEB_SNAPS; i++)
         if (w->snap[i].token == token) {
             w->snap[i].state = rc ? 3 : 2;
             snprintf(w->snap[i].msg, sizeof w->snap[i].msg, "%s", msg ? msg : "");
+            held = 1;
         }
     pthread_mutex_unlock(&w->lock);
+    /* written after its place was given to a newer one (it expired while
+     * written): nothing serves it, so it goes too */
+    if (!held && !rc && msg) {
+        const char *slash = strrchr(msg, '/');
+        remove_snapshot(p, w, slash ? slash + 1 : msg);
+    }
 }
 
 /* -------------------------------------------------------- set-up, end */

@@ -566,6 +566,9 @@ static int apply_move(pl_vcams *v, const parsed *c, char *ans, size_t len, pl_vc
             continue;
         }
         pc_vcam_motion_go(&w->mot, want, c->how, c->value);
+        const double pace = w->mot.pace;
+        const int pace_zoom = w->mot.pace_zoom;
+        const pc_vcam_pace pace_why = w->mot.pace_why;
         const int was_follow = w->follow;
         w->follow = 0;
         w->epoch++;
@@ -580,9 +583,15 @@ static int apply_move(pl_vcams *v, const parsed *c, char *ans, size_t len, pl_vc
         pose_text(pose, sizeof pose, want);
         size_t o = (size_t)snprintf(ans, len, "OK %s %s%s%s -> %s", w->name, verb_names[c->verb],
                                     c->verb == V_PRESET ? " " : "", c->verb == V_PRESET ? c->name : "", pose);
+        /* the speed the move runs at: a zoom alone at the hfov's (within
+         * max_zoom_speed), a move whose zoom takes longer at that zoom's */
         if (c->how == PC_VCAM_MOVE_SPEED && o < len)
-            o += (size_t)snprintf(ans + o, len - o, " at %.1f deg/s%s", fmin(c->value, lim.max_speed),
-                                  c->value > lim.max_speed ? " (its max_speed)" : "");
+            o += (size_t)snprintf(ans + o, len - o, " at %.1f deg/s%s%s", pace, pace_zoom ? " of zoom" : "",
+                                  pace_why == PC_VCAM_PACE_MAX_SPEED  ? " (its max_speed)"
+                                  : pace_why == PC_VCAM_PACE_MAX_ZOOM ? " (its max_zoom_speed)"
+                                  : pace_why == PC_VCAM_PACE_ZOOM_TIME
+                                      ? " (its zoom takes longer at its max_zoom_speed)"
+                                      : "");
         else if (c->how == PC_VCAM_MOVE_DURATION && o < len)
             o += (size_t)snprintf(ans + o, len - o, " in %.2f s", c->value);
         if (clamped && o < len)

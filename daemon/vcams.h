@@ -109,7 +109,8 @@ int pl_vcams_want_activity(pl_vcams *v);
  *   NAME stop                                 stay where it is now
  * Ranges: PAN -180..180, TILT -90..90, HFOV 1..179, DPAN -360..360,
  * DTILT -180..180, DHFOV -178..178, S 0.1..1000 deg/s (the view's
- * max_speed caps it), T 0.05..600 s.
+ * max_speed caps it; a move that only zooms: the zoom's speed, capped by
+ * max_zoom_speed), T 0.05..600 s.
  * A move (goto, move, zoom, preset, stop) in follow mode turns follow off
  * (the answer says so); `follow on` hands the view back.
  * Answers "OK ..." (with the pose it will go to and, when clamped, why)

@@ -354,6 +354,12 @@ static int validate(const pc_encode_config *cfg, char *err, size_t n)
                  PC_ENCODE_MIN_SIDE, PC_ENCODE_MAX_SIDE);
         return PC_EINVAL;
     }
+    if (!pc_encode_area_ok(cfg->width, cfg->height)) {
+        snprintf(err, n, "frame size %dx%d: over the area libavcodec opens ((width + 128) x (height + 128) at most "
+                 "%lld; %d wide: at most %d high)", cfg->width, cfg->height, PC_ENCODE_MAX_AREA, cfg->width,
+                 pc_encode_area_max_height(cfg->width));
+        return PC_EINVAL;
+    }
     if (cfg->fps_num <= 0 || cfg->fps_den <= 0 || (double)cfg->fps_num / cfg->fps_den > 1000) {
         snprintf(err, n, "fps %d/%d: must be a positive rate up to 1000", cfg->fps_num,
                  cfg->fps_den);

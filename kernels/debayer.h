@@ -282,6 +282,14 @@ int pc_ref_debayer(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst,
 int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst,
                   char *err, size_t errlen);
 
+/* The other way (yuv_to_rgb.c): an NV12 or I420 picture (host memory, its
+ * matrix and range; stacked, no grid) as RGB24 the way a player shows it,
+ * the inverse of the matrix above, each 2x2 block's chroma for its four
+ * pixels; an RGB24/RGBX32 picture copied. rgb: 3*width bytes per row at
+ * rgb_pitch. What the daemon's snapshot of the panorama or a view
+ * writes. */
+int pc_yuv_to_rgb(const pc_picture *src, uint8_t *rgb, size_t rgb_pitch, char *err, size_t errlen);
+
 /* Imposes the Bayer pattern cfa on a packed RGB24 image (3*w bytes per row
  * at pitch): raw(x,y) = the R, G or B value its site type samples. Any w, h
  * in 1..PC_MAX_DIM (used by tests and panocap-quality). */

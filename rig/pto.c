@@ -5,10 +5,12 @@
  * other comments are read past. Values mean what Hugin 2022's loader makes
  * of them (Panorama.cpp, PTScriptParsing.cpp), checked with its tools
  * (tests/test_rig_pto.c). Every error names the file, the line and the
- * field:
- *   rig.pto:7: i line (image 2): field v: 0 is not a field of view (0 < v < 180 for a rectilinear lens)
+ * field (control bytes it quotes escaped, \x1b for ESC):
+ *   rig.pto:7: i line (image 2): field v: 0 is not a field of view (0.1 <= v < 180 degrees for this lens)
  */
 #include "rig.h"
+
+#include "errmsg.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -63,8 +65,10 @@ static int fail(parser *ps, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (ps->errlen)
+    if (ps->errlen) { /* the file's bytes it quotes, control bytes escaped */
         snprintf(ps->err, ps->errlen, "%s:%d: %s", ps->name, ps->line, msg);
+        pc_escape_ctl_inplace(ps->err, ps->errlen);
+    }
     return -1;
 }
 
@@ -300,8 +304,12 @@ static int check_i(parser *ps, const iline *il, int index, pc_rig_camera *c)
                     what, v[F_F]);
     double vmax = lens == PC_LENS_RECTILINEAR ? 180.0 : 360.0;
     if (!(v[F_V] > 0 && v[F_V] < vmax))
-        return fail(ps, "%s: field v: %g is not a field of view (0 < v < %g degrees for this lens)", what, v[F_V],
-                    vmax);
+        return fail(ps, "%s: field v: %g is not a field of view (%g <= v < %g degrees for this lens)", what, v[F_V],
+                    PC_RIG_MIN_HFOV, vmax);
+    if (v[F_V] < PC_RIG_MIN_HFOV)
+        return fail(ps, "%s: field v: %g degrees is narrower than any lens (%g <= v < %g degrees for this lens; the "
+                        "longest telephotos see about 1 degree, and the camera model cannot resolve the pixels of a "
+                        "camera under %g)", what, v[F_V], PC_RIG_MIN_HFOV, vmax, PC_RIG_MIN_HFOV);
     /* Tpy Tpp orient the translation plane: without a translation they do nothing */
     for (int k = F_TRX; k <= F_TRZ; k++)
         if (v[k] != 0)
@@ -460,8 +468,12 @@ static int parse_p(parser *ps, const char *s, pc_rig_canvas *p)
         return fail(ps, "%s: field h: %g is not a canvas height (16..65536)", what, val[P_H]);
     double vmax = proj == PC_PROJ_RECTILINEAR ? 180.0 : 360.0;
     if (!(val[P_V] > 0 && val[P_V] <= vmax) || (proj == PC_PROJ_RECTILINEAR && val[P_V] >= 180.0))
-        return fail(ps, "%s: field v: %g is not a field of view for this projection (0 < v %s %g degrees)", what,
-                    val[P_V], proj == PC_PROJ_RECTILINEAR ? "<" : "<=", vmax);
+        return fail(ps, "%s: field v: %g is not a field of view for this projection (%g <= v %s %g degrees)", what,
+                    val[P_V], PC_RIG_MIN_HFOV, proj == PC_PROJ_RECTILINEAR ? "<" : "<=", vmax);
+    if (val[P_V] < PC_RIG_MIN_HFOV)
+        return fail(ps, "%s: field v: %g degrees is narrower than any panorama (%g <= v %s %g degrees for this "
+                        "projection; the cameras it shows see at least %g)", what, val[P_V], PC_RIG_MIN_HFOV,
+                    proj == PC_PROJ_RECTILINEAR ? "<" : "<=", vmax, PC_RIG_MIN_HFOV);
     if (!(fabs(val[P_E]) <= 20))
         return fail(ps, "%s: field E: %g is not an exposure value (-20..20)", what, val[P_E]);
     if (val[P_R] != 0 && val[P_R] != 1)

@@ -33,6 +33,12 @@ extern "C" {
 #define PC_RIG_MAX_CAMERAS 16
 #define PC_RIG_PATH_LEN 1024
 #define PC_RIG_RESPONSE_KNOTS 1024 /* the EMoR curves' knots (Hugin's LUT size) */
+/* The narrowest field of view (degrees) a camera or the canvas may have:
+ * the longest telephoto lenses see about 1 degree, and below 0.1 the
+ * camera model's single-precision rays no longer tell a camera's pixels
+ * apart (a 2040-pixel camera at 0.01 degree: 9e-8 radian a pixel, float's
+ * own step); v1e-300 or five cameras at v0.001 rendered nothing at all. */
+#define PC_RIG_MIN_HFOV 0.1
 
 /* One `i` line as written (variables linked with `=N` resolved). */
 typedef struct pc_rig_camera {

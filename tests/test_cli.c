@@ -137,6 +137,31 @@ int main(void)
         pc_diag_init(d);
         rc = pc_cli_reload(cli, s, next, &delta, d);
         TAP_CHECK(rc == PC_EXIT_CONFIG && d->errors == 1, "reload of a broken file: 78, the caller keeps its settings");
+        /* -s on an entry the file does not have (any more): the entry is
+         * the command line's, and its errors say so (they named the file,
+         * with no line and no word of the command line) */
+        f = fopen(path, "w");
+        fputs("debayer = { algo = \"edge\"; };\n", f);
+        fclose(f);
+        rc = PARSE(cli, err, "--config", path, "-s", "virtual_cameras[0].hfov=40");
+        pc_diag_init(d);
+        rc = rc ? rc : pc_cli_reload(cli, s, next, &delta, d);
+        int named = d->count > 0;
+        char want[400];
+        snprintf(want, sizeof want, "comes from -s on the command line alone: %s has no such entry, and every reload "
+                 "applies -s again)", path);
+        char first[900] = "";
+        for (int i = 0; i < d->count; i++) {
+            named &= !strcmp(d->item[i].file, "command line") && d->item[i].line == 0 &&
+                     !strncmp(d->item[i].key, "virtual_cameras", 15) && strstr(d->item[i].msg, want) != NULL;
+            if (!strcmp(d->item[i].key, "virtual_cameras[0].name"))
+                pc_diag_format(&d->item[i], first, sizeof first);
+        }
+        TAP_CHECK(rc == PC_EXIT_CONFIG && d->errors >= 2 && named &&
+                      !strncmp(first, "command line: error: virtual_cameras[0].name: missing", 53) &&
+                      strstr(first, "(virtual_cameras[0] comes from -s on the command line alone"),
+                  "reload with -s virtual_cameras[0].hfov=40 and a file without it: 78, each error the command "
+                  "line's, saying so: %s", first);
         rc = PARSE(cli, err, "--config", "/nonexistent.conf");
         pc_diag_init(d);
         TAP_CHECK(rc == 0 && pc_cli_load_settings(cli, s, d) == PC_EXIT_CONFIG && d->count == 1 &&

@@ -237,6 +237,41 @@ static void test_rig_errors(void)
     TAP_CHECK(e == 0 && it, "a mask on image 2: accepted with a warning naming masks.pto:6 and panorama.rig");
     if (!it)
         dump(&d);
+    /* a canvas of 65536x65536: capped inside 16384 a side and inside
+     * libavcodec's area (16384x16384 is not), both sides even; an explicit
+     * width of 16384 on it is refused, naming the largest that fits */
+    snprintf(text, sizeof text, "panorama = {\n  rig = \"%s\";\n};\n",
+             write_conf("square.pto", "p f1 w65536 h65536 v210\ni w2040 h1080 f0 v50 y-80\n"
+                        "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\ni w2040 h1080 f0 v50 y40\n"
+                        "i w2040 h1080 f0 v50 y80\n"));
+    pc_rig_setup *rs = malloc(sizeof *rs);
+    e = load_checked("square.conf", text, s, &d, rs);
+    int pw = 0, ph = 0;
+    char why[512] = "";
+    int r = e == 0 ? pc_settings_panorama_size(s, &rs->rig, -1, &pw, &ph, why, sizeof why) : -1;
+    TAP_CHECK(r == 1 && pw == 16254 && ph == 16254 && strstr(why, "capped to 16254x16254") &&
+                  strstr(why, "(width + 128) x (height + 128)"),
+              "a 65536x65536 canvas: capped to 16254x16254, the largest square libavcodec opens (%s)", why);
+    free(rs);
+    snprintf(text, sizeof text, "panorama = {\n  rig = \"%s/square.pto\";\n  width = 16384;\n};\n", config_tmpdir);
+    check_error("panorama.width 16384 on a square canvas: over libavcodec's area", "square16k.conf", text, 1,
+                "panorama.width", "capped to 16254x16254", "a width of at most 16254 keeps it inside");
+    /* sizes under the encoders' 16 pixels: the message says why. A canvas
+     * too long for its height is capped to a sliver (it said "under the
+     * 16 pixels" of the 65536x20 canvas); a 1x1 crop names the crop and
+     * its size (it said "output size 0x0") */
+    check_error("a 65536x20 canvas: capped to a sliver", "long.conf",
+                pano(write_conf("long.pto", "p f1 w65536 h20 v210\ni w2040 h1080 f0 v50 y-80\n"
+                                "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\ni w2040 h1080 f0 v50 y40\n"
+                                "i w2040 h1080 f0 v50 y80\n"), NULL), 1, "panorama.rig",
+                "the .pto's output size 65536x20: capped inside a libavcodec software encoder's 16384 pixels a side",
+                "the panorama would be 16384x6, under the 16 pixels a side encoders take: its sides are 3277 to 1");
+    check_error("a 1x1 crop", "crop1.conf",
+                pano(write_conf("crop1.pto", "p f1 w8600 h1300 v210 S100,101,100,101\ni w2040 h1080 f0 v50 y-80\n"
+                                "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\ni w2040 h1080 f0 v50 y40\n"
+                                "i w2040 h1080 f0 v50 y80\n"), NULL), 1, "panorama.rig",
+                "the .pto's output size 1x1 (its crop S100,101,100,101), 0x0 with even sides: under the 16 pixels",
+                NULL);
     /* an explicit width the configured encoder cannot take */
     snprintf(text, sizeof text, "encode = { encoder = \"hevc_nvenc\"; };\npanorama = {\n  rig = \"%s\";\n"
              "  width = 10000;\n};\n", write_rig("wide.pto", 5, -1, NULL, NULL));
@@ -299,6 +334,12 @@ static void test_vcam_errors(void)
              "outputs = ( \"a.ts\" ); }\n);\n", rig);
     check_error("a picture over NVENC H.264", "h264.conf", text, 4, "virtual_cameras[0].width",
                 "4800x2700 is over the limit of NVENC H.264 (4096 pixels a side)", NULL);
+    /* inside 16384 a side but over the area libavcodec opens (avcodec_open2
+     * answered "Picture size 16384x16384 is invalid" at the start) */
+    check_error("a 16384x16384 view: over libavcodec's area", "area.conf",
+                VIEWS("  { name = \"a\"; width = 16384; height = 16384;\n    outputs = ( \"a.ts\" ); }\n"), 3,
+                "virtual_cameras[0].height", "16384x16384 is over the area libavcodec opens",
+                "16384 wide, at most 16128 high");
     check_error("min_hfov over max_hfov", "minmax.conf",
                 VIEWS("  { name = \"a\"; min_hfov = 90.0; max_hfov = 60.0; outputs = ( \"a.ts\" ); }\n"), 3,
                 "virtual_cameras[0].min_hfov", "90 is wider than max_hfov 60", NULL);

@@ -30,9 +30,12 @@ typedef struct calls {
     pc_algo_id last_algo;
     pc_variant last_variant;
     char last_path[PATH_MAX];
+    char last_view[64];       /* snapshot's view, "(none)" */
     int fail_idr;
     int big_metrics;      /* answer metrics with 200 KiB */
     int snapshot_fails;   /* the writer reports a failure */
+    int reload_defer;     /* reload: the test answers (pc_control_done) */
+    unsigned long long reload_token;
     pc_control *ctl;
 } calls;
 
@@ -97,12 +100,13 @@ static int cb_algo(void *u, pc_algo_id a, pc_variant v, char *err, size_t len)
 
 /* The "writer": answers at once from the control thread itself (as a
  * writer thread would, through pc_control_done). */
-static int cb_snapshot(void *u, const char *path, unsigned long long token, char *err, size_t len)
+static int cb_snapshot(void *u, const char *path, const char *view, unsigned long long token, char *err, size_t len)
 {
     calls *c = u;
     pthread_mutex_lock(&c->mu);
     c->snapshot++;
     snprintf(c->last_path, sizeof c->last_path, "%s", path);
+    snprintf(c->last_view, sizeof c->last_view, "%s", view ? view : "(none)");
     int fail = c->snapshot_fails;
     pthread_mutex_unlock(&c->mu);
     pc_control_done(c->ctl, token, fail ? -1 : 0, fail ? "disk full" : path);
@@ -137,12 +141,46 @@ static int cb_idr(void *u, char *err, size_t len)
     return 0;
 }
 
-static int cb_reload(void *u, char *err, size_t len)
+/* reload: answered at once with an empty outcome, or (reload_defer) its
+ * token kept for the test to answer later, as the main thread does once
+ * the file is read */
+static int cb_reload(void *u, unsigned long long token, char *err, size_t len)
 {
     calls *c = u;
     pthread_mutex_lock(&c->mu);
     c->reload++;
+    int defer = c->reload_defer;
+    c->reload_token = token;
     pthread_mutex_unlock(&c->mu);
+    if (!defer)
+        pc_control_done(c->ctl, token, 0, "");
+    return 0;
+}
+
+/* A logger that keeps every line (the control thread logs). */
+typedef struct kept_log {
+    pthread_mutex_t mu;
+    char text[16384];
+    size_t len;
+} kept_log;
+
+static void keep_line(void *user, int level, const char *line)
+{
+    kept_log *k = user;
+    (void)level;
+    pthread_mutex_lock(&k->mu);
+    int n = snprintf(k->text + k->len, sizeof k->text - k->len, "%s\n", line);
+    if (n > 0 && (size_t)n < sizeof k->text - k->len)
+        k->len += (size_t)n;
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* 1 when s holds a control byte other than newline. */
+static int has_raw_ctl(const char *s)
+{
+    for (; *s; s++)
+        if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
+            return 1;
     return 0;
 }
 
@@ -246,7 +284,8 @@ int main(void)
     TAP_CHECK(stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0660, "socket file mode 0660");
 
     ask(path, "help\n", buf, sizeof buf);
-    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot NAME.png") && strstr(buf, "\nOK\n"), "help");
+    TAP_CHECK(strstr(buf, "algo NAME [VARIANT]") && strstr(buf, "snapshot NAME.png [VIEW]") && strstr(buf, "\nOK\n"),
+              "help");
     ask(path, "status\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "edge/auto | 50.0 fps | in 10 enc 10 drop 0\nOK\n") == 0 && c.status == 1,
               "status: the callback's line, then OK");
@@ -293,6 +332,16 @@ int main(void)
     snprintf(want, sizeof want, "%s/pano shot.png", snapdir);
     TAP_CHECK(strncmp(buf, "OK snapshot ", 12) == 0 && c.snapshot == 2 && strcmp(c.last_path, want) == 0,
               "snapshot: an absolute path inside the folder (spaces kept)");
+    TAP_CHECK(!strcmp(c.last_view, "(none)"), "snapshot NAME with spaces in it: no view (%s)", c.last_view);
+    /* a view's picture: the word after NAME.png */
+    ask(path, "snapshot view.png main\n", buf, sizeof buf);
+    snprintf(want, sizeof want, "OK snapshot %s/view.png\n", snapdir);
+    TAP_CHECK(!strcmp(buf, want) && c.snapshot == 3 && !strcmp(c.last_view, "main"),
+              "snapshot NAME.png VIEW: the view to the callback (%s), the file as before: %s", c.last_view, buf);
+    c.snapshot = 2; /* the counts below are of the checks that follow */
+    ask(path, "snapshot view main\n", buf, sizeof buf);
+    TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "must end in .png") && c.snapshot == 2,
+              "snapshot NAME VIEW without .png: ERR (%s)", buf);
     ask(path, "snapshot ../escape.png\n", buf, sizeof buf);
     TAP_CHECK(strstr(buf, "ERR ") == buf && strstr(buf, "\"..\" is not allowed") && c.snapshot == 2,
               "snapshot ../escape.png: ERR, no write: %s", buf);
@@ -353,6 +402,40 @@ int main(void)
     TAP_CHECK(strcmp(buf, "ERR encoder not running second line\n") == 0, "failing callback: one ERR line: %s", buf);
     ask(path, "reload\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "OK reload\n") == 0 && c.reload == 1, "reload");
+    /* the answer waits for the outcome (it said OK before the file was
+     * read, also when it was then rejected), and carries it */
+    {
+        c.reload_defer = 1;
+        int fd = dial(path);
+        char early[256] = "", late[1024] = "";
+        send(fd, "reload\n", 7, MSG_NOSIGNAL);
+        struct pollfd pw = {fd, POLLIN, 0};
+        int got_early = poll(&pw, 1, 500) == 1;
+        if (got_early)
+            read_answer(fd, early, sizeof early);
+        pthread_mutex_lock(&c.mu);
+        unsigned long long tok = c.reload_token;
+        pthread_mutex_unlock(&c.mu);
+        pc_control_done(c.ctl, tok, -1, "reload: configuration rejected, keeping the running settings (1 error): "
+                                        "x.conf:3: error: debayer.algo: unknown value \"edgy\"");
+        read_answer(fd, late, sizeof late);
+        TAP_CHECK(!got_early && c.reload == 2 &&
+                      !strcmp(late, "ERR reload: configuration rejected, keeping the running settings (1 error): "
+                                    "x.conf:3: error: debayer.algo: unknown value \"edgy\"\n"),
+                  "reload: no answer before the outcome (%s), then the outcome: %s", early, late);
+        send(fd, "reload\n", 7, MSG_NOSIGNAL);
+        usleep(100000);
+        pthread_mutex_lock(&c.mu);
+        tok = c.reload_token;
+        pthread_mutex_unlock(&c.mu);
+        pc_control_done(c.ctl, tok, 0, "debayer.algo edge -> bilinear (live)");
+        read_answer(fd, late, sizeof late);
+        TAP_CHECK(!strcmp(late, "OK reload debayer.algo edge -> bilinear (live)\n"), "reload applied: %s", late);
+        close(fd);
+        c.reload_defer = 0;
+        ask(path, "reload now\n", buf, sizeof buf);
+        TAP_CHECK(!strcmp(buf, "ERR usage: reload\n") && c.reload == 3, "reload with words after it: usage (%s)", buf);
+    }
     ask(path, "frobnicate now\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR unknown command \"frobnicate\"; try help\n") == 0, "unknown command: %s", buf);
 
@@ -508,6 +591,35 @@ int main(void)
     ask(path, "algo edge\n", buf, sizeof buf);
     TAP_CHECK(strcmp(buf, "ERR not available\n") == 0, "no algo callback: ERR not available");
     pc_control_stop(ctl);
+
+    /* Control bytes a client sends are escaped in the answers that quote
+     * them and in the lines the control thread logs (they reached the
+     * terminal and the journal raw). */
+    {
+        kept_log kl = {.len = 0};
+        pthread_mutex_init(&kl.mu, NULL);
+        pc_logger keep = {.sink = keep_line, .user = &kl, .max_level = PC_LOG_DEBUG};
+        rc = pc_control_start(&ctl, path, &ops, &keep, err, sizeof err);
+        c.ctl = ctl;
+        char a1[1024] = "", a2[1024] = "", a3[1024] = "";
+        ask(path, "snapshot \x1b[2Jpwn\x07.png\n", a1, sizeof a1);
+        ask(path, "\x1b]0;pwned\x07\n", a2, sizeof a2);
+        ask(path, "algo \x1b[31medge\n", a3, sizeof a3);
+        pc_control_stop(ctl);
+        TAP_CHECK(rc == 0 && strncmp(a1, "OK snapshot ", 12) == 0 && strstr(a1, "/\\x1b[2Jpwn\\x07.png\n") &&
+                      !has_raw_ctl(a1),
+                  "snapshot NAME with control bytes: its OK line quotes the name escaped: %s", a1);
+        TAP_CHECK(!strcmp(a2, "ERR unknown command \"\\x1b]0;pwned\\x07\"; try help\n"),
+                  "an unknown command of control bytes: ERR quoting it escaped: %s", a2);
+        TAP_CHECK(strstr(a3, "ERR unknown algorithm \"\\x1b[31medge\"") == a3 && !has_raw_ctl(a3),
+                  "an unknown algorithm: ERR quoting it escaped: %s", a3);
+        pthread_mutex_lock(&kl.mu);
+        TAP_CHECK(strstr(kl.text, "control: snapshot to ") && strstr(kl.text, "\\x1b[2Jpwn\\x07.png requested") &&
+                      !has_raw_ctl(kl.text),
+                  "the control thread's log lines: the name escaped, no raw control byte");
+        pthread_mutex_unlock(&kl.mu);
+        pthread_mutex_destroy(&kl.mu);
+    }
 
     /* Not a socket; too long a path. */
     FILE *f = fopen(path, "w");

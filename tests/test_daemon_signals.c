@@ -262,6 +262,22 @@ static void test_sighup_control(void)
     TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: bilinear -> hq-linear", 10, &ch),
               "log: algorithm switched: bilinear -> hq-linear");
 
+    /* control `reload`: answered once the file is read, with the outcome
+     * (it answered OK before reading it, also for a file then rejected) */
+    write_conf(conf, "edgy", out, sock);
+    st = dt_control(sock, "reload", ans, sizeof ans, 20);
+    char rej[600];
+    snprintf(rej, sizeof rej, "ERR reload: configuration rejected, keeping the running settings (1 error): %s:3: "
+             "error: debayer.algo: unknown value \"edgy\"", conf);
+    TAP_CHECK(st == 1 && !strncmp(ans, rej, strlen(rej)) &&
+                  dt_contains(ch.err, "reload: configuration rejected, keeping the running settings"),
+              "control `reload` of a bad file: ERR with the outcome, after the log says it: %.*s",
+              (int)strcspn(ans, "\n"), ans);
+    write_conf(conf, "bilinear", out, sock);
+    st = dt_control(sock, "reload", ans, sizeof ans, 20);
+    TAP_CHECK(st == 0 && !strcmp(ans, "OK reload nothing changed\n"),
+              "control `reload` of the file in force: OK reload nothing changed (%.*s)", (int)strcspn(ans, "\n"), ans);
+
     /* snapshot */
     st = dt_control(sock, "snapshot", ans, sizeof ans, 3);
     TAP_CHECK(st == 1 && !strncmp(ans, "ERR", 3), "control `snapshot` without a path: %.*s",

@@ -290,6 +290,9 @@ def api_part(port, token):
         (None, {"move": {}}, None, 400, "\"move\" needs \"pan\", \"tilt\" or \"hfov\""),
         (None, {"move": {"roll": 3}}, None, 400, "unknown key \"move.roll\""),
         (None, {"zoom": 3}, None, 400, "unknown key \"zoom\""),
+        # a key of its own with a '.' passed for a member of "move"
+        (None, {"move": {"pan": 1}, "move.speed": 5}, None, 400, "the key \"move.speed\" holds a '.'"),
+        (None, {"pan": 1, "tilt": 1, "move.time": 2}, None, 400, "the key \"move.time\" holds a '.'"),
         (None, {"preset": "right"}, None, 400, "main has no preset \"right\"; its presets: left, here"),
         (None, {"preset": "a b"}, None, 400, "\"preset\" must be a preset name"),
         (None, {"follow": "yes"}, None, 400, "\"follow\" must be true or false"),

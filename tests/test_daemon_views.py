@@ -15,16 +15,27 @@ the unstitched cameras, each encoded by libx264 to its own file.
   - --algo net (the learned demosaic, each camera on its own): the
     panorama, the views and the unstitched cameras decode at their sizes
     with every frame set taken (a few: about a second each on the CPU).
+  - snapshots are what the streams show: --snapshot is the first set's
+    panorama (its size, and within 30 dB of the stream's first frame,
+    decoded by ffmpeg); a running daemon's control socket (`snapshot
+    NAME.png`, `snapshot NAME.png VIEW`) and web API (POST /api/snapshot,
+    with {"view": NAME}) write the panorama and the view, each matching a
+    frame of its stream; snapshot-cameras still gives the cameras; an
+    unknown view is refused.
 Usage: test_daemon_views.py PANOCAP"""
+import math
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap_util import check, diag, done, skip_all  # noqa: E402
 from web_testutil import probe_video as probe, tmpdir  # noqa: E402
+from web_testutil import Daemon, control, free_port, get_json, post_json, request, wait_for  # noqa: E402
 
 if len(sys.argv) < 2:
     skip_all("usage: test_daemon_views.py PANOCAP")
@@ -90,6 +101,44 @@ def luma_spread(path, w, h, frames=FRAMES):
     return (sum((v - mean) ** 2 for v in y[::7]) / len(y[::7])) ** 0.5
 
 
+def rgb_frames(path, w, h, pick=None):
+    """The frames of a video (or a PNG: one) as RGB24 bytes, decoded by
+    ffmpeg: YUV through the stream's BT.709 limited range, as a player."""
+    vf = "scale=in_color_matrix=bt709:in_range=tv" if not path.endswith(".png") else "null"
+    p = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-vf", vf, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                       capture_output=True, timeout=300)
+    n = w * h * 3
+    frames = [p.stdout[i:i + n] for i in range(0, len(p.stdout) - n + 1, n)]
+    return frames if pick is None else [frames[k] for k in pick if k < len(frames)]
+
+
+def psnr(a, b, step=5):
+    """PSNR of two RGB24 pictures (every step-th byte)."""
+    if not a or len(a) != len(b):
+        return 0.0
+    sse = sum((x - y) ** 2 for x, y in zip(a[::step], b[::step]))
+    n = len(a[::step])
+    return 99.0 if sse == 0 else 10 * math.log10(255.0 ** 2 * n / sse)
+
+
+def png_size(path):
+    """(width, height) from a PNG's IHDR."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return (0, 0)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return (0, 0)
+    return struct.unpack(">II", head[16:24])
+
+
+def best_match(snap, frames):
+    """(PSNR, index) of the frame the snapshot is closest to."""
+    scores = [(psnr(snap, f, 11), k) for k, f in enumerate(frames)]
+    return max(scores) if scores else (0.0, -1)
+
+
 def summary_pictures(err):
     """{name: (w, h, frames)} from the summary's "picture N NAME WxH: ENC, F frames" lines."""
     out = {}
@@ -107,7 +156,8 @@ def final_pose(err, name):
 write_rig()
 conf = os.path.join(DIR, "views.conf")
 write_conf(conf)
-p = run(conf, os.path.join(DIR, "pano.ts"))
+FIRST = os.path.join(DIR, "first.png")
+p = run(conf, os.path.join(DIR, "pano.ts"), ["--snapshot", FIRST])
 check(p.returncode == 0, "panocap with the panorama, two views and the unstitched cameras ran %d frame sets (exit %d)"
       % (FRAMES, p.returncode))
 pics = summary_pictures(p.log)
@@ -135,6 +185,92 @@ check(wide is not None and wide[3] == "manual" and abs(wide[0] + 20.0) < 0.05,
 check(re.search(r"render.*2 virtual cameras \(bilinear\)", p.log) is not None,
       "the stage's description names the render step with its 2 virtual cameras, sampled bilinear (sampler "
       "auto on the CPU backend)")
+
+# --snapshot: the first set's panorama, as the stream's first frame shows
+# it (it wrote the five demosaiced cameras, 320x900, beside a 640x256
+# panorama stream)
+PW, PH = pics.get("panorama", (640, 256, 0))[:2]
+snap = rgb_frames(FIRST, PW, PH)
+frames = rgb_frames(os.path.join(DIR, "pano.ts"), PW, PH, pick=[0, 1, FRAMES // 2, FRAMES - 1])
+first = psnr(snap[0], frames[0]) if snap and frames else 0.0
+others = [psnr(snap[0], f) for f in frames[1:]] if snap else []
+check(png_size(FIRST) == (PW, PH) and first > 30.0 and all(first >= o - 0.3 for o in others) and
+      "snapshot written to %s (%dx%d, the panorama)" % (FIRST, PW, PH) in p.log,
+      "--snapshot: the panorama, %s (%dx%d), %.1f dB against the stream's first frame (> 30; later frames %s)"
+      % (png_size(FIRST), PW, PH, first, ["%.1f" % o for o in others]))
+
+
+def live_snapshots():
+    """A running daemon's snapshots through the control socket and the web
+    API: the panorama and a view, each what its stream shows."""
+    live = os.path.join(DIR, "live.conf")
+    write_conf(live, unstitched=False)
+    port = free_port()
+    sock = os.path.join(DIR, "ctl.sock")
+    token_file = os.path.join(DIR, "http.token")
+    snaps = os.path.join(DIR, "snaps")
+    os.makedirs(snaps, exist_ok=True)
+    for f in os.listdir(DIR):
+        if f.endswith(".ts"):
+            os.unlink(os.path.join(DIR, f))
+    d = Daemon(EXE, DIR, "live", ["-c", live, "--source", "fake", "--output", os.path.join(DIR, "live.ts"),
+                                  "--encoder", "libx264", "--stats-interval", "0",
+                                  "-s", "daemon.control=" + sock, "-s", "daemon.http_listen=127.0.0.1:%d" % port,
+                                  "-s", "daemon.http_token_file=" + token_file, "-s", "daemon.snapshot_dir=" + snaps],
+               port)
+    if not check(d.wait_ready(120), "a running panocap with the panorama and two views, its control socket and web "
+                                    "page"):
+        diag(d.log()[-3000:])
+        d.stop()
+        return
+    token = open(token_file).read().strip()
+    a1 = control(sock, "snapshot live.png", 60)
+    a2 = control(sock, "snapshot view.png wide", 60)
+    a3 = control(sock, "snapshot bad.png nope", 10)
+    a4 = control(sock, "snapshot-cameras cams", 60)
+    check(a1.startswith("OK snapshot %s/live.png" % snaps) and a2.startswith("OK snapshot %s/view.png" % snaps),
+          "control: snapshot live.png, snapshot view.png wide: %s / %s" % (a1.strip(), a2.strip()))
+    check(a3.startswith("ERR ") and "nope" in a3 and "main, wide" in a3, "control: an unknown view refused: %s" %
+          a3.strip())
+    cams = [png_size(os.path.join(snaps, "cams", "cam%d.png" % k)) for k in range(5)]
+    check(a4.startswith("OK snapshot-cameras") and cams == [(W, H)] * 5,
+          "control: snapshot-cameras still gives the 5 cameras (%s)" % cams)
+
+    def api(body):
+        r = post_json(port, "/api/snapshot", body, token)
+        url = (r.json() or {}).get("url")
+        if r.status != 202 or not url:
+            return r.status, None
+        got = wait_for(lambda: (lambda x: x if x.status == 200 else None)(request(port, "GET", "/" + url)), 60, 0.2)
+        if not got:
+            return r.status, None
+        path = os.path.join(DIR, os.path.basename(url))
+        with open(path, "wb") as f:
+            f.write(got.body)
+        return r.status, path
+    time.sleep(0.5)
+    s5, web_pano = api({})
+    time.sleep(0.5)
+    s6, web_view = api({"view": "wide"})
+    r = post_json(port, "/api/snapshot", {"view": "nope"}, token)
+    check(s5 == 202 and s6 == 202 and r.status == 404 and "nope" in r.error(),
+          "POST /api/snapshot {} and {\"view\": \"wide\"}: 202, downloaded; an unknown view: 404 (%s)" % r.error())
+    rc = d.stop()
+    check(rc == 0, "the daemon stops (exit %s)" % rc)
+    pano_frames = rgb_frames(os.path.join(DIR, "live.ts"), 640, 256)
+    wide_frames = rgb_frames(os.path.join(DIR, "wide.ts"), 256, 144)
+    for what, path, size, frames in (("control: the panorama", os.path.join(snaps, "live.png"), (640, 256),
+                                      pano_frames),
+                                     ("control: the view wide", os.path.join(snaps, "view.png"), (256, 144),
+                                      wide_frames),
+                                     ("web: the panorama", web_pano, (640, 256), pano_frames),
+                                     ("web: the view wide", web_view, (256, 144), wide_frames)):
+        got = png_size(path) if path else (0, 0)
+        snap = rgb_frames(path, *size) if path and got == size else []
+        score, k = best_match(snap[0], frames) if snap else (0.0, -1)
+        check(got == size and score > 30.0, "%s: %dx%d, %.1f dB against frame %d of its %d-frame stream (> 30)"
+              % (what, got[0], got[1], score, k, len(frames)))
+
 
 # the rig for the views only
 write_conf(conf, enabled=False, unstitched=False)
@@ -165,4 +301,5 @@ for name, (f, w, h) in expect.items():
           % (name, f, got[0], got[1], got[2], sw, sh, sf, w, hh, NET_FRAMES))
 s = luma_spread(os.path.join(DIR, "wide.ts"), 256, 144, NET_FRAMES)
 check(s > 8, "--algo net, vcam:wide: a picture of the stadium, not flat (luma spread %.1f)" % s)
+live_snapshots()
 done()

@@ -16,6 +16,8 @@ balance, a control socket.
   - control: an algorithm switch shows in the control socket's `status`; a
     forced IDR adds a keyframe to every band; white balance freeze and auto;
     a snapshot is written and downloaded (a PNG of the panorama's size);
+    the snapshot folder keeps only the 8 the API serves (older files
+    removed, counted in the status);
   - refusals, each with a 4xx and a reason, and nothing changes: no token,
     a wrong token, unknown paths, wrong methods, an oversized body (with and
     without Content-Length), a body that is not JSON or not an object,
@@ -296,6 +298,32 @@ def main_daemon():
               "GET %s: the PNG as an attachment, %s (503 with Retry-After %s while written)" % (
                   sj["url"], psz, seen503[:1]))
         check(os.path.exists(os.path.join(DIR, sj["file"])), "the snapshot is in daemon.snapshot_dir")
+    # the folder keeps only the snapshots the API serves, its last 8: an
+    # older one's file goes as a newer one takes its place, counted (30
+    # POSTs left 13 PNGs of 5 MB while 8 were served: a token holder could
+    # fill the disk)
+    made = [sj["file"]] if sj.get("file") else []
+    for _ in range(10):
+        time.sleep(0.3)
+        r = post_json(port, "/api/snapshot", {}, token)
+        f = (r.json() or {}).get("file")
+        if r.status != 202 or not f:
+            diag("POST /api/snapshot: %d %s" % (r.status, r.error()))
+            break
+        made.append(f)
+        wait_for(lambda: any(x["file"] == f and x["state"] != "writing"
+                             for x in get_json(port, "/api/status")["snapshots"]), 60, 0.2)
+    on_disk = sorted(x for x in os.listdir(DIR) if re.fullmatch(r"panocap-[0-9-]+\.png", x))
+    st = get_json(port, "/api/status")
+    served = sorted(x["file"] for x in st["snapshots"])
+    check(len(made) == 11 and on_disk == served and set(on_disk) == set(made[-8:]) and
+          st["snapshot_files"] == {"kept": 8, "limit": 8, "removed": 3},
+          "11 snapshots: the folder holds the 8 the API serves (%d files), 3 removed (%s)" % (
+              len(on_disk), st["snapshot_files"]))
+    if made:
+        r = request(port, "GET", "/api/snapshots/" + made[0])
+        check(r.status == 404 and "keeps its last 8" in r.error() and not os.path.exists(os.path.join(DIR, made[0])),
+              "the first one: gone from the folder, 404 \"%s\"" % r.error())
     r = request(port, "GET", "/api/snapshots/panocap-19700101-000000-9.png")
     check(r.status == 404 and r.error(), "GET an unknown snapshot: 404 \"%s\"" % r.error())
 

@@ -226,6 +226,28 @@ int main(void)
         run_one(dir, "libx265", 64, 48, 10, 500000, "mkv", 30.0, PC_MATRIX_BT601, PC_RANGE_FULL);
     if (encoder_built("libx264"))
         containers(dir);
+    /* a picture inside 16384 a side but over libavcodec's area: refused by
+     * the encoder's own check (the same limit the configuration checks,
+     * encode_limits.h), before libavcodec's "Picture size ... is invalid" */
+    {
+        pc_encode_config cfg;
+        pc_encode_config_default(&cfg);
+        cfg.width = cfg.height = 16384;
+        cfg.encoder = "libx264";
+        cfg.bitrate = 2000000;
+        cfg.outputs[0].url = "null";
+        cfg.n_outputs = 1;
+        pc_encoder *e = NULL;
+        char err[1024] = "";
+        int r = pc_encoder_open(&e, &cfg, err, sizeof err);
+        TAP_CHECK(r != 0 && strstr(err, "16384x16384") && strstr(err, "area libavcodec opens") &&
+                      strstr(err, "at most 16128 high") && pc_encode_area_ok(16384, 16128) &&
+                      !pc_encode_area_ok(16384, 16130) && pc_encode_area_ok(16254, 16254) &&
+                      !pc_encode_area_ok(16256, 16256),
+                  "16384x16384: refused, over the area libavcodec opens (%s)", err);
+        if (r == 0)
+            pc_encoder_close(e);
+    }
 
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

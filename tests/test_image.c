@@ -1,6 +1,7 @@
 /* test_image.c - common/image: PPM and PNG round trips, PNG variants
  * (16-bit, RGBA, palette, greyscale refused), and clear errors that name
- * the file for missing, truncated and foreign files.
+ * the file for missing, truncated and foreign files; the daemon's writes
+ * (pc_image_write_nofollow) refuse a symbolic link or FIFO at the name.
  */
 #include "image.h"
 #include "panocap_config.h"
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if PANOCAP_HAVE_PNG
@@ -196,6 +199,64 @@ static void png(void)
 }
 #endif
 
+/* pc_image_write_nofollow (the daemon's snapshots): a new file and an
+ * existing regular file are written (the old one truncated); a symbolic
+ * link at the name is refused and its target left alone (the snapshot
+ * path was checked, then a link swapped in was followed); a FIFO is
+ * refused without waiting; relative to a folder's descriptor. */
+static void nofollow(void)
+{
+    enum { w = 4, h = 3 };
+    uint8_t rgb[3 * w * h];
+    for (int i = 0; i < 3 * w * h; i++)
+        rgb[i] = (uint8_t)(17 * i);
+    char err[256] = "";
+    pc_image im = {0};
+    const char *p = tmp("nf.ppm");
+    int rc = pc_image_write_nofollow(AT_FDCWD, p, rgb, 3 * w, w, h, err, sizeof err);
+    int ok = rc == 0 && pc_image_read(p, &im, err, sizeof err) == 0 && im.width == w && !memcmp(im.rgb, rgb, sizeof rgb);
+    pc_image_free(&im);
+    write_file(p, "0123456789012345678901234567890123456789012345678901234567890123456789", 70);
+    rc = pc_image_write_nofollow(AT_FDCWD, p, rgb, 3 * w, w, h, err, sizeof err);
+    FILE *f = fopen(p, "rb");
+    long size = -1;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        size = ftell(f);
+        fclose(f);
+    }
+    TAP_CHECK(ok && rc == 0 && size == 11 + 3 * w * h, "nofollow: a new file and an existing one written (%ld bytes)",
+              size);
+    char target[200], link_path[200];
+    snprintf(target, sizeof target, "%s", tmp("victim.txt"));
+    snprintf(link_path, sizeof link_path, "%s", tmp("snap.png"));
+    write_file(target, "keep me\n", 8);
+    ok = symlink(target, link_path) == 0;
+    rc = pc_image_write_nofollow(AT_FDCWD, link_path, rgb, 3 * w, w, h, err, sizeof err);
+    char back[32] = "";
+    f = fopen(target, "rb");
+    size_t n = f ? fread(back, 1, sizeof back - 1, f) : 0;
+    if (f)
+        fclose(f);
+    back[n] = '\0';
+    TAP_CHECK(ok && rc == PC_IMG_EIO && strstr(err, "snap.png: is a symbolic link: not followed") &&
+                  !strcmp(back, "keep me\n"),
+              "nofollow: a symbolic link at the name refused, its target untouched (%s)", err);
+    unlink(link_path);
+    const char *fifo = tmp("fifo.png");
+    ok = mkfifo(fifo, 0600) == 0;
+    rc = pc_image_write_nofollow(AT_FDCWD, fifo, rgb, 3 * w, w, h, err, sizeof err);
+    TAP_CHECK(ok && rc == PC_IMG_EIO && (strstr(err, "not a regular file") || strstr(err, "cannot create")),
+              "nofollow: a FIFO refused at once (%s)", err);
+    unlink(fifo);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    rc = pc_image_write_nofollow(dfd, "rel.ppm", rgb, 3 * w, w, h, err, sizeof err);
+    close(dfd);
+    TAP_CHECK(rc == 0 && pc_image_read(tmp("rel.ppm"), &im, err, sizeof err) == 0 && im.height == h,
+              "nofollow: a name relative to a folder's descriptor");
+    pc_image_free(&im);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/panocap-test-image-XXXXXX");
@@ -203,6 +264,7 @@ int main(void)
         return tap_skip_all("cannot create a temporary folder");
     ppm();
     errors();
+    nofollow();
 #if PANOCAP_HAVE_PNG
     TAP_CHECK(pc_image_have_png(), "PNG support built in");
     png();

@@ -165,6 +165,10 @@ static void nested(void)
         {"{\"a\":{\"b\":1},\"a.b\":2}", "the key \"a.b\" appears twice"},
         {"{\"a\":{\"b\":1}", "text ends too early"},
         {"{\"a\":{\"b\":1,\"c\":2,\"d\":3}}", "more than 3 members"},
+        /* a key of its own with a '.' passed for a member ("move.speed") */
+        {"{\"move.speed\": 5, \"move\": {\"pan\": 1}}", "the key \"move.speed\" holds a '.': members of an object "
+                                                      "are written nested ({\"move\": {\"speed\": ...}})"},
+        {"{\"move\": {\"pan.x\": 1}}", "the key \"move.pan.x\" holds a '.'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';

@@ -119,6 +119,14 @@ int main(void)
     TAP_CHECK(r != 0 && strstr(err, "16384") && strstr(err, "2040x17280") && strstr(err, "encode.bands = 2"),
               "stacked 16 cameras with libx264: refused, naming the limit and bands = 2 (%s)", err);
 
+    /* 8 cameras 16384x2040 stacked: inside 16384 a side, over libavcodec's
+     * area (16384x16320); bands of 4 cameras fit */
+    e = enc("libx264", PC_CODEC_HEVC, PC_LAYOUT_STACKED, 0);
+    r = pc_layout_resolve(&e, 8, 16384, 2040, -1, 16, &lp, err, sizeof err);
+    TAP_CHECK(r != 0 && strstr(err, "16384x16320") && strstr(err, "(width + 128) x (height + 128)") &&
+                  strstr(err, "encode.bands = 2"),
+              "stacked 8 cameras 16384x2040 with libx264: refused, over libavcodec's area, bands = 2 named (%s)", err);
+
     e = enc("hevc_nvenc", PC_CODEC_HEVC, PC_LAYOUT_STACKED, 0);
     r = pc_layout_resolve(&e, 16, W, SLAB, -1, 16, &lp, err, sizeof err);
     TAP_CHECK(r != 0 && strstr(err, "NVENC HEVC") && strstr(err, "8192") && strstr(err, "encode.bands = 4") &&

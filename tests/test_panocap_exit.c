@@ -89,9 +89,9 @@ static int run_argv(char **argv)
 
 static const char *conf(const char *name, const char *text)
 {
-    static char p[8][160];
+    static char p[16][160];
     static int k;
-    char *path = p[k++ % 8];
+    char *path = p[k++ % 16];
     snprintf(path, 160, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     fputs(text, f);
@@ -137,9 +137,16 @@ static void one_validation(void)
     snprintf(rig4, sizeof rig4, "%s", conf("four.pto", "p f1 w8600 h1300 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)));
     snprintf(rigv, sizeof rigv, "%s", conf("badv.pto", "p f1 w8600 h1300 v210\n" IMG(-80) "i w2040 h1080 f0 v0 y-40\n"
                                                        IMG(0) IMG(40) IMG(80)));
+    char tiny[200];
+    snprintf(tiny, sizeof tiny, "%s", conf("tiny.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v0.001 y-80\n"
+                                                      "i w2040 h1080 f0 v0.001 y-40\ni w2040 h1080 f0 v0.001 y0\n"
+                                                      "i w2040 h1080 f0 v0.001 y40\ni w2040 h1080 f0 v0.001 y80\n"));
+    char square[200];
+    snprintf(square, sizeof square, "%s", conf("square.pto", "p f1 w65536 h65536 v210\n" IMG(-80) IMG(-40) IMG(0) IMG(40)
+                                                              IMG(80)));
 #undef IMG
     struct {
-        const char *args[10];
+        const char *args[12];
         const char *needle;
         int ffmpeg; /* needs FFmpeg in the build */
     } cases[] = {
@@ -180,6 +187,17 @@ static void one_validation(void)
                                                       "0 delivers 2040x1000", 0},
         {{"--rig", rigv}, "error: panorama.rig: ", 0},
         {{"--rig", rigv}, "badv.pto:3: i line (image 1): field v: 0 is not a field of view", 0},
+        /* sizes inside 16384 a side that libavcodec does not open (its area):
+         * refused here, not by the encoder at the start (exit 1) */
+        {{"--rig", square, "-s", "panorama.width=16384"}, "error: panorama.width: panorama.width 16384: 16384x16384, "
+         "the field of view of the .pto's 65536x65536, capped to 16254x16254", 0},
+        {{"--rig", rig, "-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].width=16384", "-s",
+          "virtual_cameras[0].height=16384", "-s", "virtual_cameras[0].outputs=a.ts"},
+         "error: virtual_cameras[0].height: 16384x16384 is over the area libavcodec opens", 0},
+        /* five cameras at 0.001 degree: no lens; they rendered nothing */
+        {{"--rig", tiny}, "error: panorama.rig: ", 0},
+        {{"--rig", tiny}, "tiny.pto:2: i line (image 0): field v: 0.001 degrees is narrower than any lens (0.1 <= v "
+                          "< 180 degrees for this lens", 0},
         /* virtual cameras */
         {{"-s", "virtual_cameras[0].name=a", "-s", "virtual_cameras[0].outputs=a.ts"},
          "error: virtual_cameras: 1 virtual camera needs a rig: set panorama.rig", 0},
@@ -345,6 +363,60 @@ int main(int argc, char **argv)
     TAP_CHECK(rc == 78 && strstr(errs, "every camera must be listed"), "command line contradicting the file: 78");
 
     one_validation();
+
+    /* one error, one message: a panorama too small with the scene that
+     * needs the rig said also "scene 'stadium' needs a rig" though the rig
+     * was set (its own error says what to fix) */
+    char okrig[200];
+    snprintf(okrig, sizeof okrig, "%s", conf("ok.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v50 y-80\n"
+                                                       "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\n"
+                                                       "i w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n"));
+    rc = run("--rig", okrig, "-s", "panorama.width=16", "-s", "capture.scene=stadium", "--check-config", NULL);
+    TAP_CHECK(rc == 78 && strstr(errs, "error: panorama.width: panorama.width 16: 16x2") && strstr(errs, "1 error") &&
+                  !strstr(errs, "needs a rig"),
+              "panorama.width 16 with capture.scene: its one error, no \"needs a rig\" (exit %d)", rc);
+    if (rc != 78 || strstr(errs, "needs a rig"))
+        tap_diag("stderr: %s", errs);
+    rc = run("-s", "capture.scene=stadium", "--check-config", NULL);
+    TAP_CHECK(rc == 78 && strstr(errs, "error: capture.scene: capture: scene 'stadium' needs a rig"),
+              "capture.scene without a rig: \"needs a rig\" still (exit %d)", rc);
+
+    /* Control bytes in what a message quotes (a .pto's field, a config
+     * value, an argument) are escaped: no terminal escape or bell reaches
+     * the terminal or the journal, from --check-config or the start. */
+    {
+        const char *esc_pto = conf("esc.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v35.1\x1b[2J\x1b]0;pwned\x07 "
+                                              "y-80\ni w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\n"
+                                              "i w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n");
+        const char *esc_conf = conf("esc.conf", "daemon = { log_level = \"\\x1b[2Jchatty\\x07\"; };\n");
+        struct {
+            const char *label;
+            const char *args[10];
+            const char *needle;
+            int want;
+        } esc[] = {
+            {"--check-config, a .pto field", {"--rig", esc_pto, "--check-config"},
+             "field v: \"v35.1\\x1b[2J\\x1b]0;pwned\\x07\" is not a number", 78},
+            {"the start, a .pto field", {"--rig", esc_pto, "--frames", "1", "--control", ""}, "field v: \"v35.1\\x1b[2J", 78},
+            {"--check-config, a config value", {"--config", esc_conf, "--check-config"},
+             "unknown value \"\\x1b[2Jchatty\\x07\"", 78},
+            {"the start, a config value", {"--config", esc_conf, "--frames", "1", "--output", "null", "--control", ""},
+             "\\x1b[2Jchatty", 78},
+            {"an argument", {"--algo", "\x1b[2J\x07"}, "\\x1b[2J\\x07", 64},
+        };
+        for (size_t i = 0; i < sizeof esc / sizeof *esc; i++) {
+            static const char *const none[] = {NULL};
+            rc = run2(esc[i].args, none);
+            int raw = 0;
+            for (const char *c = errs; *c; c++)
+                raw |= ((unsigned char)*c < 0x20 && *c != '\n') || *c == 0x7f;
+            TAP_CHECK(rc == esc[i].want && strstr(errs, esc[i].needle) && !raw,
+                      "%s: exit %d, control bytes escaped (\"%s\"), none raw on stderr", esc[i].label, esc[i].want,
+                      esc[i].needle);
+            if (rc != esc[i].want || !strstr(errs, esc[i].needle) || raw)
+                tap_diag("exit %d, stderr: %s", rc, errs);
+        }
+    }
 
     /* Numbers past 32 bits, as the issue wrote them (no L): read at full
      * width, through the file and through -s. */

@@ -113,8 +113,8 @@ static const pl_step_ops views_step = {.name = "views", .flags = PL_STEP_READS |
                                        .prepare = views_prepare, .run = views_run, .describe = views_describe,
                                        .close = free};
 
-static const pl_step_ops *const steps[] = {&pl_step_raw_record, &pl_step_colour, &pl_step_snapshot,
-                                           &pl_step_debayer, &views_step};
+static const pl_step_ops *const steps[] = {&pl_step_raw_record, &pl_step_colour, &pl_step_debayer, &views_step,
+                                           &pl_step_snapshot};
 
 /* One picture of the panorama's size: a gradient that moves with the set. */
 #define BIG_W 8600

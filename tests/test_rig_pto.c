@@ -344,12 +344,46 @@ static void check_bad_files(void)
     check_bad("no canvas width", "p f1 h800 v120\n" ILINE(""), "rig.pto:1:", "field w (the canvas width) is missing");
     check_bad("fov 0", PLINE "i w320 h240 f0 v0\n", "rig.pto:2:", "field v: 0 is not a field of view");
     check_bad("fov 200 rectilinear", PLINE "i w320 h240 f0 v200\n", "rig.pto:2:", "field v: 200");
+    /* fields of view no lens or canvas has: refused with the bounds (they
+     * were read, checked OK, and the camera rendered nothing) */
+    check_bad("fov 1e-300", PLINE "i w320 h240 f0 v1e-300\n", "rig.pto:2:",
+              "field v: 1e-300 degrees is narrower than any lens (0.1 <= v < 180 degrees for this lens");
+    check_bad("fov 0.001", PLINE ILINE("") "i w320 h240 f0 v0.001\n", "rig.pto:3:",
+              "i line (image 1): field v: 0.001 degrees is narrower than any lens");
+    check_bad("fisheye fov 0.05", PLINE "i w320 h240 f3 v0.05\n", "rig.pto:2:", "(0.1 <= v < 360 degrees for this lens");
+    check_bad("canvas fov 1e-300", "p f1 w3000 h800 v1e-300\n" ILINE(""), "rig.pto:1:",
+              "p line: field v: 1e-300 degrees is narrower than any panorama (0.1 <= v <= 360 degrees");
+    check_bad("rectilinear canvas fov 0.09", "p f0 w3000 h800 v0.09\n" ILINE(""), "rig.pto:1:",
+              "(0.1 <= v < 180 degrees for this projection");
+    {
+        pc_rig rig;
+        char err[600] = "";
+        int rc = pc_rig_parse("p f1 w3000 h800 v0.1\ni w320 h240 f0 v0.1\n", "rig.pto", &rig, err, sizeof err);
+        TAP_CHECK(rc == 0 && rig.cam[0].hfov == 0.1 && rig.pano.hfov == 0.1, "0.1 degree, the bound, is read: %s",
+                  rc ? err : "ok");
+    }
     check_bad("negative width", PLINE "i w-5 h240 f0 v60\n", "rig.pto:2:", "field w: -5 is not an image width");
     check_bad("width not a number", PLINE "i wabc h240 f0 v60\n", "rig.pto:2:", "field w: \"wabc\" is not a number");
     check_bad("hex", PLINE "i w0x140 h240 f0 v60\n", "rig.pto:2:", "field w: \"w0x140\" is not a number");
     check_bad("nan", PLINE "i w320 h240 f0 vnan\n", "rig.pto:2:", "field v: \"vnan\" is not a number");
     check_bad("overflow", PLINE "i w320 h240 f0 v1e999\n", "rig.pto:2:", "field v: \"v1e999\" is not a number");
     check_bad("two dots", PLINE "i w320 h240 f0 v6.0.1\n", "rig.pto:2:", "field v: \"v6.0.1\" is not a number");
+    /* terminal escapes in a field: quoted escaped, never as raw bytes (they
+     * went to the terminal and the journal) */
+    check_bad("control bytes in an i field", PLINE "i w320 h240 f0 v35.1\x1b[2J\x1b]0;pwned\x07\n", "rig.pto:2:",
+              "field v: \"v35.1\\x1b[2J\\x1b]0;pwned\\x07\" is not a number");
+    check_bad("control bytes in a p field", "p f1 w3000 h800 v1\x1b[31m20\n" ILINE(""), "rig.pto:1:",
+              "field v: \"v1\\x1b[31m20\" is not a number");
+    {
+        pc_rig rig;
+        char err[600] = "";
+        pc_rig_parse(PLINE "i w320 h240 f0 v35.1\x1b[2J\x1b]0;pwned\x07 y\x7f\n", "rig\x1b.pto", &rig, err, sizeof err);
+        int raw = 0;
+        for (const char *c = err; *c; c++)
+            raw |= (unsigned char)*c < 0x20 || *c == 0x7f;
+        TAP_CHECK(err[0] && !raw && strstr(err, "rig\\x1b.pto:2:"),
+                  "an error quoting control bytes (and a file name with one) holds none: %s", err);
+    }
     check_bad("a field twice (Eev)", PLINE ILINE("") ILINE("Eev99"), "rig.pto:3:", "field Eev: given twice");
     check_bad("exposure 99", PLINE "i w320 h240 f0 v60 Eev99\n", "rig.pto:2:", "field Eev: 99 is not an exposure");
     check_bad("white balance 0", PLINE "i w320 h240 f0 v60 Er0\n", "rig.pto:2:", "fields Er Eb: 0 1");

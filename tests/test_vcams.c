@@ -195,6 +195,18 @@ static void test_clamp(pl_vcams *v)
     rc = pl_vcams_exec(v, "main move 0 -70", ans, sizeof ans, &r);
     TAP_CHECK(rc == 0 && r.clamped && strstr(ans, "tilt -82.0 -> ") && strstr(ans, "down") && r.goal.tilt > -40,
               "move down 70 degrees: %s", ans);
+    /* just past the edge (0.01 degree): the change in thousandths, with its
+     * direction (it answered "clamped: : the cameras see nothing further ") */
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "main goto %.6f %.6f %.6f", r.goal.pan, r.goal.tilt - 0.01, r.goal.hfov);
+    const double edge = r.goal.tilt;
+    rc = pl_vcams_exec(v, cmd, ans, sizeof ans, &r);
+    char want[80];
+    snprintf(want, sizeof want, "; clamped: tilt %.3f -> %.3f: the cameras see nothing further down", edge - 0.01,
+             r.goal.tilt);
+    TAP_CHECK(rc == 0 && r.clamped && strstr(ans, want) && !strstr(ans, ": :") && strstr(r.why, "tilt ") == r.why &&
+                  near(r.goal.tilt, edge, 0.002),
+              "0.01 degree past the edge: the reason in thousandths: %s", ans);
 }
 
 /* ------------------------------------------------------------ moves */
@@ -249,6 +261,27 @@ static void test_moves(pl_vcams *v)
               "a speed over the view's max_speed: %s", ans);
     t = arrive(v, 0, 10, &vmax);
     TAP_CHECK(t > 0 && vmax <= 30.0 + 1e-6, "... at most %.2f deg/s", vmax);
+    /* a zoom alone: its speed is the hfov's, within max_zoom_speed (20);
+     * the answer said "at 30.0 deg/s (its max_speed)" and the zoom ran at
+     * max_zoom_speed whatever was asked */
+    TAP_CHECK(pl_vcams_command(v, "main zoom 20 speed 1000", ans, sizeof ans) == 0 &&
+                  strstr(ans, "at 20.0 deg/s of zoom (its max_zoom_speed)") && !strstr(ans, "max_speed)"),
+              "zoom 20 at 1000 deg/s: at max_zoom_speed, and it says so: %s", ans);
+    arrive(v, 0, 10, &vmax);
+    TAP_CHECK(pl_vcams_command(v, "main zoom 30 speed 5", ans, sizeof ans) == 0 &&
+                  strstr(ans, "at 5.0 deg/s of zoom") && !strstr(ans, "(its"),
+              "zoom 30 at 5 deg/s: %s", ans);
+    t = arrive(v, 0, 10, &vmax);
+    s = status_of(v, 0);
+    TAP_CHECK(t >= 2.0 && t <= 2.8 && near(s.pose.hfov, 30, 0.01),
+              "10 degrees of zoom at 5 deg/s: there (hfov %.3f) after %.2f s (2 s)", s.pose.hfov, t);
+    /* a move whose zoom takes longer than its pan: slower, and it says so */
+    TAP_CHECK(pl_vcams_command(v, "main goto 2 -10 10 speed 20", ans, sizeof ans) == 0 &&
+                  strstr(ans, "at 2.0 deg/s (its zoom takes longer at its max_zoom_speed)"),
+              "goto 2 degrees with a 20-degree zoom at 20 deg/s: the zoom's 1 s sets the pace: %s", ans);
+    arrive(v, 0, 10, &vmax);
+    pl_vcams_command(v, "main goto 0 -10 30", ans, sizeof ans);
+    arrive(v, 0, 10, &vmax);
 
     /* presets: their pose; hfov 0 keeps the zoom */
     TAP_CHECK(pl_vcams_command(v, "main preset left", ans, sizeof ans) == 0 &&

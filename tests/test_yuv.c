@@ -180,8 +180,88 @@ static void invalid(void)
     TAP_CHECK(pc_rgb_to_yuv(rgb, 24, NULL, NULL, 0) == PC_EINVAL, "NULL destination refused");
 }
 
+/* pc_yuv_to_rgb, the way back (what a snapshot of the panorama writes):
+ * 2x2 blocks of one colour come back within 2 code values through
+ * pc_rgb_to_yuv (the chroma is exact for them; Y, Cb, Cr rounding spread
+ * by the inverse's gains), greys exactly in full range (within 1 in
+ * limited: 219 levels for 256), against the real-valued inverse
+ * of kr/kb within 1; RGB pictures are copied; a grid or odd size refused. */
+static void way_back(void)
+{
+    const int w = 64, h = 32;
+    size_t n = (size_t)w * h;
+    uint8_t *rgb = malloc(3 * n), *back = malloc(3 * n), *yuv = malloc(2 * n);
+    for (int y = 0; y < h; y += 2)
+        for (int x = 0; x < w; x += 2) {
+            uint8_t c[3] = {(uint8_t)tu_rng(&rng_state), (uint8_t)tu_rng(&rng_state), (uint8_t)tu_rng(&rng_state)};
+            if (x == 0) /* a grey per block row */
+                c[0] = c[1] = c[2] = (uint8_t)(y * 8);
+            for (int j = 0; j < 2; j++)
+                for (int i = 0; i < 2; i++)
+                    memcpy(rgb + 3 * ((size_t)(y + j) * w + x + i), c, 3);
+        }
+    int worst = 0, grey_ok = 1, rc_all = 0;
+    double worst_def = 0;
+    for (int fmt = PC_FMT_NV12; fmt <= PC_FMT_I420; fmt++)
+        for (int m = 0; m < 2; m++)
+            for (int r = 0; r < 2; r++) {
+                pc_picture p;
+                tu_pic_layout(&p, fmt, m, r, w, h, yuv);
+                char err[200] = "";
+                rc_all |= pc_rgb_to_yuv(rgb, 3 * (size_t)w, &p, err, sizeof err);
+                rc_all |= pc_yuv_to_rgb(&p, back, 3 * (size_t)w, err, sizeof err);
+                for (size_t i = 0; i < 3 * n; i++) {
+                    int e = abs((int)rgb[i] - (int)back[i]);
+                    worst = e > worst ? e : worst;
+                    if ((i / 3) % (size_t)w < 2) /* limited range has 219 levels for 256 */
+                        grey_ok &= e <= (r == PC_RANGE_FULL ? 0 : 1);
+                }
+                /* the real-valued inverse of the definition, on the YUV it got */
+                double kr = m == PC_MATRIX_BT601 ? 0.299 : 0.2126, kb = m == PC_MATRIX_BT601 ? 0.114 : 0.0722;
+                double kg = 1.0 - kr - kb, ys = r == PC_RANGE_FULL ? 1.0 : 255.0 / 219.0,
+                       cs = r == PC_RANGE_FULL ? 1.0 : 255.0 / 224.0, yo = r == PC_RANGE_FULL ? 0 : 16;
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++) {
+                        double Y = (p.plane[0][(size_t)y * p.pitch[0] + x] - yo) * ys, Cb, Cr;
+                        if (fmt == PC_FMT_NV12) {
+                            Cb = p.plane[1][(size_t)(y / 2) * p.pitch[1] + 2 * (x / 2)];
+                            Cr = p.plane[1][(size_t)(y / 2) * p.pitch[1] + 2 * (x / 2) + 1];
+                        } else {
+                            Cb = p.plane[1][(size_t)(y / 2) * p.pitch[1] + x / 2];
+                            Cr = p.plane[2][(size_t)(y / 2) * p.pitch[2] + x / 2];
+                        }
+                        Cb = (Cb - 128) * cs;
+                        Cr = (Cr - 128) * cs;
+                        double R = Y + 2 * (1 - kr) * Cr, B = Y + 2 * (1 - kb) * Cb, G = (Y - kr * R - kb * B) / kg;
+                        const double want[3] = {clampd(R), clampd(G), clampd(B)};
+                        for (int k = 0; k < 3; k++) {
+                            double e = fabs(back[3 * ((size_t)y * w + x) + k] - want[k]);
+                            worst_def = e > worst_def ? e : worst_def;
+                        }
+                    }
+            }
+    TAP_CHECK(rc_all == 0 && worst <= 2 && grey_ok && worst_def <= 1.0,
+              "yuv to rgb: one-colour blocks back within %d (<= 2), greys exact (full range), %.2f from the "
+              "real-valued inverse",
+              worst, worst_def);
+    pc_picture p;
+    tu_pic_layout(&p, PC_FMT_RGB24, 0, 0, w, h, rgb);
+    memset(back, 0, 3 * n);
+    char err[200] = "";
+    TAP_CHECK(pc_yuv_to_rgb(&p, back, 3 * (size_t)w, err, sizeof err) == 0 && !memcmp(back, rgb, 3 * n),
+              "yuv to rgb: an RGB24 picture is copied");
+    tu_pic_layout(&p, PC_FMT_NV12, 0, 0, w, h, yuv);
+    p.grid_cols = 2;
+    TAP_CHECK(pc_yuv_to_rgb(&p, back, 3 * (size_t)w, err, sizeof err) == PC_EINVAL && strstr(err, "grid"),
+              "yuv to rgb: a grid picture refused: %s", err);
+    free(rgb);
+    free(back);
+    free(yuv);
+}
+
 int main(void)
 {
+    way_back();
     against_float();
     grey_black_white();
     coefficient_table();

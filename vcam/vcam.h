@@ -43,9 +43,18 @@ void pc_vcam_limits_default(pc_vcam_limits *l);
 /* How a commanded pose is reached. */
 typedef enum pc_vcam_move {
     PC_VCAM_MOVE_SMOOTH = 0, /* as fast as the limits allow, critically damped */
-    PC_VCAM_MOVE_SPEED,      /* at most `value` degrees per second (pan/tilt; hfov in proportion) */
+    PC_VCAM_MOVE_SPEED,      /* at most `value` degrees per second: pan/tilt (hfov over the same time,
+                              * within max_zoom_speed); a move that only zooms: the hfov's */
     PC_VCAM_MOVE_DURATION,   /* arriving after `value` seconds (ease in and out) */
 } pc_vcam_move;
+
+/* Why a SPEED move runs at another speed than asked (pc_vcam_motion.pace). */
+typedef enum pc_vcam_pace {
+    PC_VCAM_PACE_ASKED = 0,  /* as asked */
+    PC_VCAM_PACE_MAX_SPEED,  /* capped to max_speed (pan/tilt) */
+    PC_VCAM_PACE_MAX_ZOOM,   /* a zoom alone, capped to max_zoom_speed */
+    PC_VCAM_PACE_ZOOM_TIME,  /* slower: its zoom takes longer at max_zoom_speed */
+} pc_vcam_pace;
 
 /* One view's motion state (owned by whoever steps it: the daemon's stage
  * thread; commands reach it as requests). */
@@ -60,6 +69,11 @@ typedef struct pc_vcam_motion {
     double t, t_end;              /* time along the path, its end */
     double vcap_pan, vcap_tilt;   /* this move's speed bounds (SPEED: the
                                    * asked speed split along the path) */
+    /* SPEED: the move's speed as it runs, degrees per second, and why it
+     * is not the one asked (what a command's answer says) */
+    double pace;
+    int pace_zoom;                /* 1: the move only zooms: pace is the hfov's */
+    pc_vcam_pace pace_why;
 } pc_vcam_motion;
 
 void pc_vcam_motion_init(pc_vcam_motion *m, const pc_vcam_limits *lim, pc_vcam_pose start);

@@ -102,8 +102,8 @@ static double pan_delta(double a, double b)
     return d;
 }
 
-/* An angle as the messages show it: no "-0.0". */
-static double shown(double deg) { return fabs(deg) < 0.05 ? 0.0 : deg; }
+/* An angle as the messages show it at dec decimals (1 or 3): no "-0.0". */
+static double shown_at(double deg, int dec) { return fabs(deg) < (dec == 1 ? 0.05 : 0.0005) ? 0.0 : deg; }
 
 int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_pose *p, char *why, size_t whylen)
 {
@@ -170,18 +170,26 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
         if (p->pan <= -180.0)
             p->pan += 360.0;
         const double cp = pan_delta(want.pan, p->pan), ct = p->tilt - want.tilt;
-        if (n && n < sizeof msg)
+        /* the axes that moved, in tenths of a degree; a move under a tenth
+         * (a pose just past the edge) in thousandths, so the answer never
+         * reads "clamped: : the cameras see nothing further "; under a
+         * thousandth it is not worth a word */
+        const double big = fmax(fabs(cp), fabs(ct));
+        const int dec = big >= 0.05 ? 1 : 3;
+        const double thr = big >= 0.05 ? 0.05 : 0.0005;
+        const int sp = fabs(cp) >= thr, st = fabs(ct) >= thr;
+        if ((sp || st) && n && n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "; ");
-        if (fabs(cp) >= 0.05 && n < sizeof msg)
-            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.1f -> %.1f%s", shown(want.pan), shown(p->pan),
-                                  fabs(ct) >= 0.05 ? ", " : "");
-        if (fabs(ct) >= 0.05 && n < sizeof msg)
-            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.1f -> %.1f", shown(want.tilt), shown(p->tilt));
-        if (n < sizeof msg)
+        if (sp && n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "pan %.*f -> %.*f%s", dec, shown_at(want.pan, dec), dec,
+                                  shown_at(p->pan, dec), st ? ", " : "");
+        if (st && n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "tilt %.*f -> %.*f", dec, shown_at(want.tilt, dec), dec,
+                                  shown_at(p->tilt, dec));
+        if ((sp || st) && n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, ": the cameras see nothing further %s%s%s",
-                                  fabs(cp) >= 0.05 ? (cp < 0 ? "right" : "left") : "",
-                                  fabs(cp) >= 0.05 && fabs(ct) >= 0.05 ? " or " : "",
-                                  fabs(ct) >= 0.05 ? (ct < 0 ? "up" : "down") : "");
+                                  sp ? (cp < 0 ? "right" : "left") : "", sp && st ? " or " : "",
+                                  st ? (ct < 0 ? "up" : "down") : "");
     }
     if (whylen)
         snprintf(why, whylen, "%s", msg);

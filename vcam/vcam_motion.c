@@ -60,19 +60,40 @@ void pc_vcam_motion_go(pc_vcam_motion *m, pc_vcam_pose goal, pc_vcam_move mode, 
     double dp = pan_delta(m->from.pan, goal.pan), dt = goal.tilt - m->from.tilt;
     double dist = sqrt(dp * dp + dt * dt);
     m->vcap_pan = m->vcap_tilt = m->lim.max_speed;
+    m->pace = 0.0;
+    m->pace_zoom = 0;
+    m->pace_why = PC_VCAM_PACE_ASKED;
     if (mode == PC_VCAM_MOVE_SPEED) {
-        double v = value > 0 ? value : m->lim.max_speed;
-        if (v > m->lim.max_speed)
-            v = m->lim.max_speed;
-        /* the follower too keeps to the asked speed along the path (a
-         * little room across it, for corrections) */
+        const double dz = fabs(goal.hfov - m->from.hfov);
         if (dist > 0) {
+            double v = value > 0 ? value : m->lim.max_speed;
+            if (v > m->lim.max_speed) {
+                v = m->lim.max_speed;
+                m->pace_why = PC_VCAM_PACE_MAX_SPEED;
+            }
+            /* the follower too keeps to the asked speed along the path (a
+             * little room across it, for corrections) */
             m->vcap_pan = fmax(v * fabs(dp) / dist, 0.05 * v);
             m->vcap_tilt = fmax(v * fabs(dt) / dist, 0.05 * v);
+            /* hfov changes over the same time, within its own speed: a
+             * longer zoom slows the whole move */
+            double tz = dz / m->lim.max_zoom_speed;
+            m->t_end = fmax(dist / v, tz);
+            m->pace = dist / m->t_end;
+            if (tz > dist / v)
+                m->pace_why = PC_VCAM_PACE_ZOOM_TIME;
+        } else {
+            /* a zoom alone: the speed is the hfov's, within its limit (it
+             * ran at max_zoom_speed whatever was asked) */
+            double vz = value > 0 ? value : m->lim.max_zoom_speed;
+            if (vz > m->lim.max_zoom_speed) {
+                vz = m->lim.max_zoom_speed;
+                m->pace_why = PC_VCAM_PACE_MAX_ZOOM;
+            }
+            m->t_end = dz / vz;
+            m->pace = vz;
+            m->pace_zoom = 1;
         }
-        /* hfov changes over the same time, within its own speed */
-        double tz = fabs(goal.hfov - m->from.hfov) / m->lim.max_zoom_speed;
-        m->t_end = fmax(dist / v, tz);
     } else if (mode == PC_VCAM_MOVE_DURATION) {
         m->t_end = value > 0 ? value : 0.0;
     }
