@@ -157,7 +157,7 @@ write_rig()
 conf = os.path.join(DIR, "views.conf")
 write_conf(conf)
 FIRST = os.path.join(DIR, "first.png")
-p = run(conf, os.path.join(DIR, "pano.ts"), ["--snapshot", FIRST])
+p = run(conf, os.path.join(DIR, "pano.ts"), extra=["--snapshot", FIRST])
 check(p.returncode == 0, "panocap with the panorama, two views and the unstitched cameras ran %d frame sets (exit %d)"
       % (FRAMES, p.returncode))
 pics = summary_pictures(p.log)
