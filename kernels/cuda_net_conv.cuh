@@ -92,17 +92,11 @@
 #define PANOCAP_CUDA_NET_CONV_CUH
 
 #ifdef __CUDACC__
-PC_DEV void pc_net_trap() { __trap(); }
-#else
-inline void pc_net_trap()
-{
-    fprintf(stderr, "cuda_emu: net CONV: the weights are not on a 1024-byte boundary of shared memory\n");
-    abort();
-}
-#endif
-#ifdef __CUDACC__
 /* The CONV kernels' shared memory: the weights from a 1024-byte boundary
- * (the 128-byte swizzle pattern of the wgmma descriptors). */
+ * (the 128-byte swizzle pattern of the wgmma descriptors). The PTX says
+ * .align 1024 and the toolchain honours it: nvcc folds a run-time test of
+ * the address's low 10 bits to false (a fallback for a misaligned block
+ * was compiled out entirely), so none is kept. */
 #define PC_NET_SMEM_CONV(name) extern __shared__ __align__(1024) unsigned char name[]
 #else
 #define PC_NET_SMEM_CONV(name) PC_SMEM_DECL(name)
@@ -349,10 +343,6 @@ PC_DEV void pc_net_conv_body(const pc_net_lp &p)
     int t = (int)blockIdx.x;
     if (t >= p.ntiles)
         return;
-    if constexpr (WG != 0) {
-        if (pc_smem_addr(wsm) & 1023u)
-            pc_net_trap(); /* the descriptors' swizzle needs it (PC_NET_SMEM_CONV) */
-    }
     /* the weights: row tap * 64 + cout of 128 bytes, chunk k at k ^ (cout & 7) */
     for (int i = tid; i < 9 * 64 * 8; i += NT) {
         const int row = i >> 3, k = i & 7;
