@@ -19,7 +19,8 @@
  * normalised floats, clamp addressing, unnormalised coordinates, weights
  * with 8 fractional bits). For the tensor-core kernels (cuda_net.cuh):
  * fp16, warp shuffles, __syncwarp, ldmatrix, mma.sync and cp.async as warp
- * collectives of all 32 lanes (cuda_emu_warp.h).
+ * collectives of all 32 lanes, and Hopper's wgmma with A in registers
+ * (cuda_emu_warp.h).
  */
 #ifndef PANOCAP_CUDA_EMU_H
 #define PANOCAP_CUDA_EMU_H
@@ -46,6 +47,7 @@ struct uint2 {
     unsigned x, y;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
 struct float2 {
     float x, y;
 };
@@ -75,6 +77,17 @@ struct context {
 struct mma_rec {
     float *d;
     unsigned a[4], b[2];
+};
+
+/* One wgmma.mma_async (m64n64k16, A in registers) of a lane, executed at
+ * the warp's wgmma.wait_group that covers its group (cuda_emu_warp.h):
+ * d (8 x 4 floats) += A B, A from the lane's fragment, B read from shared
+ * memory through the descriptor then. */
+struct wgmma_rec {
+    float *d;
+    unsigned a[4];
+    uint64_t desc;
+    unsigned group;
 };
 
 /* What a lane brings to a warp collective operation, and its result. */
@@ -108,6 +121,7 @@ enum {
     PC_EMU_OP_SHFL_XOR,
     PC_EMU_OP_SHFL_DOWN,
     PC_EMU_OP_SHFL_UP,
+    PC_EMU_OP_WGMMA_WAIT, /* wgmma.wait_group.sync.aligned N (n = N) */
 };
 
 struct thread {
@@ -120,6 +134,8 @@ struct thread {
     collective c;
     std::vector<cp_rec> cp;
     unsigned cp_group; /* groups committed so far */
+    std::vector<wgmma_rec> wg;
+    unsigned wg_group; /* wgmma groups committed so far */
 };
 
 /* Counters over every launch since the last reset (the test reads them):
@@ -127,7 +143,7 @@ struct thread {
  * shared-memory wavefronts they take (one per phase without bank
  * conflicts); mma.sync and warp collectives executed. */
 struct counters {
-    unsigned long long ldsm_phases, ldsm_wavefronts, mma, collectives;
+    unsigned long long ldsm_phases, ldsm_wavefronts, mma, collectives, wgmma;
 };
 
 /* The emulator's state lives in one object per launch; these point at it. */
@@ -141,6 +157,9 @@ struct state {
     std::vector<thread> th;
     int nt, bar;
     std::vector<int> warp_arrived, warp_lanes;
+    /* per warp: the wgmma it executed in the block and a hash of their
+     * descriptors (the four warps of a warpgroup must agree) */
+    std::vector<unsigned long long> wg_count, wg_sig;
 };
 inline state *&current()
 {

@@ -37,16 +37,18 @@ int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t er
 /* Runs the learned demosaic's kernels (cuda_net.cuh) with net's weights on
  * the CPU: src is cameras of cam_rows rows (0: one image) stacked, the
  * network once, then its last kernel (the full-resolution tail and the
- * writer) into each of the ndst destinations; CONV's tile of wr warps and
- * nbuf buffers (8/2, 4/2 or 2/1, as the device picks per GPU). */
-int pc_emu_net(const pc_net *net, const pc_bayer *src, int cam_rows, const pc_picture *const *dst, int ndst, int wr,
-               int nbuf, char *err, size_t errlen);
+ * writer) into each of the ndst destinations; CONV's kernel: wg 1 wgmma
+ * (Hopper) or 0 mma.sync, with wr warps and nbuf buffers (pc_net_tile_ok:
+ * the ones the device instantiates). */
+int pc_emu_net(const pc_net *net, const pc_bayer *src, int cam_rows, const pc_picture *const *dst, int ndst, int wg,
+               int wr, int nbuf, char *err, size_t errlen);
 
 /* What the emulated warp instructions did since the last reset: ldmatrix
  * phases (8 rows of 16 bytes) and the shared-memory wavefronts they took
- * (equal when free of bank conflicts), mma.sync, warp collectives. */
+ * (equal when free of bank conflicts), mma.sync, warp collectives, wgmma
+ * (per warp: its 16 rows of each). */
 typedef struct pc_emu_counts {
-    unsigned long long ldsm_phases, ldsm_wavefronts, mma, collectives;
+    unsigned long long ldsm_phases, ldsm_wavefronts, mma, collectives, wgmma;
 } pc_emu_counts;
 void pc_emu_counts_get(pc_emu_counts *c, int reset);
 

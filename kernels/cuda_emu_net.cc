@@ -21,31 +21,37 @@ struct emu_launcher {
     {
         if (!trunk)
             return 0;
-        return pc_emu::launch(dim3(grid), dim3(PC_NET_L1_NT), PC_NET_L1_NT / 32 * 16 * 128,
+        return pc_emu::launch(dim3(grid), dim3(PC_NET_L1_NT), PC_NET_L1_SMEM,
                               [&]() { pc_net_l1_body(p); });
     }
-    template <int WR, int NBUF>
+    template <int WR, int NBUF, int WG>
     int conv_cfg(int mode, int grid, const pc_net_lp &p)
     {
         return pc_emu::launch(dim3(grid), dim3(32 * WR), pc_net_conv_smem<WR, NBUF>(), [&]() {
             if (mode)
-                pc_net_conv_body<WR, NBUF, 1>(p);
+                pc_net_conv_body<WR, NBUF, 1, WG>(p);
             else
-                pc_net_conv_body<WR, NBUF, 0>(p);
+                pc_net_conv_body<WR, NBUF, 0, WG>(p);
         });
     }
-    int conv(int mode, int wr, int nbuf, int grid, const pc_net_lp &p)
+    int conv(int mode, int wg, int wr, int nbuf, int grid, const pc_net_lp &p)
     {
         if (!trunk)
             return 0;
+        if (wg && wr == 8 && nbuf == 2)
+            return conv_cfg<8, 2, 1>(mode, grid, p);
+        if (wg && wr == 4 && nbuf == 1)
+            return conv_cfg<4, 1, 1>(mode, grid, p);
+        if (wg)
+            return -2;
         if (wr == 8 && nbuf == 2)
-            return conv_cfg<8, 2>(mode, grid, p);
+            return conv_cfg<8, 2, 0>(mode, grid, p);
         if (wr == 4 && nbuf == 2)
-            return conv_cfg<4, 2>(mode, grid, p);
+            return conv_cfg<4, 2, 0>(mode, grid, p);
         if (wr == 4 && nbuf == 1)
-            return conv_cfg<4, 1>(mode, grid, p);
+            return conv_cfg<4, 1, 0>(mode, grid, p);
         if (wr == 2 && nbuf == 1)
-            return conv_cfg<2, 1>(mode, grid, p);
+            return conv_cfg<2, 1, 0>(mode, grid, p);
         return -2;
     }
     int tail(int grid, const pc_net_tp &p)
@@ -57,7 +63,7 @@ struct emu_launcher {
 } // namespace
 
 extern "C" int pc_emu_net(const pc_net *net, const pc_bayer *src, int cam_rows, const pc_picture *const *dst, int ndst,
-                          int wr, int nbuf, char *err, size_t errlen)
+                          int wg, int wr, int nbuf, char *err, size_t errlen)
 {
     pc_netg_layout lay;
     int rc = pc_netg_plan(net, &lay, err, errlen);
@@ -69,8 +75,9 @@ extern "C" int pc_emu_net(const pc_net *net, const pc_bayer *src, int cam_rows, 
                    W, H, ch);
         return PC_EINVAL;
     }
-    if (!pc_net_tile_ok(wr, nbuf)) {
-        pc_set_err(err, errlen, "pc_emu_net: no CONV kernel of %d warps and %d buffers", wr, nbuf);
+    if (!pc_net_tile_ok(wg, wr, nbuf)) {
+        pc_set_err(err, errlen, "pc_emu_net: no %s CONV kernel of %d warps and %d buffers", wg ? "wgmma" : "mma.sync",
+                   wr, nbuf);
         return PC_EINVAL;
     }
     for (int i = 0; i < ndst; i++) {
@@ -101,6 +108,7 @@ extern "C" int pc_emu_net(const pc_net *net, const pc_bayer *src, int cam_rows, 
     f.uplane = up.data();
     f.blob = blob;
     f.lay = &lay;
+    f.wg = wg;
     f.wr = wr;
     f.nbuf = nbuf;
     /* a few CTAs each, so that they walk several tiles (the prefetch) */
@@ -137,6 +145,7 @@ extern "C" void pc_emu_counts_get(pc_emu_counts *c, int reset)
     c->ldsm_wavefronts = s.ldsm_wavefronts;
     c->mma = s.mma;
     c->collectives = s.collectives;
+    c->wgmma = s.wgmma;
     if (reset)
         pc_emu::stats() = pc_emu::counters{};
 }

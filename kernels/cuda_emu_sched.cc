@@ -17,6 +17,9 @@
  * each coroutine against its own stack; under ThreadSanitizer and on other
  * machines swapcontext is used.
  *
+ * wgmma.mma_async (A in registers) is recorded likewise and executed at the
+ * warp's wgmma.wait_group, the point where the device guarantees it done.
+ *
  * mma.sync is deferred: a lane records its fragments and goes on (no
  * switch); the warp's records are executed in order at its next
  * collective, at the block's next barrier, or when all its lanes have
@@ -179,6 +182,76 @@ static void flush_mma(state *s, int w)
         s->th[32 * w + i].mma.clear();
 }
 
+/* Executes warp w's recorded wgmma.mma_async of the groups that a
+ * wgmma.wait_group N covers (all but the N most recent committed), in
+ * program order. PTX ISA 9.7.15 (wgmma.mma_async, .m64nNk16, .f16 A in
+ * registers, .f32 D): warp w % 4 of the warpgroup holds rows 16 (w % 4) ..
+ * + 15 of A and D, A's fragment that of mma.m16n8k16 (a0 = {A[g][2t],
+ * A[g][2t+1]}, a1 = row g+8, a2 = columns 2t+8, 2t+9, a3 = both), D per n8
+ * block j as mma's C (d[4j] = D[g][8j+2t], d[4j+1] = D[g][8j+2t+1],
+ * d[4j+2], d[4j+3] = row g+8); B (16 x 64) element (k, n) read from shared
+ * memory at pc_wgmma_desc_addr(desc, k, n) (wgmma_desc.h: the ISA's
+ * descriptor and canonical layouts), K-major (imm-trans-b 0). A warp's
+ * rows depend only on its own A and the shared B, so each warp is executed
+ * on its own; that the warpgroup's warps issued the same wgmma is checked
+ * per block (launch). Products exact, sums in double, one rounding into d
+ * (as flush_mma). */
+static void exec_wgmma(state *s, int w, int keep)
+{
+    thread *L = &s->th[32 * w];
+    if (s->warp_lanes[w] != 32)
+        fail("wgmma in a warp of fewer than 32 threads");
+    const size_t n = L[0].wg.size();
+    for (int i = 1; i < 32; i++)
+        if (L[i].wg.size() != n || L[i].wg_group != L[0].wg_group)
+            fail("the lanes of a warp issued different numbers of wgmma or commit groups");
+    size_t done = 0;
+    for (; done < n && L[0].wg[done].group + (unsigned)keep + 1 <= L[0].wg_group; done++) {
+        const uint64_t desc = L[0].wg[done].desc;
+        float A[16][16], B[16][64];
+        for (int i = 0; i < 32; i++) {
+            const wgmma_rec &r = L[i].wg[done];
+            if (r.desc != desc)
+                fail("wgmma: the lanes of a warp gave different descriptors");
+            const int g = i >> 2, t = i & 3;
+            A[g][2 * t] = h2f(r.a[0] & 0xFFFF), A[g][2 * t + 1] = h2f(r.a[0] >> 16);
+            A[g + 8][2 * t] = h2f(r.a[1] & 0xFFFF), A[g + 8][2 * t + 1] = h2f(r.a[1] >> 16);
+            A[g][2 * t + 8] = h2f(r.a[2] & 0xFFFF), A[g][2 * t + 9] = h2f(r.a[2] >> 16);
+            A[g + 8][2 * t + 8] = h2f(r.a[3] & 0xFFFF), A[g + 8][2 * t + 9] = h2f(r.a[3] >> 16);
+        }
+        for (int k = 0; k < 16; k++)
+            for (int c = 0; c < 64; c++) {
+                const uint32_t a = pc_wgmma_desc_addr(desc, k, c);
+                if (a == UINT32_MAX)
+                    fail("wgmma: a descriptor other than K-major with the 128-byte swizzle and base offset 0 (not "
+                         "emulated)");
+                if ((size_t)a + 2 > s->smem.size() - 16)
+                    fail("wgmma: the descriptor addresses B outside the block's shared memory (the device would "
+                         "fault)");
+                unsigned short h;
+                memcpy(&h, s->smem.data() + a, 2);
+                B[k][c] = h2f(h);
+            }
+        for (int i = 0; i < 32; i++) {
+            float *d = L[i].wg[done].d;
+            const int g = i >> 2, t = i & 3;
+            for (int j = 0; j < 8; j++)
+                for (int e = 0; e < 4; e++) {
+                    const int r = g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+                    double sum = 0.0;
+                    for (int k = 0; k < 16; k++)
+                        sum += (double)(A[r][k] * B[k][c]);
+                    d[4 * j + e] = (float)(sum + d[4 * j + e]);
+                }
+        }
+        s->wg_count[w]++;
+        s->wg_sig[w] = (s->wg_sig[w] ^ desc) * 0x100000001B3ull;
+        stats().wgmma++;
+    }
+    for (int i = 0; i < 32; i++)
+        L[i].wg.erase(L[i].wg.begin(), L[i].wg.begin() + (long)done);
+}
+
 /* A row address of ldmatrix: 16-byte aligned, its 16 bytes inside the
  * block's shared memory (the instruction's .shared state space). */
 static const unsigned short *ldsm_row(state *s, const void *p)
@@ -286,6 +359,8 @@ void warp_collective(int op)
         if (s->warp_lanes[w] != 32)
             fail("ldmatrix in a warp of fewer than 32 threads");
         exec_ldsm(s, w, op == PC_EMU_OP_LDSM_TRANS, t->c.n);
+    } else if (op == PC_EMU_OP_WGMMA_WAIT) {
+        exec_wgmma(s, w, t->c.n);
     } else if (op != PC_EMU_OP_SYNCWARP) {
         exec_shfl(s, w, op);
     } else {
@@ -332,6 +407,7 @@ static void entry()
     thread *t = s->cur;
     t->st = PC_EMU_DONE;
     t->cp.clear(); /* copies never waited for: nothing reads them */
+    t->wg.clear(); /* likewise wgmma never waited for */
     bool all = true;
     for (int i = 0; i < s->warp_lanes[t->warp]; i++)
         all = all && s->th[32 * t->warp + i].st == PC_EMU_DONE;
@@ -352,6 +428,8 @@ static void start(thread &t)
     t.mma.clear();
     t.cp.clear();
     t.cp_group = 0;
+    t.wg.clear();
+    t.wg_group = 0;
 #if PC_EMU_ASAN
     __asan_unpoison_memory_region(t.stack, PC_EMU_STACK); /* frames of a previous block's thread */
     t.ctx.bottom = t.stack;
@@ -435,11 +513,21 @@ int launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> body)
                 std::fill(s.warp_arrived.begin(), s.warp_arrived.end(), 0);
                 for (auto &t : s.th)
                     start(t);
+                s.wg_count.assign((size_t)nw, 0);
+                s.wg_sig.assign((size_t)nw, 0);
                 s.cur = &s.th[0];
                 jump(s.sched, s.th[0].ctx, false);
                 for (auto &t : s.th)
                     if (t.st != PC_EMU_DONE)
                         rc = -1; /* deadlock: waiting for threads that returned or wait elsewhere */
+                /* wgmma is a warpgroup's: 4 consecutive warps from a
+                 * multiple of 4, all issuing the same */
+                for (int w = 0; w < nw && !rc; w++)
+                    if (s.wg_count[(size_t)w] &&
+                        (nt % 128 || s.wg_count[(size_t)w] != s.wg_count[(size_t)(w & ~3)] ||
+                         s.wg_sig[(size_t)w] != s.wg_sig[(size_t)(w & ~3)]))
+                        fail("wgmma: the warps of a warpgroup issued different wgmma, or the block is not whole "
+                             "warpgroups");
             }
     current() = prev;
     return rc;

@@ -1,8 +1,9 @@
 /* cuda_emu_warp.h - the warp-level instructions of the tensor-core kernels
  * in the CPU emulation (included by cuda_emu.h): fp16 conversions, warp
  * shuffles, __syncwarp, ldmatrix, mma.sync m16n8k16 (fp16 in, fp32
- * accumulate) and cp.async, under the names cuda_mma.cuh gives their PTX
- * on the device, so the same kernel source runs on both.
+ * accumulate), cp.async and Hopper's wgmma m64n64k16 with A in registers,
+ * under the names cuda_mma.cuh gives their PTX on the device, so the same
+ * kernel source runs on both.
  *
  * A warp collective (ldmatrix, shuffle, __syncwarp) waits until all 32
  * lanes have arrived (cuda_emu_sched.cc switches to the other threads),
@@ -21,6 +22,7 @@
 #endif
 
 #include "fp16.h"
+#include "wgmma_desc.h"
 
 /* --- fp16 (IEEE binary16, fp16.h) ------------------------------------- */
 
@@ -149,5 +151,53 @@ static inline void pc_cp_async_wait()
     }
     t->cp.resize(keep);
 }
+
+
+/* --- wgmma (sm_90a), A from registers ------------------------------------- */
+
+/* The shared-window address of p, as the descriptors take it: its offset
+ * in the block's shared memory (the emulated window starts at 0, so on a
+ * 1024-byte boundary, as the kernels' __align__(1024) places it on the
+ * device). */
+static inline unsigned pc_smem_addr(const void *p)
+{
+    pc_emu::state *s = pc_emu::current();
+    const unsigned char *b = s->smem.data(), *q = (const unsigned char *)p;
+    if (q < b || q >= b + s->smem.size()) {
+        fprintf(stderr, "cuda_emu: a shared-memory address outside the block's shared memory\n");
+        abort();
+    }
+    return (unsigned)(q - b);
+}
+/* wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, A in registers:
+ * recorded, executed by the warp's wgmma.wait_group that covers its group
+ * (cuda_emu_sched.cc), so d must not be read, nor a's registers matter,
+ * before then, as on the device. */
+static inline void pc_wgmma_64x64x16_rs(float (&d)[8][4], const unsigned (&a)[4], uint64_t desc)
+{
+    pc_emu::thread *t = pc_emu::current()->cur;
+    pc_emu::wgmma_rec r;
+    r.d = &d[0][0];
+    for (int i = 0; i < 4; i++)
+        r.a[i] = a[i];
+    r.desc = desc;
+    r.group = t->wg_group;
+    t->wg.push_back(r);
+}
+static inline void pc_wgmma_fence() {}
+static inline void pc_wgmma_commit() { pc_emu::current()->cur->wg_group++; }
+template <int N>
+static inline void pc_wgmma_wait()
+{
+    pc_emu::thread *t = pc_emu::current()->cur;
+    t->c.n = N;
+    t->c.mask = 0xFFFFFFFFu;
+    pc_emu::warp_collective(pc_emu::PC_EMU_OP_WGMMA_WAIT);
+}
+template <int R, int C>
+static inline void pc_wgmma_fence_acc(float (&)[R][C][4])
+{
+}
+static inline void pc_fence_proxy_async() {}
 
 #endif

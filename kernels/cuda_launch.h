@@ -74,6 +74,12 @@ struct pc_cuda_custom {
     int (*set_net)(void *state, const struct pc_net *net, void *stream, char *err, size_t errlen);
 };
 
+/* Algorithm algo's own-implementation state in g (debayer_cuda.cu), opened
+ * if it was not yet; NULL with a message on an error. For the bench and
+ * test calls of such an algorithm (cuda_net.cu: pc_gpu_net_*). */
+struct pc_gpu;
+void *pc_gpu_custom_state(struct pc_gpu *g, int algo, char *err, size_t errlen);
+
 /* Algorithms with their own CUDA code. */
 extern const pc_cuda_custom pc_cuda_mlri; /* cuda_mlri.cu */
 extern const pc_cuda_custom pc_cuda_net;  /* cuda_net.cu */

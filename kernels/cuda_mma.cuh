@@ -21,6 +21,30 @@
  * sm_80 and later (mma.m16n8k16 and cp.async): the kernels are built for
  * every gpu_arch, but on older devices their bodies trap and the host
  * refuses the algorithm at open (cuda_net.cu).
+ *
+ * Hopper's warpgroup MMA (sm_90a only: built in cuda_net_wg.cu with
+ * -gencode arch=compute_90a,code=sm_90a; elsewhere these trap):
+ *   pc_wgmma_64x64x16_rs(d, a, desc)   wgmma.mma_async.sync.aligned.m64n64k16
+ *                           .f32.f16.f16, d += A B: A from registers (per warp
+ *                           its 16 rows, mma.m16n8k16's A fragment), B (K x N =
+ *                           16 x 64) from shared memory through descriptor desc
+ *                           (wgmma_desc.h), d per warp mma.m16n8k16's C
+ *                           fragment of each n8 block: d[n][0..3]
+ *   pc_wgmma_fence()        wgmma.fence.sync.aligned: before the first wgmma
+ *                           and after any other write of its A or d registers
+ *   pc_wgmma_commit()       wgmma.commit_group.sync.aligned
+ *   pc_wgmma_wait<N>()      wgmma.wait_group.sync.aligned N: all but the N
+ *                           most recent groups done; only then may A's
+ *                           registers be rewritten and d be read
+ *   pc_wgmma_fence_acc(d)   keeps the compiler from moving other accesses
+ *                           of d across it (no instruction; CUTLASS's
+ *                           warpgroup_fence_operand)
+ *   pc_fence_proxy_async()  fence.proxy.async.shared::cta: shared memory
+ *                           written by ordinary stores or cp.async, visible
+ *                           to the tensor cores' (async proxy) reads after
+ *                           the next barrier
+ * The emulation (cuda_emu_warp.h) executes a warp's wgmma at its wait_group,
+ * reading B through the descriptor as the ISA defines it.
  */
 #ifndef PANOCAP_CUDA_MMA_CUH
 #define PANOCAP_CUDA_MMA_CUH
@@ -28,6 +52,7 @@
 #include <string.h>
 
 #include "cuda_common.cuh"
+#include "wgmma_desc.h"
 
 #ifdef __CUDACC__
 #include <cuda_fp16.h>
@@ -102,6 +127,73 @@ PC_DEV void pc_cp_async_wait()
 {
 #if PC_MMA_OK
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PC_WGMMA_OK 1
+#else
+#define PC_WGMMA_OK 0
+#endif
+
+PC_DEV void pc_wgmma_fence()
+{
+#if PC_WGMMA_OK
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#else
+    __trap();
+#endif
+}
+PC_DEV void pc_wgmma_commit()
+{
+#if PC_WGMMA_OK
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N>
+PC_DEV void pc_wgmma_wait()
+{
+#if PC_WGMMA_OK
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+PC_DEV void pc_fence_proxy_async()
+{
+#if PC_WGMMA_OK
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+template <int R, int C>
+PC_DEV void pc_wgmma_fence_acc(float (&d)[R][C][4])
+{
+    PC_UNROLL
+    for (int i = 0; i < R; i++)
+        PC_UNROLL
+        for (int j = 0; j < C; j++)
+            PC_UNROLL
+            for (int e = 0; e < 4; e++)
+                asm volatile("" : "+f"(d[i][j][e])::"memory");
+}
+PC_DEV void pc_wgmma_64x64x16_rs(float (&d)[8][4], const unsigned (&a)[4], uint64_t desc)
+{
+#if PC_WGMMA_OK
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n"
+                 "}\n"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+                   "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                   "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+                   "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                   "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+                   "+f"(d[7][2]), "+f"(d[7][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+#else
+    __trap();
 #endif
 }
 #endif /* __CUDACC__ */

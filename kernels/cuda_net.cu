@@ -1,28 +1,33 @@
 /* cuda_net.cu - device instantiation and host code of the learned
  * demosaic's kernels (cuda_net.cuh): pc_cuda_net, net's own CUDA
- * implementation for debayer_cuda.cu (cuda_launch.h).
+ * implementation for debayer_cuda.cu (cuda_launch.h), and the bench/test
+ * calls of debayer_cuda.h (pc_gpu_net_*).
  *
  * open: refuses devices without mma.m16n8k16 and cp.async (compute
  *   capability < 8.0) or without the shared memory of the smallest CONV
- *   tile, picks CONV's tile (WR warps, NBUF input buffers) from the shared
- *   memory a block may have (Hopper 8/2, A100 4/2, sm_86/89 2/1;
- *   PANOCAP_NET_TILE="WR,NBUF" forces one), and sizes the grids.
+ *   kernel; lists the CONV kernels this GPU runs (pc_gpu_net_convs), in
+ *   the order of preference: wgmma 8/2 and 4/1 (compute capability 9.0 and
+ *   a build with their sm_90a code, cuda_net_wg.cu), then mma.sync 8/2
+ *   (Hopper), 4/2 (A100), 2/1 (sm_86/89), 4/1; the first is used unless a
+ *   bench or test picks another (pc_gpu_net_set_conv). Sizes the grids.
  * set_net: the weights' blob (net_gpu.h) built on the host and copied to
  *   the device, the planes (two 64-channel, one U) allocated for frames of
  *   up to PC_GPU_MAX_CAMERAS cameras; after the stream's frames in flight
  *   are done (between frames: a new weights file on a live switch).
  * enqueue: depth + 2 launches on the stream, nothing allocated, no
- *   synchronisation (capture-safe).
- * PANOCAP_NET_PROFILE=1 (measurements, tools/gpu-net): timing events
- *   around every launch; each frame's times are read without waiting, when
- *   the next frame is enqueued, and the per-kernel means are printed on
- *   stderr at close.
- * Built into its own static library (kernels/meson.build). */
+ *   synchronisation (capture-safe) unless a bench switched the per-launch
+ *   profile on (pc_gpu_net_set_profile: events around every launch, the
+ *   previous frame's waited for and summed at each enqueue).
+ * No environment variable changes what it computes or how. */
 #include "cuda_launch.h"
 #include "cuda_net.cuh"
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "errmsg.h"
+
+#if PC_NET_HAVE_WG
+#include "cuda_net_wg.h"
+#endif
 
 #include <new>
 #include <stdio.h>
@@ -32,7 +37,7 @@
 template <int WR, int NBUF, int MODE>
 __global__ void __launch_bounds__(32 * WR, 1) pc_net_k_conv(const __grid_constant__ pc_net_lp p)
 {
-    pc_net_conv_body<WR, NBUF, MODE>(p);
+    pc_net_conv_body<WR, NBUF, MODE, 0>(p);
 }
 __global__ void __launch_bounds__(PC_NET_L1_NT) pc_net_k_l1(const __grid_constant__ pc_net_l1p p) { pc_net_l1_body(p); }
 __global__ void __launch_bounds__(PC_NET_XNT, 2) pc_net_k_tail(const __grid_constant__ pc_net_tp p)
@@ -44,9 +49,10 @@ __global__ void __launch_bounds__(PC_NET_XNT, 2) pc_net_k_tail(const __grid_cons
 
 struct pc_net_gpu {
     int W, H;
-    int wr, nbuf;
-    size_t conv_smem;
-    int num_sms, ctas_conv, ctas_l1, ctas_tail;
+    int optin, num_sms;
+    pc_gpu_net_conv convs[PC_GPU_NET_MAX_CONVS]; /* what this GPU runs, the automatic choice first */
+    int nconvs, conv;                            /* ... and the one in use */
+    int ctas_l1, ctas_tail;
     /* set_net */
     int depth;
     pc_netg_layout lay;
@@ -54,7 +60,7 @@ struct pc_net_gpu {
     unsigned char *hblob;
     uint16_t *act[2], *uplane;
     size_t cells;
-    /* PANOCAP_NET_PROFILE */
+    /* pc_gpu_net_set_profile */
     int prof;
     cudaEvent_t ev[PC_NET_PROF_MAX + 1];
     int pending, frames;
@@ -71,15 +77,11 @@ struct pc_net_gpu {
         }                                                                                                         \
     } while (0)
 
-/* CONV's tiles (cuda_net.cuh): WR warps, NBUF input buffers; the host
- * takes the first that fits this GPU's shared memory per block, unless
- * PANOCAP_NET_TILE names another that fits. (4, 1) is the alternative for
- * Hopper: two CTAs per SM (2 x 112.5 KB), one computing while the other
- * loads or stores, instead of one CTA prefetching its next tile. */
+/* mma.sync CONV kernel (WR, NBUF): its shared memory limit raised to smem,
+ * its resident blocks per SM. */
 template <int WR, int NBUF>
-static cudaError_t conv_prepare(int *blocks)
+static cudaError_t mma_prepare(size_t smem, int *blocks)
 {
-    const size_t smem = pc_net_conv_smem<WR, NBUF>();
     cudaError_t e = cudaFuncSetAttribute(pc_net_k_conv<WR, NBUF, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem);
     if (e == cudaSuccess)
@@ -88,16 +90,32 @@ static cudaError_t conv_prepare(int *blocks)
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, pc_net_k_conv<WR, NBUF, 0>, 32 * WR, smem);
     return e;
 }
+#if PC_NET_HAVE_WG
+template <int WR, int NBUF>
+static cudaError_t wg_prepare(size_t smem, int *blocks)
+{
+    return pc_net_wg_prepare(WR, NBUF, smem, blocks);
+}
+#endif
+
+/* The CONV kernels in the order of preference (cuda_net_conv.cuh says
+ * why each exists): on Hopper wgmma, 2 warpgroups sharing a 32 x 16 tile
+ * with the next tile prefetched, then one warpgroup per CTA and two CTAs
+ * per SM; then mma.sync by the shared memory a block may have. */
 struct conv_cfg {
-    int wr, nbuf;
+    int wg, wr, nbuf;
     size_t smem;
-    cudaError_t (*prepare)(int *blocks);
+    cudaError_t (*prepare)(size_t smem, int *blocks);
 };
 static const conv_cfg conv_cfgs[] = {
-    {8, 2, pc_net_conv_smem<8, 2>(), conv_prepare<8, 2>},
-    {4, 2, pc_net_conv_smem<4, 2>(), conv_prepare<4, 2>},
-    {2, 1, pc_net_conv_smem<2, 1>(), conv_prepare<2, 1>},
-    {4, 1, pc_net_conv_smem<4, 1>(), conv_prepare<4, 1>},
+#if PC_NET_HAVE_WG
+    {1, 8, 2, pc_net_conv_smem<8, 2>(), wg_prepare<8, 2>},
+    {1, 4, 1, pc_net_conv_smem<4, 1>(), wg_prepare<4, 1>},
+#endif
+    {0, 8, 2, pc_net_conv_smem<8, 2>(), mma_prepare<8, 2>},
+    {0, 4, 2, pc_net_conv_smem<4, 2>(), mma_prepare<4, 2>},
+    {0, 2, 1, pc_net_conv_smem<2, 1>(), mma_prepare<2, 1>},
+    {0, 4, 1, pc_net_conv_smem<4, 1>(), mma_prepare<4, 1>},
 };
 
 static void net_close(void *state)
@@ -105,22 +123,6 @@ static void net_close(void *state)
     pc_net_gpu *m = (pc_net_gpu *)state;
     if (!m)
         return;
-    if (m->prof && m->frames)
-        fprintf(stderr, "net profile (%d frames, mean ms per launch): L1 %.4f  CONV first %.4f last %.4f  "
-                "CONV-filters %.4f  CONVU %.4f  TAIL %.4f  all %.4f\n", m->frames, m->ms[0] / m->frames,
-                m->depth > 2 ? m->ms[1] / m->frames : 0.0, m->depth > 2 ? m->ms[m->depth - 2] / m->frames : 0.0,
-                m->ms[m->depth - 1] / m->frames, m->ms[m->depth] / m->frames, m->ms[m->depth + 1] / m->frames, [&] {
-                    double s = 0;
-                    for (int i = 0; i < m->depth + 2; i++)
-                        s += m->ms[i];
-                    return s / m->frames;
-                }());
-    if (m->prof && m->frames) {
-        fprintf(stderr, "net profile per launch:");
-        for (int i = 0; i < m->depth + 2; i++)
-            fprintf(stderr, " %.4f", m->ms[i] / m->frames);
-        fprintf(stderr, "\n");
-    }
     for (int i = 0; i <= PC_NET_PROF_MAX; i++)
         if (m->ev[i])
             cudaEventDestroy(m->ev[i]);
@@ -136,15 +138,16 @@ static int net_open(void **state, int width, int height, void *stream, char *err
 {
     (void)stream;
     *state = NULL;
-    int dev = 0, major = 0, optin = 0, sms = 0;
+    int dev = 0, major = 0, minor = 0, optin = 0, sms = 0;
     NCK(cudaGetDevice(&dev), "the device");
     NCK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "the device");
+    NCK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "the device");
     NCK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "the device");
     NCK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "the device");
     if (major < 8 || (size_t)optin < pc_net_conv_smem<2, 1>()) {
-        pc_set_err(err, errlen, "net: this GPU (compute capability %d.x, %d bytes of shared memory per block) cannot "
-                   "run the net kernels: they need compute capability 8.0 (mma.m16n8k16, cp.async) and %zu bytes (a "
-                   "layer's weights and a tile)", major, optin, pc_net_conv_smem<2, 1>());
+        pc_set_err(err, errlen, "net: this GPU (compute capability %d.%d, %d bytes of shared memory per block) "
+                   "cannot run the net kernels: they need compute capability 8.0 (mma.m16n8k16, cp.async) and %zu "
+                   "bytes (a layer's weights and a tile)", major, minor, optin, pc_net_conv_smem<2, 1>());
         return PC_ENOTSUP;
     }
     pc_net_gpu *m = new (std::nothrow) pc_net_gpu();
@@ -154,42 +157,36 @@ static int net_open(void **state, int width, int height, void *stream, char *err
     }
     m->W = width;
     m->H = height;
+    m->optin = optin;
     m->num_sms = sms;
-    const conv_cfg *cfg = NULL;
-    for (const conv_cfg &c : conv_cfgs)
-        if (!cfg && (size_t)optin >= c.smem)
-            cfg = &c;
-    const char *e = getenv("PANOCAP_NET_TILE");
-    int fw = 0, fb = 0;
-    if (e && sscanf(e, "%d,%d", &fw, &fb) == 2)
-        for (const conv_cfg &c : conv_cfgs)
-            if (c.wr == fw && c.nbuf == fb && (size_t)optin >= c.smem)
-                cfg = &c;
-    m->wr = cfg->wr;
-    m->nbuf = cfg->nbuf;
-    m->conv_smem = cfg->smem;
-    int occ = 0, occ_tail = 0;
-    cudaError_t ce = cfg->prepare(&occ);
-    if (ce == cudaSuccess)
-        ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_tail, pc_net_k_tail, PC_NET_XNT, PC_NET_X_SMEM);
-    if (ce != cudaSuccess || occ < 1 || occ_tail < 1) {
-        pc_set_err(err, errlen, "net: the CONV kernel (%d warps, %d buffers, %zu bytes of shared memory) cannot run "
-                   "here: %s (%d blocks per SM; this GPU allows %d bytes per block)", m->wr, m->nbuf, m->conv_smem,
-                   ce != cudaSuccess ? cudaGetErrorString(ce) : "no block fits", occ, optin);
+    cudaError_t ce = cudaSuccess, first = cudaSuccess;
+    for (const conv_cfg &c : conv_cfgs) {
+        if (m->nconvs == PC_GPU_NET_MAX_CONVS || (size_t)optin < c.smem || (c.wg && (major != 9 || minor != 0)))
+            continue;
+        int blocks = 0;
+        ce = c.prepare(c.smem, &blocks);
+        if (ce != cudaSuccess || blocks < 1) {
+            first = first != cudaSuccess || c.wg ? first : ce; /* wgmma without code here is not an error */
+            continue;
+        }
+        pc_gpu_net_conv &v = m->convs[m->nconvs++];
+        v.wgmma = c.wg;
+        v.warps = c.wr;
+        v.bufs = c.nbuf;
+        v.blocks_per_sm = blocks;
+        v.smem = c.smem;
+    }
+    int occ_tail = 0;
+    ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_tail, pc_net_k_tail, PC_NET_XNT, PC_NET_X_SMEM);
+    if (m->nconvs == 0 || ce != cudaSuccess || occ_tail < 1) {
+        pc_set_err(err, errlen, "net: no CONV kernel can run on this GPU (%d bytes of shared memory per block): %s; "
+                   "the tail: %s (%d blocks per SM)", optin, cudaGetErrorString(first), cudaGetErrorString(ce),
+                   occ_tail);
         delete m;
         return PC_ENOTSUP;
     }
-    m->ctas_conv = occ * sms;
     m->ctas_l1 = 8 * sms;
     m->ctas_tail = occ_tail * sms;
-    const char *pr = getenv("PANOCAP_NET_PROFILE");
-    m->prof = pr && pr[0] == '1';
-    for (int i = 0; m->prof && i <= PC_NET_PROF_MAX; i++)
-        if ((ce = cudaEventCreate(&m->ev[i])) != cudaSuccess) {
-            pc_set_err(err, errlen, "net: cudaEventCreate (profile) failed: %s", cudaGetErrorString(ce));
-            net_close(m);
-            return PC_EDEVICE;
-        }
     *state = m;
     return 0;
 }
@@ -253,13 +250,14 @@ namespace {
 struct dev_launcher {
     cudaStream_t s;
     pc_net_gpu *m;
-    bool timing = false; /* an event after each launch (PANOCAP_NET_PROFILE) */
+    bool timing = false; /* an event after each launch (the profile) */
     int k = 0;           /* launches so far */
     cudaError_t error = cudaSuccess;
     const char *failed = nullptr;
-    int done(const char *name)
+    int done(const char *name, cudaError_t e)
     {
-        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
         if (e != cudaSuccess) {
             error = e;
             failed = name;
@@ -271,13 +269,20 @@ struct dev_launcher {
     }
     int l1(int grid, const pc_net_l1p &p)
     {
-        pc_net_k_l1<<<grid, PC_NET_L1_NT, PC_NET_L1_NT / 32 * 16 * 128, s>>>(p);
-        return done("L1");
+        pc_net_k_l1<<<grid, PC_NET_L1_NT, PC_NET_L1_SMEM, s>>>(p);
+        return done("L1", cudaSuccess);
     }
-    int conv(int mode, int wr, int nbuf, int grid, const pc_net_lp &p)
+    int conv(int mode, int wg, int wr, int nbuf, int grid, const pc_net_lp &p)
     {
-        const size_t sm = m->conv_smem;
-        if (wr == 8 && nbuf == 2) {
+        const size_t sm = m->convs[m->conv].smem;
+        cudaError_t e = cudaSuccess;
+        if (wg) {
+#if PC_NET_HAVE_WG
+            e = pc_net_wg_launch(mode, wr, nbuf, grid, sm, s, p);
+#else
+            e = cudaErrorInvalidValue;
+#endif
+        } else if (wr == 8 && nbuf == 2) {
             if (mode)
                 pc_net_k_conv<8, 2, 1><<<grid, 256, sm, s>>>(p);
             else
@@ -298,28 +303,30 @@ struct dev_launcher {
             else
                 pc_net_k_conv<2, 1, 0><<<grid, 64, sm, s>>>(p);
         }
-        return done(mode ? "CONVU" : "CONV");
+        return done(mode ? "CONVU" : wg ? "CONV (wgmma)" : "CONV", e);
     }
     int tail(int grid, const pc_net_tp &p)
     {
         pc_net_k_tail<<<grid, PC_NET_XNT, PC_NET_X_SMEM, s>>>(p);
-        return done("TAIL");
+        return done("TAIL", cudaSuccess);
     }
 };
 } // namespace
 
-/* The previous frame's profile, if its events have completed (no wait). */
-static void prof_collect(pc_net_gpu *m)
+/* The previous profiled frame's launch times, summed (waits for it). */
+static cudaError_t prof_collect(pc_net_gpu *m)
 {
-    if (!m->pending || cudaEventQuery(m->ev[m->depth + 2]) != cudaSuccess)
-        return;
-    for (int i = 0; i < m->depth + 2; i++) {
-        float ms = 0;
-        if (cudaEventElapsedTime(&ms, m->ev[i], m->ev[i + 1]) == cudaSuccess)
-            m->ms[i] += ms;
-    }
-    m->frames++;
+    if (!m->pending)
+        return cudaSuccess;
     m->pending = 0;
+    cudaError_t e = cudaEventSynchronize(m->ev[m->depth + 2]);
+    for (int i = 0; i < m->depth + 2 && e == cudaSuccess; i++) {
+        float ms = 0;
+        e = cudaEventElapsedTime(&ms, m->ev[i], m->ev[i + 1]);
+        m->ms[i] += ms;
+    }
+    m->frames += e == cudaSuccess;
+    return e;
 }
 
 static int net_enqueue(void *state, const pc_cuda_frame *f, void *stream, char *err, size_t errlen)
@@ -340,6 +347,7 @@ static int net_enqueue(void *state, const pc_cuda_frame *f, void *stream, char *
                    "divide the height, and give at most %d cameras", f->W, f->H, ch, PC_MIN_DIM, PC_GPU_MAX_CAMERAS);
         return PC_EINVAL;
     }
+    const pc_gpu_net_conv &cv = m->convs[m->conv];
     pc_net_frame_args a;
     memset(&a, 0, sizeof a);
     a.depth = m->depth;
@@ -351,9 +359,10 @@ static int net_enqueue(void *state, const pc_cuda_frame *f, void *stream, char *
     a.uplane = m->uplane;
     a.blob = m->blob;
     a.lay = &m->lay;
-    a.wr = m->wr;
-    a.nbuf = m->nbuf;
-    a.ctas_conv = m->ctas_conv;
+    a.wg = cv.wgmma;
+    a.wr = cv.warps;
+    a.nbuf = cv.bufs;
+    a.ctas_conv = cv.blocks_per_sm * m->num_sms;
     a.ctas_l1 = m->ctas_l1;
     a.ctas_tail = m->ctas_tail;
     if (pc_mlri_set_dst(a.o, f->dst, f->yc)) {
@@ -368,20 +377,82 @@ static int net_enqueue(void *state, const pc_cuda_frame *f, void *stream, char *
     L.s = s;
     L.m = m;
     if (m->prof) {
-        prof_collect(m);
-        L.timing = !m->pending; /* the previous frame still runs: this one goes untimed */
-        if (L.timing)
-            cudaEventRecord(m->ev[0], s);
+        NCK(prof_collect(m), "the previous frame's profile");
+        L.timing = true;
+        NCK(cudaEventRecord(m->ev[0], s), "the profile");
     }
     const int rc = pc_net_sequence(L, a);
     if (L.timing && !rc)
         m->pending = 1;
     if (rc) {
-        pc_set_err(err, errlen, "net kernel %s launch failed: %s (frame %dx%d, %d cameras)", L.failed ? L.failed : "?",
-                   cudaGetErrorString(L.error), f->W, f->H, f->H / ch);
+        pc_set_err(err, errlen, "net kernel %s launch failed: %s (frame %dx%d, %d cameras, CONV %s %dx%d)",
+                   L.failed ? L.failed : "?", cudaGetErrorString(L.error), f->W, f->H, f->H / ch,
+                   cv.wgmma ? "wgmma" : "mma.sync", cv.warps, cv.bufs);
         return PC_EDEVICE;
     }
     return 0;
 }
 
 const pc_cuda_custom pc_cuda_net = {net_open, net_close, net_enqueue, net_set_net};
+
+/* --- bench and test calls (debayer_cuda.h) ----------------------------------- */
+
+static pc_net_gpu *net_state(pc_gpu *g, char *err, size_t errlen)
+{
+    return (pc_net_gpu *)pc_gpu_custom_state(g, PC_ALGO_NET, err, errlen);
+}
+
+extern "C" int pc_gpu_net_convs(pc_gpu *g, pc_gpu_net_conv *out, int max, char *err, size_t errlen)
+{
+    pc_net_gpu *m = net_state(g, err, errlen);
+    if (!m)
+        return PC_EINVAL;
+    for (int i = 0; i < m->nconvs && i < max; i++)
+        out[i] = m->convs[i];
+    return m->nconvs;
+}
+
+extern "C" int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen)
+{
+    pc_net_gpu *m = net_state(g, err, errlen);
+    if (!m)
+        return PC_EINVAL;
+    if (index < -1 || index >= m->nconvs) {
+        pc_set_err(err, errlen, "pc_gpu_net_set_conv: kernel %d of %d (pc_gpu_net_convs), or -1", index, m->nconvs);
+        return PC_EINVAL;
+    }
+    m->conv = index < 0 ? 0 : index;
+    return 0;
+}
+
+extern "C" int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen)
+{
+    pc_net_gpu *m = net_state(g, err, errlen);
+    if (!m)
+        return PC_EINVAL;
+    for (int i = 0; on && i <= PC_NET_PROF_MAX; i++)
+        if (!m->ev[i])
+            NCK(cudaEventCreate(&m->ev[i]), "the profile's events");
+    if (!on)
+        NCK(prof_collect(m), "the last profiled frame");
+    m->prof = on != 0;
+    m->pending = 0;
+    m->frames = 0;
+    memset(m->ms, 0, sizeof m->ms);
+    return 0;
+}
+
+extern "C" int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err,
+                                  size_t errlen)
+{
+    pc_net_gpu *m = net_state(g, err, errlen);
+    if (!m)
+        return PC_EINVAL;
+    NCK(prof_collect(m), "the last profiled frame");
+    const int n = m->depth + 2;
+    for (int i = 0; i < n && i < max; i++)
+        ms[i] = m->frames ? m->ms[i] / m->frames : 0.0;
+    *launches = n;
+    *frames = m->frames;
+    return 0;
+}

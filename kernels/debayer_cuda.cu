@@ -761,6 +761,24 @@ extern "C" int pc_gpu_set_net(pc_gpu *g, const pc_net *net, char *err, size_t er
     return rc;
 }
 
+/* An own-implementation algorithm's state (cuda_launch.h), opened here if
+ * it was not yet: for its bench and test calls (cuda_net.cu). */
+void *pc_gpu_custom_state(pc_gpu *g, int algo, char *err, size_t errlen)
+{
+    if (!g || algo < 0 || algo >= PC_ALGO_COUNT || !pc_cuda_algos[algo].custom) {
+        pc_set_err(err, errlen, "no pc_gpu, or algorithm %d has no CUDA implementation of its own", algo);
+        return NULL;
+    }
+    if (cudaSetDevice(g->device) != cudaSuccess) {
+        pc_set_err(err, errlen, "cudaSetDevice(%d) failed", g->device);
+        return NULL;
+    }
+    if (!g->custom_state[algo] &&
+        pc_cuda_algos[algo].custom->open(&g->custom_state[algo], g->W, g->H, (void *)g->cs, err, errlen))
+        return NULL;
+    return g->custom_state[algo];
+}
+
 extern "C" int pc_gpu_set_cam_rows(pc_gpu *g, int cam_rows, char *err, size_t errlen)
 {
     if (!g) {

@@ -103,6 +103,39 @@ int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen);
 #define PC_GPU_OPT_FRAME_TIMING 2u
 void pc_gpu_set_options(pc_gpu *g, unsigned options);
 
+/* --- net on CUDA: for benchmarks and tests only ----------------------------
+ * Nothing here changes what is computed (the same network, the same rule
+ * against the reference: docs/net.md), only how fast; the daemon never
+ * calls it. net's 3x3 layers run one of several CONV kernels
+ * (cuda_net_conv.cuh): wgmma (Hopper's warpgroup MMA: a GPU of compute
+ * capability 9.0 and a build whose gpu_arch has 90) or mma.sync (compute
+ * capability 8.0 and later), each with `warps` warps a block and `bufs`
+ * input-tile buffers. The automatic choice is the first this GPU runs in
+ * pc_gpu_net_convs's order. */
+typedef struct pc_gpu_net_conv {
+    int wgmma;         /* 1: wgmma (sm_90a), 0: mma.sync */
+    int warps, bufs;
+    int blocks_per_sm; /* resident blocks per multiprocessor */
+    size_t smem;       /* shared memory per block, bytes */
+} pc_gpu_net_conv;
+#define PC_GPU_NET_MAX_CONVS 8
+/* The CONV kernels this GPU can run, the automatic choice first (net's
+ * state is opened if it was not): their number (at most max are written),
+ * or a negative PC_E* code. */
+int pc_gpu_net_convs(pc_gpu *g, pc_gpu_net_conv *out, int max, char *err, size_t errlen);
+/* net's layers run CONV kernel `index` of pc_gpu_net_convs from the next
+ * frame on; -1: the automatic choice again. */
+int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen);
+/* Per-launch GPU times of net's frames. While on, each frame's launches
+ * (L1, the depth CONV layers, CONVU, TAIL: depth + 2) are timed by events,
+ * and every enqueue first waits for the previous frame's (frames do not
+ * overlap: for measurements only). pc_gpu_net_profile writes the mean ms
+ * of each launch over the frames timed since the profile was switched on
+ * (at most max; *launches = depth + 2, *frames = the frames timed), after
+ * waiting for the last one. */
+int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen);
+int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err, size_t errlen);
+
 /* --- colour stage (docs/colour.md) -----------------------------------------
  * Cameras that send other than 8-bit data, or have colour settings, are
  * uploaded raw and go through the colour pass (one small kernel per frame,

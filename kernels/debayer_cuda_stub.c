@@ -41,6 +41,13 @@ void pc_gpu_get_choice(const pc_gpu *g, pc_variant *variant, int *tile_rows)
 int pc_gpu_set_tile_rows(pc_gpu *g, int rows, char *err, size_t errlen) { NOTSUP("pc_gpu_set_tile_rows"); }
 int pc_gpu_set_net(pc_gpu *g, const pc_net *net, char *err, size_t errlen) { NOTSUP("pc_gpu_set_net"); }
 int pc_gpu_set_cam_rows(pc_gpu *g, int cam_rows, char *err, size_t errlen) { NOTSUP("pc_gpu_set_cam_rows"); }
+int pc_gpu_net_convs(pc_gpu *g, pc_gpu_net_conv *out, int max, char *err, size_t errlen) { NOTSUP("pc_gpu_net_convs"); }
+int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen) { NOTSUP("pc_gpu_net_set_conv"); }
+int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen) { NOTSUP("pc_gpu_net_set_profile"); }
+int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_net_profile");
+}
 uint8_t *pc_gpu_input(pc_gpu *g, int slot, size_t *pitch) { return NULL; }
 int pc_gpu_upload_async(pc_gpu *g, int slot, int row0, const uint8_t *host, size_t host_pitch, int rows,
                         char *err, size_t errlen)

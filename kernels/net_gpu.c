@@ -166,6 +166,13 @@ void pc_netg_build(const pc_net *net, const pc_netg_layout *lay, void *blob)
             for (int k = 0; k < 48; k++) {
                 int tap, v;
                 pc_netg_post_k(k, &tap, &v);
+                if (tap == 9 && v < 2) { /* the bias, against A's {1, 1}: in two fp16, high then low */
+                    for (int o = 0; o < C; o++) {
+                        const double hi = pc_half_to_float(pc_half_from_float(p->b[o]));
+                        B[(size_t)k * C + o] = v == 0 ? hi : (double)p->b[o] - hi;
+                    }
+                    continue;
+                }
                 if (tap >= 9)
                     continue;
                 const int ky = tap / 3, kx = tap % 3;

@@ -16,7 +16,10 @@
  *   post      Conv2d(6, 64, 3) on the mosaic and U at full resolution: per
  *             pixel parity one 48 -> 64 map (the mosaic's colour at each
  *             tap depends on the parity; x 1/255 folded in), K ordered so
- *             that lane t of a fragment holds taps t, t + 4, t + 8 (below)
+ *             that lane t of a fragment holds taps t, t + 4, t + 8 (below);
+ *             its bias in K slots 34 and 35 (tap 9's sample and R, which
+ *             the kernel sets to 1): the fp16 nearest to it, then the fp16
+ *             of what is left, so the sum is the bias to ~2^-22
  *   out       Conv2d(64, 3, 1) in fp32.
  * Fragments are stored per lane in the order the kernels load them (one
  * 8-byte load per lane and fragment): B operands of mma.m16n8k16, lane l
@@ -50,7 +53,7 @@ typedef struct pc_netg_layout {
     size_t r_bias;    /* float[16] */
     size_t post_frag; /* post: [4 parities][3 k16][8 n8][32] x 2 u32; parity = (y & 1) * 2 + (x & 1) of
                          the network's input pixel */
-    size_t post_bias; /* float[64] */
+    size_t post_bias; /* float[64] (the kernels take it from post_frag's slots 34, 35) */
     size_t out_w;     /* float[3][64] */
     size_t out_b;     /* float[4] (3 used) */
 } pc_netg_layout;
@@ -69,8 +72,9 @@ static inline int pc_netg_colour(int sx, int sy)
 }
 
 /* The post layer's K order: slot k of a 48-wide row is tap 4 (k / 16) +
- * (k % 8) / 2 (0..8; 9..11 are zero) and value v = 2 (k % 16 >= 8) + k % 2:
- * 0 the mosaic sample, 1..3 U's R, G, B at that tap. */
+ * (k % 8) / 2 (0..8; 9..11 are not taps: 9's v 0 and 1 carry the bias, the
+ * rest are zero) and value v = 2 (k % 16 >= 8) + k % 2: 0 the mosaic
+ * sample, 1..3 U's R, G, B at that tap. */
 static inline void pc_netg_post_k(int k, int *tap, int *v)
 {
     *tap = 4 * (k / 16) + (k % 8) / 2;

@@ -480,8 +480,11 @@ static int net_gpu(pc_gpu *g, const uint8_t *bay, int w, int h, pc_cfa cfa, cons
 }
 
 /* A frame of ncam cameras of w x ch, mosaiced from rgb (iw x ih, mirror-
- * tiled), on the GPU against the reference (use_cpu: the CPU backend); on
- * small frames also every output format from the same network output. */
+ * tiled), on the GPU against the reference (use_cpu: the CPU backend),
+ * once with each CONV kernel the GPU runs (pc_gpu_net_convs: wgmma on
+ * Hopper, every mma.sync tile), the same rule for each; on small frames
+ * also every output format from the same network output (the automatic
+ * kernel). */
 static void net_case(const pc_net *net, const uint8_t *rgb, int iw, int ih, int w, int ch, int ncam, pc_cfa cfa,
                      int use_cpu, int formats, const char *what)
 {
@@ -510,27 +513,46 @@ static void net_case(const pc_net *net, const uint8_t *rgb, int iw, int ih, int 
     rc = rc ? rc : pc_gpu_set_cam_rows(g, src.cam_rows, err, sizeof err);
     rc = rc ? rc : pc_gpu_set_net(g, net, err, sizeof err);
     rc = rc ? rc : pc_gpu_picture_alloc(g, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &dev, err, sizeof err);
-    rc = rc ? rc : net_gpu(g, bay, w, h, cfa, &dev, &host);
+    pc_gpu_net_conv cv[PC_GPU_NET_MAX_CONVS];
+    const int nconv = rc ? 1 : pc_gpu_net_convs(g, cv, PC_GPU_NET_MAX_CONVS, err, sizeof err);
+    if (nconv < 1)
+        rc = nconv;
     int md = 0;
-    const long over = rc ? -1 : tu_count_over(&host, &ref, 1, &md), nd = rc ? -1 : tu_compare(&host, &ref, &md);
-    TAP_CHECK(net_rule(over, &ref), "net %s %s %dx%d (%d camera%s) rgb24 against the %s: %ld of %ld samples off by "
-              "more than 1 (at most 0.1 %%); %ld differ (%.3f %%), max %d%s%s", pc_cfa_name(cfa), what, w, h, ncam,
-              ncam > 1 ? "s" : "", use_cpu ? "CPU backend" : "reference", over, tu_pic_samples(&ref), nd,
-              100.0 * nd / tu_pic_samples(&ref), md, rc ? " -- " : "", rc ? err : "");
+    for (int c = nconv - 1; c >= 0; c--) { /* the automatic kernel last: the formats below use its output */
+        char kname[40] = "?";
+        if (!rc)
+            snprintf(kname, sizeof kname, "%s %dx%d%s", cv[c].wgmma ? "wgmma" : "mma.sync", cv[c].warps, cv[c].bufs,
+                     c == 0 ? ", automatic" : "");
+        int r = rc ? rc : pc_gpu_net_set_conv(g, c, err, sizeof err);
+        r = r ? r : net_gpu(g, bay, w, h, cfa, &dev, &host);
+        md = 0;
+        const long over = r ? -1 : tu_count_over(&host, &ref, 1, &md), nd = r ? -1 : tu_compare(&host, &ref, &md);
+        TAP_CHECK(net_rule(over, &ref), "net %s %s %dx%d (%d camera%s) rgb24, CONV %s, against the %s: %ld of %ld "
+                  "samples off by more than 1 (at most 0.1 %%); %ld differ (%.3f %%), max %d%s%s", pc_cfa_name(cfa),
+                  what, w, h, ncam, ncam > 1 ? "s" : "", kname, use_cpu ? "CPU backend" : "reference", over,
+                  tu_pic_samples(&ref), nd, 100.0 * nd / tu_pic_samples(&ref), md, r ? " -- " : "", r ? err : "");
+        rc = rc ? rc : r;
+    }
     /* the other formats: the final pass's writer of the same RGB (the
      * network's arithmetic is the same whatever the format) */
     for (int fi = 0; formats && fi < 4 && !rc; fi++) {
         static const pc_pixfmt fmts[4] = {PC_FMT_RGBX32, PC_FMT_NV12, PC_FMT_I420, PC_FMT_NV12};
         pc_picture d2, h2, want;
-        const int grid = fi == 3 && ncam > 1;
+        /* a grid of the cameras: theirs must be a multiple of
+         * PC_GRID_TILE_ALIGN wide (pc_picture_as_grid, as the layout
+         * settings ask), so not every case has one (the 72-wide cameras of
+         * every phase and the 260-wide ones do) */
+        const int grid = fi == 3 && ncam > 1 && w % PC_GRID_TILE_ALIGN == 0;
         if (fi == 3 && !grid)
             break;
         rc = pc_gpu_picture_alloc(g, fmts[fi], PC_MATRIX_BT601, PC_RANGE_FULL, w, h, &d2, err, sizeof err);
         tu_pic_alloc(&h2, fmts[fi], PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 8);
         tu_pic_alloc(&want, fmts[fi], PC_MATRIX_BT601, PC_RANGE_FULL, w, h, 0);
         if (grid && !rc && (pc_picture_as_grid(&d2, ncam, ch) || pc_picture_as_grid(&h2, ncam, ch) ||
-                            pc_picture_as_grid(&want, ncam, ch)))
+                            pc_picture_as_grid(&want, ncam, ch))) {
+            snprintf(err, sizeof err, "pc_picture_as_grid refused %d cameras of %dx%d", ncam, w, ch);
             rc = PC_EINVAL;
+        }
         rc = rc ? rc : net_gpu(g, bay, w, h, cfa, &d2, &h2);
         long d = -1;
         if (!rc && fmts[fi] == PC_FMT_RGBX32) {
@@ -637,8 +659,39 @@ static void test_net(uint8_t *const photo[2], const int pw[2], const int ph[2])
     TAP_CHECK(rc == 0, "net weights %s: %s", path, rc ? err : "loaded");
     if (rc)
         return;
-    /* refused: rows per camera that do not divide the frame; 17 cameras */
+    /* the CONV kernels this GPU runs: on a Hopper GPU (compute capability
+     * 9.0) of a build with gpu_arch 90 the wgmma ones come first (the
+     * automatic choice); no wgmma anywhere else */
     pc_gpu *g = NULL;
+    {
+        pc_gpu_net_conv cv[PC_GPU_NET_MAX_CONVS];
+        int major = 0, minor = 0;
+#if PANOCAP_HAVE_CUDA
+        struct cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+            major = prop.major;
+            minor = prop.minor;
+        }
+#endif
+        const int hopper = major == 9 && minor == 0;
+        rc = pc_gpu_open(&g, 0, 64, 64, 1, err, sizeof err);
+        const int n = rc ? rc : pc_gpu_net_convs(g, cv, PC_GPU_NET_MAX_CONVS, err, sizeof err);
+        int nwg = 0, order = 1;
+        char list[256] = "";
+        for (int i = 0; i < n; i++) {
+            nwg += cv[i].wgmma;
+            order = order && (i == 0 || cv[i].wgmma <= cv[i - 1].wgmma);
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s %dx%d (%d/SM)", i ? ", " : "",
+                     cv[i].wgmma ? "wgmma" : "mma.sync", cv[i].warps, cv[i].bufs, cv[i].blocks_per_sm);
+        }
+        const int want = hopper && PC_TEST_NET_WG;
+        TAP_CHECK(n > 0 && order && (nwg > 0) == want, "net CONV kernels on this GPU (compute capability %d.%d, "
+                  "build %s gpu_arch 90): %s%s%s", major, minor, PC_TEST_NET_WG ? "with" : "without", list,
+                  n > 0 ? "" : " -- ", n > 0 ? "" : err);
+        pc_gpu_close(g);
+        g = NULL;
+    }
+    /* refused: rows per camera that do not divide the frame; 17 cameras */
     rc = pc_gpu_open(&g, 0, 64, 136, 1, err, sizeof err);
     TAP_CHECK(rc == 0 && pc_gpu_set_cam_rows(g, 10, err, sizeof err) == PC_EINVAL, "cam_rows 10 of 136 refused: %s",
               err);
@@ -661,6 +714,7 @@ static void test_net(uint8_t *const photo[2], const int pw[2], const int ph[2])
     net_case(net, syn, sw, sh, 8, 8, 1, PC_CFA_RGGB, 0, 1, "synthetic photo");
     net_case(net, syn, sw, sh, 24, 12, 1, PC_CFA_BGGR, 0, 1, "synthetic photo");
     net_case(net, syn, sw, sh, 262, 38, 2, PC_CFA_GRBG, 0, 1, "synthetic photo");
+    net_case(net, syn, sw, sh, 260, 38, 2, PC_CFA_GBRG, 0, 1, "synthetic photo");
     free(syn);
     static const char *const names[2] = {"astronaut", "coffee"};
     for (int i = 0; i < 2; i++)

@@ -44,13 +44,16 @@ static long rgbx_vs_rgb(const pc_picture *p, const pc_picture *rgb)
     return n;
 }
 
-static void phase(const pc_net *net, const uint8_t *rgb, pc_cfa cfa, int wr, int nbuf, pc_picture *keep_rgb)
+static void phase(const pc_net *net, const uint8_t *rgb, pc_cfa cfa, int wg, int wr, int nbuf, pc_picture *keep_rgb)
 {
     char err[512] = "";
     uint8_t *bay = malloc((size_t)W * H);
     tu_mosaic(rgb, W, H, bay, W, H, cfa);
     pc_bayer src = {bay, (size_t)W, W, H, cfa, CH};
-    static const char *const cfan[4] = {"RGGB", "GRBG", "GBRG", "BGGR"};
+    char cfan[4][40];
+    static const char *const cfa_names[4] = {"RGGB", "GRBG", "GBRG", "BGGR"};
+    for (int i = 0; i < 4; i++)
+        snprintf(cfan[i], sizeof cfan[i], "%s, CONV %s %dx%d", cfa_names[i], wg ? "wgmma" : "mma.sync", wr, nbuf);
     pc_picture ref, out[6], want;
     tu_pic_alloc(&ref, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, H, 3);
     int rc = pc_net_ref(net, &src, &ref, err, sizeof err);
@@ -76,10 +79,9 @@ static void phase(const pc_net *net, const uint8_t *rgb, pc_cfa cfa, int wr, int
     }
     pc_emu_counts cnt;
     pc_emu_counts_get(&cnt, 1);
-    rc = rc ? rc : pc_emu_net(net, &src, CH, dst, 6, wr, nbuf, err, sizeof err);
+    rc = rc ? rc : pc_emu_net(net, &src, CH, dst, 6, wg, wr, nbuf, err, sizeof err);
     pc_emu_counts_get(&cnt, 1);
-    TAP_CHECK(rc == 0, "%s: the emulated kernels (CONV tile of %d warps, %d buffers) ran: %s", cfan[cfa], wr, nbuf,
-              rc ? err : "ok");
+    TAP_CHECK(rc == 0, "%s: the emulated kernels ran: %s", cfan[cfa], rc ? err : "ok");
     int md = 0;
     const long over = rc ? -1 : tu_count_over(&out[0], &ref, 1, &md), nd = rc ? -1 : tu_compare(&out[0], &ref, &md);
     const long ns = tu_pic_samples(&ref);
@@ -103,9 +105,9 @@ static void phase(const pc_net *net, const uint8_t *rgb, pc_cfa cfa, int wr, int
                   out[i].bands ? " with per-camera bands" : "", d, r2 ? ": " : "", r2 ? err : "");
         tu_pic_free(&want);
     }
-    TAP_CHECK(rc == 0 && cnt.ldsm_phases > 0 && cnt.ldsm_wavefronts == cnt.ldsm_phases,
-              "%s: %llu ldmatrix phases took %llu shared-memory wavefronts (no bank conflicts); %llu mma.sync",
-              cfan[cfa], cnt.ldsm_phases, cnt.ldsm_wavefronts, cnt.mma);
+    TAP_CHECK(rc == 0 && cnt.ldsm_phases > 0 && cnt.ldsm_wavefronts == cnt.ldsm_phases && (cnt.wgmma > 0) == (wg != 0),
+              "%s: %llu ldmatrix phases took %llu shared-memory wavefronts (no bank conflicts); %llu mma.sync, %llu "
+              "wgmma (per warp)", cfan[cfa], cnt.ldsm_phases, cnt.ldsm_wavefronts, cnt.mma, cnt.wgmma);
     if (keep_rgb)
         *keep_rgb = out[0];
     else
@@ -130,7 +132,10 @@ int main(int argc, char **argv)
     static const int tiles[4][2] = {{8, 2}, {4, 2}, {2, 1}, {4, 1}};
     pc_picture stacked;
     for (int c = 0; c < 4; c++)
-        phase(net, rgb, (pc_cfa)c, tiles[c][0], tiles[c][1], c == 0 ? &stacked : NULL);
+        phase(net, rgb, (pc_cfa)c, 0, tiles[c][0], tiles[c][1], c == 0 ? &stacked : NULL);
+    /* the wgmma kernels (Hopper's), both on every phase */
+    for (int c = 0; c < 4; c++)
+        phase(net, rgb, (pc_cfa)c, 1, c & 1 ? 4 : 8, c & 1 ? 1 : 2, NULL);
 
     /* camera 1 alone (the whole frame one image) == the stacked frame's */
     uint8_t *bay = malloc((size_t)W * H);
@@ -139,7 +144,7 @@ int main(int argc, char **argv)
     pc_picture alone;
     tu_pic_alloc_dev(&alone, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, CH, 4);
     const pc_picture *d1[1] = {&alone};
-    rc = pc_emu_net(net, &one, 0, d1, 1, 8, 2, err, sizeof err);
+    rc = pc_emu_net(net, &one, 0, d1, 1, 0, 8, 2, err, sizeof err);
     long nd = 0;
     for (int y = 0; y < CH && !rc; y++)
         nd += memcmp(alone.plane[0] + (size_t)y * alone.pitch[0],
@@ -156,7 +161,7 @@ int main(int argc, char **argv)
     tu_pic_alloc_dev(&p, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, W, CH, 4);
     const pc_picture *d2[1] = {&p};
     err[0] = 0;
-    rc = pc_emu_net(&narrow, &one, 0, d2, 1, 8, 2, err, sizeof err);
+    rc = pc_emu_net(&narrow, &one, 0, d2, 1, 0, 8, 2, err, sizeof err);
     TAP_CHECK(rc == PC_EINVAL && strstr(err, "width 64"), "a model of width 32 is refused: %s", err);
     tu_pic_free(&p);
     free(bay);

@@ -13,7 +13,11 @@
  *    on hand-picked ties, subnormals and overflows);
  *  - cp.async writes nothing before the wait that covers its group;
  *  - the bank-conflict counter of ldmatrix; and a warp whose lanes do not
- *    all reach a collective is reported (launch returns -1), not hung.
+ *    all reach a collective is reported (launch returns -1), not hung;
+ *  - Hopper's wgmma (m64n64k16, A in registers): the descriptors of
+ *    wgmma_desc.h address the net weights' layout, and the emulated
+ *    instruction is the product of what was stored, completed at its
+ *    wait_group.
  * The device runs the same kernel source with the PTX instructions
  * (cuda_mma.cuh); tools/gpu-net runs the net kernels there. */
 #include "cuda_emu.h"
@@ -329,8 +333,145 @@ static void divergence(void)
     TAP_CHECK(rc == 0 && seen == 1, "a barrier after uneven numbers of warp collectives waits for every warp");
 }
 
+/* wgmma_desc.h: the descriptors the net kernels build (pc_net_wdesc) make
+ * the tensor cores read, for B element (k, n) of tap p and k16 step kc,
+ * the weight the kernels stored for (cout n, cin 16 kc + k) of that tap
+ * (pc_net_wsm_offset), for weights at several 1024-byte boundaries; the
+ * decoding itself agrees with the ISA's canonical K-major 128-byte-swizzle
+ * layout spelled as CUTLASS does (Swizzle<3,4,3> o ((8,n),2):((8,SBO),1)
+ * in 16-byte units), and a k16 step's 16 x 64 elements are 1024 distinct
+ * 2-byte places. */
+static void descriptors(void)
+{
+    long bad = 0, dup = 0, spell = 0;
+    static const uint32_t bases[3] = {0, 1024, 7 * 1024};
+    for (int bi = 0; bi < 3; bi++)
+        for (int p = 0; p < 9; p++)
+            for (int kc = 0; kc < 4; kc++) {
+                const uint64_t d = pc_net_wdesc(bases[bi], p, kc);
+                static unsigned char seen[16 * 64 * 128];
+                memset(seen, 0, sizeof seen);
+                for (int k = 0; k < 16; k++)
+                    for (int n = 0; n < 64; n++) {
+                        const uint32_t a = pc_wgmma_desc_addr(d, k, n);
+                        bad += a != bases[bi] + pc_net_wsm_offset(64 * p + n, 16 * kc + k);
+                        const uint32_t rel = a - bases[bi] - (uint32_t)p * 8192u;
+                        if (rel < sizeof seen)
+                            dup += seen[rel]++ != 0;
+                        /* CUTLASS's spelling: u128 offset = 8 (n % 8) + (n / 8) SBO/16 + k / 8 from
+                         * the start, element k % 8 in it; Swizzle<3,4,3> on the byte address */
+                        const uint32_t lin = pc_wgmma_desc_start(d) + 16u * (8u * (n % 8) + (n / 8) * (1024u / 16u) +
+                                                                             (uint32_t)k / 8u) + 2u * (k % 8);
+                        const uint32_t sw = lin ^ (((lin >> 7) & 7u) << 4);
+                        spell += sw != a;
+                    }
+            }
+    TAP_CHECK(bad == 0 && dup == 0 && spell == 0,
+              "wgmma descriptors of the net weights: B(k, n) of every tap and k16 step is the stored weight "
+              "(%ld wrong), 1024 distinct places a step (%ld repeated), the ISA layout as CUTLASS spells it "
+              "(%ld differ)", bad, dup, spell);
+    const uint64_t d = pc_wgmma_desc_k128(0x1230, 1024);
+    TAP_CHECK(pc_wgmma_desc_start(d) == 0x1230 && pc_wgmma_desc_sbo(d) == 1024 && pc_wgmma_desc_swizzle(d) == 1 &&
+                  pc_wgmma_desc_base(d) == 0 && ((d >> 16) & 0x3FFF) == 1 && pc_wgmma_desc_addr(d | 1ull << 49, 0, 0) ==
+                  UINT32_MAX && pc_wgmma_desc_addr(d & ~(3ull << 62), 0, 0) == UINT32_MAX,
+              "wgmma descriptor fields: start, LBO 1, SBO, 128-byte swizzle (1 << 62), base offset 0; other "
+              "layouts not decoded (0x%016llx)", (unsigned long long)d);
+}
+
+/* wgmma.m64n64k16 with A from registers (emulated: cuda_emu_sched.cc's
+ * exec_wgmma) against plain products: one warpgroup, A (64 x 16) loaded by
+ * ldmatrix as mma.sync's fragments (warp w rows 16 w ..), B the k16 step kc
+ * of a 64 x 64 K-major matrix in the net weights' layout at a 1024-byte
+ * boundary, through pc_net_wdesc; D per warp in mma's C layout of each n8
+ * block. Also: d untouched until the wait_group that covers its group,
+ * wait_group 1 completing the older group only. */
+static void wgmma_products(void)
+{
+    unsigned short A[4][64][16], Bm[64][64]; /* A per k step; Bm[n][k] */
+    float C[64][64];
+    for (int s = 0; s < 4; s++)
+        for (int r = 0; r < 64; r++)
+            for (int k = 0; k < 16; k++)
+                A[s][r][k] = rnd_half();
+    for (int n = 0; n < 64; n++)
+        for (int k = 0; k < 64; k++)
+            Bm[n][k] = rnd_half();
+    for (int r = 0; r < 64; r++)
+        for (int n = 0; n < 64; n++)
+            C[r][n] = (float)((int)(rnd() % 200) - 100) / 16.0f;
+    static float D[2][128][32];
+    int untouched = 0, early = -1;
+    const size_t wbase = 2048, abase = 0;
+    int rc = pc_emu::launch(dim3(1), dim3(128), wbase + 64 * 128, [&]() {
+        PC_SMEM_DECL(sm);
+        const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;
+        if (tid == 0)
+            for (int n = 0; n < 64; n++)
+                for (int k = 0; k < 64; k++)
+                    memcpy(sm + wbase + pc_net_wsm_offset(n, k), &Bm[n][k], 2);
+        __syncthreads();
+        float d[2][8][4];
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++)
+                d[0][j][e] = d[1][j][e] = C[16 * w + g + 8 * (e >> 1)][8 * j + 2 * t + (e & 1)];
+        unsigned a[4][4];
+        for (int s = 0; s < 4; s++) {
+            __syncthreads();
+            if (tid == 0)
+                for (int r = 0; r < 64; r++)
+                    memcpy(sm + abase + r * 32, A[s][r], 32);
+            __syncthreads();
+            pc_ldsm_x4(a[s], sm + abase + (16 * w + (lane & 15)) * 32 + (lane >> 4) * 16);
+        }
+        pc_wgmma_fence();
+        /* group 0: d[0] += A_s B_s for s = 0..3; group 1: d[1] += A_0 B_0 */
+        for (int s = 0; s < 4; s++)
+            pc_wgmma_64x64x16_rs(d[0], a[s], pc_net_wdesc((uint32_t)wbase, 0, s));
+        pc_wgmma_commit();
+        pc_wgmma_64x64x16_rs(d[1], a[0], pc_net_wdesc((uint32_t)wbase, 0, 0));
+        pc_wgmma_commit();
+        if (tid == 0)
+            untouched = d[0][0][0] == C[0][0] && d[1][0][0] == C[0][0];
+        pc_wgmma_wait<1>();
+        if (tid == 0)
+            early = d[0][0][0] != C[0][0] && d[1][0][0] == C[0][0];
+        pc_wgmma_wait<0>();
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++) {
+                D[0][tid][4 * j + e] = d[0][j][e];
+                D[1][tid][4 * j + e] = d[1][j][e];
+            }
+    });
+    double worst = 0;
+    for (int tid = 0; tid < 128 && rc == 0; tid++) {
+        const int lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++) {
+                const int r = 16 * w + g + 8 * (e >> 1), n = 8 * j + 2 * t + (e & 1);
+                double e0 = C[r][n], e1 = C[r][n];
+                for (int s = 0; s < 4; s++)
+                    for (int k = 0; k < 16; k++) {
+                        const double pr = (double)pc_emu_half_to_float(A[s][r][k]) *
+                                          pc_emu_half_to_float(Bm[n][16 * s + k]);
+                        e0 += pr;
+                        if (s == 0)
+                            e1 += pr;
+                    }
+                worst = fmax(worst, fmax(fabs(D[0][tid][4 * j + e] - e0), fabs(D[1][tid][4 * j + e] - e1)));
+            }
+    }
+    TAP_CHECK(rc == 0 && worst == 0.0,
+              "wgmma m64n64k16 (A from registers, B through the net weights' descriptors, 4 k16 steps): D = A B + C "
+              "exactly in every warp's fragment (max error %g)", worst);
+    TAP_CHECK(rc == 0 && untouched == 1 && early == 1,
+              "wgmma: accumulators unchanged before wait_group (%d); wait_group 1 completes the older group only (%d)",
+              untouched, early);
+}
+
 int main(void)
 {
+    descriptors();
+    wgmma_products();
     products();
     accumulation();
     shuffles();

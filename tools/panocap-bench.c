@@ -18,7 +18,9 @@
  * camera on its own as in the daemon, 3 iterations unless --iters says
  * otherwise (seconds per frame here), and its GFLOP/s. On CUDA net runs on
  * the tensor cores (cuda_net.cuh), its cameras from --cam-rows (default:
- * five where the height splits so), and its TFLOP/s is printed too.
+ * five where the height splits so), and its TFLOP/s is printed too, then
+ * every CONV kernel the GPU runs (wgmma on Hopper, the mma.sync tiles)
+ * side by side with the GPU time of each launch (net_bench.c).
  *
  * TSV (stdout): algo variant passes median_us p99_us floor_us ratio; the
  * other figures go to stderr as '#' lines.
@@ -35,6 +37,7 @@
 #include "debayer.h"
 #include "debayer_cuda.h"
 #include "net.h"
+#include "net_bench.h"
 #include "panocap_config.h"
 #include "render_bench.h"
 #include "render_rig_bench.h"
@@ -523,6 +526,12 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
             CU(cudaEventElapsedTime(&bms, t.ev[0], t.ev[1]));
             batch_us[nbatch] = bms * 1000.0 / o->iters;
             snprintf(batch_name[nbatch++], 40, "%s %s", algos[a]->name, vname);
+            /* net: every CONV kernel this GPU runs, side by side, with
+             * each launch's time (net_bench.c) */
+            if (algos[a]->id == PC_ALGO_NET &&
+                net_bench_convs(g, dst, o->iters, 5, pc_net_flops(net, w, h, cams_h, PC_CFA_RGGB) / 1e9,
+                                tsv(o) ? stderr : stdout, tsv(o) ? "# " : ""))
+                return 1;
             if (algos[a]->id == PC_ALGO_BILINEAR && (bil_med == 0 || med < bil_med))
                 bil_med = med;
         }
