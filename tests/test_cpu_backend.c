@@ -4,7 +4,8 @@
  * not split evenly over the threads), with 1, 2, 3 and 7 threads; plus its
  * error paths. In a sanitizer build the slab-like size is 2042x166 (the
  * full width, 83 row pairs: uneven over 2, 3 and 7 threads; the same
- * checks, a sixth of the instrumented work). The learned demosaic (net)
+ * checks, a sixth of the instrumented work; net, whose float reference
+ * dominates, at 2042x38: 19 row pairs, uneven too). The learned demosaic (net)
  * sums in another order with fused multiply-adds: within one code value
  * of its reference on >= 99.9 % of the samples (tu_net_rule); its float
  * reference takes about a minute at the slab size, so it is checked at
@@ -58,9 +59,11 @@ static void compare(int w, int h, const int *threads, int nthreads, int only, in
             continue;
         int bad = 0, runs = 0;
         const int net = a == PC_ALGO_NET;
-        /* MLRI's float reference takes seconds per megapixel: at the slab
-         * size one phase and format (every band split is still checked). */
-        int few = (a == PC_ALGO_MLRI || a == PC_ALGO_NET) && n > 100000;
+        /* MLRI's float reference takes seconds per megapixel, net's about a
+         * minute: at the slab size (net: at the full width) one phase and
+         * format (every band split is still checked); every phase and
+         * format at the small sizes. */
+        int few = (a == PC_ALGO_MLRI && n > 100000) || (a == PC_ALGO_NET && n > 20000);
         for (int cfa = 0; cfa < (few ? 1 : 4); cfa++)
             for (int fmt = few; fmt <= (few ? 1 : PC_FMT_RGBX32); fmt++) {
                 pc_bayer b = {raw, (size_t)w, w, h, (pc_cfa)cfa, 0};
@@ -150,8 +153,9 @@ int main(void)
     compare(36, 10, all, 4, -1, -1);
     /* near the slab size (541 row pairs: uneven over 2, 3 and 7) */
     if (tu_sanitized()) {
-        tap_diag("sanitizer build: 2042x166, not 2042x1082 (same checks)");
-        compare(2042, 166, all, 4, -1, -1);
+        tap_diag("sanitizer build: 2042x166, not 2042x1082, and net at 2042x38 (same checks)");
+        compare(2042, 166, all, 4, -1, PC_ALGO_NET);
+        compare(2042, 38, all, 4, PC_ALGO_NET, -1);
     } else {
         compare(2042, 1082, all, 4, -1, PC_ALGO_NET);
         compare(2042, 166, all, 4, PC_ALGO_NET, -1);
