@@ -68,6 +68,8 @@ typedef struct ev_ctx {
     double follow_s;        /* (d): seconds of the match */
     double follow_cam_scale;/* (d): the cameras' extra shrink */
     int keep;               /* keep the big intermediate files (nona's layers) */
+    int sampler;            /* (b): the panorama's pc_render_sampler for feather and seam (multiband's
+                             * pyramid samples bilinear); EV_PANORAMA_SAMPLER unless --sampler */
     /* state */
     pc_rig rig;             /* the rig at the evaluated scale, images cam<i>.png in dir */
     int ncam, cam_w, cam_h;
@@ -86,6 +88,10 @@ typedef struct ev_ctx {
     float comp_gains[PC_RIG_MAX_CAMERAS][3]; /* (b)'s solved gain compensation, for (c) */
     int have_comp_gains;
 } ev_ctx;
+
+/* The daemon's panorama.sampler default (config/settings_keys.c):
+ * what (b) evaluates unless told otherwise. */
+#define EV_PANORAMA_SAMPLER PC_RENDER_BILINEAR
 
 enum { EV_PART_GEOMETRY = 1, EV_PART_PANORAMA = 2, EV_PART_VIEWS = 4, EV_PART_FOLLOW = 8 };
 

@@ -6,7 +6,7 @@
  * only. eval.h says what each part measures and how.
  *
  *   panocap-eval --rig FILE.pto --out DIR [--scale K] [--only LIST]
- *                [--algos LIST] [--time T] [--seed N] [--threads N]
+ *                [--algos LIST] [--sampler NAME] [--time T] [--seed N] [--threads N]
  *                [--follow-seconds S] [--follow-camera-scale K] [--keep]
  *                [--check]
  *
@@ -48,6 +48,9 @@ static void usage(FILE *f)
             "      --only LIST        comma-separated parts: geometry, panorama, views, follow\n"
             "                         (default: all)\n"
             "      --algos LIST       demosaics for (b) and (c), comma-separated (default: all)\n"
+            "      --sampler NAME     (b): the panorama's sampler, bilinear or bicubic, as the daemon's\n"
+            "                         panorama.sampler (default: its default, bilinear); multiband\n"
+            "                         samples bilinear whatever this says. (c)'s views: bicubic\n"
             "  -t, --time T           scene time of the still pictures, seconds (default 12.5)\n"
             "      --seed N           the match (default 1)\n"
             "      --threads N        worker threads (default: one per CPU)\n"
@@ -147,9 +150,10 @@ static int report(ev_ctx *e, const char *cmdline, double secs)
     for (int k = 0; k < 2; k++) {
         FILE *o = outs[k];
         fprintf(o, "### Quality of the panorama and the virtual cameras (panocap-eval)\n\n");
-        fprintf(o, "CPU figures (%s), %.0f s. Simulated stadium through `%s`%s, scene time %g s, seed %llu.\n"
-                "Reproduce: `%s`\n\n", mach, secs, e->rig_path, e->scale > 1 ? " shrunk" : " at full size", e->t,
-                (unsigned long long)e->seed, cmdline);
+        fprintf(o, "CPU figures (%s), %.0f s. Simulated stadium through `%s`%s, scene time %g s, seed %llu; "
+                "the panorama sampled %s.\nReproduce: `%s`\n\n", mach, secs, e->rig_path,
+                e->scale > 1 ? " shrunk" : " at full size", e->t, (unsigned long long)e->seed,
+                pc_render_sampler_name((pc_render_sampler)e->sampler), cmdline);
         if (e->scale > 1)
             fprintf(o, "Rig shrunk %g times: cameras %dx%d, panorama %dx%d.\n\n", e->scale, e->cam_w, e->cam_h,
                     e->pano_w, e->pano_h);
@@ -170,11 +174,12 @@ static int report(ev_ctx *e, const char *cmdline, double secs)
 int main(int argc, char **argv)
 {
     static const pc_tool tool = {"panocap-eval", usage};
-    enum { O_SCALE = 1000, O_ONLY, O_ALGOS, O_SEED, O_THREADS, O_FSECS, O_FSCALE, O_KEEP, O_CHECK };
+    enum { O_SCALE = 1000, O_ONLY, O_ALGOS, O_SEED, O_THREADS, O_FSECS, O_FSCALE, O_KEEP, O_CHECK, O_SAMPLER };
     static const struct option opts[] = {
         {"rig", required_argument, NULL, 'r'}, {"out", required_argument, NULL, 'o'},
         {"time", required_argument, NULL, 't'}, {"scale", required_argument, NULL, O_SCALE},
         {"only", required_argument, NULL, O_ONLY}, {"algos", required_argument, NULL, O_ALGOS},
+        {"sampler", required_argument, NULL, O_SAMPLER},
         {"seed", required_argument, NULL, O_SEED}, {"threads", required_argument, NULL, O_THREADS},
         {"follow-seconds", required_argument, NULL, O_FSECS},
         {"follow-camera-scale", required_argument, NULL, O_FSCALE}, {"keep", no_argument, NULL, O_KEEP},
@@ -187,6 +192,7 @@ int main(int argc, char **argv)
     e.parts = EV_PART_GEOMETRY | EV_PART_PANORAMA | EV_PART_VIEWS | EV_PART_FOLLOW;
     e.follow_s = 90;
     e.follow_cam_scale = 4;
+    e.sampler = EV_PANORAMA_SAMPLER;
     for (int i = 0; i < PC_ALGO_COUNT; i++)
         e.algos[e.nalgos++] = i;
     const char *rig = NULL, *dir = NULL;
@@ -216,6 +222,10 @@ int main(int argc, char **argv)
                 pc_algo_names(names, sizeof names);
                 return pc_tool_usage_error(&tool, "--algos: '%s' is not a demosaic (%s)", bad, names);
             }
+            break;
+        case O_SAMPLER:
+            if ((e.sampler = pc_render_sampler_from_name(optarg)) < 0)
+                return pc_tool_usage_error(&tool, "--sampler: '%s' is not a sampler (bilinear, bicubic)", optarg);
             break;
         case O_SEED:
             if ((rc = pc_tool_int(&tool, "--seed", optarg, 0, (long long)1 << 62, &v)))

@@ -6,8 +6,8 @@
  * rotation so the 50 MB L2 holds neither; median and p99 over --iters):
  *   (a) the panorama: 5 cameras 2040x1080 -> 8600x1300 cylindrical NV12,
  *   (b) one 1920x1080 view, (c) four 1920x1080 views in one frame
- *   (and both again with sampler = bicubic, the views' default: the ray
- *   kernels only),
+ *   (and both again with sampler = bicubic, the views' default, and the
+ *   panorama as well, panorama.sampler = bicubic: the ray kernels only),
  * each with our kernel (rays on the fly through the texture unit; with
  * plain loads; from RGB24 cameras), the precomputed-map variant and the
  * peer (per-camera kernels with float maps and weight maps, LUT
@@ -59,9 +59,9 @@
 #define ROT 3 /* pictures in rotation */
 /* the cases: the panorama with and without the photometry, one view, four,
  * the panorama blended multiband */
-enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, J_PANO_MB, J_VIEW_CUBIC, J_VIEWS_CUBIC, NJOBS };
-#define PANORAMA_JOB(j) ((j) == J_PANO || (j) == J_PANO_FLAT || (j) == J_PANO_MB)
-#define CUBIC_JOB(j) ((j) == J_VIEW_CUBIC || (j) == J_VIEWS_CUBIC)
+enum { J_PANO, J_PANO_FLAT, J_VIEW, J_VIEWS, J_PANO_MB, J_VIEW_CUBIC, J_VIEWS_CUBIC, J_PANO_CUBIC, NJOBS };
+#define PANORAMA_JOB(j) ((j) == J_PANO || (j) == J_PANO_FLAT || (j) == J_PANO_MB || (j) == J_PANO_CUBIC)
+#define CUBIC_JOB(j) ((j) == J_VIEW_CUBIC || (j) == J_VIEWS_CUBIC || (j) == J_PANO_CUBIC)
 /* the one view is the first of the four: its plan and reference shared */
 #define FIRST_OF_VIEWS(j, k) (((j) == J_VIEWS || (j) == J_VIEWS_CUBIC) && (k) == 0)
 
@@ -188,6 +188,8 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     jobs[J_PANO_MB].name = "panorama multiband";
     jobs[J_VIEW_CUBIC].name = "view bicubic";
     jobs[J_VIEWS_CUBIC].name = "4 views bicubic";
+    jobs[J_PANO_CUBIC].name = "panorama bicubic";
+    jobs[J_PANO_CUBIC].nplans = 1;
     jobs[J_PANO].nplans = jobs[J_PANO_FLAT].nplans = jobs[J_VIEW].nplans = jobs[J_PANO_MB].nplans = 1;
     jobs[J_VIEW_CUBIC].nplans = 1;
     jobs[J_VIEWS].nplans = jobs[J_VIEWS_CUBIC].nplans = NVIEWS;
@@ -211,6 +213,10 @@ static int make_jobs(scene *s, job *jobs, int maps, char *err, size_t errlen)
     }
     if (!rc)
         jobs[J_VIEW_CUBIC].plan[0] = jobs[J_VIEWS_CUBIC].plan[0];
+    if (!rc) { /* the panorama as panorama.sampler = "bicubic" has it */
+        pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
+        rc = pc_render_plan_build(&jobs[J_PANO_CUBIC].plan[0], &s->rig, &v, &s->ph, &cubic, err, errlen);
+    }
     if (!rc) { /* the same panorama, blended multiband, its seams placed on the cameras */
         pc_rig_panorama_view(&s->rig, PANO_W, PANO_H, &v);
         opt.blend = PC_RENDER_MULTIBAND;
@@ -419,7 +425,7 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             fprintf(stderr, "panocap-bench --render: %s: %s\n", jobs[j].name, err);
             break;
         }
-        const double peer_us = j == J_PANO_MB ? peer[J_PANO]
+        const double peer_us = j == J_PANO_MB || j == J_PANO_CUBIC ? peer[J_PANO]
                                : j == J_VIEW_CUBIC ? peer[J_VIEW] : j == J_VIEWS_CUBIC ? peer[J_VIEWS] : med[nruns - 1];
         for (int v = 0; v < nruns; v++) {
             printf("%-20s %-10s %-6s %10.1f %10.1f %7.2fx %9.2f %8d %8.3f %8.2fx\n", jobs[j].name,
@@ -448,7 +454,9 @@ static int bench_gpu(const pc_render_bench_opts *o, scene *s, job *jobs)
                "%.2fx the peer\n", best[J_PANO_MB], best[J_PANO_MB] <= 100 ? "yes" : "no", best[J_PANO_MB] - best[J_PANO],
                best[J_PANO], peer[J_PANO] / best[J_PANO_MB]);
         printf("# bicubic (ray, rgbx32; the views' default sampler): one view %.1f us (<= 30: %s), four views %.1f "
-               "us\n", best[J_VIEW_CUBIC], best[J_VIEW_CUBIC] <= 30 ? "yes" : "no", best[J_VIEWS_CUBIC]);
+               "us; the panorama %.1f us (%.1f us more than bilinear's %.1f)\n", best[J_VIEW_CUBIC],
+               best[J_VIEW_CUBIC] <= 30 ? "yes" : "no", best[J_VIEWS_CUBIC], best[J_PANO_CUBIC],
+               best[J_PANO_CUBIC] - best[J_PANO], best[J_PANO]);
     }
     for (int f = 0; f < 2; f++)
         for (int q = 0; q < ROT; q++)
