@@ -29,7 +29,8 @@ typedef struct rec {
 typedef struct pic_stats {
     char name[PC_STATS_NAME], encoder[PC_STATS_NAME];
     int width, height, encoding, encoders;
-    uint64_t frames, bytes, failures;
+    uint64_t frames, bytes, failures, rec_dropped, live_skipped;
+    double enc_ms; /* encode time, moving mean */
 } pic_stats;
 
 struct pc_stats {
@@ -49,6 +50,8 @@ struct pc_stats {
     int pictures;
     pic_stats pic[PC_STATS_MAX_PICTURES];
     uint64_t frames_in, encoded, dropped, substituted, substituted_slabs, over_budget, bytes_total;
+    uint64_t preview_skipped;
+    double fps_nominal;
     uint64_t out_written[PC_STATS_MAX_OUTPUTS], out_dropped[PC_STATS_MAX_OUTPUTS], out_errors[PC_STATS_MAX_OUTPUTS];
     uint64_t run_count[PC_STAT_SLOTS];
     int64_t run_max[PC_STAT_SLOTS];
@@ -104,6 +107,7 @@ int pc_stats_open(pc_stats **out, const pc_stats_config *cfg, char *err, size_t 
     pthread_mutex_init(&s->snap_mu, NULL);
     s->t0 = pc_now_ns();
     s->budget_ms = cfg->budget_ms > 0 ? cfg->budget_ms : 1000.0 / cfg->fps;
+    s->fps_nominal = cfg->fps;
     s->budget_ns = (int64_t)(s->budget_ms * 1e6);
     s->window_ns = (int64_t)(cfg->window_s * 1e9);
     s->outputs = cfg->outputs;
@@ -222,6 +226,30 @@ void pc_stats_picture_packet(pc_stats *s, int pic, int frame, size_t bytes)
     pthread_mutex_lock(&s->mu);
     s->pic[pic].frames += frame != 0;
     s->pic[pic].bytes += bytes;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_picture_sets(pc_stats *s, int pic, int rec_dropped, int live_skipped)
+{
+    if (pic >= PC_STATS_MAX_PICTURES)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (pic < 0)
+        s->preview_skipped += (uint64_t)live_skipped;
+    else {
+        s->pic[pic].rec_dropped += (uint64_t)rec_dropped;
+        s->pic[pic].live_skipped += (uint64_t)live_skipped;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void pc_stats_picture_encode_ms(pc_stats *s, int pic, double ms)
+{
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES || !(ms >= 0))
+        return;
+    pthread_mutex_lock(&s->mu);
+    double *m = &s->pic[pic].enc_ms;
+    *m = *m > 0 ? *m + (ms - *m) / 50 : ms; /* about the last 50 frames */
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -440,7 +468,13 @@ void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *o)
         q->frames = p->frames;
         q->bytes = p->bytes;
         q->failures = p->failures;
+        q->rec_dropped = p->rec_dropped;
+        q->live_skipped = p->live_skipped;
+        q->encode_ms = p->enc_ms;
+        q->encode_load = p->enc_ms > 0 && s->fps_nominal > 0 ? p->enc_ms * s->fps_nominal / 1e3 : NAN;
+        o->rec_dropped += p->rec_dropped;
     }
+    o->preview_skipped = s->preview_skipped;
     for (int i = s->nslots; i < PC_STAT_SLOTS; i++) /* output slots not configured */
         o->stage[i].run_max_ms = o->stage[i].run_p50_ms = o->stage[i].run_p99_ms = NAN;
     for (int i = 0; i < s->nslots; i++) {
@@ -564,6 +598,8 @@ int pc_stats_format_line(const pc_stats_snapshot *s, char *buf, size_t len)
        s->fps, (unsigned long long)s->frames_in, (unsigned long long)s->encoded, (unsigned long long)s->dropped,
        (unsigned long long)s->substituted, (unsigned long long)s->over_budget, q, d, e, wt, t,
        s->bitrate_bps * 1e-6);
+    if (s->rec_dropped)
+        wr(&w, " | recdrop %llu", (unsigned long long)s->rec_dropped);
     if (s->layout[0] && s->bands > 1)
         wr(&w, " | %s x%d", s->layout, s->bands);
     else if (s->layout[0])
@@ -627,7 +663,13 @@ int pc_stats_format_summary(const pc_stats_snapshot *s, char *buf, size_t len)
                p->encoder[0] ? p->encoder : "no encoder", (unsigned long long)p->frames, (double)p->bytes * 1e-6,
                p->encoding, p->encoders, p->encoders == 1 ? "" : "s", (unsigned long long)p->failures,
                p->failures == 1 ? "" : "s");
+        if (p->encoders)
+            wr(&w, "picture %d %s: %llu sets dropped from its recordings (queue full), %llu skipped by its live "
+                   "encoders (busy)\n", i, p->name, (unsigned long long)p->rec_dropped,
+               (unsigned long long)p->live_skipped);
     }
+    if (s->preview_skipped)
+        wr(&w, "preview: %llu sets skipped (its encoder busy)\n", (unsigned long long)s->preview_skipped);
     return w.over ? -1 : (int)w.off;
 }
 
@@ -706,6 +748,10 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
             s->substituted_slabs);
     COUNTER("panocap_frames_over_budget_total", "Frame sets whose total latency exceeded the budget.", s->over_budget);
     COUNTER("panocap_encoded_bytes_total", "Bytes out of the encoder.", s->bytes_total);
+    COUNTER("panocap_recording_sets_dropped_total", "Sets dropped from recordings (a recording queue was full).",
+            s->rec_dropped);
+    COUNTER("panocap_preview_sets_skipped_total", "Sets the preview skipped because its encoder was busy.",
+            s->preview_skipped);
     GAUGE("panocap_budget_seconds", "Per-frame latency budget.", s->budget_ms * 1e-3);
     GAUGE("panocap_fps", "Frame sets done per second over the stats window.", s->fps);
     /* bytes: Prometheus' base unit (promtool refuses "bits") */
@@ -798,6 +844,12 @@ int pc_stats_format_prometheus(const pc_stats_snapshot *s, const pc_camera_metri
             {"panocap_picture_encoder_failures_total", "counter",
              "Encoders of each picture that did not open or failed on a frame (the other pictures go on).",
              offsetof(struct pc_picture_stats, failures), 0},
+            {"panocap_picture_recording_sets_dropped_total", "counter",
+             "Sets dropped from each picture's recordings: its recording queue was full.",
+             offsetof(struct pc_picture_stats, rec_dropped), 0},
+            {"panocap_picture_live_sets_skipped_total", "counter",
+             "Sets a live picture (no recording) skipped because its encoder was still busy.",
+             offsetof(struct pc_picture_stats, live_skipped), 0},
             {"panocap_picture_encoders_encoding", "gauge", "Encoders of each picture encoding now.",
              offsetof(struct pc_picture_stats, encoding), 1},
             {"panocap_picture_encoders", "gauge", "Encoders of each picture (its bands; 0: not encoded).",
