@@ -253,6 +253,20 @@ void pc_stats_picture_encode_ms(pc_stats *s, int pic, double ms)
     pthread_mutex_unlock(&s->mu);
 }
 
+double pc_stats_picture_load(pc_stats *s, int pic, double *ms)
+{
+    *ms = NAN;
+    if (pic < 0 || pic >= PC_STATS_MAX_PICTURES)
+        return NAN;
+    pthread_mutex_lock(&s->mu);
+    double m = s->pic[pic].enc_ms;
+    pthread_mutex_unlock(&s->mu);
+    if (!(m > 0))
+        return NAN;
+    *ms = m;
+    return m * s->fps_nominal / 1e3;
+}
+
 void pc_stats_picture_failure(pc_stats *s, int pic)
 {
     if (pic < 0 || pic >= PC_STATS_MAX_PICTURES)

@@ -125,6 +125,9 @@ void pc_stats_picture_sets(pc_stats *s, int pic, int rec_dropped, int live_skipp
  * its moving mean, against the frame period, is the picture's encoder
  * load (1 = no headroom left). */
 void pc_stats_picture_encode_ms(pc_stats *s, int pic, double ms);
+/* Picture pic's encoder load (NaN before its first frame) and its mean
+ * encode time in *ms. */
+double pc_stats_picture_load(pc_stats *s, int pic, double *ms);
 
 /* --- reading --------------------------------------------------------- */
 typedef struct pc_stage_stats {
