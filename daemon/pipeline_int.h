@@ -406,10 +406,9 @@ struct pipeline {
     uint32_t encoding;                      /* threads whose packets a set waits for (not the preview) */
 
     /* recording queues (pipeline_record_queue.c; set-up): some picture
-     * has one; live pictures' (and the preview's) threads may hold at
-     * most live_limit sets before a set skips them */
+     * has one; the preview's output is not a recording (it may skip) */
     int recq_on;
-    int live_limit;
+    int preview_live;
     uint64_t preview_skipped, preview_said; /* stage thread */
     int64_t preview_said_ns;
 

@@ -21,11 +21,14 @@
  *     from that picture (all its bands: the bands of one output stay in
  *     step), counted (panocap_picture_recording_sets_dropped_total) and
  *     said in the log, the first at once, then once per 10 s;
- *   - a picture without a recording (live outputs only) and the preview
- *     skip a set while their thread holds live_limit sets already
- *     (counted: panocap_picture_live_sets_skipped_total,
+ *   - a picture without a recording (live outputs only) and a live
+ *     preview skip a set while their thread is still busy with an earlier
+ *     one and no picture slot is free (the stage would wait for them:
+ *     counted, panocap_picture_live_sets_skipped_total,
  *     panocap_preview_sets_skipped_total), so that they never hold the
- *     picture slots the recordings need. Without any recording queue
+ *     picture slots the recordings need. A preview whose output is a
+ *     recording has no queue (it is scaled from the slot on its thread)
+ *     and never skips: it holds the slot as before. Without any recording queue
  *     nothing changes: a slow encoder holds the slots and the capture
  *     drops whole sets (panocap_frames_dropped_total), as before.
  * The live outputs of a recorded picture get every set too, late by the
@@ -161,14 +164,7 @@ int pl_recq_setup(pipeline *p)
     }
     if (!p->recq_on)
         return 0;
-    /* live pictures hold at most this many sets: the slots left once the
-     * stage's set and each recorded picture's (one encoding by reference) */
-    int recorded = 0;
-    for (int i = 0; i < p->npictures; i++)
-        recorded += p->picture[i].recorded;
-    p->live_limit = p->nslots - 1 - recorded;
-    if (p->live_limit < 1)
-        p->live_limit = 1;
+    p->preview_live = !pl_is_recording_url(p->picture[0].cfg.encode.preview_url);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     double mem = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
     char hb[32], hm[32];
@@ -180,7 +176,8 @@ int pl_recq_setup(pipeline *p)
         return -1;
     }
     pc_log(&p->d->logger, PC_LOG_INFO, "recording queues: %s; up to %s of host memory (of %s), allocated as "
-           "used; live pictures skip a set while their encoder holds %d", what, hb, hm, p->live_limit);
+           "used; pictures without a recording skip a set while their encoder is busy and no slot is free", what,
+           hb, hm);
     return 0;
 }
 
@@ -243,6 +240,15 @@ static int take_buffer(pipeline *p, pl_recq *q, const char **why)
     return buf;
 }
 
+/* Stage thread: no picture slot is free now (the next set would wait). */
+static int no_free_slot(pipeline *p)
+{
+    pthread_mutex_lock(&p->q_lock);
+    int none = p->free_slots.count == 0;
+    pthread_mutex_unlock(&p->q_lock);
+    return none;
+}
+
 static int busiest(const pipeline *p, int first, int n)
 {
     int m = 0;
@@ -276,6 +282,7 @@ uint32_t pl_recq_plan(pipeline *p, job *jobs)
         return 0;
     uint32_t skip = 0;
     const job *j = &jobs[0];
+    int starved = no_free_slot(p);
     int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
     for (int i = 0; i < p->npictures; i++) {
         pl_picture *pic = &p->picture[i];
@@ -285,13 +292,13 @@ uint32_t pl_recq_plan(pipeline *p, job *jobs)
         char who[PL_PIC_NAME + 16];
         snprintf(who, sizeof who, "picture %s", pic->cfg.name);
         if (!pic->recorded) {
-            if (busiest(p, pic->first, pic->nbands) >= p->live_limit) {
+            if (starved && busiest(p, pic->first, pic->nbands) > 0) {
                 skip |= mask;
                 pic->live_skipped++;
                 pc_stats_picture_sets(p->stats, i, 0, 1);
                 say(p, who, "skipped by its live outputs", pic->live_skipped, &pic->said_skipped, &pic->said_ns,
-                    j->index, "its encoder is still busy with earlier sets (it has no recording to keep them for)",
-                    PC_LOG_NOTICE);
+                    j->index, "its encoder is still busy with an earlier set and no picture slot is free (it has "
+                    "no recording to keep them for)", PC_LOG_NOTICE);
             }
             continue;
         }
@@ -327,12 +334,12 @@ uint32_t pl_recq_plan(pipeline *p, job *jobs)
     }
     for (int t = 0; t < p->nthreads; t++) {
         pl_band *b = &p->band[t];
-        if (b->preview && b->live && atomic_load(&b->inflight) >= p->live_limit) {
+        if (b->preview && p->preview_live && b->live && starved && atomic_load(&b->inflight) > 0) {
             skip |= 1u << t;
             p->preview_skipped++;
             pc_stats_picture_sets(p->stats, -1, 0, 1);
             say(p, "preview", "skipped", p->preview_skipped, &p->preview_said, &p->preview_said_ns, j->index,
-                "its encoder is still busy with earlier sets", PC_LOG_NOTICE);
+                "its encoder is still busy with an earlier set and no picture slot is free", PC_LOG_NOTICE);
         }
     }
     return skip;
