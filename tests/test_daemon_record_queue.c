@@ -14,6 +14,7 @@
  *   2. a queue of 3 sets: sets are dropped from the recording, counted
  *      (summary) and said in the log with the reason; the file decodes
  *      with exactly the sets not dropped.
+ *   3. a queue that cannot fit in memory is refused at start (exit 78).
  * No figure depends on the machine's speed: the runs end after a number
  * of sets, whatever time that takes; the delay only makes the encoder
  * slower than the capture (100 ms a frame against 40 ms a set), and the
@@ -118,6 +119,20 @@ int main(int argc, char **argv)
     if (d.frames != SETS - recdrop)
         tap_diag("stdout: %s", sum ? sum : "");
     free(sum);
+
+    /* 3. a queue that cannot fit: 60 s of 4 x 2040x1080 at 1000 fps
+     * (60000 pictures of 13 MB, 796 GB) is refused as a configuration
+     * error, naming the key and the bytes (hosts under 1.6 TB) */
+    snprintf(rec, sizeof rec, "%s/big.ts", dir);
+    char *big[] = {argv[1], "--source", "fake", "-n", "4", "-s", "capture.fps=1000", "--backend", "cpu", "--algo",
+                   "bilinear", "-s", "encode.encoder=libx264", "-s", "encode.record_queue_seconds=60", "-o", rec,
+                   "--frames", "2", "--stats-interval", "0", "--control", "", NULL};
+    rc = dt_spawn(&ch, dir, "panocap", big, NULL) ? -1 : dt_wait(&ch, 240);
+    TAP_CHECK(rc == 78 && dt_contains(ch.err, "encode.record_queue_seconds: the recording queues (cameras 60 s = "
+                                              "60000 sets (796.3 GB)) would take up to 796.3 GB of host memory"),
+              "case 3: a queue of 796 GB is refused: exit %d (want 78), the key and the bytes named", rc);
+    if (rc != 78)
+        dt_diag_file("panocap stderr", ch.err, 3000);
     dt_rmtree(dir);
     return tap_done();
 }
