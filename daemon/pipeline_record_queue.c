@@ -309,7 +309,8 @@ uint32_t pl_recq_plan(pipeline *p, job *jobs)
         for (int b = 0; b < pic->nbands; b++) {
             pl_band *bd = &p->band[pic->first + b];
             buf[b] = -1;
-            if (ok && bd->rq && bd->live && atomic_load(&bd->inflight) > 0 && (buf[b] = take_buffer(p, bd->rq, &why)) < 0)
+            /* (the picture is live: checked above; a band's own live flag is its thread's) */
+            if (ok && bd->rq && atomic_load(&bd->inflight) > 0 && (buf[b] = take_buffer(p, bd->rq, &why)) < 0)
                 ok = 0;
         }
         if (!ok) {
@@ -334,7 +335,7 @@ uint32_t pl_recq_plan(pipeline *p, job *jobs)
     }
     for (int t = 0; t < p->nthreads; t++) {
         pl_band *b = &p->band[t];
-        if (b->preview && p->preview_live && b->live && starved && atomic_load(&b->inflight) > 0) {
+        if (b->preview && p->preview_live && starved && atomic_load(&b->inflight) > 0) {
             skip |= 1u << t;
             p->preview_skipped++;
             pc_stats_picture_sets(p->stats, -1, 0, 1);
