@@ -180,6 +180,8 @@ typedef struct pc_encode_settings {
     int64_t preview_bitrate;   /* bits per second */
     char preview_url[PC_URL_LEN]; /* the preview's output ("" = none) */
     char cpus[PC_NAME_LEN];    /* CPU list for the encoder threads ("4-11"), "" = any */
+    double record_queue_s;     /* recordings' queue before the encoder, in seconds (0 = none) */
+    int debug_delay_ms;        /* debugging/tests: each encoder thread waits this long per frame (0 = off) */
     int line;
 } pc_encode_settings;
 

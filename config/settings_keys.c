@@ -252,6 +252,13 @@ static const pc_key encode_keys[] = {
     {"cpus", PC_KT_STRING, ENC(cpus), 0, 0, 0, NULL, 0, "", NULL,
      "CPUs the encoder and output threads run on, a list like \"4-11\" or \"4,6,8-9\" (online CPUs "
      "only); \"\" = any", NULL},
+    {"record_queue_seconds", PC_KT_DOUBLE, ENC(record_queue_s), 0.1, 60, PC_KF_ZERO_AUTO, NULL, 0, "3", "s",
+     "a picture with a recording (an output that is a path) is fed through a queue of this many seconds of "
+     "pictures in host memory, so an encoder or disk stall loses no set from the recording (README: "
+     "Recordings keep every set); 0 = none (a slow encoder drops whole sets, as live outputs do)", NULL},
+    {"debug_delay_ms", PC_KT_INT, ENC(debug_delay_ms), 1, 10000, PC_KF_ZERO_AUTO, NULL, 0, "0", "ms",
+     "debugging and tests only: every encoder thread waits this long before each frame (a slow encoder); "
+     "0 = off", NULL},
 };
 
 const pc_key pc_output_keys_[] = {

@@ -1,6 +1,9 @@
 /* check.c - module checks shared by --check-config and the run (check.h). */
 #include "check.h"
 
+#include "capacity.h"
+#include "cpulist.h"
+
 #include "image.h"
 #include "panocap_config.h"
 #include "settings_rig.h"
@@ -112,6 +115,64 @@ static int check_outputs(const pc_settings *s, pc_diag *d, const char *prefix, c
 }
 #endif
 
+static int real_outputs(const pc_output_settings *o, int n)
+{
+    int r = 0;
+    for (int i = 0; i < n; i++)
+        r += strcmp(o[i].url, "null") != 0;
+    return r;
+}
+
+static void add_picture(pc_capacity_input *in, const char *name, int w, int h)
+{
+    if (in->npictures >= PC_CAPACITY_MAX_PICTURES || w <= 0 || h <= 0)
+        return;
+    pc_capacity_picture *p = &in->pic[in->npictures++];
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->width = w;
+    p->height = h;
+}
+
+/* What the configured pictures cost the encoders (capacity.c): a warning
+ * when this host is unlikely to hold it. rs: the rig as read. */
+static void check_capacity(const pc_settings *s, const pc_rig_setup *rs, pc_diag *d)
+{
+    pc_capacity_input in = {.encoder = s->encode.encoder, .preset = s->encode.preset,
+                            .first_fallback = s->encode.fallback.count ? s->encode.fallback.item[0] : NULL,
+                            .fps = s->capture.fps, .main_index = -1};
+    cpu_set_t set;
+    char e[160];
+    in.cores = s->encode.cpus[0] ? pc_cpulist_parse(s->encode.cpus, &set, e, sizeof e) : -1;
+    if (in.cores < 1)
+        in.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int stitched = pc_settings_stitching(s) && rs->have_rig;
+    int mw = pc_settings_panorama_width(s), mh = pc_settings_panorama_height(s);
+    char why[256];
+    if (stitched && pc_settings_panorama_size(s, &rs->rig, -1, &mw, &mh, why, sizeof why) < 0)
+        return;
+    if (real_outputs(s->outputs, s->output_count)) {
+        if (stitched)
+            in.main_index = in.npictures;
+        add_picture(&in, stitched ? "panorama" : "cameras", mw, mh);
+        if (s->encode.preview_scale > 1)
+            add_picture(&in, "preview", (mw / s->encode.preview_scale) & ~1, (mh / s->encode.preview_scale) & ~1);
+    }
+    if (stitched && real_outputs(s->panorama.unstitched.item, s->panorama.unstitched.count))
+        add_picture(&in, "unstitched", pc_settings_panorama_width(s), pc_settings_panorama_height(s));
+    for (int v = 0; v < s->vcam_count; v++)
+        if (real_outputs(s->vcams[v].outputs.item, s->vcams[v].outputs.count)) {
+            char name[64];
+            snprintf(name, sizeof name, "view %s", s->vcams[v].name);
+            add_picture(&in, name, s->vcams[v].width, s->vcams[v].height);
+        }
+    if (!in.npictures)
+        return;
+    char msg[1400];
+    pc_capacity_estimate(&in, msg, sizeof msg);
+    if (msg[0])
+        pc_diag_add(d, PC_DIAG_WARNING, s->config_file, s->encode.line, "encode", "%s", msg);
+}
+
 int pc_check_modules(const pc_settings *s, pc_diag *d)
 {
     const char *file = s->config_file;
@@ -176,6 +237,8 @@ int pc_check_modules(const pc_settings *s, pc_diag *d)
         snprintf(key, sizeof key, "virtual_cameras[%d].outputs", v);
         errors += check_outputs(s, d, key, s->vcams[v].outputs.item, s->vcams[v].outputs.count);
     }
+    if (!errors)
+        check_capacity(s, rs, d);
 #else
     if (real)
         ERR(s->output_count ? s->outputs[0].line : 0, "outputs",

@@ -226,6 +226,7 @@ static void teardown(pipeline *p)
     if (p->cap)
         pc_capture_close(p->cap);
     pl_pictures_free(p); /* the slots' pictures */
+    pl_recq_teardown(p); /* after the encoders let go of the queued pictures */
     pc_backend_close(p->be);
     free(p->rig);
     p->rig = NULL;
@@ -261,6 +262,7 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     pthread_mutex_init(&p->enc_lock, NULL);
     pthread_mutex_init(&p->settings_lock, NULL);
     p->free_slots.cap = MAX_SLOTS + 2;
+    p->free_slots.item = p->free_slots.small;
     int rc = PC_EXIT_RUNTIME;
     const char *step = "";
 
@@ -334,6 +336,11 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     step = "picture slots";
     if (pl_pictures_slots(p))
         goto fail;
+    step = "recording queues";
+    if (pl_recq_setup(p)) {
+        rc = PC_EXIT_CONFIG; /* a size that cannot fit: the configuration's to change */
+        goto fail;
+    }
     if (pl_stage_start(p, &failed)) {
         step = failed[0] ? failed : "stage";
         goto fail;

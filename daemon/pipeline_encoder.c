@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* ------------------------------------------------------- per-frame times
  *
@@ -71,8 +72,9 @@ static void times_packet_done_locked(pipeline *p, pending_times *e, int t)
         pc_stats_frame_encoded(p->stats, e->t.packet_bytes);
 }
 
-/* Stage thread (pl_dispatch), before the threads get the set. */
-void pl_times_put(pipeline *p, const job *j)
+/* Stage thread (pl_dispatch), before the threads get the set; the
+ * threads in skip do not get it. */
+void pl_times_put(pipeline *p, const job *j, uint32_t skip)
 {
     pthread_mutex_lock(&p->t_lock);
     pending_times *e = &p->times[j->index % TIMES_RING];
@@ -81,9 +83,9 @@ void pl_times_put(pipeline *p, const job *j)
     memset(e, 0, sizeof *e);
     e->used = 1;
     e->pts_ns = j->pts_ns;
-    e->expect = p->encoding;
+    e->expect = p->encoding & ~skip;
     for (int t = 0; t < p->nthreads; t++)
-        e->waiting[t] = (p->encoding >> t) & 1u ? p->outputs_live[t] : 0;
+        e->waiting[t] = (e->expect >> t) & 1u ? p->outputs_live[t] : 0;
     e->t.complete_ns = j->complete_ns;
     e->t.start_ns = j->start_ns;
     e->t.nv12_ns = j->nv12_ns;
@@ -152,6 +154,7 @@ static void on_packet(void *user, const pc_packet_info *info)
     int t = b->index;
     b->lat_ms[b->nlat++ % BAND_LAT_RING] = (float)((info->out_ns - info->submit_ns) / 1e6);
     pc_stats_picture_packet(p->stats, b->pic->index, b->band == 0, (size_t)info->size);
+    pc_stats_picture_encode_ms(p->stats, b->pic->index, (double)(info->out_ns - info->submit_ns) / 1e6);
     pthread_mutex_lock(&p->t_lock);
     uint64_t seq = ++p->packets_seq[t];
     pending_times *e = times_find_locked(p, info->pts_ns);
@@ -185,6 +188,8 @@ static void on_output_fault(void *user, int output, int dropped, int errors)
     if (output < 0 || output >= PC_MAX_OUTPUTS)
         return;
     pc_stats_output_dropped(p->stats, b->pic->out0 + output, dropped);
+    if (b->band == 0 && (b->pic->rec_outputs >> output) & 1u) /* a recording's packets: sets lost from it */
+        pc_stats_picture_sets(p->stats, b->pic->index, dropped, 0);
     for (int i = 0; i < errors; i++)
         pc_stats_output_error(p->stats, b->pic->out0 + output);
 }
@@ -246,7 +251,7 @@ void pl_times_flush(pipeline *p)
 
 /* Rows [row0, row0+rows) of picture q (NV12 or I420; row0 and rows even):
  * the same memory, plane pointers moved. */
-static pc_picture band_of(const pc_picture *q, int row0, int rows)
+pc_picture pl_band_picture(const pc_picture *q, int row0, int rows)
 {
     pc_picture b = *q;
     b.height = rows;
@@ -264,15 +269,51 @@ void pl_slot_release(void *token)
         pl_put(t->p, &t->p->free_slots, (job){.slot = t->slot});
 }
 
+/* Stage thread: set j (or the end of stream, slot -1) to every thread,
+ * but those that skip it (pipeline_record_queue.c: live pictures whose
+ * encoder is busy, a recorded picture whose queue is full); a thread of
+ * a recorded picture that is behind gets a copy from its queue and does
+ * not hold the slot. */
 void pl_dispatch(pipeline *p, job j)
 {
-    if (j.slot >= 0) {
-        atomic_store(&p->slot_refs[j.slot], p->nthreads);
-        if (p->have_encoder)
-            pl_times_put(p, &j);
-    }
+    job jobs[PL_MAX_ENCODERS];
+    uint32_t skip = 0;
+    j.qbuf = 0;
     for (int t = 0; t < p->nthreads; t++)
-        pl_put(p, &p->band[t].ready, j);
+        jobs[t] = j;
+    if (j.slot >= 0) {
+        skip = pl_recq_plan(p, jobs);
+        int refs = 0;
+        for (int t = 0; t < p->nthreads; t++)
+            refs += !((skip >> t) & 1u) && !jobs[t].qbuf;
+        atomic_store(&p->slot_refs[j.slot], refs);
+        if (p->have_encoder)
+            pl_times_put(p, &j, skip);
+        if (!refs) /* every thread skipped it or has its copy */
+            pl_put(p, &p->free_slots, (job){.slot = j.slot});
+        if (skip & 1u) { /* thread 0 counts the sets done */
+            atomic_fetch_add(&p->frames_done, 1);
+            atomic_store(&p->last_frame_ns, pc_now_ns());
+        }
+    }
+    for (int t = 0; t < p->nthreads; t++) {
+        if ((skip >> t) & 1u)
+            continue;
+        if (j.slot >= 0)
+            atomic_fetch_add(&p->band[t].inflight, 1);
+        pl_put(p, &p->band[t].ready, jobs[t]);
+    }
+}
+
+/* Band b lets go of job j's picture: its queue's buffer or the slot. */
+static void job_release(pipeline *p, pl_band *b, const job *j)
+{
+    if (j->qbuf) {
+        void *tok;
+        pl_recq_picture(b, j->qbuf - 1, &tok);
+        pl_recq_release(tok);
+    } else
+        pl_slot_release(&p->slot_tok[j->slot]);
 }
 
 /* Hands band b of slot `slot`'s picture to its encoder. Host pictures go
@@ -289,6 +330,11 @@ static int encode_band(pipeline *p, pl_band *b, const job *j)
     if (b->idr_gop > 0) {
         uint64_t n = b->since_open++;
         idr = n >= (uint64_t)b->idr_phase && (n - (uint64_t)b->idr_phase) % (uint64_t)b->idr_gop == 0;
+    }
+    if (j->qbuf) { /* its copy in the recording queue (a host encoder) */
+        void *tok;
+        const pc_picture *q = pl_recq_picture(b, j->qbuf - 1, &tok);
+        return pc_encoder_submit_picture(b->enc, q, pl_recq_release, tok, j->pts_ns, idr, b->err, sizeof b->err);
     }
     int dev = (p->bops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
     const pc_picture *host = dev ? &pic->host[slot] : &pic->slot[slot];
@@ -307,7 +353,7 @@ static int encode_band(pipeline *p, pl_band *b, const job *j)
         return rc ? rc : pc_encoder_submit(b->enc, j->pts_ns, idr, b->err, sizeof b->err);
     }
     if (!pc_encoder_zero_copy(b->enc)) {
-        pc_picture bp = band_of(host, b->row0, b->rows);
+        pc_picture bp = pl_band_picture(host, b->row0, b->rows);
         return pc_encoder_submit_picture(b->enc, &bp, pl_slot_release, &p->slot_tok[slot], j->pts_ns, idr,
                                          b->err, sizeof b->err);
     }
@@ -319,7 +365,7 @@ static int encode_band(pipeline *p, pl_band *b, const job *j)
         rc = -1;
     }
     if (!rc) { /* device -> device (~15 MB at device bandwidth) */
-        pc_picture src = band_of(&pic->slot[slot], b->row0, b->rows);
+        pc_picture src = pl_band_picture(&pic->slot[slot], b->row0, b->rows);
         rc = pc_backend_download(p->be, slot, &src, &f, b->err, sizeof b->err);
         if (!rc)
             rc = pc_backend_wait(p->be, slot, b->err, sizeof b->err);
@@ -390,6 +436,10 @@ void *pl_encoder_main(void *arg)
         if (j.slot < 0)
             break;
         take_reopen(p, b);
+        if (b->delay_ms > 0 && b->live) { /* encode.debug_delay_ms: a slow encoder, for tests */
+            struct timespec ts = {b->delay_ms / 1000, (long)(b->delay_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         if (b->live && !atomic_load(&p->failed)) {
             if (!b->preview)
                 times_poll_outputs(p, b);
@@ -400,7 +450,7 @@ void *pl_encoder_main(void *arg)
             } else
                 b->frames++;
         } else {
-            pl_slot_release(&p->slot_tok[j.slot]);
+            job_release(p, b, &j);
             if (b->index == 0 && !p->have_encoder) {
                 pc_frame_times t = {.complete_ns = j.complete_ns, .start_ns = j.start_ns, .nv12_ns = j.nv12_ns};
                 pc_stats_frame_done(p->stats, &t);
@@ -410,6 +460,7 @@ void *pl_encoder_main(void *arg)
             atomic_fetch_add(&p->frames_done, 1);
             atomic_store(&p->last_frame_ns, pc_now_ns());
         }
+        atomic_fetch_sub(&b->inflight, 1);
     }
     if (b->enc && pc_encoder_flush(b->enc, b->err, sizeof b->err)) {
         char who[160];

@@ -168,15 +168,19 @@ _Static_assert(PL_PIC_NAME <= PC_STATS_NAME, "a picture's name in the stats");
 
 typedef struct job {
     int slot;        /* picture slot, -1 = end of stream */
+    int qbuf;        /* > 0: the band's copy in buffer qbuf - 1 of its recording queue
+                      * (pipeline_record_queue.c), the slot not held; 0: the slot by reference */
     uint64_t index;  /* frame-set number */
     int64_t pts_ns;
     int64_t complete_ns, start_ns, nv12_ns;
 } job;
 
-/* Bounded FIFO of jobs or slot numbers (capacity MAX_SLOTS + 1). */
+/* Bounded FIFO of jobs or slot numbers: item is small (capacity MAX_SLOTS
+ * + 2), or a band's larger array when it has a recording queue. */
 typedef struct fifo {
-    job item[MAX_SLOTS + 2];
+    job *item;
     int head, count, cap;
+    job small[MAX_SLOTS + 2];
 } fifo;
 
 typedef struct pending_times {
@@ -239,6 +243,13 @@ typedef struct pl_picture {
     int host_ref;            /* device backend and a host encoder: the stage thread downloads it
                               * into host[] (pinned) after the last step */
     int out0;                /* its outputs' first slot in pc_stats: index * PC_MAX_OUTPUTS */
+    unsigned rec_outputs;    /* its outputs that are recordings (paths): a bit each */
+    int recorded;            /* its bands are fed through recording queues (pipeline_record_queue.c) */
+    /* the stage thread's: sets dropped from its recordings (queue full)
+     * or skipped (a live picture whose encoder is busy), and when it
+     * last said so */
+    uint64_t rec_dropped, live_skipped, said_dropped, said_skipped;
+    int64_t said_ns;
     atomic_int live;         /* its threads encoding now (a failed one stops) */
     pc_picture slot[MAX_SLOTS]; /* what the last step writes: in the backend's memory */
     pc_picture host[MAX_SLOTS]; /* host_ref: pinned host copies, taken by reference */
@@ -275,6 +286,11 @@ typedef struct pl_band {
      * every 50 frames, 18.5 ms without). */
     uint64_t since_open; /* frames submitted to enc since it opened */
     int idr_gop, idr_phase; /* idr_gop 0: no forced IDRs */
+    /* jobs handed to this thread and not yet done (stage thread adds,
+     * this thread subtracts): how far behind it is */
+    atomic_int inflight;
+    int delay_ms;          /* encode.debug_delay_ms (set-up) */
+    struct pl_recq *rq;    /* its recording queue, or NULL (pipeline_record_queue.c) */
 } pl_band;
 
 /* A picture slot handed to encoders by reference: freed when the last
@@ -389,6 +405,13 @@ struct pipeline {
     unsigned outputs_live[PL_MAX_ENCODERS]; /* thread t's outputs writing (state ok), polled per frame */
     uint32_t encoding;                      /* threads whose packets a set waits for (not the preview) */
 
+    /* recording queues (pipeline_record_queue.c; set-up): some picture
+     * has one; the preview's output is not a recording (it may skip) */
+    int recq_on;
+    int preview_live;
+    uint64_t preview_skipped, preview_said; /* stage thread */
+    int64_t preview_said_ns;
+
     /* threads and state */
     pthread_t stage_thr;
     int stage_started, enc_started;   /* main thread; enc_started: the encoder threads */
@@ -493,12 +516,33 @@ void pl_encoder_callbacks(pl_band *b, pc_encode_config *ec);
 /* Set-up / band b's thread: b's encoder encodes (its packets are waited
  * for from the next set on), or stopped (nothing waits for it any more). */
 void pl_band_encoding(pipeline *p, pl_band *b, int on);
-void pl_times_put(pipeline *p, const job *j);
+/* skip: threads that do not get this set (their packets are not waited for) */
+void pl_times_put(pipeline *p, const job *j, uint32_t skip);
 void pl_times_flush(pipeline *p);
 /* stage thread: queue job j (slot >= 0, or -1 = end) to every thread */
 void pl_dispatch(pipeline *p, job j);
 void pl_slot_release(void *token);
+/* Rows [row0, row0+rows) of picture q (NV12 or I420; even): the same memory. */
+pc_picture pl_band_picture(const pc_picture *q, int row0, int rows);
 void pl_request_idr(pipeline *p);
+
+/* pipeline_record_queue.c: recording queues. setup (main thread, after
+ * the pictures' encoders opened, fps known): which pictures have one,
+ * their memory bound (refused with p->err when it cannot fit), the
+ * bands' larger job queues; teardown frees them (after the threads). */
+int pl_recq_setup(pipeline *p);
+void pl_recq_teardown(pipeline *p);
+/* Stage thread, per set (slot >= 0): which threads skip it (returned
+ * mask), and which get a copy in their queue (jobs[t].qbuf > 0) instead
+ * of the slot; counts and says drops and skips. */
+uint32_t pl_recq_plan(pipeline *p, job *jobs);
+/* Band thread: a queued picture's buffer goes back (the encoder's
+ * release callback; opaque = the band's token for that buffer). */
+void pl_recq_release(void *opaque);
+/* Band thread: the picture of buffer buf (a job's qbuf - 1) and the token to release it with. */
+const pc_picture *pl_recq_picture(pl_band *b, int buf, void **token);
+/* 1 when url is a recording: a path (no scheme, not "null") */
+int pl_is_recording_url(const char *url);
 
 /* step_colour.c, for the control thread:
  * the gains in force as config lines; returns how many cameras are auto.

@@ -115,9 +115,14 @@ static int band_url(const char *url, int band, int nbands, char *out, size_t n, 
 }
 
 /* An output's settings as the encoder takes them, with its URL. */
-static void output_config(pc_output_config *o, const pc_output_settings *so, const char *url)
+static void output_config(const pipeline *p, const pc_encode_settings *es, pc_output_config *o,
+                          const pc_output_settings *so, const char *url)
 {
     o->url = url;
+    /* a recording's packet queue holds its recording queue's seconds too
+     * (a disk stall); others the default */
+    double q = pl_is_recording_url(url) ? ceil(es->record_queue_s * p->fps) : 0;
+    o->queue_packets = q > 256 ? (int)q : 0;
     o->format = so->format[0] ? so->format : NULL;
     o->segment_seconds = so->segment_s;
     o->options = so->options[0] ? so->options : NULL;
@@ -217,7 +222,7 @@ static int open_encoder(pipeline *p, pl_band *b, const pl_picture_config *c, pc_
             band_prefix(p, b, err, errlen);
             return -1;
         }
-        output_config(o, &c->outputs[i], urls[i]);
+        output_config(p, es, o, &c->outputs[i], urls[i]);
     }
     pl_encoder_callbacks(b, &ec);
     pc_encoder *e = NULL;
@@ -378,7 +383,7 @@ static int open_picture_mux(pipeline *p, pl_picture *pic)
                      "streams", c->outputs[i].url, pic->nbands, pic->nbands);
             return -1;
         }
-        output_config(&oc[n++], &c->outputs[i], c->outputs[i].url);
+        output_config(p, &c->encode, &oc[n++], &c->outputs[i], c->outputs[i].url);
     }
     if (pc_mux_create(&pic->mux, pic->nbands, oc, n, p->err, sizeof p->err))
         return -1;
@@ -524,6 +529,7 @@ int pl_pictures_open(pipeline *p)
         b->p = p;
         b->index = t;
         b->ready.cap = MAX_SLOTS + 2;
+        b->ready.item = b->ready.small;
     }
     for (int i = 0; i < MAX_SLOTS; i++)
         p->slot_tok[i] = (pl_slot_token){p, i};

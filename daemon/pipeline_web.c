@@ -226,6 +226,13 @@ static void encoders_json(pipeline *p, pl_web *w, pc_json *j, const pc_stats_sna
                                                  &w->band_bps[b]), 0);
         pc_json_uint(j, "frames", es->frames_in);
         pc_json_uint(j, "keyframes", es->keyframes);
+        if (!band->preview) { /* headroom: mean encode time of its picture's encoders / frame period */
+            double ms, load = pc_stats_picture_load(p->stats, band->pic->index, &ms);
+            if (load == load) {
+                pc_json_fixed(j, "encode_ms", ms, 2);
+                pc_json_fixed(j, "encode_load", load, 3);
+            }
+        }
         pc_json_object_end(j);
     }
     pc_json_array_end(j);

@@ -117,6 +117,17 @@ void pc_stats_output_error(pc_stats *s, int output);
 void pc_stats_picture_packet(pc_stats *s, int pic, int frame, size_t bytes);
 /* One of picture pic's encoders failed: did not open, or failed on a frame. */
 void pc_stats_picture_failure(pc_stats *s, int pic);
+/* Picture pic's sets dropped from its recordings (its recording queue
+ * full) and skipped by its live encoders (busy); pic -1: the preview's
+ * skipped sets. */
+void pc_stats_picture_sets(pc_stats *s, int pic, int rec_dropped, int live_skipped);
+/* One of picture pic's encoders took ms for a frame (submit -> packet):
+ * its moving mean, against the frame period, is the picture's encoder
+ * load (1 = no headroom left). */
+void pc_stats_picture_encode_ms(pc_stats *s, int pic, double ms);
+/* Picture pic's encoder load (NaN before its first frame) and its mean
+ * encode time in *ms. */
+double pc_stats_picture_load(pc_stats *s, int pic, double *ms);
 
 /* --- reading --------------------------------------------------------- */
 typedef struct pc_stage_stats {
@@ -153,7 +164,12 @@ typedef struct pc_stats_snapshot {
         int width, height;
         int encoding, encoders;   /* encoders encoding now / all */
         uint64_t frames, bytes, failures;
+        uint64_t rec_dropped, live_skipped;
+        double encode_ms;         /* mean encode time per frame of one of its encoders (recent) */
+        double encode_load;       /* encode_ms / frame period (NaN: none yet) */
     } picture[PC_STATS_MAX_PICTURES];
+    uint64_t rec_dropped;         /* all pictures' */
+    uint64_t preview_skipped;
 } pc_stats_snapshot;
 
 void pc_stats_snapshot_get(pc_stats *s, pc_stats_snapshot *out);

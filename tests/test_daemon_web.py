@@ -152,6 +152,13 @@ def main_daemon():
           and all(e["encoder"] == "libx264" and e["frames"] > 0 and e["rows"] == H and e["first_row"] == i * H
                   for i, e in enumerate(enc)),
           "status: 5 band encoders, libx264, %d rows each, encoding" % H)
+    # the encoder headroom (issue 29): each band's picture's mean encode time
+    # over the frame period, a positive figure once frames were encoded
+    check(all(e.get("encode_ms", 0) > 0 and abs(e["encode_load"] - e["encode_ms"] * pl["fps_nominal"] / 1e3) < 0.01
+              for e in enc) if "fps_nominal" in pl else
+          all(e.get("encode_ms", 0) > 0 and e.get("encode_load", 0) > 0 for e in enc),
+          "status: each encoder's load (encode_ms %s, encode_load %s)" %
+          (enc[0].get("encode_ms") if enc else None, enc[0].get("encode_load") if enc else None))
     check(len(prev) == 1 and prev[0]["width"] == (W // 4) & ~1 and prev[0]["height"] == (5 * H // 4) & ~1
           and prev[0]["frames"] > 0,
           "status: the preview's encoder, %sx%s" % (prev[0].get("width") if prev else None,

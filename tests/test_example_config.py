@@ -65,7 +65,11 @@ check(rc == 0 and re.search(r"^%s: OK \(" % re.escape(CONF), out, re.M),
 check("panorama %dx%d stitched from rig/examples/stadium5.pto" % (ow // 2 * 2, oh) in out,
       "it prints the stitched size, the .pto's crop %dx%d (even width): %s" % (ow, oh, out.strip()))
 check("virtual camera: main 1280x720 follow" in out, "it names the view: main 1280x720 follow")
-check("warning" not in err, "no warnings (nothing clamped, nothing ignored)%s" % (": " + err.strip() if err else ""))
+# the capacity warning (issue 29) says what this machine's cores hold: it
+# depends on the machine by design, not on the file
+other = "\n".join(l for l in err.splitlines() if "warning: encode: capacity:" not in l)
+check("warning" not in other, "no warnings (nothing clamped, nothing ignored; the machine's capacity "
+      "warning aside)%s" % (": " + other.strip() if other.strip() else ""))
 
 elsewhere = tmpdir("example-config-elsewhere")
 rc, out, err = run(["--config", os.path.join(DIR, CONF), "--check-config"], elsewhere)

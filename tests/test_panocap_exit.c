@@ -276,6 +276,28 @@ int main(int argc, char **argv)
     else /* the default output panocap.ts needs an encoder: a run would refuse it too */
         TAP_CHECK(rc == 78 && strstr(errs, "this build has no FFmpeg"),
                   "--check-config without a file, no FFmpeg in the build: 78, only \"null\" is possible");
+    if (PANOCAP_HAVE_FFMPEG) {
+        /* capacity said up front (issue 29): an 8600x1300 panorama at 50 fps
+         * on one core (encode.cpus = "0": the same on every machine) is far
+         * more than libx264 holds, a 1024-wide one is not */
+        const char *big = conf("big.pto", "p f1 w8600 h1300 v210\ni w2040 h1080 f0 v50 y-80\n"
+                                          "i w2040 h1080 f0 v50 y-40\ni w2040 h1080 f0 v50 y0\n"
+                                          "i w2040 h1080 f0 v50 y40\ni w2040 h1080 f0 v50 y80\n");
+        rc = run("--check-config", "--rig", big, "--encoder", "libx264", "-s", "encode.cpus=0", "-o", "x.ts", NULL);
+        TAP_CHECK(rc == 0 && strstr(errs, "capacity: the pictures (panorama 8600x1300) at 50 fps") &&
+                      strstr(errs, "on 1 core holds about 37 Mpixel/s") && strstr(errs, "What would fit: panorama.width = "),
+                  "--check-config of an 8600x1300 panorama on 1 core: 0 and the capacity warning naming the "
+                  "picture and what would fit");
+        if (!strstr(errs, "capacity:"))
+            tap_diag("stderr: %s", errs);
+        rc = run("--check-config", "--rig", big, "-s", "panorama.width=1024", "--encoder", "libx264", "-s",
+                 "encode.cpus=0", "-o", "x.ts", NULL);
+        TAP_CHECK(rc == 0 && !strstr(errs, "capacity:"), "--check-config of a 1024-wide panorama on 1 core: no "
+                  "capacity warning");
+        rc = run("--check-config", "--rig", big, "-s", "encode.record_queue_seconds=61", "-o", "x.ts", NULL);
+        TAP_CHECK(rc == 64 && strstr(errs, "encode.record_queue_seconds: 61 is out of range"),
+                  "-s encode.record_queue_seconds=61: 64, out of range");
+    }
     rc = run("--source", "gige", "--check-config", NULL);
     TAP_CHECK(rc == 78 && strstr(errs, "needs the cameras list"), "--source gige without cameras: 78");
 

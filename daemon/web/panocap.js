@@ -203,7 +203,10 @@ function renderEncoding(s) {
     el('td', {class: 'num'}, bitrate(e.bitrate_bps)),
     el('td', {class: 'num'}, bitrate(e.bitrate_out_bps)),
     el('td', {class: 'num'}, int(e.frames)),
-    el('td', {class: 'num'}, int(e.keyframes))));
+    el('td', {class: 'num'}, int(e.keyframes)),
+    el('td', {class: 'num' + (e.encode_load > 0.9 ? ' bad-text' : e.encode_load > 0.7 ? ' warn-text' : ''),
+      title: e.encode_ms != null ? 'mean encode ' + fixed(e.encode_ms, 2) + ' ms a frame' : ''},
+      e.encode_load != null ? Math.round(e.encode_load * 100) + ' %' : '–')));
   fillTable($('output-table'), outs, (o) => el('tr', {},
     el('td', {class: 'wrap'}, o.url, o.preview ? el('span', {class: 'sub'}, 'preview') : null),
     el('td', {}, el('span', {class: 'dot ' + (o.state === 'ok' ? 'ok' : o.state === 'failed' ? 'bad' : 'warn')}), o.state),
