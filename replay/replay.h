@@ -109,7 +109,8 @@ typedef struct pc_replay_config {
     int64_t bitrate;            /* bit/s; 0: 0.15 bit a pixel at the frame rate */
     const char *preset;         /* NULL: "veryfast" (x264) */
     pc_render_sampler sampler;  /* bilinear (default) or bicubic */
-    int threads;                /* render threads; 0: one per CPU */
+    int threads;                /* CPU render threads; 0: one per CPU */
+    const char *backend;        /* "auto" (NULL: CUDA where it runs, else the CPU), "cpu", "cuda" */
     /* progress: frames done of total, after each frame; cancel: return
      * non-zero to stop (the partial clip is removed, PC_REPLAY_ECANCELED) */
     void (*progress)(void *user, int done, int total);
@@ -128,6 +129,8 @@ typedef struct pc_replay_result {
     double rec_end_s;           /* the recording's length, as far as read */
     int src_frames;             /* decoded */
     pc_vcam_pose last;          /* the last frame's pose */
+    char backend[16];           /* the backend that rendered */
+    char note[200];             /* why auto did not pick CUDA ("" when it did, or was not asked) */
 } pc_replay_result;
 
 /* Renders the clip. res may be NULL. */

@@ -3,7 +3,9 @@
  * encoder's matrix, pc_yuv_to_rgb) -> the view at the path's pose of that
  * time, drawn by the render family from the panorama seen as a camera
  * (pc_rig_panorama_source; a moving view through pc_render_plan_set_view,
- * as the live views) through the backend ops -> the encoder module
+ * as the live views) through the backend ops (the CPU's, or CUDA's where
+ * it runs: the frame uploaded into a device picture, the view downloaded
+ * into the encoder's frame) -> the encoder module
  * (libx264 by default) -> the clip file. With the follow path, every
  * decoded frame from a few seconds before t0 also feeds the follow mode
  * exactly as the daemon's render step does (a small panorama, 1/8 of the
@@ -42,7 +44,13 @@ typedef struct clip {
     rp_decoder dec;
     pc_rig src;                /* the panorama as a camera */
     pc_backend *be;
-    pc_picture rgb;            /* the decoded frame, RGB24, a backend picture */
+    const pc_backend_ops *ops;
+    int device;                /* the backend's pictures are device memory */
+    uint8_t *rgb24;            /* the decoded frame as RGB24 (pc_yuv_to_rgb) */
+    pc_picture host;           /* ... as RGBX32 in the backend's host memory (pinned for CUDA) */
+    pc_picture dev;            /* ... in the backend's memory (device only; else rgb is host) */
+    pc_picture rgb;            /* what the renderer draws from: host or dev */
+    pc_picture view_pic;       /* device only: the view, downloaded into the encoder's frame */
     int have_rgb;              /* rgb holds the current frame */
     pc_render_plan *plan;      /* the view */
     pc_render_dev *rd;
@@ -53,12 +61,12 @@ typedef struct clip {
     pc_render_plan *small;
     pc_render_dev *small_rd;
     pc_picture small_pic;
-    uint16_t *bg;
-    uint32_t *counts;
+    pc_activity_dev *act;
+    uint32_t *counts;          /* the backend's host memory */
     pc_follow_grid *grid;
     pc_follow fol;
     pc_vcam_motion mot;
-    int act_init;
+    int act_init;              /* the first frame set the background */
 } clip;
 
 static pc_matrix matrix_of(const AVFrame *f)
@@ -67,7 +75,8 @@ static pc_matrix matrix_of(const AVFrame *f)
                                                                                        : PC_MATRIX_BT709;
 }
 
-/* The decoder's frame as RGB24 into c->rgb. */
+/* The decoder's frame as RGBX32 into c->rgb (uploaded where the backend
+ * renders from device memory). */
 static int to_rgb(clip *c, char *err, size_t errlen)
 {
     if (c->have_rgb)
@@ -81,9 +90,24 @@ static int to_rgb(clip *c, char *err, size_t errlen)
         yuv.plane[i] = f->data[i];
         yuv.pitch[i] = (size_t)f->linesize[i];
     }
-    int rc = pc_yuv_to_rgb(&yuv, c->rgb.plane[0], c->rgb.pitch[0], err, errlen);
-    c->have_rgb = rc == 0;
-    return rc;
+    const size_t p24 = 3 * (size_t)f->width;
+    int rc = pc_yuv_to_rgb(&yuv, c->rgb24, p24, err, errlen);
+    if (rc)
+        return rc;
+    for (int y = 0; y < f->height; y++) { /* RGBX32: the GPU samples 4-byte texels through its texture units */
+        const uint8_t *s = c->rgb24 + (size_t)y * p24;
+        uint8_t *d = c->host.plane[0] + (size_t)y * c->host.pitch[0];
+        for (int x = 0; x < f->width; x++, s += 3, d += 4) {
+            d[0] = s[0];
+            d[1] = s[1];
+            d[2] = s[2];
+            d[3] = 255;
+        }
+    }
+    if (c->device && (rc = pc_backend_picture_upload(c->be, 0, &c->host, &c->dev, err, errlen)))
+        return rc;
+    c->have_rgb = 1;
+    return 0;
 }
 
 static void view_of(const clip *c, pc_vcam_pose p, pc_view_model *v)
@@ -110,12 +134,13 @@ static int follow_open(clip *c, char *err, size_t errlen)
     if (!rc)
         rc = pc_backend_render_picture_alloc(c->be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, sw, sh,
                                              &c->small_pic, err, errlen);
+    if (!rc)
+        rc = pc_backend_activity_open(c->be, sw, sh, &c->act, err, errlen);
     if (rc)
         return rc;
-    c->bg = calloc((size_t)sw * sh, sizeof *c->bg);
-    c->counts = calloc((size_t)pc_activity_cells(sw, sh, &act_par), sizeof *c->counts);
+    c->counts = pc_backend_host_alloc(c->ops, sizeof *c->counts * (size_t)pc_activity_cells(sw, sh, &act_par));
     c->grid = malloc(sizeof *c->grid);
-    if (!c->bg || !c->counts || !c->grid) {
+    if (!c->counts || !c->grid) {
         pc_set_err(err, errlen, "follow: out of memory");
         return PC_ENOMEM;
     }
@@ -134,12 +159,12 @@ static int follow_frame(clip *c, double dt, char *err, size_t errlen)
     int rc = to_rgb(c, err, errlen);
     if (!rc)
         rc = pc_backend_render(c->be, 0, c->small_rd, &c->rgb, &c->small_pic, err, errlen);
+    if (!rc) /* the first one sets the background and counts nothing */
+        rc = pc_backend_activity(c->be, 0, &c->small_pic, c->act, &act_par, c->counts, err, errlen);
     if (!rc)
         rc = pc_backend_wait(c->be, 0, err, errlen);
     if (rc)
         return rc;
-    pc_activity_ref(c->small_pic.plane[0], c->small_pic.pitch[0], c->small_pic.width, c->small_pic.height, c->bg,
-                    !c->act_init, &act_par, c->counts);
     pc_vcam_pose g;
     if (c->act_init && pc_follow_update(&c->fol, c->grid, c->counts, dt, &g)) {
         char why[160];
@@ -174,8 +199,14 @@ static int draw(clip *c, pc_vcam_pose p, int k, char *err, size_t errlen)
         pc_set_err(err, errlen, "clip: the encoder takes device frames; a host encoder is needed (libx264)");
         return PC_ENOTSUP;
     }
-    if ((rc = pc_backend_render(c->be, 0, c->rd, &c->rgb, &out, err, errlen)) ||
-        (rc = pc_backend_wait(c->be, 0, err, errlen)))
+    if (c->device)
+        rc = pc_backend_render(c->be, 0, c->rd, &c->rgb, &c->view_pic, err, errlen);
+    if (!rc)
+        rc = c->device ? pc_backend_download(c->be, 0, &c->view_pic, &out, err, errlen)
+                       : pc_backend_render(c->be, 0, c->rd, &c->rgb, &out, err, errlen);
+    if (!rc)
+        rc = pc_backend_wait(c->be, 0, err, errlen);
+    if (rc)
         return rc;
     const AVRational fps = c->dec.fps;
     return pc_encoder_submit(c->enc, (int64_t)k * 1000000000LL * fps.den / fps.num, k == 0, err, errlen);
@@ -282,10 +313,30 @@ int pc_replay_clip(const pc_replay_config *cfg, pc_replay_result *res, char *err
     }
     /* the backend, the pictures and the plans */
     pc_backend_config bc = {.width = w, .height = h, .slots = 1, .threads = cfg->threads};
-    if ((rc = pc_backend_open(&c->be, &pc_backend_cpu, &bc, err, errlen)) ||
-        (rc = pc_backend_render_picture_alloc(c->be, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &c->rgb,
-                                              err, errlen)))
+    if ((rc = pc_backend_choose(cfg->backend ? cfg->backend : "auto", &c->ops, res->note, sizeof res->note, err,
+                                errlen)) ||
+        (rc = pc_backend_open(&c->be, c->ops, &bc, err, errlen)))
         goto out;
+    snprintf(res->backend, sizeof res->backend, "%s", c->ops->name);
+    c->device = (c->ops->flags & PC_BACKEND_DEVICE_PICTURES) != 0;
+    c->rgb24 = malloc(3 * (size_t)w * h);
+    if (!c->rgb24) {
+        pc_set_err(err, errlen, "clip: out of memory for a %dx%d frame", w, h);
+        rc = PC_ENOMEM;
+        goto out;
+    }
+    if ((rc = pc_backend_host_picture_alloc(c->ops, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, &c->host,
+                                            err, errlen)))
+        goto out;
+    c->rgb = c->host;
+    if (c->device) {
+        if ((rc = pc_backend_render_picture_alloc(c->be, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h,
+                                                  &c->dev, err, errlen)) ||
+            (rc = pc_backend_render_picture_alloc(c->be, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, cfg->width,
+                                                  cfg->height, &c->view_pic, err, errlen)))
+            goto out;
+        c->rgb = c->dev;
+    }
     pc_render_options opt;
     pc_render_options_default(&opt);
     opt.sampler = cfg->sampler;
@@ -383,15 +434,20 @@ out:
         unlink(cfg->output); /* no partial clip */
     pc_backend_render_free(c->be, c->rd);
     pc_backend_render_free(c->be, c->small_rd);
-    if (c->rgb.plane[0])
-        pc_backend_picture_free(c->be, &c->rgb);
+    pc_backend_activity_close(c->be, c->act);
+    if (c->dev.plane[0])
+        pc_backend_picture_free(c->be, &c->dev);
+    if (c->view_pic.plane[0])
+        pc_backend_picture_free(c->be, &c->view_pic);
     if (c->small_pic.plane[0])
         pc_backend_picture_free(c->be, &c->small_pic);
+    pc_backend_host_picture_free(c->ops, &c->host);
+    if (c->counts)
+        pc_backend_host_free(c->ops, c->counts);
     pc_backend_close(c->be);
     pc_render_plan_free(c->plan);
     pc_render_plan_free(c->small);
-    free(c->bg);
-    free(c->counts);
+    free(c->rgb24);
     free(c->grid);
     rp_decoder_close(&c->dec);
     free(c);

@@ -10,10 +10,12 @@
  *     reference bit for bit, the emulated CUDA ray kernels within the rule,
  *     set_view (a moving view) == a fresh plan, and the view against the
  *     same view drawn from the cameras (PSNR floor, the figure printed);
+ *   - the backend's picture upload (the decoded frame into its memory);
  *   - keyframe files: parsed, errors naming the line; the keyframe path
  *     is at each keyframe's pose at its time (within the live motion's
  *     lag), within the speed limit, and settles after the last.
  */
+#include "backend.h"
 #include "cuda_emu_render.h"
 #include "debayer_test_util.h"
 #include "render.h"
@@ -245,6 +247,47 @@ static void check_render(pc_cpu *cpu)
     }
 }
 
+/* --- the backend's picture upload (a decoded frame into its memory) ------- */
+
+static void check_upload(void)
+{
+    char err[256] = "", err2[256] = "";
+    pc_backend *be = NULL;
+    pc_backend_config bc = {.width = 64, .height = 32, .slots = 1, .threads = 1};
+    pc_picture host, dst, small;
+    memset(&dst, 0, sizeof dst);
+    memset(&small, 0, sizeof small);
+    int ok = pc_backend_open(&be, &pc_backend_cpu, &bc, err, sizeof err) == 0 &&
+             pc_backend_host_picture_alloc(&pc_backend_cpu, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, 64, 32,
+                                           &host, err, sizeof err) == 0 &&
+             pc_backend_render_picture_alloc(be, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, 64, 32, &dst, err,
+                                             sizeof err) == 0 &&
+             pc_backend_render_picture_alloc(be, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, 32, 32, &small,
+                                             err, sizeof err) == 0;
+    int same = 0, refused = 0;
+    if (ok) {
+        for (int y = 0; y < 32; y++)
+            for (int x = 0; x < 256; x++)
+                host.plane[0][(size_t)y * host.pitch[0] + x] = (uint8_t)(x * 7 + y * 13);
+        ok = pc_backend_picture_upload(be, 0, &host, &dst, err, sizeof err) == 0 &&
+             pc_backend_wait(be, 0, err, sizeof err) == 0;
+        same = 1;
+        for (int y = 0; y < 32; y++)
+            same &= !memcmp(host.plane[0] + (size_t)y * host.pitch[0], dst.plane[0] + (size_t)y * dst.pitch[0], 256);
+        refused = pc_backend_picture_upload(be, 0, &host, &small, err2, sizeof err2) == PC_EINVAL &&
+                  strstr(err2, "differ") != NULL;
+    }
+    TAP_CHECK(ok && same, "the CPU backend's picture upload: a host RGBX32 picture into one of the backend, byte for "
+              "byte%s%s", err[0] ? ": " : "", err);
+    TAP_CHECK(refused, "an upload into a picture of another size is refused: %s", err2);
+    if (dst.plane[0])
+        pc_backend_picture_free(be, &dst);
+    if (small.plane[0])
+        pc_backend_picture_free(be, &small);
+    pc_backend_host_picture_free(&pc_backend_cpu, &host);
+    pc_backend_close(be);
+}
+
 /* --- keyframes ------------------------------------------------------------ */
 
 static void check_keyframes(void)
@@ -326,6 +369,7 @@ int main(void)
     char err[256];
     check_geometry();
     check_keyframes();
+    check_upload();
     pc_cpu *cpu = NULL;
     if (pc_cpu_open(&cpu, 2, 16, 16, err, sizeof err)) {
         printf("Bail out! pc_cpu_open: %s\n", err);

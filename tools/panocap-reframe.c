@@ -7,7 +7,8 @@
  *                   (--pan DEG --tilt DEG --hfov DEG | --keyframes FILE | --follow)
  *                   --size WxH --output CLIP [--from S] [--to S]
  *                   [--panorama-width W] [--slow K] [--bitrate B] [--encoder NAME]
- *                   [--preset P] [--sampler bilinear|bicubic] [--threads N] [--quiet]
+ *                   [--preset P] [--sampler bilinear|bicubic] [--backend auto|cpu|cuda]
+ *                   [--threads N] [--quiet]
  *
  * Exit status: 0 done, 1 a file could not be read or written, or the
  * recording does not fit the rig or the times (the message says which),
@@ -49,7 +50,8 @@ static void usage(FILE *f)
             "      --encoder NAME      default libx264\n"
             "      --preset P          the encoder's preset (default veryfast)\n"
             "      --sampler NAME      bilinear (default) or bicubic\n"
-            "      --threads N         render threads (default: one per CPU)\n"
+            "      --backend NAME      auto (default: CUDA where it runs, else the CPU), cpu or cuda\n"
+            "      --threads N         CPU render threads (default: one per CPU)\n"
             "  -q, --quiet             no progress line (there is none when stderr is not a terminal)\n"
             "      --help, --version\n");
 }
@@ -57,7 +59,7 @@ static void usage(FILE *f)
 static const pc_tool tool = {"panocap-reframe", usage};
 
 enum { O_PAN = 0x100, O_TILT, O_HFOV, O_FOLLOW, O_FROM, O_TO, O_PW, O_SLOW, O_BITRATE, O_ENCODER, O_PRESET,
-       O_SAMPLER, O_THREADS };
+       O_SAMPLER, O_THREADS, O_BACKEND };
 
 static void progress(void *user, int done, int total)
 {
@@ -89,6 +91,7 @@ int main(int argc, char **argv)
         {"slow", required_argument, NULL, O_SLOW},  {"bitrate", required_argument, NULL, O_BITRATE},
         {"encoder", required_argument, NULL, O_ENCODER}, {"preset", required_argument, NULL, O_PRESET},
         {"sampler", required_argument, NULL, O_SAMPLER}, {"threads", required_argument, NULL, O_THREADS},
+        {"backend", required_argument, NULL, O_BACKEND},
         {"quiet", no_argument, NULL, 'q'},          PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     pc_replay_config cfg;
@@ -169,6 +172,7 @@ int main(int argc, char **argv)
                 return 64;
             cfg.threads = (int)ll;
             break;
+        case O_BACKEND: cfg.backend = optarg; break;
         case 'q': quiet = 1; break;
         default: {
             int rc = pc_tool_std_option(&tool, ch, argv);
@@ -229,6 +233,7 @@ int main(int argc, char **argv)
                cfg.t0 + res.duration_s / (cfg.slow ? cfg.slow : 1), inputs[0], res.src_w, res.src_h,
                cfg.slow > 1 ? " (slowed down)" : "");
         printf("last pose: pan %.2f tilt %.2f hfov %.2f\n", res.last.pan, res.last.tilt, res.last.hfov);
+        printf("rendered by the %s backend%s%s\n", res.backend, res.note[0] ? ": " : "", res.note);
     }
     free(kf);
     free(rig);
