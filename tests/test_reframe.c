@@ -11,11 +11,16 @@
  *     set_view (a moving view) == a fresh plan, and the view against the
  *     same view drawn from the cameras (PSNR floor, the figure printed);
  *   - the backend's picture upload (the decoded frame into its memory);
+ *   - the clip core (pc_replay_clip) on two parts of a libx264 recording:
+ *     frames and duration exact across the parts, progress, cancel (no
+ *     file left), times past the end, a panorama.width it was not made with;
  *   - keyframe files: parsed, errors naming the line; the keyframe path
  *     is at each keyframe's pose at its time (within the live motion's
  *     lag), within the speed limit, and settles after the last.
  */
 #include "backend.h"
+#include "encode.h"
+#include "log.h"
 #include "cuda_emu_render.h"
 #include "debayer_test_util.h"
 #include "render.h"
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NCAM 3
 #define CW 320
@@ -247,6 +253,140 @@ static void check_render(pc_cpu *cpu)
     }
 }
 
+/* --- the clip core: parts of a recording, progress, cancel --------------- */
+
+/* n frames of the synthetic panorama (rendered from the cameras), encoded
+ * by libx264 at 50 fps into path, timestamps from 0. */
+static int write_part(const char *path, const pc_render_plan *pplan, const pc_picture *cams, int n, char *err,
+                      size_t errlen)
+{
+    pc_encode_config ec;
+    pc_encode_config_default(&ec);
+    ec.width = pplan->view.w;
+    ec.height = pplan->view.h;
+    ec.fps_num = 50;
+    ec.fps_den = 1;
+    ec.encoder = "libx264";
+    ec.codec = PC_CODEC_H264;
+    ec.bitrate = 8000000;
+    ec.outputs[0].url = path;
+    ec.n_outputs = 1;
+    pc_logger quiet = {NULL, NULL, PC_LOG_WARNING};
+    ec.log = &quiet;
+    pc_encoder *e = NULL;
+    int rc = pc_encoder_open(&e, &ec, err, errlen);
+    for (int k = 0; !rc && k < n; k++) {
+        pc_picture pic;
+        int on_dev = 0;
+        rc = pc_encoder_frame(e, &pic, &on_dev, err, errlen);
+        if (!rc)
+            rc = pc_render_ref(pplan, cams, &pic, err, errlen);
+        if (!rc)
+            rc = pc_encoder_submit(e, (int64_t)k * 20000000, 0, err, errlen);
+    }
+    if (!rc)
+        rc = pc_encoder_flush(e, err, errlen);
+    pc_encoder_close(e);
+    return rc;
+}
+
+typedef struct progress_log {
+    int calls, last, total, cancel_after;
+} progress_log;
+
+static void on_progress(void *user, int done, int total)
+{
+    progress_log *l = user;
+    l->calls++;
+    l->last = done;
+    l->total = total;
+}
+
+static int on_cancel(void *user)
+{
+    const progress_log *l = user;
+    return l->cancel_after > 0 && l->last >= l->cancel_after;
+}
+
+static void check_clip(void)
+{
+    char err[512] = "";
+    pc_rig rig;
+    pc_synth_rig(&rig, NCAM, CW, CH, 60.0, 40.0, PC_PROJ_CYLINDRICAL, 640, 240);
+    rig.pano.hfov = 140;
+    snprintf(rig.path, sizeof rig.path, "synth.pto");
+    pc_view_model pv;
+    pc_rig_panorama_view(&rig, 640, 240, &pv);
+    pc_render_plan *pplan = NULL;
+    pc_picture cams;
+    tu_pic_alloc_dev(&cams, PC_FMT_RGBX32, PC_MATRIX_BT709, PC_RANGE_LIMITED, CW, NCAM * CH, 8);
+    pc_synth_cameras(&rig, DETAIL, NULL, &cams);
+    char dir[] = "/tmp/pc-reframe-XXXXXX", part[2][64], out[64];
+    int ok = mkdtemp(dir) != NULL && pc_render_plan_build(&pplan, &rig, &pv, NULL, NULL, err, sizeof err) == 0;
+    for (int i = 0; ok && i < 2; i++) {
+        snprintf(part[i], sizeof part[i], "%s/part%d.ts", dir, i + 1);
+        ok = write_part(part[i], pplan, &cams, 25, err, sizeof err) == 0;
+    }
+    snprintf(out, sizeof out, "%s/clip.mp4", dir);
+    if (!TAP_CHECK(ok, "two parts of a recording, 25 frames each, written by libx264 (%s)", err)) {
+        tu_pic_free(&cams);
+        pc_render_plan_free(pplan);
+        return;
+    }
+    const char *inputs[2] = {part[0], part[1]};
+    pc_replay_config cfg;
+    pc_replay_config_default(&cfg);
+    cfg.rig = &rig;
+    cfg.panorama_width = 640;
+    cfg.inputs = inputs;
+    cfg.ninputs = 2;
+    cfg.t0 = 0.3;
+    cfg.t1 = 0.7;
+    cfg.width = 160;
+    cfg.height = 90;
+    cfg.path.pose = (pc_vcam_pose){-10, 0, 40};
+    cfg.output = out;
+    cfg.backend = "cpu";
+    cfg.threads = 2;
+    progress_log pl = {0, 0, 0, 0};
+    cfg.progress = on_progress;
+    cfg.cancel = on_cancel;
+    cfg.user = &pl;
+    pc_logger quiet = {NULL, NULL, PC_LOG_WARNING};
+    cfg.log = &quiet;
+    pc_replay_result res;
+    int rc = pc_replay_clip(&cfg, &res, err, sizeof err);
+    TAP_CHECK(rc == 0 && res.frames == 20 && fabs(res.duration_s - 0.4) < 1e-9 && res.src_w == 640 &&
+                  res.src_h == 240 && pl.calls == 20 && pl.last == 20 && pl.total == 20 && access(out, F_OK) == 0 &&
+                  !strcmp(res.backend, "cpu"),
+              "a clip of 0.3..0.7 s across the two parts (the second's timestamps start over, its frames follow on): "
+              "%d frames, %.3f s, progress %d calls up to %d of %d, %d frames decoded (%s)", res.frames,
+              res.duration_s, pl.calls, pl.last, pl.total, res.src_frames, rc ? err : "");
+    TAP_CHECK(rc == 0 && res.src_frames >= 35 && res.src_frames <= 50, "it read on into the second part (%d frames "
+              "decoded of 50)", res.src_frames);
+    unlink(out);
+    pl = (progress_log){0, 0, 0, 3};
+    rc = pc_replay_clip(&cfg, &res, err, sizeof err);
+    TAP_CHECK(rc == PC_REPLAY_ECANCELED && pl.calls == 3 && access(out, F_OK) != 0 && strstr(err, "cancelled after 3"),
+              "cancelled after 3 frames: rc %d, no clip left behind, \"%s\"", rc, err);
+    pl.cancel_after = 0;
+    cfg.t1 = 1.5;
+    rc = pc_replay_clip(&cfg, &res, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && strstr(err, "to 1.5 s") && strstr(err, "(2 files) is 1.000 s long") &&
+                  access(out, F_OK) != 0,
+              "an end past the two parts: \"%s\"", err);
+    cfg.t1 = 0.7;
+    cfg.panorama_width = 320;
+    rc = pc_replay_clip(&cfg, &res, err, sizeof err);
+    TAP_CHECK(rc == PC_EINVAL && strstr(err, "the recording is 640 wide, but panorama.width is 320"),
+              "a panorama.width the recording was not made with: \"%s\"", err);
+    unlink(part[0]);
+    unlink(part[1]);
+    rmdir(dir);
+    tu_pic_free(&cams);
+    pc_render_plan_free(pplan);
+}
+
 /* --- the backend's picture upload (a decoded frame into its memory) ------- */
 
 static void check_upload(void)
@@ -370,6 +510,7 @@ int main(void)
     check_geometry();
     check_keyframes();
     check_upload();
+    check_clip();
     pc_cpu *cpu = NULL;
     if (pc_cpu_open(&cpu, 2, 16, 16, err, sizeof err)) {
         printf("Bail out! pc_cpu_open: %s\n", err);
