@@ -131,6 +131,8 @@ typedef struct pc_replay_result {
     pc_vcam_pose last;          /* the last frame's pose */
     char backend[16];           /* the backend that rendered */
     char note[200];             /* why auto did not pick CUDA ("" when it did, or was not asked) */
+    char warning[320];          /* a fixed pose or a keyframe that sees past the panorama (black there):
+                                 * where the live views' clamp would put it; "" when none does */
 } pc_replay_result;
 
 /* Renders the clip. res may be NULL. */

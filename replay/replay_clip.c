@@ -350,13 +350,27 @@ int pc_replay_clip(const pc_replay_config *cfg, pc_replay_result *res, char *err
     if ((rc = pc_render_plan_build(&c->plan, &c->src, &v, NULL, &opt, err, errlen)) ||
         (rc = pc_backend_render_prepare(c->be, c->plan, &c->rd, err, errlen)))
         goto out;
-    if (cfg->path.kind == PC_REPLAY_FOLLOW) {
-        if (pc_vcam_coverage_init(&c->cov, &c->src, cfg->width, cfg->height, err, errlen)) {
-            rc = PC_EINVAL;
-            goto out;
+    if (pc_vcam_coverage_init(&c->cov, &c->src, cfg->width, cfg->height, err, errlen)) {
+        rc = PC_EINVAL;
+        goto out;
+    }
+    if (cfg->path.kind == PC_REPLAY_FOLLOW && (rc = follow_open(c, err, errlen)))
+        goto out;
+    /* a pose the live views would clamp: drawn as asked (black where the
+     * panorama has nothing), said once */
+    for (int i = 0; i < (cfg->path.kind == PC_REPLAY_KEYFRAMES ? cfg->path.nkf : 1); i++) {
+        const pc_replay_keyframe *k = cfg->path.kind == PC_REPLAY_KEYFRAMES ? &cfg->path.kf[i] : NULL;
+        pc_vcam_pose q = k ? (pc_vcam_pose){k->pan, k->tilt, k->hfov} : cfg->path.pose;
+        pc_vcam_limits lim = cfg->path.lim;
+        lim.min_hfov = PC_RIG_MIN_HFOV;
+        lim.max_hfov = 179.9;
+        char why[160];
+        if (cfg->path.kind != PC_REPLAY_FOLLOW && pc_vcam_clamp(&c->cov, &lim, &q, why, sizeof why)) {
+            snprintf(res->warning, sizeof res->warning, "%s pan %g tilt %g hfov %g sees past the panorama (black "
+                     "there): %s", k ? "keyframe" : "the pose", k ? k->pan : cfg->path.pose.pan,
+                     k ? k->tilt : cfg->path.pose.tilt, k ? k->hfov : cfg->path.pose.hfov, why);
+            break;
         }
-        if ((rc = follow_open(c, err, errlen)))
-            goto out;
     }
     /* the encoder */
     pc_encode_config ec;

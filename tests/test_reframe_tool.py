@@ -227,6 +227,12 @@ r = reframe(FCLIP, "--follow", *pose_args((0.0, -12.0, 40.0)))
 check(r.returncode == 0 and probe(FCLIP) == (VW, VH, want) and "last pose:" in r.log,
       "--follow over the recording: %s (%s)" % (probe(FCLIP), r.stdout.strip().splitlines()[-1:]))
 
+# a pose that sees past the panorama: drawn, with a warning saying where the live views would clamp it
+r = reframe(os.path.join(DIR, "past.mp4"), "--to", "0.1", *pose_args((80.0, -12.0, 40.0)))
+check(r.returncode == 0 and "warning: the pose pan 80 tilt -12 hfov 40 sees past the panorama" in r.stderr,
+      "a pose past the panorama's edge: the clip, and a warning naming the pose (%s)"
+      % r.stderr.strip().splitlines()[-1:])
+
 # --- errors ------------------------------------------------------------------------------
 BAD = os.path.join(DIR, "bad.mp4")
 OTHER = os.path.join(DIR, "other.pto")

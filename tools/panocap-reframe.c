@@ -234,6 +234,8 @@ int main(int argc, char **argv)
                cfg.slow > 1 ? " (slowed down)" : "");
         printf("last pose: pan %.2f tilt %.2f hfov %.2f\n", res.last.pan, res.last.tilt, res.last.hfov);
         printf("rendered by the %s backend%s%s\n", res.backend, res.note[0] ? ": " : "", res.note);
+        if (res.warning[0])
+            fprintf(stderr, "panocap-reframe: warning: %s\n", res.warning);
     }
     free(kf);
     free(rig);
