@@ -18,6 +18,7 @@
 #include "replay.h"
 #include "tool_cli.h"
 
+#include <libavutil/log.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,9 @@ int main(int argc, char **argv)
     cfg.path.nkf = nkf;
     int last = -1;
     pc_logger lg = {log_sink, NULL, PC_LOG_WARNING};
+    /* FFmpeg's own lines: its errors only (a damaged recording's concealed
+     * frames are not news for every frame) */
+    av_log_set_level(AV_LOG_ERROR);
     cfg.log = &lg;
     if (!quiet && isatty(2)) {
         cfg.progress = progress;
