@@ -111,6 +111,7 @@ typedef struct pc_replay_config {
     pc_render_sampler sampler;  /* bilinear (default) or bicubic */
     int threads;                /* CPU render threads; 0: one per CPU */
     const char *backend;        /* "auto" (NULL: CUDA where it runs, else the CPU), "cpu", "cuda" */
+    int no_seek;                /* 1: read the first file from its start even where it could seek to t0 (tests) */
     /* progress: frames done of total, after each frame; cancel: return
      * non-zero to stop (the partial clip is removed, PC_REPLAY_ECANCELED) */
     void (*progress)(void *user, int done, int total);
@@ -128,6 +129,7 @@ typedef struct pc_replay_result {
     int src_w, src_h;           /* the recorded panorama */
     double rec_end_s;           /* the recording's length, as far as read */
     int src_frames;             /* decoded */
+    int seeked;                 /* 1: the first file was entered near t0 (a seek), not read from its start */
     pc_vcam_pose last;          /* the last frame's pose */
     char backend[16];           /* the backend that rendered */
     char note[200];             /* why auto did not pick CUDA ("" when it did, or was not asked) */

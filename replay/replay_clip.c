@@ -393,6 +393,19 @@ int pc_replay_clip(const pc_replay_config *cfg, pc_replay_result *res, char *err
     /* the frames */
     const double t_follow = cfg->path.kind == PC_REPLAY_FOLLOW ? fmax(0.0, cfg->t0 - FOLLOW_WARMUP_S) : INFINITY;
     int have = 0, k = 0;
+    /* a clip far into the first file: the first frame (its times' origin),
+     * then a seek to the keyframe before where reading must start (the
+     * follow mode's warm-up, half a second of margin) */
+    const double t_read = fmin(cfg->t0, t_follow) - 0.5;
+    if (!cfg->no_seek && t_read > 2.0) {
+        if ((rc = rp_decoder_next(&c->dec, err, errlen)) < 0)
+            goto out;
+        have = rc == 1;
+        if (have && (rc = rp_decoder_seek(&c->dec, t_read, err, errlen)) < 0)
+            goto out;
+        res->seeked = rc == 1;
+        rc = 0;
+    }
     for (; k < total; k++) {
         const double ts = cfg->t0 + k / (fps * slow);
         /* the frame nearest ts: read on while the next one starts before

@@ -99,6 +99,8 @@ int rp_decoder_open(rp_decoder *d, const char *const *inputs, int n, char *err, 
             return rc;
         double dur = d->fc->duration > 0 ? d->fc->duration / (double)AV_TIME_BASE : 0;
         d->len_s += dur;
+        if (i == 0)
+            d->len0_s = dur;
         if (i < n - 1)
             close_file(d);
     }
@@ -194,4 +196,55 @@ int rp_decoder_next(rp_decoder *d, char *err, size_t errlen)
         d->frames++;
         return 1;
     }
+}
+
+/* Seeks the current file to the last keyframe at or before its time t: a
+ * seek to t - back, then packets skipped up to the first keyframe of the
+ * stream; one past t sends the seek further back (2, 4, 8... s). 1 with
+ * the keyframe sent to the decoder, 0 when none was found (the file is
+ * then read from its start again). */
+static int seek_keyframe(rp_decoder *d, double t)
+{
+    const AVStream *st = d->fc->streams[d->stream];
+    const double tb = av_q2d(st->time_base);
+    for (double back = 2.0; t - back > d->t; back *= 2) {
+        const int64_t ts = (int64_t)floor((t - back + d->base) / tb);
+        if (av_seek_frame(d->fc, d->stream, ts, AVSEEK_FLAG_BACKWARD) < 0)
+            break;
+        for (;;) {
+            if (av_read_frame(d->fc, d->pkt) < 0)
+                break;
+            if (d->pkt->stream_index != d->stream || !(d->pkt->flags & AV_PKT_FLAG_KEY) ||
+                d->pkt->pts == AV_NOPTS_VALUE) {
+                av_packet_unref(d->pkt);
+                continue;
+            }
+            const double tk = d->pkt->pts * tb - d->base;
+            if (tk > t || tk <= d->t) { /* past t (or before what was read): further back */
+                av_packet_unref(d->pkt);
+                break;
+            }
+            avcodec_flush_buffers(d->cc);
+            d->eof = 0;
+            const int rc = avcodec_send_packet(d->cc, d->pkt);
+            av_packet_unref(d->pkt);
+            if (rc < 0)
+                break;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int rp_decoder_seek(rp_decoder *d, double t, char *err, size_t errlen)
+{
+    if (!d->fc || d->file != 0 || d->frames < 1 || !(t > d->t + 2.0) || !(t < d->len0_s - 0.5))
+        return 0;
+    if (seek_keyframe(d, t))
+        return 1;
+    /* no keyframe found before t: the first file from its start again */
+    close_file(d);
+    d->frames = 0;
+    d->last_t = -1;
+    return open_file(d, 0, err, errlen);
 }

@@ -19,6 +19,7 @@ typedef struct rp_decoder {
     AVRational fps;   /* the first file's */
     int w, h;
     double len_s;     /* the files' durations, as their containers say */
+    double len0_s;    /* the first file's */
     double base;      /* this file's raw time of the recording's t = 0 */
     double t, last_t; /* the frame's time (s from the first frame) */
     int frames;       /* decoded so far */
@@ -31,5 +32,9 @@ int rp_decoder_open(rp_decoder *d, const char *const *inputs, int n, char *err, 
  * an error naming the file. */
 int rp_decoder_next(rp_decoder *d, char *err, size_t errlen);
 void rp_decoder_close(rp_decoder *d);
+/* After the first frame: on to about t (the keyframe at or before it) when
+ * t lies in the first file further on than 2 s; otherwise nothing (the
+ * frames are read in order). Returns 1 when it seeked, 0, or an error. */
+int rp_decoder_seek(rp_decoder *d, double t, char *err, size_t errlen);
 
 #endif
