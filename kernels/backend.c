@@ -565,6 +565,35 @@ int pc_backend_convert(pc_backend *b, int slot, const pc_picture *src, const pc_
     return rc ? rc : b->ops->convert(b->priv, slot, src, dst, err, errlen);
 }
 
+int pc_backend_picture_upload(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                              size_t errlen)
+{
+    if (!b || !b->ops->picture_upload) {
+        pc_set_err(err, errlen, "pc_backend_picture_upload: the %s backend cannot upload pictures",
+                   b ? b->ops->name : "(none)");
+        return b ? PC_ENOTSUP : PC_EINVAL;
+    }
+    int rc = check_slot(b, slot, "pc_backend_picture_upload", err, errlen);
+    if (rc)
+        return rc;
+    if (!src || !dst || src->fmt != dst->fmt || src->width != dst->width || src->height != dst->height ||
+        !pc_pixfmt_planes(src->fmt)) {
+        pc_set_err(err, errlen, "pc_backend_picture_upload (%s backend): source and destination pictures differ or "
+                   "are missing", b->ops->name);
+        return PC_EINVAL;
+    }
+    for (int i = 0; i < pc_pixfmt_planes(src->fmt); i++) {
+        size_t rb;
+        pc_picture_plane_size(src->fmt, src->width, src->height, i, NULL, NULL, &rb);
+        if (!src->plane[i] || !dst->plane[i] || src->pitch[i] < rb || dst->pitch[i] < rb) {
+            pc_set_err(err, errlen, "pc_backend_picture_upload (%s backend): plane %d missing or its pitch under a "
+                       "row (%zu bytes)", b->ops->name, i, rb);
+            return PC_EINVAL;
+        }
+    }
+    return b->ops->picture_upload(b->priv, slot, src, dst, err, errlen);
+}
+
 int pc_backend_host_picture_alloc(const pc_backend_ops *ops, pc_pixfmt fmt, pc_matrix matrix, pc_range range,
                                   int w, int h, pc_picture *out, char *err, size_t errlen)
 {

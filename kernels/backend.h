@@ -233,6 +233,14 @@ typedef struct pc_backend_ops {
      * to its own copy here). NULL net: none (the CPU backend then loads the
      * default file on first use). NULL op: the backend cannot run net. */
     int (*set_net)(void *priv, const struct pc_net *net, char *err, size_t errlen);
+
+    /* Copies src (host memory: a pinned host picture, pc_backend_host_picture_alloc,
+     * for an asynchronous copy) into dst, a picture of this backend of the
+     * same format and size, on slot's work (wait(slot) says it is done):
+     * a decoded panorama frame the renderer draws from (replay/). NULL:
+     * the backend cannot (PC_ENOTSUP). */
+    int (*picture_upload)(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                          size_t errlen);
 } pc_backend_ops;
 
 extern const pc_backend_ops pc_backend_cpu;
@@ -340,6 +348,11 @@ int pc_backend_convert(pc_backend *b, int slot, const pc_picture *src, const pc_
  * the thread that calls debayer, between frames; set it before
  * set_algo/prepare_algo of net. */
 int pc_backend_set_net(pc_backend *b, const struct pc_net *net, char *err, size_t errlen);
+
+/* ops->picture_upload (see there): src, host memory, into dst, a picture
+ * of b; PC_ENOTSUP when the backend has none. */
+int pc_backend_picture_upload(pc_backend *b, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                              size_t errlen);
 
 /* ops->host_alloc or malloc; NULL on failure. Free with pc_backend_host_free
  * of the same ops. */

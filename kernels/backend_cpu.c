@@ -221,6 +221,17 @@ static int cpu_download(void *priv, int slot, const pc_picture *src, const pc_pi
     return 0;
 }
 
+static int cpu_picture_upload(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                              size_t errlen)
+{
+    (void)priv;
+    (void)slot;
+    (void)err;
+    (void)errlen;
+    pc_picture_copy(dst, src);
+    return 0;
+}
+
 static int cpu_downscale(void *priv, int slot, const pc_picture *src, const pc_picture *dst, int scale,
                          char *err, size_t errlen)
 {
@@ -421,4 +432,5 @@ const pc_backend_ops pc_backend_cpu = {
     .activity = cpu_activity,
     .convert = cpu_convert,
     .set_net = cpu_set_net,
+    .picture_upload = cpu_picture_upload,
 };

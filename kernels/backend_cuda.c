@@ -170,6 +170,12 @@ static int cuda_convert(void *priv, int slot, const pc_picture *src, const pc_pi
 
 /* The weights are converted to the device's fp16 copy here: net need not
  * outlive the call. */
+static int cuda_picture_upload(void *priv, int slot, const pc_picture *src, const pc_picture *dst, char *err,
+                               size_t errlen)
+{
+    return pc_gpu_picture_upload_async(priv, slot, src, dst, err, errlen);
+}
+
 static int cuda_set_net(void *priv, const struct pc_net *net, char *err, size_t errlen)
 {
     return pc_gpu_set_net(priv, net, err, errlen);
@@ -211,4 +217,5 @@ const pc_backend_ops pc_backend_cuda = {
     .activity = cuda_activity,
     .convert = cuda_convert,
     .set_net = cuda_set_net,
+    .picture_upload = cuda_picture_upload,
 };

@@ -177,7 +177,7 @@ static inline void pc_rkparams_plan(pc_rkparams *k, const pc_render_plan *p)
     memcpy(k->cam, p->cam, sizeof p->cam);
     k->rect = 1;
     for (int c = 0; c < p->ncam; c++) {
-        k->rect &= !p->cam[c].geo.fisheye && !p->cam[c].geo.circle;
+        k->rect &= !p->cam[c].geo.fisheye && !p->cam[c].geo.pano && !p->cam[c].geo.circle;
         pc_rcam_of(&p->cam[c], c, p->cam_h, &k->rc[c]);
     }
 }

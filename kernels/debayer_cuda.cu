@@ -1244,6 +1244,34 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
     return 0;
 }
 
+extern "C" int pc_gpu_picture_upload_async(pc_gpu *g, int slot, const pc_picture *host, const pc_picture *dev,
+                                           char *err, size_t errlen)
+{
+    int rc = check_slot(g, slot, "pc_gpu_picture_upload_async", err, errlen);
+    if (rc)
+        return rc;
+    if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
+        (unsigned)dev->fmt > PC_FMT_RGBX32) {
+        pc_set_err(err, errlen, "pc_gpu_picture_upload_async: host and device pictures differ or are missing");
+        return PC_EINVAL;
+    }
+    int np = pc_pixfmt_planes(dev->fmt);
+    for (int i = 0; i < np; i++) {
+        size_t w;
+        int h;
+        pc_picture_plane_size(dev->fmt, dev->width, dev->height, i, NULL, &h, &w);
+        if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
+            pc_set_err(err, errlen, "pc_gpu_picture_upload_async: plane %d missing or pitch too small", i);
+            return PC_EINVAL;
+        }
+        CK(g, cudaMemcpy2DAsync(dev->plane[i], dev->pitch[i], host->plane[i], host->pitch[i], w, h,
+                                cudaMemcpyHostToDevice, g->cs));
+    }
+    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
+    g->last_ev[slot] = g->ev_done[slot];
+    return 0;
+}
+
 /* Box filter, k x k samples per output sample, rounded as
  * pc_picture_downscale (kernels/picture.c) rounds: bit-identical. */
 __global__ void pc_down_y_kernel(const uint8_t *s, size_t sp, uint8_t *d, size_t dp, int dw, int dh, int k)

@@ -201,6 +201,12 @@ int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t
  * pointers (cudaMemcpyDefault, unified addressing). */
 int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host,
                           char *err, size_t errlen);
+/* The other way: host (host memory, pinned for a truly asynchronous
+ * copy) into dev (a device picture of the same format and size), on the
+ * compute stream; slot's wait says it is done (replay/: a decoded
+ * panorama frame the renderer draws from). */
+int pc_gpu_picture_upload_async(pc_gpu *g, int slot, const pc_picture *host, const pc_picture *dev, char *err,
+                                size_t errlen);
 
 /* Enqueues, on the compute stream after the slot's debayer, the device
  * NV12 picture dev scaled down `scale` times by a box filter

@@ -60,6 +60,11 @@ int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_p
 {
     NOTSUP("pc_gpu_download_async");
 }
+int pc_gpu_picture_upload_async(pc_gpu *g, int slot, const pc_picture *host, const pc_picture *dev, char *err,
+                                size_t errlen)
+{
+    NOTSUP("pc_gpu_picture_upload_async");
+}
 int pc_gpu_slot_mark(pc_gpu *g, int slot, char *err, size_t errlen) { NOTSUP("pc_gpu_slot_mark"); }
 int pc_gpu_device(const pc_gpu *g) { return -1; }
 int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen) { NOTSUP("pc_gpu_slot_wait"); }

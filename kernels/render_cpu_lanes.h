@@ -93,7 +93,7 @@ typedef struct cam_vec {
     vf x0, x1, y0, y1, ccx, ccy, cr2, sqrt_cr2;
     vf va, vb, vc, vd, vcx, vcy, vq;
     vf gain[3];
-    int fisheye, circle, vig;
+    int fisheye, pano, circle, vig;
     const float *inv;    /* f_c^-1's knots */
     const uint8_t *data; /* the camera's first row */
 } cam_vec;
@@ -323,7 +323,19 @@ INL int project_lanes(const frame *f, const cam_vec *cv, int c, int x, int y, co
     }
     vi ok = lane + x < vw->w;
     vf u, v;
-    if (!cv->fisheye) {
+    if (cv->pano) { /* a recorded panorama (pc_cam_project's): libm's atan2f, lane by lane */
+        for (int l = 0; l < VL; l++) {
+            const float hz = sqrtf(X[l] * X[l] + Z[l] * Z[l]);
+            u[l] = cv->f[l] * atan2f(X[l], Z[l]);
+            if (cv->pano == PC_CAM_PANO_CYL) {
+                v[l] = hz > 0.0f ? -cv->f[l] * (Y[l] / hz) : 0.0f;
+                if (!(hz > 0.0f))
+                    u[l] = -1e9f; /* outside: fails the area test below */
+            } else {
+                v[l] = -cv->f[l] * atan2f(Y[l], hz);
+            }
+        }
+    } else if (!cv->fisheye) {
         ok &= Z > 0.0f;
         const vf k = cv->f / Z;
         u = k * X;
@@ -691,6 +703,7 @@ static void setup(frame *f, const pc_render_frame *pf)
             *vd[i] = splat(vs[i]);
         broadcast(cv->gain, p->cam[c].gain, 3);
         cv->fisheye = g->fisheye;
+        cv->pano = g->pano;
         cv->circle = g->circle;
         cv->vig = v->on;
         cv->inv = p->inv_knots[c];

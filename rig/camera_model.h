@@ -15,6 +15,9 @@
  *   u, v  = lens projection of cam, pixels from the image centre, v down:
  *           rectilinear  u = f X/Z, v = -f Y/Z,  f = (w/2) / tan(hfov/2)
  *           fisheye      r = f theta (equidistant), f = w / hfov (radians)
+ *           panorama     u = f lon, v = -f tan(lat) (cylinder) or -f lat
+ *                        (equirectangular), f = w / hfov, lon/lat of cam:
+ *                        a recorded panorama seen as a camera (replays)
  *   radial  rho = |u,v| / (min(w,h)/2), s = ((a rho + b) rho + c) rho + d,
  *           d = 1 - a - b - c;  u, v *= s; only up to the first radius
  *           where rho * s(rho) stops growing (beyond, the polynomial folds
@@ -58,16 +61,30 @@
 #define PC_RIG_DIV(a, b) ((a) / (b))
 #endif
 
-/* Lens projections of the input images (the .pto `i` line's f codes). */
-enum { PC_LENS_RECTILINEAR = 0, PC_LENS_FISHEYE_CIRCULAR = 2, PC_LENS_FISHEYE_FULL = 3 };
+/* Lens projections of the input images (the .pto `i` line's f codes).
+ * PANORAMIC (Hugin's f1, cylindrical) and EQUIRECT (f4) are no lenses: a
+ * recorded panorama seen as a camera of the rig (pc_rig_panorama_source,
+ * rig.h), re-framed after the fact; the .pto reader refuses them on an
+ * `i` line (panocap's cameras have lenses). */
+enum {
+    PC_LENS_RECTILINEAR = 0,
+    PC_LENS_PANORAMIC = 1,
+    PC_LENS_FISHEYE_CIRCULAR = 2,
+    PC_LENS_FISHEYE_FULL = 3,
+    PC_LENS_EQUIRECT = 4,
+};
 /* Output projections (the .pto `p` line's f codes). */
 enum { PC_PROJ_RECTILINEAR = 0, PC_PROJ_CYLINDRICAL = 1, PC_PROJ_EQUIRECT = 2 };
 
 /* One camera's geometry, derived once per rig (pc_rig_camera_model). */
 typedef struct pc_cam_model {
     float R[9];       /* world -> camera, row-major */
-    float f;          /* rectilinear: (w/2)/tan(hfov/2); fisheye: w/hfov */
-    int fisheye;      /* 0 rectilinear, 1 equidistant fisheye */
+    float f;          /* rectilinear: (w/2)/tan(hfov/2); fisheye, panorama: w/hfov */
+    int fisheye;      /* 0 rectilinear, 1 equidistant fisheye (pano 0) */
+    int pano;         /* 0 a lens (fisheye says which); PC_CAM_PANO_CYL or
+                       * PC_CAM_PANO_EQUI: a recorded panorama (a camera at
+                       * its canvas's rotation: u = f lon, v = -f tan(lat)
+                       * or -f lat; the canvas's crop is the lens shift) */
     float rn_inv;     /* 1 / (min(w,h)/2): radius normalisation */
     float rmax;       /* normalised radius where r * s(r) stops growing (the
                        * polynomial folds back): no source beyond it */
@@ -83,6 +100,8 @@ typedef struct pc_cam_model {
     int w, h;
     float ccx, ccy, cr2;
 } pc_cam_model;
+
+enum { PC_CAM_PANO_CYL = 1, PC_CAM_PANO_EQUI = 2 };
 
 /* An output picture's projection: the panorama (rotation identity) or a
  * virtual camera (rectilinear, turned by pan/tilt/roll). */
@@ -135,7 +154,19 @@ PC_RIG_HD int pc_cam_project(const pc_cam_model *c, const float ray[3], float *s
     const float Z = c->R[6] * ray[0] + c->R[7] * ray[1] + c->R[8] * ray[2];
     float u, v;
     int front = 1;
-    if (!c->fisheye) {
+    if (c->pano) { /* a recorded panorama: pc_view_project's cylinder or sphere */
+        const float hz = sqrtf(X * X + Z * Z);
+        u = c->f * atan2f(X, Z);
+        if (c->pano == PC_CAM_PANO_CYL) {
+            if (!(hz > 0.0f)) {
+                *sx = *sy = -1e9f;
+                return 0;
+            }
+            v = -c->f * PC_RIG_DIV(Y, hz);
+        } else {
+            v = -c->f * atan2f(Y, hz);
+        }
+    } else if (!c->fisheye) {
         if (Z <= 0.0f) {
             front = 0;
             *sx = *sy = -1e9f;
@@ -258,7 +289,16 @@ PC_RIG_HD int pc_cam_unproject(const pc_cam_model *c, float sx, float sy, float 
         v *= k;
     }
     float X, Y, Z;
-    if (!c->fisheye) {
+    if (c->pano) {
+        const float lon = u / c->f, t = -v / c->f;
+        if (lon < -3.14159266f || lon > 3.14159266f ||
+            (c->pano == PC_CAM_PANO_EQUI && (t < -1.5707964f || t > 1.5707964f)))
+            return 0;
+        const float cl = c->pano == PC_CAM_PANO_EQUI ? cosf(t) : 1.0f;
+        X = cl * sinf(lon);
+        Y = c->pano == PC_CAM_PANO_EQUI ? sinf(t) : t;
+        Z = cl * cosf(lon);
+    } else if (!c->fisheye) {
         X = u;
         Y = -v;
         Z = c->f;

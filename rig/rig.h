@@ -116,6 +116,23 @@ void pc_rig_panorama_view(const pc_rig *rig, int w, int h, pc_view_model *out);
  * --rotate=0,-tilt,0, then --rotate=0,0,-roll (tests/test_rig.c). */
 void pc_rig_rect_view(int w, int h, double hfov, double pan, double tilt, double roll, pc_view_model *out);
 
+/* The recorded panorama as a camera (replays, re-framing after the fact):
+ * out becomes a rig of one camera, rig's panorama as panocap wrote it at
+ * w x h (the output size, or panorama.width's: the same field of view,
+ * pc_rig_panorama_view's scale), so that the render family draws any view
+ * from a decoded panorama frame as from a camera. Its lens is the p
+ * line's projection (PC_LENS_RECTILINEAR, PC_LENS_PANORAMIC for a
+ * cylinder, PC_LENS_EQUIRECT), its hfov the canvas's over w pixels, no
+ * distortion, rotation 0, the crop's offset from the canvas's centre its
+ * lens shift d, e; out's p line is rig's (pc_rig_panorama_view of out is
+ * the recording's picture). For every direction, pc_cam_project of the
+ * camera and pc_view_project of pc_rig_panorama_view(rig, w, h) give the
+ * same position (tests/test_reframe.c). No photometry: the panorama's
+ * pixels are already the output's. 0, or -1 with a message in err when
+ * w x h is not a size panocap writes for this rig (its aspect is not the
+ * output size's within one pixel of rounding to even sides). */
+int pc_rig_panorama_source(const pc_rig *rig, int w, int h, pc_rig *out, char *err, size_t errlen);
+
 /* Photometry (camera_model.h's formulas as tables; rig/photometry.c).
  * For camera c, channel ch (0 R, 1 G, 2 B), source position (x, y) and
  * camera value V in [0, 1]:

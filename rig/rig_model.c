@@ -5,6 +5,7 @@
 #include "rig.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const double DEG = 3.14159265358979323846 / 180.0;
@@ -66,8 +67,9 @@ void pc_rig_camera_model(const pc_rig *rig, int i, pc_cam_model *out)
         for (int k = 0; k < 3; k++)
             out->R[3 * r + k] = (float)m[3 * k + r];
     const double hfov = c->hfov * DEG;
-    out->fisheye = c->lens != PC_LENS_RECTILINEAR;
-    out->f = (float)(out->fisheye ? c->w / hfov : (c->w / 2.0) / tan(hfov / 2.0));
+    out->pano = c->lens == PC_LENS_PANORAMIC ? PC_CAM_PANO_CYL : c->lens == PC_LENS_EQUIRECT ? PC_CAM_PANO_EQUI : 0;
+    out->fisheye = !out->pano && c->lens != PC_LENS_RECTILINEAR;
+    out->f = (float)(out->fisheye || out->pano ? c->w / hfov : (c->w / 2.0) / tan(hfov / 2.0));
     out->rn_inv = (float)(2.0 / (c->w < c->h ? c->w : c->h));
     out->a = (float)c->a;
     out->b = (float)c->b;
@@ -173,4 +175,53 @@ void pc_rig_rect_view(int w, int h, double hfov, double pan, double tilt, double
     out->rotated = pan != 0.0 || tilt != 0.0 || roll != 0.0;
     out->w = w;
     out->h = h;
+}
+
+int pc_rig_panorama_source(const pc_rig *rig, int w, int h, pc_rig *out, char *err, size_t errlen)
+{
+    const pc_rig_canvas *p = &rig->pano;
+    int ow, oh;
+    pc_rig_output_size(rig, &ow, &oh);
+    if (ow < 1 || oh < 1 || p->w < 1 || p->h < 1 || !(p->hfov > 0)) {
+        snprintf(err, errlen, "%s:%d: p line: no panorama (canvas %dx%d, output %dx%d, v%g)", rig->path, p->line, p->w,
+                 p->h, ow, oh, p->hfov);
+        return -1;
+    }
+    /* panocap's panorama: W wide, H = W oh / ow rounded to an even number */
+    const double hx = (double)w * oh / ow;
+    if (w < 2 || h < 2 || fabs(h - hx) > 1.0 + 1e-9) {
+        snprintf(err, errlen, "%s:%d: p line: the recording is %dx%d, but the rig's panorama is %dx%d (aspect %.4f): "
+                 "a panorama %d wide from this rig is %.0f high; is this the rig it was recorded with?", rig->path,
+                 p->line, w, h, ow, oh, (double)ow / oh, w, 2 * floor(hx / 2 + 0.5));
+        return -1;
+    }
+    const double s = (double)w / ow, cw = p->w * s, ch = p->h * s, hfov = p->hfov * DEG;
+    const int cropped = p->crop[0] || p->crop[1] || p->crop[2] || p->crop[3];
+    const double ox = cropped ? p->crop[0] * s : 0.0, oy = cropped ? p->crop[2] * s : 0.0;
+    memset(out, 0, sizeof *out);
+    out->ncam = 1;
+    out->pano = *p;
+    snprintf(out->path, sizeof out->path, "%s", rig->path);
+    pc_rig_camera *c = &out->cam[0];
+    c->w = w;
+    c->h = h;
+    /* the camera's f over its own w: the canvas's f (pc_rig_panorama_view) */
+    if (p->proj == PC_PROJ_RECTILINEAR) {
+        c->lens = PC_LENS_RECTILINEAR;
+        c->hfov = 2.0 * atan(w / cw * tan(hfov / 2.0)) / DEG;
+    } else {
+        c->lens = p->proj == PC_PROJ_CYLINDRICAL ? PC_LENS_PANORAMIC : PC_LENS_EQUIRECT;
+        c->hfov = p->hfov * w / cw;
+    }
+    /* the canvas's centre in the picture, (cw - 1) / 2 - ox, against the
+     * camera's (w - 1) / 2 */
+    c->d = (cw - 1.0) / 2.0 - ox - (w - 1.0) / 2.0;
+    c->e = (ch - 1.0) / 2.0 - oy - (h - 1.0) / 2.0;
+    c->va = 1.0;
+    c->response = 1;
+    c->eev = p->exposure;
+    c->er = c->eb = 1.0;
+    c->line = p->line;
+    snprintf(c->file, sizeof c->file, "panorama");
+    return 0;
 }

@@ -26,8 +26,8 @@ check "panocap.conf.5 has all $(echo $keys | wc -w) keys of --help-config${missi
 check "panocap.conf.5 names the default configuration path" grep -qF "$("$panocap" --help | grep -oE '\(default: [^ ]+' | head -1 | sed 's/(default: //; s/-/\\-/g')" "$dir/panocap.conf.5"
 
 for page in panocap.8 panocap.conf.5 panocap-bench.1 panocap-quality.1 panocap-capture-bench.1 panocap-encode-bench.1 \
-    panocap-calibrate.1 panocap-scene.1 panocap-eval.1; do
-    [ -f "$dir/$page" ] || { [ "$page" = panocap-encode-bench.1 ] && continue; }
+    panocap-calibrate.1 panocap-scene.1 panocap-eval.1 panocap-reframe.1; do
+    [ -f "$dir/$page" ] || { [ "$page" = panocap-encode-bench.1 ] || [ "$page" = panocap-reframe.1 ] && continue; }
     if command -v man >/dev/null; then
         w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$dir/$page" 2>&1 >/dev/null)
         check "$page formats without warnings${w:+: $w}" test -z "$w"

@@ -1,6 +1,7 @@
-/* test_tools_cli.c - the command-line conventions of the seven tools
+/* test_tools_cli.c - the command-line conventions of the eight tools
  * (panocap-bench, panocap-quality, panocap-encode-bench,
- * panocap-capture-bench, panocap-calibrate, panocap-scene, panocap-eval;
+ * panocap-capture-bench, panocap-calibrate, panocap-scene, panocap-eval,
+ * panocap-reframe;
  * tools/tool_cli.h): --help exits 0 with the usage
  * on stdout, --version exits 0 with the same version as `panocap
  * --version`, and usage errors (unknown option, missing value, bad value,
@@ -25,6 +26,7 @@ static const tool_case cases[] = {
     {"panocap-calibrate", "--hfov", "wide"},
     {"panocap-scene", "--time", "noon"},
     {"panocap-eval", "--scale", "half"},
+    {"panocap-reframe", "--hfov", "wide"},
 };
 
 static rt_result r;
