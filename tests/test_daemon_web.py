@@ -200,9 +200,11 @@ def main_daemon():
     first = request(port, "GET", "/api/picture.jpg")
     check(first.status == 200 and first.headers.get("content-type") == "image/jpeg",
           "the first ask waits for the first picture: %d after %.2f s" % (first.status, time.monotonic() - t0))
-    a = wait_for(lambda: (lambda r: r if r.status == 200 else None)(request(port, "GET", "/api/picture.jpg")), 10)
-    time.sleep(0.6)
-    b = request(port, "GET", "/api/picture.jpg")
+    a = wait_for(lambda: (lambda r: r if r.status == 200 else None)(request(port, "GET", "/api/picture.jpg")), 60)
+    # until a newer picture is served (how soon is the machine's speed)
+    b = wait_for(lambda: (lambda r: r if r.status == 200 and a and int(r.headers.get("x-panocap-picture", "0")) > int(
+        a.headers.get("x-panocap-picture", "0")) else None)(request(port, "GET", "/api/picture.jpg")), 60, 0.2) \
+        or request(port, "GET", "/api/picture.jpg")
     status_pic = get_json(port, "/api/status")["picture"]
     ok = a and b.status == 200 and a.headers.get("content-type") == "image/jpeg"
     sz = image_size(a.body, "JPEG") if ok else None
