@@ -272,7 +272,10 @@ static void drain_outputs(pc_encoder *e, unsigned mask, int n, const char *what,
     char err[256] = "";
     if (pc_encoder_flush(e, err, sizeof err))
         tap_diag("%s: flush: %s", what, err);
-    for (int i = 0; i < 1000; i++) {
+    /* until they have every packet: a wait for that event, bounded only
+     * for a stuck writer */
+    int64_t t0 = pc_now_ns();
+    while (pc_now_ns() - t0 < 60000000000LL) {
         pc_encoder_stats_get(e, st);
         int all = 1;
         for (int o = 0; o < PC_ENCODE_MAX_OUTPUTS; o++)
