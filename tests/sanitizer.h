@@ -22,4 +22,14 @@ static inline int tu_sanitized(void)
 #endif
 }
 
+/* The bound of a wait for an event (a set, a reconnection, a log line):
+ * generous, since a loaded machine may take long to get there, and four
+ * times that under a sanitizer. A test waits for the event and asserts
+ * that it came, never that it came within a time that depends on the
+ * machine's speed. */
+static inline double tu_bound(double seconds)
+{
+    return tu_sanitized() ? 4 * seconds : seconds;
+}
+
 #endif

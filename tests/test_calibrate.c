@@ -407,7 +407,7 @@ static pid_t start_daemon(const char *panocap, const char *dir, char *sock, size
               (char *)NULL);
         _exit(127);
     }
-    for (int k = 0; pid > 0 && k < 200; k++) { /* up to 20 s for the socket */
+    for (int k = 0; pid > 0 && k < 1200; k++) { /* up to 120 s for the socket (a busy machine) */
         struct stat st;
         if (stat(sock, &st) == 0)
             return pid;

@@ -13,9 +13,11 @@
 #include <string.h>
 
 #include "capture.h"
+#include "clock.h"
 #include "rig.h"
 #include "scene.h"
 #include "simulator.h"
+#include "sanitizer.h"
 #include "tap.h"
 
 #define N 5
@@ -99,9 +101,16 @@ static void test_run(void)
     double first_t = -1;
     uint8_t *first2 = NULL;
     const int w = rig.cam[0].w, h = rig.cam[0].h;
-    while (sets < 30) {
+    /* until 21 complete sets (every slab live): how many sets that takes
+     * is the machine's speed (a descheduled fake camera's slab is
+     * substituted), so the run waits for them, bounded only for one that
+     * stopped */
+    int64_t t0 = pc_now_ns();
+    while (complete <= 20 && pc_now_ns() - t0 < (int64_t)(tu_bound(60) * 1e9)) {
         pc_frameset *fs;
         rc = pc_capture_next(cap, 2000, &fs);
+        if (rc == PC_CAPTURE_TIMEOUT)
+            continue;
         if (rc)
             break;
         sets++;
@@ -138,7 +147,7 @@ static void test_run(void)
         }
         pc_capture_release(cap, fs);
     }
-    TAP_CHECK(sets == 30 && slabs > 100 && match == slabs,
+    TAP_CHECK((rc == 0 || rc == PC_CAPTURE_TIMEOUT) && slabs > 100 && match == slabs,
               "%d sets: every one of %d live slabs is its camera's view at its scene time, value for value "
               "(%d match)", sets, slabs, match);
     TAP_CHECK(complete > 20 && one_moment == complete, "the slabs of a complete set show one moment (one frame "
@@ -223,9 +232,13 @@ static void test_gige(void)
         rc = pc_capture_start(cap, err, sizeof err);
     int sets = 0, slabs = 0, known = 0, complete = 0, one_moment = 0;
     const int w = rig.cam[0].w, h = rig.cam[0].h;
-    while (!rc && sets < 20) {
+    int64_t t0 = pc_now_ns();
+    while (!rc && complete <= 12 && pc_now_ns() - t0 < (int64_t)(tu_bound(60) * 1e9)) {
         pc_frameset *fs;
-        if (pc_capture_next(cap, 3000, &fs))
+        int r = pc_capture_next(cap, 3000, &fs);
+        if (r == PC_CAPTURE_TIMEOUT)
+            continue; /* a busy machine: wait on */
+        if (r)
             break;
         sets++;
         /* the loop frames each slab equals (a camera that sees nothing
@@ -254,9 +267,9 @@ static void test_gige(void)
         }
         pc_capture_release(cap, fs);
     }
-    TAP_CHECK(!rc && sets == 20 && slabs > 60 && known == slabs, "%d sets over GigE Vision: each of %d live slabs "
+    TAP_CHECK(!rc && slabs > 60 && known == slabs, "%d sets over GigE Vision: each of %d live slabs "
               "is one of its camera's scene frames (%d are)%s%s", sets, slabs, known, rc ? ": " : "", rc ? err : "");
-    TAP_CHECK(complete > 10 && one_moment == complete, "the slabs of a complete set show one moment: %d of %d",
+    TAP_CHECK(complete > 12 && one_moment == complete, "the slabs of a complete set show one moment: %d of %d",
               one_moment, complete);
     pc_capture_close(cap);
     pc_sim_set_scene(sim, NULL);

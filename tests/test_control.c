@@ -424,10 +424,17 @@ int main(void)
                                     "x.conf:3: error: debayer.algo: unknown value \"edgy\"\n"),
                   "reload: no answer before the outcome (%s), then the outcome: %s", early, late);
         send(fd, "reload\n", 7, MSG_NOSIGNAL);
-        usleep(100000);
-        pthread_mutex_lock(&c.mu);
-        tok = c.reload_token;
-        pthread_mutex_unlock(&c.mu);
+        /* until the control thread has handed the reload over (its token
+         * is that request's), not a guess of how long that takes */
+        for (int k = 0; k < 3000; k++) {
+            pthread_mutex_lock(&c.mu);
+            int asked = c.reload;
+            tok = c.reload_token;
+            pthread_mutex_unlock(&c.mu);
+            if (asked == 3)
+                break;
+            usleep(10000);
+        }
         pc_control_done(c.ctl, tok, 0, "debayer.algo edge -> bilinear (live)");
         read_answer(fd, late, sizeof late);
         TAP_CHECK(!strcmp(late, "OK reload debayer.algo edge -> bilinear (live)\n"), "reload applied: %s", late);

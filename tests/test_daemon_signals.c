@@ -1,10 +1,12 @@
 /* test_daemon_signals.c - the running panocap daemon (real executable, 5
  * fake cameras, CPU backend, libx264) under signals and its control socket:
- *  1. SIGTERM mid-run (once status lines show frames encoded): exit 0 within
- *     10 s, "stopping (signal)" logged, and the .ts file is complete: every
+ *  1. SIGTERM mid-run (once status lines show frames encoded): exit 0,
+ *     "stopping (signal)" logged, and the .ts file is complete: every
  *     frame decodes, as many as the summary's "encoded", pts increasing.
+ *     And --duration: a small run stops itself at its end (exit 0, logged,
+ *     every frame it encoded decodes).
  *  2. SIGHUP switching the algorithm mid-stream: started with --config (algo
- *     edge) and --duration; after some frames the file is rewritten with
+ *     edge); after some frames the file is rewritten with
  *     algo bilinear and SIGHUP sent: the reload and "algorithm switched:
  *     edge -> bilinear" are logged, the status line (stats) shows bilinear,
  *     the stream goes on (more frames decoded than were encoded before the
@@ -13,7 +15,7 @@
  *     bilinear after). On the same daemon, the control socket: `status`
  *     answers the status line, `metrics` Prometheus text with per-camera
  *     counters, `algo hq-linear` switches (logged), `snapshot DIR/s.png`
- *     writes a 2040x5400 PNG. Exit 0 at the end of --duration.
+ *     writes a 2040x5400 PNG. Exit 0 after SIGTERM.
  *  3. A live switch to mlri and back under load (test_mlri_switch).
  *  4. Live switches to the learned demosaic (test_net_switch): with a
  *     damaged weights file --algo net is refused (exit 78, naming the key
@@ -21,8 +23,13 @@
  *     `algo net` is refused naming the file and edge stays; with the file
  *     repaired, `algo net` switches (logged, status, frames go on) and
  *     `algo edge` switches back; every frame decodes.
+ * Every step waits for its event (frames encoded, a log line, an answer)
+ * with a generous bound (WAIT_S, tu_bound), and every run ends with a
+ * SIGTERM once its steps are done: nothing has to happen within a fixed
+ * time (a --duration a busy machine could reach before the steps).
  * argv[1]: the panocap executable. */
 #include "daemon_testutil.h"
+#include "sanitizer.h"
 
 #include "capture.h"
 #include "debayer.h"
@@ -31,6 +38,8 @@
 
 #define W 2040
 #define H 5400
+#define WAIT_S 60.0 /* the bound of a wait for an event (tu_bound) */
+#define CTL_S 30.0  /* the bound of a control command's answer */
 
 static const char *exe;
 static char dir[256];
@@ -72,15 +81,15 @@ static void test_sigterm(void)
     dt_child ch;
     if (!TAP_CHECK(dt_spawn(&ch, dir, "term", args, NULL) == 0, "SIGTERM: panocap started (no frame limit)"))
         return;
-    long e = wait_encoded(&ch, 10, 60);
+    long e = wait_encoded(&ch, 10, tu_bound(WAIT_S));
     TAP_CHECK(e >= 10, "status lines show %ld frames encoded after %.1f s", e, dt_now() - ch.started);
     long long size = dt_file_size(out);
     kill(ch.pid, SIGTERM);
     double t0 = dt_now();
-    int rc = dt_wait(&ch, 10);
+    int rc = dt_wait(&ch, tu_bound(WAIT_S));
     double stop_s = dt_now() - t0;
-    TAP_CHECK(rc == 0, "SIGTERM mid-run (file %lld bytes so far): exit %d after %.2f s (bound 10 s)", size, rc,
-              stop_s);
+    TAP_CHECK(rc == 0, "SIGTERM mid-run (file %lld bytes so far): exit %d after %.2f s (bound %.0f s)", size, rc,
+              stop_s, tu_bound(WAIT_S));
     TAP_CHECK(dt_contains(ch.err, "stopping (signal): draining the pipeline"), "log: stopping (signal)");
     if (rc != 0)
         dt_diag_file("panocap stderr", ch.err, 3000);
@@ -95,6 +104,36 @@ static void test_sigterm(void)
                   d.pts_increasing,
               "the .ts file is complete: %d frames decode (summary: %ld encoded), %d errors, %dx%d, pts increasing",
               d.frames, enc, d.errors, d.width, d.height);
+}
+
+/* --duration: the daemon stops itself at the end (2 small cameras: how
+ * many frames it encodes in that time is the machine's speed, so the check
+ * is that every one of them is in the file). */
+static void test_duration(void)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s/dur.ts", dir);
+    char *args[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=256", "-s",
+                    "capture.height=128", "--algo", "edge", "--backend", "cpu", "--control", "", "--output", out,
+                    "--duration", "3", NULL};
+    dt_child ch;
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "duration", args, NULL) == 0, "--duration 3: panocap started"))
+        return;
+    int rc = dt_wait(&ch, tu_bound(WAIT_S));
+    TAP_CHECK(rc == 0 && dt_contains(ch.err, "--duration reached: stopping"),
+              "exit %d at the end of --duration (%.1f s after the start)", rc, dt_now() - ch.started);
+    if (rc != 0)
+        dt_diag_file("panocap stderr", ch.err, 3000);
+    char *sum = dt_slurp(ch.out);
+    long in = -1, enc = -1;
+    int parsed = dt_parse_summary(sum, &in, &enc, NULL) == 0;
+    free(sum);
+    dt_decoded d;
+    rc = dt_decode(out, NULL, NULL, &d);
+    TAP_CHECK(parsed && rc == 0 && d.frames == enc && enc == in && d.errors == 0 && d.width == 256 &&
+                  d.height == 256,
+              "every frame it encoded decodes: %d frames (summary: %ld in, %ld encoded), %d errors, %dx%d",
+              d.frames, in, enc, d.errors, d.width, d.height);
 }
 
 /* --- SIGHUP and the control socket -------------------------------------- */
@@ -190,18 +229,18 @@ static void test_sighup_control(void)
     snprintf(raw, sizeof raw, "%s/hup.pcraw", dir);
     snprintf(png, sizeof png, "%s/s.png", dir);
     write_conf(conf, "edge", out, sock);
-    char *args[] = {(char *)exe, "--config", conf, "--duration", "12", "--record-raw", raw, NULL};
+    char *args[] = {(char *)exe, "--config", conf, "--record-raw", raw, NULL};
     dt_child ch;
-    if (!TAP_CHECK(dt_spawn(&ch, dir, "hup", args, NULL) == 0, "SIGHUP: panocap --config FILE --duration 12 started"))
+    if (!TAP_CHECK(dt_spawn(&ch, dir, "hup", args, NULL) == 0, "SIGHUP: panocap --config FILE started"))
         return;
 
     /* status over the control socket once frames flow */
     char ans[65536];
     long before = -1;
     int st = -1;
-    double end = dt_now() + 60;
+    double end = dt_now() + tu_bound(WAIT_S);
     while (dt_now() < end && !dt_exited(&ch)) {
-        st = dt_control(sock, "status", ans, sizeof ans, 3);
+        st = dt_control(sock, "status", ans, sizeof ans, CTL_S);
         before = st == 0 ? dt_status_encoded(ans) : -1;
         if (before >= 5)
             break;
@@ -214,7 +253,7 @@ static void test_sighup_control(void)
     /* SIGHUP with the file now saying bilinear */
     write_conf(conf, "bilinear", out, sock);
     kill(ch.pid, SIGHUP);
-    int switched = dt_wait_for_text(ch.err, "algorithm switched: edge -> bilinear", 10, &ch);
+    int switched = dt_wait_for_text(ch.err, "algorithm switched: edge -> bilinear", tu_bound(WAIT_S), &ch);
     TAP_CHECK(dt_contains(ch.err, "reload: debayer.algo edge -> bilinear (live)"),
               "log: reload: debayer.algo edge -> bilinear (live)");
     TAP_CHECK(switched, "log: algorithm switched: edge -> bilinear");
@@ -228,16 +267,16 @@ static void test_sighup_control(void)
     }
     /* the stats show it */
     int shown = 0;
-    end = dt_now() + 10;
+    end = dt_now() + tu_bound(WAIT_S);
     while (!shown && dt_now() < end && !dt_exited(&ch)) {
-        shown = dt_control(sock, "status", ans, sizeof ans, 3) == 0 && strstr(ans, "bilinear/cpu |");
+        shown = dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0 && strstr(ans, "bilinear/cpu |");
         if (!shown)
             dt_sleep(0.2);
     }
     TAP_CHECK(shown, "control `status` shows bilinear after the reload: %.*s", (int)strcspn(ans, "\n"), ans);
 
     /* metrics */
-    st = dt_control(sock, "metrics", ans, sizeof ans, 3);
+    st = dt_control(sock, "metrics", ans, sizeof ans, CTL_S);
     int cams = 0, cams_live = 0;
     for (const char *p = ans; (p = strstr(p, "panocap_camera_frames_total{")) != NULL; p++) {
         cams++;
@@ -256,16 +295,16 @@ static void test_sighup_control(void)
         tap_diag("%.2000s", ans);
 
     /* live switch over the socket */
-    st = dt_control(sock, "algo hq-linear", ans, sizeof ans, 3);
+    st = dt_control(sock, "algo hq-linear", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 0 && !strncmp(ans, "OK algo hq-linear", 17), "control `algo hq-linear`: %.*s",
               (int)strcspn(ans, "\n"), ans);
-    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: bilinear -> hq-linear", 10, &ch),
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: bilinear -> hq-linear", tu_bound(WAIT_S), &ch),
               "log: algorithm switched: bilinear -> hq-linear");
 
     /* control `reload`: answered once the file is read, with the outcome
      * (it answered OK before reading it, also for a file then rejected) */
     write_conf(conf, "edgy", out, sock);
-    st = dt_control(sock, "reload", ans, sizeof ans, 20);
+    st = dt_control(sock, "reload", ans, sizeof ans, CTL_S);
     char rej[600];
     snprintf(rej, sizeof rej, "ERR reload: configuration rejected, keeping the running settings (1 error): %s:3: "
              "error: debayer.algo: unknown value \"edgy\"", conf);
@@ -274,27 +313,33 @@ static void test_sighup_control(void)
               "control `reload` of a bad file: ERR with the outcome, after the log says it: %.*s",
               (int)strcspn(ans, "\n"), ans);
     write_conf(conf, "bilinear", out, sock);
-    st = dt_control(sock, "reload", ans, sizeof ans, 20);
+    st = dt_control(sock, "reload", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 0 && !strcmp(ans, "OK reload nothing changed\n"),
               "control `reload` of the file in force: OK reload nothing changed (%.*s)", (int)strcspn(ans, "\n"), ans);
 
     /* snapshot */
-    st = dt_control(sock, "snapshot", ans, sizeof ans, 3);
+    st = dt_control(sock, "snapshot", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 1 && !strncmp(ans, "ERR", 3), "control `snapshot` without a path: %.*s",
               (int)strcspn(ans, "\n"), ans);
-    st = dt_control(sock, "snapshot /etc/panocap-test.png", ans, sizeof ans, 3);
+    st = dt_control(sock, "snapshot /etc/panocap-test.png", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 1 && strstr(ans, "outside the snapshot folder"),
               "control `snapshot /etc/panocap-test.png` (outside daemon.snapshot_dir): %.*s",
               (int)strcspn(ans, "\n"), ans);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "snapshot %s", png);
-    st = dt_control(sock, cmd, ans, sizeof ans, 30);
+    st = dt_control(sock, cmd, ans, sizeof ans, CTL_S);
     char want[400];
     snprintf(want, sizeof want, "OK snapshot %s\n", png);
-    TAP_CHECK(st == 0 && strncmp(ans, want, strlen(want)) == 0,
-              "control `snapshot`: answered when the file is written: %.*s", (int)strcspn(ans, "\n"), ans);
+    /* A command the pipeline has not done within 15 s is answered so
+     * (daemon/control.c) and its outcome logged: a 2040x5400 PNG on a busy
+     * 2-core machine takes that long. Either answer is the daemon's; the
+     * file and the log line are checked below in both cases. */
+    int late = st == 1 && !strcmp(ans, "ERR no answer within 15 s (the daemon logs the outcome)\n");
+    TAP_CHECK((st == 0 && strncmp(ans, want, strlen(want)) == 0) || late,
+              "control `snapshot`: answered when the file is written, or after 15 s that the log will say: %.*s",
+              (int)strcspn(ans, "\n"), ans);
     snprintf(want, sizeof want, "snapshot written to %s", png);
-    int written = st == 0 && dt_wait_for_text(ch.err, want, 20, &ch);
+    int written = (st == 0 || late) && dt_wait_for_text(ch.err, want, tu_bound(2 * WAIT_S), &ch);
     pc_image im = {0};
     char err[256] = "";
     int rr = written ? pc_image_read(png, &im, err, sizeof err) : -1;
@@ -304,9 +349,10 @@ static void test_sighup_control(void)
     if (rr == 0)
         pc_image_free(&im);
 
-    int rc = dt_wait(&ch, 40);
-    TAP_CHECK(rc == 0 && dt_contains(ch.err, "--duration reached: stopping"), "exit %d at the end of --duration",
-              rc);
+    kill(ch.pid, SIGTERM);
+    int rc = dt_wait(&ch, tu_bound(WAIT_S));
+    TAP_CHECK(rc == 0 && dt_contains(ch.err, "stopping (signal): draining the pipeline"),
+              "exit %d after SIGTERM, logged", rc);
     if (rc != 0)
         dt_diag_file("panocap stderr", ch.err, 3000);
     char *sum = dt_slurp(ch.out);
@@ -374,29 +420,29 @@ static void test_mlri_switch(void)
     snprintf(sock, sizeof sock, "%s/mlri.sock", dir);
     char *args[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=256", "-s",
                     "capture.height=128", "--fps", "25", "--algo", "edge", "--backend", "cpu", "--control", sock,
-                    "--output", out, "--duration", "14", "--stats-interval", "0.5", NULL};
+                    "--output", out, "--stats-interval", "0.5", NULL};
     dt_child ch;
     if (!TAP_CHECK(dt_spawn(&ch, dir, "mlri", args, NULL) == 0, "mlri switch: panocap (2 fake cameras, edge) started"))
         return;
     char ans[8192];
     long n0 = -1;
-    double end = dt_now() + 30;
+    double end = dt_now() + tu_bound(WAIT_S);
     while (dt_now() < end && !dt_exited(&ch) && n0 < 5) {
-        n0 = dt_control(sock, "status", ans, sizeof ans, 3) == 0 ? dt_status_encoded(ans) : -1;
+        n0 = dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0 ? dt_status_encoded(ans) : -1;
         if (n0 < 5)
             dt_sleep(0.2);
     }
-    int st = dt_control(sock, "algo mlri", ans, sizeof ans, 3);
+    int st = dt_control(sock, "algo mlri", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 0 && !strncmp(ans, "OK algo mlri", 12), "control `algo mlri` after %ld frames: %.*s", n0,
               (int)strcspn(ans, "\n"), ans);
-    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: edge -> mlri", 10, &ch),
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: edge -> mlri", tu_bound(WAIT_S), &ch),
               "log: algorithm switched: edge -> mlri");
     /* frames encoded with mlri, shown in the status line */
     long n1 = -1;
     int shown = 0;
-    end = dt_now() + 20;
+    end = dt_now() + tu_bound(WAIT_S);
     while (dt_now() < end && !dt_exited(&ch) && !(shown && n1 >= n0 + 3)) {
-        if (dt_control(sock, "status", ans, sizeof ans, 3) == 0) {
+        if (dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0) {
             shown = strstr(ans, "mlri/cpu |") != NULL;
             n1 = dt_status_encoded(ans);
         }
@@ -404,15 +450,16 @@ static void test_mlri_switch(void)
     }
     TAP_CHECK(shown && n1 >= n0 + 3, "status names mlri and frames go on (%ld -> %ld encoded): %.*s", n0, n1,
               (int)strcspn(ans, "\n"), ans);
-    st = dt_control(sock, "algo edge", ans, sizeof ans, 3);
+    st = dt_control(sock, "algo edge", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 0 && !strncmp(ans, "OK algo edge", 12), "control `algo edge` (back): %.*s",
               (int)strcspn(ans, "\n"), ans);
-    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: mlri -> edge", 10, &ch),
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: mlri -> edge", tu_bound(WAIT_S), &ch),
               "log: algorithm switched: mlri -> edge");
     long long s1 = switch_set(ch.err, "edge", "mlri"), s2 = switch_set(ch.err, "mlri", "edge");
     TAP_CHECK(s1 >= 0 && s2 > s1, "the switches are at frame sets %lld then %lld (mlri in between)", s1, s2);
-    int rc = dt_wait(&ch, 40);
-    TAP_CHECK(rc == 0, "exit %d at the end of --duration", rc);
+    kill(ch.pid, SIGTERM);
+    int rc = dt_wait(&ch, tu_bound(WAIT_S));
+    TAP_CHECK(rc == 0, "exit %d after SIGTERM", rc);
     if (rc != 0)
         dt_diag_file("panocap stderr", ch.err, 3000);
     char *sum = dt_slurp(ch.out);
@@ -458,7 +505,7 @@ static int status_says(const char *sock, const char *algo)
 {
     char ans[8192], pat[64];
     snprintf(pat, sizeof pat, "%s/cpu |", algo);
-    return dt_control(sock, "status", ans, sizeof ans, 3) == 0 && strstr(ans, pat) != NULL;
+    return dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0 && strstr(ans, pat) != NULL;
 }
 
 /* 4. Live switches to net: a damaged weights file (refused, naming it,
@@ -477,7 +524,7 @@ static void test_net_switch(void)
     char *chk[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=128", "-s", "capture.height=64",
                    "--algo", "net", "-s", set, "--check-config", NULL};
     dt_child cc;
-    int crc = dt_spawn(&cc, dir, "net-check", chk, NULL) == 0 ? dt_wait(&cc, 60) : -1;
+    int crc = dt_spawn(&cc, dir, "net-check", chk, NULL) == 0 ? dt_wait(&cc, tu_bound(WAIT_S)) : -1;
     char *cerr = crc >= 0 ? dt_slurp(cc.err) : NULL;
     TAP_CHECK(crc == 78 && cerr && strstr(cerr, "debayer.net_weights: algorithm net: weights file") &&
                   strstr(cerr, weights) && strstr(cerr, "checksum mismatch"),
@@ -486,7 +533,7 @@ static void test_net_switch(void)
     free(cerr);
     char *args[] = {(char *)exe, "--source", "fake", "-n", "2", "-s", "capture.width=128", "-s",
                     "capture.height=64", "--fps", "10", "--algo", "edge", "--backend", "cpu", "-s", set,
-                    "--control", sock, "--output", out, "--duration", "30", "--stats-interval", "0.5", NULL};
+                    "--control", sock, "--output", out, "--stats-interval", "0.5", NULL};
     dt_child ch;
     if (!TAP_CHECK(dt_spawn(&ch, dir, "net", args, NULL) == 0, "net switch: panocap (2 fake cameras, edge, "
                    "damaged weights) started"))
@@ -494,52 +541,52 @@ static void test_net_switch(void)
     char ans[8192], want[400];
     snprintf(want, sizeof want, "the learned demosaic (net) is unavailable: weights file %s: checksum mismatch",
              weights);
-    TAP_CHECK(dt_wait_for_text(ch.err, want, 20, &ch), "log at start: %s", want);
+    TAP_CHECK(dt_wait_for_text(ch.err, want, tu_bound(WAIT_S), &ch), "log at start: %s", want);
     long n0 = -1;
-    double end = dt_now() + 30;
+    double end = dt_now() + tu_bound(WAIT_S);
     while (dt_now() < end && !dt_exited(&ch) && n0 < 3) {
-        n0 = dt_control(sock, "status", ans, sizeof ans, 3) == 0 ? dt_status_encoded(ans) : -1;
+        n0 = dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0 ? dt_status_encoded(ans) : -1;
         if (n0 < 3)
             dt_sleep(0.2);
     }
-    int st = dt_control(sock, "algo net", ans, sizeof ans, 3);
+    int st = dt_control(sock, "algo net", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 1 && !strncmp(ans, "ERR ", 4) && strstr(ans, weights) && strstr(ans, "checksum mismatch"),
               "control `algo net` with the damaged file: refused, naming it: %.*s", (int)strcspn(ans, "\n"), ans);
     snprintf(want, sizeof want, "algorithm switch to net refused: weights file %s: checksum mismatch", weights);
-    TAP_CHECK(dt_wait_for_text(ch.err, want, 5, &ch), "log: %s", want);
+    TAP_CHECK(dt_wait_for_text(ch.err, want, tu_bound(WAIT_S), &ch), "log: %s", want);
     long n1 = -1;
-    end = dt_now() + 20;
+    end = dt_now() + tu_bound(WAIT_S);
     while (dt_now() < end && !dt_exited(&ch) && n1 < n0 + 3)
-        if (dt_control(sock, "status", ans, sizeof ans, 3) == 0 && (n1 = dt_status_encoded(ans)) < n0 + 3)
+        if (dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0 && (n1 = dt_status_encoded(ans)) < n0 + 3)
             dt_sleep(0.2);
     TAP_CHECK(status_says(sock, "edge") && n1 >= n0 + 3, "edge stays in force and frames go on (%ld -> %ld)", n0,
               n1);
     /* the file repaired: the switch loads it */
     TAP_CHECK(copy_file(PANOCAP_NET_WEIGHTS_SRC, weights, -1) == 0, "weights file repaired");
-    st = dt_control(sock, "algo net", ans, sizeof ans, 3);
+    st = dt_control(sock, "algo net", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 0 && !strncmp(ans, "OK algo net", 11), "control `algo net` with the good file: %.*s",
               (int)strcspn(ans, "\n"), ans);
-    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: edge -> net", 15, &ch),
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: edge -> net", tu_bound(WAIT_S), &ch),
               "log: algorithm switched: edge -> net");
     long n2 = -1;
     int shown = 0;
-    end = dt_now() + 30;
+    end = dt_now() + tu_bound(WAIT_S);
     while (dt_now() < end && !dt_exited(&ch) && !(shown && n2 >= n1 + 3)) {
         shown = shown || status_says(sock, "net");
-        if (dt_control(sock, "status", ans, sizeof ans, 3) == 0)
+        if (dt_control(sock, "status", ans, sizeof ans, CTL_S) == 0)
             n2 = dt_status_encoded(ans);
         dt_sleep(0.2);
     }
     TAP_CHECK(shown && n2 >= n1 + 3, "status names net and frames go on (%ld -> %ld encoded)", n1, n2);
-    st = dt_control(sock, "algo edge", ans, sizeof ans, 3);
+    st = dt_control(sock, "algo edge", ans, sizeof ans, CTL_S);
     TAP_CHECK(st == 0 && !strncmp(ans, "OK algo edge", 12), "control `algo edge` (back): %.*s",
               (int)strcspn(ans, "\n"), ans);
-    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: net -> edge", 15, &ch),
+    TAP_CHECK(dt_wait_for_text(ch.err, "algorithm switched: net -> edge", tu_bound(WAIT_S), &ch),
               "log: algorithm switched: net -> edge");
     long long s1 = switch_set(ch.err, "edge", "net"), s2 = switch_set(ch.err, "net", "edge");
     TAP_CHECK(s1 >= 0 && s2 > s1, "the switches are at frame sets %lld then %lld (net in between)", s1, s2);
     kill(ch.pid, SIGTERM);
-    int rc = dt_wait(&ch, 40);
+    int rc = dt_wait(&ch, tu_bound(WAIT_S));
     TAP_CHECK(rc == 0, "exit %d after SIGTERM", rc);
     if (rc != 0)
         dt_diag_file("panocap stderr", ch.err, 3000);
@@ -564,6 +611,7 @@ int main(int argc, char **argv)
         return tap_skip_all("mkdtemp failed");
     double t0 = dt_now();
     test_sigterm();
+    test_duration();
     double t1 = dt_now();
     test_sighup_control();
     double t2 = dt_now();

@@ -50,6 +50,7 @@ if len(sys.argv) < 2:
 EXE = os.path.abspath(sys.argv[1])
 DIR = tmpdir("vcams")
 SLOW = 3 if sanitized() else 1
+WAIT_S = 60  # the bound of a wait for an event (x SLOW): only a run that is stuck reaches it
 W, H = 320, 180
 RIG = os.path.join(DIR, "rig.pto")
 CONF = os.path.join(DIR, "views.conf")
@@ -122,13 +123,14 @@ def control_part(d, sock):
     moving = control(sock, "vcam main")
     check("going to pan 12.0 tilt -8.0 hfov 30.0, manual, moving" in moving, "on its way: %s" % moving.strip())
     t0 = time.monotonic()
-    ok = wait_for(lambda: "pan 12.0 tilt -8.0 hfov 30.0, manual, still" in control(sock, "vcam main"), 10 * SLOW, 0.1)
+    ok = wait_for(lambda: "pan 12.0 tilt -8.0 hfov 30.0, manual, still" in control(sock, "vcam main"),
+                  WAIT_S * SLOW, 0.1)
     check(ok and time.monotonic() - t0 > 0.8, "it gets there (12 degrees at 10 deg/s: %.1f s): %s" % (
         time.monotonic() - t0, control(sock, "vcam main").strip()))
     a = control(sock, "vcam main goto 150 -10")
     check(a.startswith("OK main goto -> pan ") and "; clamped: pan 150.0 -> " in a and
           "the cameras see nothing further right" in a, "a pose the cameras do not see: %s" % a.strip())
-    wait_for(lambda: ", still;" in control(sock, "vcam main"), 10 * SLOW, 0.1)
+    wait_for(lambda: ", still;" in control(sock, "vcam main"), WAIT_S * SLOW, 0.1)
     before = control(sock, "vcam main")
     bad = [("vcam nope goto 0 0", "ERR unknown virtual camera \"nope\"; there are main, side"),
            ("vcam main fly", "ERR main: unknown command \"fly\" for main; one of goto, move, zoom, preset, save, "
@@ -174,8 +176,11 @@ def view_picture_part(port):
         check(ok and a.headers.get("x-panocap-picture") == "1" and sz in (None, (w, h)),
               "GET %s: %d, a %s JPEG of the %dx%d view, its picture %s: none made before someone asked%s" % (
                   url, a.status, sz, w, h, a.headers.get("x-panocap-picture"), "" if ok else " (%s)" % a.error()))
-        time.sleep(0.6 * SLOW)
-        b = request(port, "GET", url)
+        # until a newer picture is served (made from a later frame set: how soon is the machine's
+        # speed)
+        b = wait_for(lambda: (lambda r: r if r.status == 200 and int(r.headers.get("x-panocap-picture", "0")) > int(
+            a.headers.get("x-panocap-picture", "0")) else None)(request(port, "GET", url)), WAIT_S * SLOW, 0.2) \
+            or request(port, "GET", url)
         check(ok and b.status == 200 and b.body != a.body and
               int(b.headers.get("x-panocap-picture", "0")) > int(a.headers.get("x-panocap-picture", "0")),
               "%s: the picture changes between two reads (pictures %s -> %s)" % (
@@ -344,7 +349,7 @@ def metrics_part(port):
 def reload_part(d, port, sock):
     write_conf(main_pan=-15.0, extra_preset=', { name = "far"; pan = 20.0; tilt = -10.0; }')
     os.kill(d.proc.pid, signal.SIGHUP)
-    ok = d.wait_log("reload: virtual cameras: main: 2 presets, to its new pose", 15 * SLOW)
+    ok = d.wait_log("reload: virtual cameras: main: 2 presets, to its new pose", WAIT_S * SLOW)
     v = view(port)
     check(ok and v["goal"]["pan"] == -15 and v["presets"] == ["left", "far"],
           "reload (SIGHUP) with main at pan -15 and a preset more: goal %s, presets %s (the saved one gone)" % (

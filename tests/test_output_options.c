@@ -17,6 +17,7 @@
 #include "encode_testutil.h"
 
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -151,6 +152,7 @@ typedef struct srt_reader {
     int r;         /* 0 decoded, -10 could not connect */
     int tries;     /* connection attempts, 100 ms apart */
     pattern *p;
+    atomic_int joined, done; /* connected; finished (decoded or gave up) */
 } srt_reader;
 
 static void *srt_thread(void *arg)
@@ -164,18 +166,23 @@ static void *srt_thread(void *arg)
         r = avformat_open_input(&ic, s->url, av_find_input_format("mpegts"), &o);
         av_dict_free(&o);
         if (r >= 0) {
+            atomic_store(&s->joined, 1);
             s->r = decode_check(NULL, ic, s->p, FPS, -1, &s->d);
             avformat_close_input(&ic);
+            atomic_store(&s->done, 1);
             return NULL;
         }
         usleep(100000);
     }
     s->r = -10;
+    atomic_store(&s->done, 1);
     return NULL;
 }
 
 /* Starts a listener with the passphrase in options, one caller with
- * caller_args; 75 frames paced at 50 fps. */
+ * caller_args; frames paced at 50 fps until 150 after the caller joined
+ * (how long it takes to join is the machine's speed), or until it gave up
+ * (at least 150; bounded at 60 s). */
 static void srt_run(int port, const char *caller_args, int tries, srt_reader *s, pattern *pr)
 {
     char url[128], opts[256], err[512];
@@ -200,7 +207,14 @@ static void srt_run(int port, const char *caller_args, int tries, srt_reader *s,
     pthread_t th;
     pthread_create(&th, NULL, srt_thread, s);
     int64_t t0 = pc_now_ns();
-    for (int t = 0; t < 150 && !r; t++) {
+    int end = 150, joined = 0;
+    for (int t = 0; t < end && !r; t++) {
+        if (!joined && atomic_load(&s->joined)) {
+            joined = 1;
+            end = t + 150;
+        } else if (!joined && t == end - 1 && !atomic_load(&s->done) && pc_now_ns() - t0 < 60000000000LL) {
+            end++; /* the caller is still trying */
+        }
         r = encode_frames(e, &p, t, 1, FPS, 0, err, sizeof err);
         int64_t due = t0 + (int64_t)(t + 1) * 20000000, now = pc_now_ns();
         if (due > now)
