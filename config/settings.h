@@ -184,7 +184,7 @@ typedef struct pc_encode_settings {
 } pc_encode_settings;
 
 typedef struct pc_output_settings {
-    char url[PC_URL_LEN];      /* file path, udp://, srt://, tcp://, rtp://, .m3u8, or "null" */
+    char url[PC_URL_LEN];      /* file path, udp://, srt://, tcp://, rtp://, rtmp(s)://, .m3u8, or "null" */
     char options[PC_OPTS_LEN]; /* "key=value,key=value" for libavformat */
     char format[PC_NAME_LEN];  /* container; "" = guess from the URL */
     int segment_s;             /* recordings: new file every N seconds, 0 = one file */
