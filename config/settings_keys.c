@@ -256,11 +256,12 @@ static const pc_key encode_keys[] = {
 
 const pc_key pc_output_keys_[] = {
     {"url", PC_KT_STRING, OUT(url), 0, 0, PC_KF_REQUIRED, NULL, 0, "", NULL,
-     "file path (.ts .mkv .mp4 .m3u8), udp://host:port, srt://host:port, tcp://, rtp://, or null", NULL},
+     "file path (.ts .mkv .mp4 .m3u8), udp://host:port, srt://host:port, tcp://, rtp://, "
+     "rtmp://host[:port]/app/key or rtmps:// (FLV, H.264 only; the key is shown as ****), or null", NULL},
     {"options", PC_KT_STRING, OUT(options), 0, 0, 0, NULL, 0, "", NULL,
      "libavformat options \"key=value,key=value\" (pkt_size=1316, passphrase=...)", NULL},
     {"format", PC_KT_STRING, OUT(format), 0, 0, 0, NULL, 0, "", NULL,
-     "container format; \"\" = from the URL (mpegts for .ts and network outputs)", NULL},
+     "container format; \"\" = from the URL (mpegts for .ts and network outputs, flv for rtmp://)", NULL},
     {"segment", PC_KT_INT, OUT(segment_s), 1, 86400, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "recordings: start a new file (named by start time) every N seconds; 0 = one file", NULL},
     {"max_bytes", PC_KT_INT64, OUT(max_bytes), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",
