@@ -135,6 +135,7 @@ typedef struct pc_capture_settings {
     int cameras;               /* number of cameras (slabs) */
     double fps;
     double deadline_periods;   /* a set is emitted after this many frame periods */
+    double max_skew_ms;        /* warn when a set's cameras are further apart; 0 = half a period */
     int pool_size;             /* frame sets in the capture pool */
     char image[PC_PATH_LEN];   /* fake cameras: one panorama split across them ("" = built-in) */
     char scene[PC_NAME_LEN];   /* fake cameras: a simulated scene seen through panorama.rig

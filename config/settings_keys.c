@@ -177,6 +177,9 @@ static const pc_key capture_keys[] = {
     {"fps", PC_KT_DOUBLE, CAP(fps), 1, 1000, 0, NULL, 0, "50", "fps", "frame rate of every camera", NULL},
     {"deadline_periods", PC_KT_DOUBLE, CAP(deadline_periods), 1, 10, 0, NULL, 0, "1.5",
      "frame periods", "a frame set is emitted this long after its first slab, late slabs substituted", NULL},
+    {"max_skew", PC_KT_DOUBLE, CAP(max_skew_ms), 0.001, 1000, PC_KF_ZERO_AUTO, NULL, 0, "0", "ms",
+     "warn when a frame set's cameras captured further apart than this (max - min of their timestamps; "
+     "metrics panocap_frameset_skew_seconds); 0 = half a frame period", NULL},
     {"pool_size", PC_KT_INT, CAP(pool_size), 2, 64, 0, NULL, 0, "4", "frame sets",
      "frame sets in the capture pool (bounded memory; when all are busy a set is dropped)", NULL},
     {"image", PC_KT_STRING, CAP(image), 0, 0, 0, NULL, 0, "", NULL,
