@@ -187,6 +187,8 @@ stop:
     TAP_CHECK(log && !strstr(log, KEY) && strstr(log, "live/****"),
               "the log names output 0 by its masked URL and never shows the key");
     TAP_CHECK(sum && !strstr(sum, KEY) && strstr(sum, "live/****"), "the exit summary: masked URL, no key");
+    TAP_CHECK(sum && strstr(sum, "frame-set skew: mean") && strstr(sum, "0 over capture.max_skew 20.000 ms"),
+              "the exit summary has the frame-set skew line (2 fake cameras in step: none over the limit)");
     if (log && strstr(log, KEY))
         dt_diag_file("panocap stderr", ch.err, 4000);
     free(log);
