@@ -232,6 +232,11 @@ static int validate(const pc_capture_config *cfg, char *err, size_t errlen)
                cfg->deadline_periods);
         return PC_EINVAL;
     }
+    if (!(cfg->max_skew_ms >= 0.0 && cfg->max_skew_ms <= 1000.0)) {
+        PC_ERR(err, errlen, "capture: max_skew %g ms is out of range [0, 1000] (0 = half a frame period)",
+               cfg->max_skew_ms);
+        return PC_EINVAL;
+    }
     if (cfg->pool_sets < 1 || cfg->pool_sets > 64) {
         PC_ERR(err, errlen, "capture: pool of %d frame sets is out of range 1..64", cfg->pool_sets);
         return PC_EINVAL;
@@ -566,6 +571,10 @@ static void fill_public(pc_capture *c, pc_setint *s, int64_t pts, int64_t now)
     contiguous &= c->fmt.packing == PC_PACK_8;
     p->stacked = contiguous ? p->slab[0] : NULL;
     p->stacked_pitch = contiguous ? (size_t)c->width : 0;
+    p->skew_ns = 0; /* emit_locked times the live slabs (skew.c) */
+    p->skew_slabs = 0;
+    for (int k = 0; k < c->n; k++)
+        p->skew_offset_ns[k] = 0;
 }
 
 static void emit_locked(pc_capture *c, pc_setint *s, int64_t now);
@@ -692,6 +701,7 @@ static void emit_locked(pc_capture *c, pc_setint *s, int64_t now)
     }
     int64_t pts = c->boundary_ns + s->k * c->period_ns + c->period_ns / 2;
     fill_public(c, s, pts, now);
+    pc_cap_skew_locked(c, s, now);
     c->have_emitted = 1;
     publish_locked(c, s, now);
 }
@@ -1277,6 +1287,8 @@ int pc_capture_open(pc_capture **out, const pc_capture_config *cfg, char *err, s
         return rc;
     }
     c->period_ns = (int64_t)(1e9 / c->fps);
+    c->max_skew_ns = c->cfg.max_skew_ms > 0 ? (int64_t)(c->cfg.max_skew_ms * 1e6) : c->period_ns / 2;
+    c->sst.max_skew_ns = c->max_skew_ns;
     c->max_open = (int)ceil(c->cfg.deadline_periods) + 2;
     if (c->max_open > PC_MAX_OPEN_SETS)
         c->max_open = PC_MAX_OPEN_SETS;

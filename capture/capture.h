@@ -88,6 +88,7 @@ typedef struct pc_capture_config {
     pc_camera_config cam[PC_CAPTURE_MAX_CAMERAS];
     double fps;           /* requested frame rate (file source: 0 = the file's) */
     double deadline_periods; /* a set waits this many frame periods after its first slab (1.5) */
+    double max_skew_ms;   /* warn when a set's cameras are further apart; 0 = half a frame period */
     int pool_sets;        /* frame sets queued for or held by the consumer (default 4) */
     /* Allocator for the frame buffers (e.g. cudaHostAlloc wrappers for
      * pinned memory). NULL: page-aligned malloc. Called only in open. */
@@ -144,6 +145,14 @@ typedef struct pc_frameset {
      * whole W x (n*H) panorama at stacked_pitch, no stacking needed. */
     const uint8_t *stacked;
     size_t stacked_pitch;
+    /* Skew: the live slabs' capture times (camera timestamps on the host
+     * clock) max - min, and each slab's time minus their median; 0 for a
+     * substituted slab (or one of a camera's first 8 frames, its clock
+     * offset not settled yet), and everywhere with fewer than two timed
+     * slabs (skew_slabs counts them; the file source: 0). */
+    int64_t skew_ns;
+    int64_t skew_offset_ns[PC_CAPTURE_MAX_CAMERAS];
+    int skew_slabs;
 } pc_frameset;
 
 /* Copies the n slabs into dst (W x n*H, pitch >= W) for consumers that need
@@ -246,8 +255,11 @@ typedef struct pc_camera_stats {
     uint64_t last_frame_id;
     int64_t fake_fill_cpu_ns;  /* fake source: CPU time the fake camera spent drawing
                                 * frames (the simulator's pattern generation, not capture) */
+    int64_t skew_offset_ns;    /* in the last set that timed it: its time minus the median */
+    int have_skew;             /* skew_offset_ns is set */
 } pc_camera_stats;
 
+#define PC_SKEW_BUCKETS 12
 typedef struct pc_set_stats {
     uint64_t sets_emitted;     /* one per frame period: handed to the consumer's queue, or
                                 * dropped (below; the periods a stall of the host skipped
@@ -262,7 +274,18 @@ typedef struct pc_set_stats {
     uint64_t periods;          /* frame periods since the first set (== sets_emitted) */
     uint64_t sets_no_frame;    /* emitted on time although no camera sent a frame for that period */
     uint64_t sets_no_complete; /* emitted with no complete live frame (each slab substituted or repaired) */
+    /* Skew of the sets with two or more live slabs (pc_frameset.skew_ns):
+     * a histogram with upper bounds pc_skew_bucket_s(i) seconds (the last
+     * +Inf), not cumulative; their count, sum and max, the last one, and
+     * the sets over max_skew_ns (capture.max_skew, resolved). */
+    uint64_t skew_bucket[PC_SKEW_BUCKETS];
+    uint64_t skew_sets, sets_skewed;
+    double skew_sum_s;
+    int64_t skew_max_ns, skew_last_ns, max_skew_ns;
 } pc_set_stats;
+
+/* The upper bound in seconds of skew bucket i (+INFINITY for the last). */
+double pc_skew_bucket_s(int i);
 
 /* Fills up to max entries (camera order); returns the number of cameras. */
 int pc_capture_stats(pc_capture *c, pc_camera_stats *out, int max);

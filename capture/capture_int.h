@@ -119,6 +119,9 @@ struct pc_capture {
     uint64_t next_index;
     int64_t last_rephase_ns;
     int64_t last_drop_log_ns;
+    int64_t max_skew_ns;          /* capture.max_skew, resolved */
+    int64_t last_skew_log_ns;     /* the last skew warning (0: none yet) */
+    uint64_t skewed_at_log;       /* sets_skewed when it was given */
     int have_emitted_k;
     int64_t emitted_k;            /* grid slot of the last set published (periods count) */
     pc_set_stats sst;
@@ -181,5 +184,9 @@ int pc_cfa_from_pixel_format_name(const char *name); /* "BayerRG8" -> PC_CFA_RGG
         if ((err) && (errlen))                                      \
             snprintf((err), (errlen), __VA_ARGS__);                 \
     } while (0)
+
+/* Skew of the set about to go out (skew.c): its pc_frameset fields, the
+ * set and camera statistics, the warning above max_skew_ns. Under the lock. */
+void pc_cap_skew_locked(pc_capture *c, pc_setint *s, int64_t now);
 
 #endif

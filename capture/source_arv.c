@@ -49,6 +49,7 @@ typedef struct arv_cam {
     pc_capture *c;
     int idx;
     int fake;
+    int64_t test_delay_ns; /* fake: PANOCAP_TEST_FAKE_DELAY's delay for this camera (skew tests) */
     int absent;          /* did not answer at start: not configured yet */
     char serial[64], model[64], vendor[64];
     pthread_t thread;
@@ -98,6 +99,26 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Test hook: PANOCAP_TEST_FAKE_DELAY="CAM:MS[,CAM:MS...]" makes fake
+ * camera CAM expose MS milliseconds (under a frame period) after the
+ * others, as a camera on a late trigger would: its frames are held that
+ * long and stamped that much later (the frame-set skew tests). */
+static int64_t fake_test_delay(int cam)
+{
+    const char *e = getenv("PANOCAP_TEST_FAKE_DELAY");
+    while (e && *e) {
+        char *end;
+        long ci = strtol(e, &end, 10);
+        if (end == e || *end != ':')
+            return 0;
+        double ms = strtod(end + 1, &end);
+        if (ci == cam && ms > 0 && ms < 1000)
+            return (int64_t)(ms * 1e6);
+        e = *end == ',' ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 /* The fake camera's pattern generator, in Aravis's fake stream thread. */
 static void fake_fill(ArvBuffer *buffer, void *data, guint32 exposure_us, guint32 gain,
                       ArvPixelFormat fmt)
@@ -130,6 +151,12 @@ static void fake_fill(ArvBuffer *buffer, void *data, guint32 exposure_us, guint3
     }
     ac->fill_counter++;
     __atomic_add_fetch(&ac->fill_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+    if (ac->test_delay_ns > 0) {
+        struct timespec d = {(time_t)(ac->test_delay_ns / 1000000000), (long)(ac->test_delay_ns % 1000000000)};
+        nanosleep(&d, NULL);
+        arv_buffer_set_timestamp(buffer, arv_buffer_get_timestamp(buffer) + (guint64)ac->test_delay_ns);
+        arv_buffer_set_system_timestamp(buffer, (guint64)pc_wall_ns());
+    }
     PC_TSAN_HANDOFF(slot); /* to the worker, through Aravis's output queue */
 }
 
@@ -875,6 +902,7 @@ static int arv_open(pc_capture *c, char *err, size_t errlen)
         ac->c = c;
         ac->idx = i;
         ac->fake = fake;
+        ac->test_delay_ns = fake ? fake_test_delay(i) : 0;
         pthread_mutex_init(&ac->ctl, NULL);
         if (fake && !c->scene_loop) {
             int parts = cam->cfg.image_parts > 0 ? cam->cfg.image_parts : c->n;

@@ -135,6 +135,7 @@ typedef struct pc_capture_settings {
     int cameras;               /* number of cameras (slabs) */
     double fps;
     double deadline_periods;   /* a set is emitted after this many frame periods */
+    double max_skew_ms;        /* warn when a set's cameras are further apart; 0 = half a period */
     int pool_size;             /* frame sets in the capture pool */
     char image[PC_PATH_LEN];   /* fake cameras: one panorama split across them ("" = built-in) */
     char scene[PC_NAME_LEN];   /* fake cameras: a simulated scene seen through panorama.rig
@@ -186,7 +187,7 @@ typedef struct pc_encode_settings {
 } pc_encode_settings;
 
 typedef struct pc_output_settings {
-    char url[PC_URL_LEN];      /* file path, udp://, srt://, tcp://, rtp://, .m3u8, or "null" */
+    char url[PC_URL_LEN];      /* file path, udp://, srt://, tcp://, rtp://, rtmp(s)://, .m3u8, or "null" */
     char options[PC_OPTS_LEN]; /* "key=value,key=value" for libavformat */
     char format[PC_NAME_LEN];  /* container; "" = guess from the URL */
     int segment_s;             /* recordings: new file every N seconds, 0 = one file */

@@ -177,6 +177,9 @@ static const pc_key capture_keys[] = {
     {"fps", PC_KT_DOUBLE, CAP(fps), 1, 1000, 0, NULL, 0, "50", "fps", "frame rate of every camera", NULL},
     {"deadline_periods", PC_KT_DOUBLE, CAP(deadline_periods), 1, 10, 0, NULL, 0, "1.5",
      "frame periods", "a frame set is emitted this long after its first slab, late slabs substituted", NULL},
+    {"max_skew", PC_KT_DOUBLE, CAP(max_skew_ms), 0.001, 1000, PC_KF_ZERO_AUTO, NULL, 0, "0", "ms",
+     "warn when a frame set's cameras captured further apart than this (max - min of their timestamps; "
+     "metrics panocap_frameset_skew_seconds); 0 = half a frame period", NULL},
     {"pool_size", PC_KT_INT, CAP(pool_size), 2, 64, 0, NULL, 0, "4", "frame sets",
      "frame sets in the capture pool (bounded memory; when all are busy a set is dropped)", NULL},
     {"image", PC_KT_STRING, CAP(image), 0, 0, 0, NULL, 0, "", NULL,
@@ -263,11 +266,12 @@ static const pc_key encode_keys[] = {
 
 const pc_key pc_output_keys_[] = {
     {"url", PC_KT_STRING, OUT(url), 0, 0, PC_KF_REQUIRED, NULL, 0, "", NULL,
-     "file path (.ts .mkv .mp4 .m3u8), udp://host:port, srt://host:port, tcp://, rtp://, or null", NULL},
+     "file path (.ts .mkv .mp4 .m3u8), udp://host:port, srt://host:port, tcp://, rtp://, "
+     "rtmp://host[:port]/app/key or rtmps:// (FLV, H.264 only; the key is shown as ****), or null", NULL},
     {"options", PC_KT_STRING, OUT(options), 0, 0, 0, NULL, 0, "", NULL,
      "libavformat options \"key=value,key=value\" (pkt_size=1316, passphrase=...)", NULL},
     {"format", PC_KT_STRING, OUT(format), 0, 0, 0, NULL, 0, "", NULL,
-     "container format; \"\" = from the URL (mpegts for .ts and network outputs)", NULL},
+     "container format; \"\" = from the URL (mpegts for .ts and network outputs, flv for rtmp://)", NULL},
     {"segment", PC_KT_INT, OUT(segment_s), 1, 86400, PC_KF_ZERO_AUTO, NULL, 0, "0", "s",
      "recordings: start a new file (named by start time) every N seconds; 0 = one file", NULL},
     {"max_bytes", PC_KT_INT64, OUT(max_bytes), 1000000, 1e15, PC_KF_ZERO_AUTO | PC_KF_SI, NULL, 0, "0", "bytes",

@@ -7,6 +7,7 @@
  * not from or to none; a virtual camera's live keys while the list of
  * views (count and names) stays, since each view is an encoder. */
 #include "settings_keys.h"
+#include "urlmask.h"
 
 #include <string.h>
 
@@ -67,7 +68,11 @@ static void outputs_text(const pc_settings *s, char *buf, size_t len)
     size_t o = 0;
     buf[0] = '\0';
     for (int i = 0; i < s->output_count && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", s->outputs[i].url);
+    {
+        char shown[PC_URL_LEN]; /* a reload's message never shows a stream key */
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "",
+                              pc_url_mask(s->outputs[i].url, shown, sizeof shown));
+    }
 }
 
 /* How a changed key applies: its table flag, except the rig (live between

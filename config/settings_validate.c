@@ -8,6 +8,7 @@
 #include "net.h"
 #include "cpulist.h"
 #include "netaddr.h"
+#include "urlmask.h"
 #include "settings_colour.h"
 #include "panocap_config.h"
 
@@ -185,22 +186,28 @@ static int check_outputs(const pc_settings *s, pc_diag *d, const char *prefix, c
             ERR(line, key, "missing or empty URL");
             continue;
         }
+        char shown[PC_URL_LEN];
+        pc_url_mask(o->url, shown, sizeof shown); /* messages never show a stream key */
         const char *sep = strstr(o->url, "://");
         if (sep) {
-            static const char *const schemes[] = {"udp", "srt", "tcp", "rtp", "file"};
+            static const char *const schemes[] = {"udp", "srt", "tcp", "rtp", "rtmp", "rtmps", "file"};
             size_t sl = (size_t)(sep - o->url);
             int ok = 0;
-            for (int j = 0; j < 5; j++)
+            for (size_t j = 0; j < sizeof schemes / sizeof schemes[0]; j++)
                 ok |= strlen(schemes[j]) == sl && strncasecmp(o->url, schemes[j], sl) == 0;
             if (!ok)
                 ERR(line, key, "unknown URL scheme \"%.*s\" in \"%s\"; allowed: udp://, srt://, tcp://, "
-                    "rtp://, file:// or a plain path, or \"null\"", (int)sl, o->url, o->url);
+                    "rtp://, rtmp://, rtmps://, file:// or a plain path, or \"null\"", (int)sl, shown, shown);
+            else if (pc_url_is_rtmp(o->url) && s->encode.codec != PC_CODEC_H264)
+                ERR(line, key, "\"%s\": RTMP carries H.264 only (FLV, this FFmpeg) and encode.codec is "
+                    "\"%s\"; set encode.codec = \"h264\" (every picture shares it) or drop this output",
+                    shown, pc_codec_name((pc_codec)s->encode.codec));
         }
         if (strcmp(o->url, "null") == 0 && n > 1)
             ERR(line, key, "\"null\" (demosaic only, no encoder) cannot be combined with other outputs");
         for (int j = 0; j < i; j++)
             if (strcmp(o->url, outs[j].url) == 0)
-                ERR(line, key, "duplicate output \"%s\" (also %s[%d])", o->url, prefix, j);
+                ERR(line, key, "duplicate output \"%s\" (also %s[%d])", shown, prefix, j);
         if (o->options[0]) {
             char opts[PC_OPTS_LEN];
             snprintf(opts, sizeof opts, "%s", o->options);
@@ -406,8 +413,9 @@ static int check_output_collisions(const pc_settings *s, pc_diag *d)
                 continue;
             char key[128], where[32];
             snprintf(key, sizeof key, "%s.url", all[i].key);
+            char shown[PC_URL_LEN];
             ERR(all[i].o->line, key, "\"%s\" is also %s's (%s): two pictures cannot write one output",
-                all[i].o->url, all[j].key, at_line(all[j].o->line, where, sizeof where));
+                pc_url_mask(all[i].o->url, shown, sizeof shown), all[j].key, at_line(all[j].o->line, where, sizeof where));
             break;
         }
     free(all);

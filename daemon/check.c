@@ -30,6 +30,7 @@ void pc_check_capture_config(const pc_settings *s, const struct pc_rig *rig, pc_
     cc->n_cameras = s->capture.cameras;
     cc->fps = s->capture.fps;
     cc->deadline_periods = s->capture.deadline_periods;
+    cc->max_skew_ms = s->capture.max_skew_ms;
     cc->pool_sets = s->capture.pool_size;
     cc->log = lg;
     /* a scene seen through the rig (capture.scene; capture refuses it

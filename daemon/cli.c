@@ -57,7 +57,8 @@ static const opt opts[] = {
      "--rig \"\" = none)"},
     {"output", 'o', "URL", K_OUTPUT, NULL, 0, "Output",
      "output; repeatable, replaces the configured outputs: file (.ts .mkv .mp4 .m3u8), udp://host:port, "
-     "srt://host:port, tcp://, rtp://, or null alone (demosaic only: no encoder, nothing written)"},
+     "srt://host:port, tcp://, rtp://, rtmp://host/app/key, rtmps://, or null alone (demosaic only: no "
+     "encoder, nothing written)"},
     {"encoder", 'e', "NAME", K_SET, "encode.encoder", 0, "Output",
      "auto (NVENC, else the fallback list), or an FFmpeg encoder: hevc_nvenc, libx264, libx265..."},
     {"codec", 0, "C", K_SET, "encode.codec", 0, "Output", "hevc (default) or h264"},

@@ -456,6 +456,10 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
     if (d->stderr_tty && interval > 0)
         fputc('\n', stderr);
     rc = atomic_load(&p->failed) ? PC_EXIT_RUNTIME : PC_EXIT_OK;
+    pc_set_stats skew;
+    memset(&skew, 0, sizeof skew);
+    if (p->cap)
+        pc_capture_set_stats(p->cap, &skew);
     teardown(p);
     {
         pc_stats_snapshot snap;
@@ -466,6 +470,8 @@ int pl_run(pc_daemon *d, const pl_spec *spec)
         pl_pictures_summary(p, sum + l, sizeof sum - l);
         l = strlen(sum);
         pl_vcams_summary(p, sum + l, sizeof sum - l); /* the virtual cameras */
+        l = strlen(sum);
+        pl_skew_summary(&skew, sum + l, sizeof sum - l);
         pc_log(&d->logger, PC_LOG_NOTICE, "stopped after %" PRIu64 " frame sets (summary on stdout)",
                (uint64_t)atomic_load(&p->frames_done));
         fprintf(stdout, "%s", sum);

@@ -56,6 +56,8 @@ static int ctl_metrics(void *user, char *buf, size_t len)
     pthread_mutex_unlock(&p->metrics_lock);
     if (r >= 0)
         r = pl_vcams_prometheus(p, buf, len);
+    if (r >= 0)
+        r = pl_skew_prometheus(p, buf, len);
     return r < 0 ? -1 : 0;
 }
 

@@ -572,6 +572,11 @@ int pl_vcams_control(void *user, const char *args, char *buf, size_t len);
 void pl_vcams_status_text(pipeline *p, char *buf, size_t len);   /* appends "\nvcam ..." lines */
 int pl_vcams_prometheus(pipeline *p, char *buf, size_t len);     /* appends */
 void pl_vcams_summary(pipeline *p, char *buf, size_t len);
+/* Frame-set skew (pipeline_skew.c): metrics (appends; -1 when buf is too
+ * small), the page's pipeline.skew, the exit summary's line. */
+int pl_skew_prometheus(pipeline *p, char *buf, size_t len);
+void pl_skew_json(pipeline *p, pc_json *j);
+void pl_skew_summary(const pc_set_stats *ss, char *buf, size_t len);
 void pl_vcams_reload_live(pipeline *p, unsigned live);
 void pl_vcams_json(pipeline *p, pc_json *j);                     /* "views": [...] */
 int pl_vcams_web_command(void *user, const char *name, const char *command, pc_json *j, char *err, size_t n);

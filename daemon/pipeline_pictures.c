@@ -11,6 +11,7 @@
  * whose encoder does not open is logged and counted, and the others run.
  * The threads themselves are pipeline_encoder.c's. */
 #include "pipeline_int.h"
+#include "urlmask.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -251,9 +252,10 @@ static int open_encoder(pipeline *p, pl_band *b, const pl_picture_config *c, pc_
 static void stats_outputs(pipeline *p, const pl_picture *pic, const pl_picture_config *c)
 {
     const char *names[PC_MAX_OUTPUTS];
+    char shown[PC_MAX_OUTPUTS][PC_URL_LEN]; /* status, metrics, page and summary: no stream key */
     int n = pic->encoded ? c->output_count : 0;
     for (int i = 0; i < n; i++)
-        names[i] = c->outputs[i].url;
+        names[i] = pc_url_mask(c->outputs[i].url, shown[i], sizeof shown[i]);
     pc_stats_set_picture_outputs(p->stats, pic->index, pic->out0, n, PC_MAX_OUTPUTS, names);
 }
 

@@ -144,6 +144,10 @@ static void cameras_json(pipeline *p, pl_web *w, pc_json *j, int64_t now, int th
         pc_json_uint(j, "frames_repaired", c->frames_repaired);
         pc_json_uint(j, "frames_substituted", c->frames_substituted);
         pc_json_uint(j, "reconnects", c->reconnects);
+        if (c->have_skew) /* its capture time minus its set's median (+: late) */
+            pc_json_fixed(j, "skew_offset_ms", c->skew_offset_ns / 1e6, 3);
+        else
+            pc_json_null(j, "skew_offset_ms");
         if (c->last_arrival_ns)
             pc_json_fixed(j, "last_frame_age_s", (now - c->last_arrival_ns) / 1e9, 3);
         else
@@ -327,6 +331,7 @@ static int web_status(void *user, pc_json *j)
     for (int s = PC_STAT_QUEUE; s <= PC_STAT_TOTAL; s++)
         stage_json(j, pc_stats_slot_name(s), &snap.stage[s]);
     pc_json_object_end(j);
+    pl_skew_json(p, j);
     pc_json_object_end(j);
 
     cameras_json(p, w, j, now, pi.thumb_width > 0);

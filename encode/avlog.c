@@ -14,12 +14,14 @@
 #include <libavutil/log.h>
 
 #include "encode_internal.h"
+#include "urlmask.h"
 
 static __thread const pc_logger *tl_log;
 static __thread int tl_bound;
 static __thread char *tl_cap;
 static __thread size_t tl_cap_n;
 static __thread int tl_quiet;
+static __thread const char *tl_redact; /* an output URL whose secrets never reach the log */
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
@@ -45,6 +47,8 @@ static void avlog_cb(void *avcl, int level, const char *fmt, va_list vl)
     trim(line);
     if (!line[0])
         return;
+    if (tl_redact)
+        pc_url_redact(line, sizeof line, tl_redact);
     if (tl_cap) {
         if (level <= AV_LOG_ERROR) {
             /* The reason without the "[hevc_nvenc @ 0x...]" prefix. */
@@ -93,6 +97,8 @@ void pc_avlog_capture_start(char *buf, size_t n)
 }
 
 void pc_avlog_quiet(int on) { tl_quiet = on; }
+
+void pc_avlog_redact(const char *url) { tl_redact = url; }
 
 void pc_avlog_capture_stop(void)
 {

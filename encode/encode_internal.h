@@ -21,6 +21,10 @@ void pc_avlog_capture_stop(void);
  * (an output that keeps failing has said why once; libavformat would say
  * it again on every retry). */
 void pc_avlog_quiet(int on);
+/* This thread's FFmpeg lines with url's secrets (an RTMP stream key, a
+ * password) masked (pc_url_redact); NULL: none. url must outlive the thread's
+ * binding. */
+void pc_avlog_redact(const char *url);
 
 /* --- CUDA device context on the caller's CUcontext (hwcuda.c) ----------- */
 /* PC_ENOTSUP when panocap was built without CUDA. */

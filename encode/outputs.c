@@ -1,5 +1,6 @@
 /* outputs.c - the encoder's outputs: recording files (plain or segmented
- * by time), MPEG-TS over UDP/SRT/other protocols, HLS, and 'null'.
+ * by time), MPEG-TS over UDP/SRT/other protocols, FLV over RTMP(S), HLS,
+ * and 'null'.
  *
  * Each output owns a thread and a bounded ring of packet references. The
  * encoder thread only ever takes the ring's lock for a moment: when the
@@ -21,8 +22,14 @@
  * Retention (segmented recordings): see pc_output_config.max_bytes.
  *
  * The encoder runs with global headers; MPEG-TS based outputs get the
- * parameter sets in front of every keyframe (dump_extra), .mkv/.mp4 get
- * them in their header.
+ * parameter sets in front of every keyframe (dump_extra), .mkv/.mp4 and
+ * RTMP's FLV get them in their header (FLV's AVC sequence header, sent
+ * again on every reconnect). FLV in this FFmpeg carries H.264 only.
+ *
+ * Secrets in a URL (an RTMP stream key, a password, an SRT passphrase in
+ * the query) never reach the log, the status or the metrics: messages and
+ * figures name the output by its masked URL (common/urlmask.h), and
+ * FFmpeg's own lines from the output's thread are masked too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +51,7 @@
 
 #include "clock.h"
 #include "encode_internal.h"
+#include "urlmask.h"
 
 enum out_kind { K_NULL, K_FILE, K_NET, K_HLS };
 
@@ -65,6 +73,8 @@ struct pc_out {
     int index;
     enum out_kind kind;
     char *url;             /* as configured */
+    char *shown;           /* url with its secrets masked: what messages and stats say */
+    int rtmp;              /* rtmp://, rtmps://: FLV, connected on the output's thread */
     char *fmt;             /* muxer name */
     char *proto;           /* "file", "udp", "srt", ... */
     int segment_seconds, hls_time, hls_list_size, pkt_size, srt_latency_ms;
@@ -121,6 +131,13 @@ struct pc_out {
     int64_t last_written_ns, last_pts_ns;
     char last_error[160];
 };
+
+/* How messages name the output: the file being written, or the URL with
+ * its secrets masked. */
+static const char *shown(const pc_out *o)
+{
+    return (o->kind == K_FILE || o->kind == K_HLS) && o->cur_path[0] ? o->cur_path : o->shown;
+}
 
 static const char *errstr(int r, char *buf, size_t n)
 {
@@ -190,10 +207,13 @@ static int pick_format(int index, const pc_output_config *oc, const char *scheme
         return 0;
     }
     int is_file = strcmp(scheme, "file") == 0;
+    int rtmp = pc_url_is_rtmp(oc->url);
     const char *ext = is_file ? ext_of(oc->url) : "";
     const char *f = oc->format;
     if (!f || !f[0]) {
-        if (!is_file || !ext[0] || !strcasecmp(ext, "ts") || !strcasecmp(ext, "m2ts") ||
+        if (rtmp)
+            f = "flv";
+        else if (!is_file || !ext[0] || !strcasecmp(ext, "ts") || !strcasecmp(ext, "m2ts") ||
             !strcasecmp(ext, "mts"))
             f = "mpegts";
         else if (!strcasecmp(ext, "mkv"))
@@ -219,8 +239,13 @@ static int pick_format(int index, const pc_output_config *oc, const char *scheme
         *kind = K_HLS;
     else
         *kind = is_file ? K_FILE : K_NET;
-    if (!is_file && strcmp(f, "mpegts") != 0) {
-        snprintf(err, n, "output %d '%s': network outputs carry MPEG-TS, not '%s'",
+    if (rtmp && strcmp(f, "flv") != 0) {
+        snprintf(err, n, "output %d '%s': RTMP carries FLV, not '%s' (leave its format unset)",
+                 index, oc->url, f);
+        return PC_EINVAL;
+    }
+    if (!is_file && !rtmp && strcmp(f, "mpegts") != 0) {
+        snprintf(err, n, "output %d '%s': network outputs carry MPEG-TS (RTMP: FLV), not '%s'",
                  index, oc->url, f);
         return PC_EINVAL;
     }
@@ -291,6 +316,18 @@ static int protocol_option_ok(const char *proto, const char *key, const char *va
     return r >= 0;
 }
 
+/* An option's value as a message may show it: secrets (an RTMP play path
+ * is the stream key) as "****". */
+static const char *shown_value(const char *key, const char *value)
+{
+    static const char *const secret[] = {"rtmp_playpath", "passphrase", "password", "key", "token",
+                                         "secret"};
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        if (!strcmp(key, secret[i]))
+            return "****";
+    return value;
+}
+
 /* Every key known to the protocol, the muxer or libavformat; values tried
  * on a real (unopened) format context or a stand-in protocol object. */
 static int check_options(int index, const pc_output_config *oc, const char *proto,
@@ -318,11 +355,11 @@ static int check_options(int index, const pc_output_config *oc, const char *prot
             r = PC_EINVAL;
         } else if (t == 'm' && ctx && av_opt_set(ctx, e->key, e->value, AV_OPT_SEARCH_CHILDREN) < 0) {
             snprintf(err, n, "output %d '%s': options: %s=\"%s\" is not a valid value for the %s "
-                     "muxer's %s", index, oc->url, e->key, e->value, of->name, e->key);
+                     "muxer's %s", index, oc->url, e->key, shown_value(e->key, e->value), of->name, e->key);
             r = PC_EINVAL;
         } else if (t == 'p' && !protocol_option_ok(proto, e->key, e->value)) {
             snprintf(err, n, "output %d '%s': options: %s=\"%s\" is not a valid value for the %s "
-                     "protocol's %s%s", index, oc->url, e->key, e->value, proto, e->key,
+                     "protocol's %s%s", index, oc->url, e->key, shown_value(e->key, e->value), proto, e->key,
                      opt->type == AV_OPT_TYPE_INT || opt->type == AV_OPT_TYPE_INT64
                          ? " (a whole number in range, or one of its names)" : "");
             r = PC_EINVAL;
@@ -355,6 +392,25 @@ static int check_net_url(int index, const pc_output_config *oc, const char *prot
     int listener = (oc->srt_mode && !strcmp(oc->srt_mode, "listener")) ||
                    strstr(oc->url, "mode=listener") ||
                    (oc->options && strstr(oc->options, "mode=listener"));
+    int rtmp = pc_url_is_rtmp(oc->url);
+    if (rtmp) {
+        /* rtmp://HOST[:PORT]/APP/KEY: the port defaults (1935, rtmps 443) */
+        char key[8];
+        pc_url_rtmp_key(oc->url, key, sizeof key);
+        if (!host[0]) {
+            snprintf(err, n, "output %d '%s': no host (write %s://HOST[:PORT]/APP/KEY)", index, oc->url,
+                     proto);
+            return PC_EINVAL;
+        }
+        if (!key[0] && !(oc->options && strstr(oc->options, "rtmp_playpath="))) {
+            snprintf(err, n, "output %d '%s': no application and stream key (write "
+                     "%s://HOST[:PORT]/APP/KEY, as the streaming service gives them)", index, oc->url,
+                     proto);
+            return PC_EINVAL;
+        }
+        if (!colon)
+            return 0;
+    }
     if (!host[0] && !(listener && !strcmp(proto, "srt"))) {
         snprintf(err, n, "output %d '%s': no host (write %s://HOST:PORT)", index, oc->url, proto);
         return PC_EINVAL;
@@ -462,8 +518,8 @@ static int check_file_path(int index, const char *url, char *err, size_t n)
     return 0;
 }
 
-int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
-                 char *err, size_t n)
+static int check_output(int index, const pc_output_config *oc, enum AVCodecID codec,
+                        char *err, size_t n)
 {
     if (!oc->url || !oc->url[0]) {
         snprintf(err, n, "output %d: empty URL", index);
@@ -493,6 +549,13 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
         return r;
     if (kind == K_NULL)
         return 0;
+    if (!strcmp(fmt, "flv") && codec != AV_CODEC_ID_NONE && codec != AV_CODEC_ID_H264) {
+        const AVCodecDescriptor *cd = avcodec_descriptor_get(codec);
+        snprintf(err, n, "output %d '%s': RTMP (FLV) carries H.264 only with this FFmpeg, and this "
+                 "picture is encoded as %s: set its codec to \"h264\" (HEVC over enhanced RTMP needs "
+                 "FFmpeg 6.1 or later)", index, oc->url, cd ? cd->name : "another codec");
+        return PC_EINVAL;
+    }
     if (codec == AV_CODEC_ID_AV1 && (!strcmp(fmt, "mpegts") || kind == K_HLS)) {
         snprintf(err, n, "output %d '%s': AV1 cannot be carried in MPEG-TS/HLS by FFmpeg 5.1; "
                  "use a .mkv or .mp4 recording with this encoder", index, oc->url);
@@ -536,6 +599,15 @@ int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec,
         return PC_EINVAL;
     }
     return 0;
+}
+
+/* The checks above; a message names the output by its masked URL. */
+int pc_out_check(int index, const pc_output_config *oc, enum AVCodecID codec, char *err, size_t n)
+{
+    int r = check_output(index, oc, codec, err, n);
+    if (r && oc->url)
+        pc_url_redact(err, n, oc->url);
+    return r;
 }
 
 int pc_output_check(int index, const pc_output_config *oc, char *err, size_t n)
@@ -819,7 +891,7 @@ static void close_target(pc_out *o, int trailer)
             snprintf(msg, sizeof msg, "trailer: %s", errstr(r, e, sizeof e));
             set_error(o, msg);
             pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': writing the trailer failed: %s",
-                   o->index, o->cur_path, e);
+                   o->index, shown(o), e);
         }
     }
     if (!(o->oc->oformat->flags & AVFMT_NOFILE))
@@ -862,7 +934,7 @@ static int open_target(pc_out *o, char *err, size_t n)
     r = avformat_alloc_output_context2(&o->oc, NULL, o->fmt, o->cur_path);
     if (r < 0 || !o->oc) {
         snprintf(err, n, "output %d '%s': avformat_alloc_output_context2(%s): %s",
-                 o->index, o->cur_path, o->fmt, errstr(r, e, sizeof e));
+                 o->index, shown(o), o->fmt, errstr(r, e, sizeof e));
         o->oc = NULL;
         return PC_EIO;
     }
@@ -871,7 +943,7 @@ static int open_target(pc_out *o, char *err, size_t n)
     for (int i = 0; i < o->nstreams; i++) {
         AVStream *st = avformat_new_stream(o->oc, NULL);
         if (!st || avcodec_parameters_copy(st->codecpar, o->par[i]) < 0) {
-            snprintf(err, n, "output %d '%s': cannot add video stream %d", o->index, o->cur_path, i);
+            snprintf(err, n, "output %d '%s': cannot add video stream %d", o->index, shown(o), i);
             close_target(o, 0);
             return PC_ENOMEM;
         }
@@ -904,7 +976,10 @@ static int open_target(pc_out *o, char *err, size_t n)
         av_dict_set(&mopts, "hls_flags", "independent_segments", 0);
         av_dict_set(&mopts, "hls_segment_type", "mpegts", 0);
     }
-    if (o->kind == K_NET) {
+    if (o->rtmp) {
+        /* a live stream: no seeking back to write duration and size */
+        av_dict_set(&mopts, "flvflags", "no_duration_filesize", 0);
+    } else if (o->kind == K_NET) {
         av_dict_set_int(&popts, "pkt_size", o->pkt_size > 0 ? o->pkt_size : 1316, 0);
         if (!strcmp(o->proto, "srt")) {
             if (o->srt_mode && o->srt_mode[0])
@@ -937,7 +1012,7 @@ static int open_target(pc_out *o, char *err, size_t n)
     if (!(o->oc->oformat->flags & AVFMT_NOFILE)) {
         r = avio_open2(&o->oc->pb, o->cur_path, AVIO_FLAG_WRITE, &o->oc->interrupt_callback, &popts);
         if (r < 0) {
-            snprintf(err, n, "output %d '%s': cannot open for writing: %s", o->index, o->cur_path,
+            snprintf(err, n, "output %d '%s': cannot open for writing: %s", o->index, shown(o),
                      errstr(r, e, sizeof e));
             av_dict_free(&popts);
             av_dict_free(&mopts);
@@ -952,11 +1027,11 @@ static int open_target(pc_out *o, char *err, size_t n)
     const AVDictionaryEntry *left = NULL;
     while (r >= 0 && o->opens == 0 && (left = av_dict_get(mopts, "", left, AV_DICT_IGNORE_SUFFIX)))
         pc_log(o->log, PC_LOG_WARNING, "encode: output %d '%s': option %s=%s was not used by the "
-               "%s muxer", o->index, o->cur_path, left->key, left->value, o->fmt);
+               "%s muxer", o->index, shown(o), left->key, shown_value(left->key, left->value), o->fmt);
     av_dict_free(&mopts);
     if (r < 0) {
         snprintf(err, n, "output %d '%s': writing the %s header failed: %s", o->index,
-                 o->cur_path, o->fmt, errstr(r, e, sizeof e));
+                 shown(o), o->fmt, errstr(r, e, sizeof e));
         close_target(o, 0);
         o->cur_packets = 0;
         drop_empty_file(o);
@@ -1085,13 +1160,14 @@ static void fail(pc_out *o, const char *what, int r, int *backoff_ms)
     /* one line when it fails, then only debug lines while it keeps failing */
     pc_log(o->log, first ? PC_LOG_ERR : PC_LOG_DEBUG,
            "encode: output %d '%s': %s; packets dropped, retrying in %.1f s",
-           o->index, o->cur_path, msg, *backoff_ms / 1000.0);
+           o->index, shown(o), msg, *backoff_ms / 1000.0);
 }
 
 static void *out_thread(void *arg)
 {
     pc_out *o = arg;
     pc_avlog_bind(o->log);
+    pc_avlog_redact(o->url);
     int backoff_ms = BACKOFF_FIRST_MS;
     int backoff_max = (o->kind == K_FILE || o->kind == K_HLS) ? BACKOFF_MAX_FILE_MS : BACKOFF_MAX_NET_MS;
     char err[512];
@@ -1147,7 +1223,7 @@ static void *out_thread(void *arg)
                 o->drop_until_key[i] = 1; /* start at a keyframe */
             pthread_mutex_unlock(&o->lock);
             pc_log(o->log, was_failed ? PC_LOG_DEBUG : PC_LOG_INFO,
-                   "encode: output %d '%s' %s", o->index, o->cur_path,
+                   "encode: output %d '%s' %s", o->index, shown(o),
                    was_failed ? "re-opened, waiting for a keyframe" : "open");
             ask_idr(o, pc_now_ns());
         }
@@ -1248,12 +1324,13 @@ static void *out_thread(void *arg)
             pc_avlog_quiet(0);
             backoff_ms = BACKOFF_FIRST_MS;
             pc_log(o->log, PC_LOG_NOTICE, "encode: output %d '%s' writing again", o->index,
-                   o->cur_path);
+                   shown(o));
         }
         if (o->on_written)
             o->on_written(o->cb_user[s.stream], o->index, s.pts_ns, now);
     }
     close_target(o, !atomic_load(&o->abort_io));
+    pc_avlog_redact(NULL);
     pthread_mutex_lock(&o->lock);
     drop_queue_locked(o);
     o->state = PC_OUT_CLOSED;
@@ -1282,6 +1359,7 @@ static void free_out(pc_out *o)
     pthread_mutex_destroy(&o->lock);
     pthread_cond_destroy(&o->cond);
     free(o->url);
+    free(o->shown);
     free(o->fmt);
     free(o->proto);
     free(o->srt_mode);
@@ -1327,6 +1405,9 @@ int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, con
     const char *fmt = NULL;
     pick_format(index, oc, scheme, &fmt, &o->kind, err, n);
     o->url = strdup(oc->url);
+    char masked[2048];
+    o->shown = strdup(pc_url_mask(oc->url, masked, sizeof masked));
+    o->rtmp = pc_url_is_rtmp(oc->url);
     dir_of(oc->url, o->folder, sizeof o->folder);
     o->fmt = dup_or_null(fmt);
     o->proto = strdup(scheme);
@@ -1362,7 +1443,7 @@ int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, con
     /* the queue holds as many frame sets as one stream's would */
     o->cap = (oc->queue_packets > 0 ? oc->queue_packets : 256) * nstreams;
     o->ring = calloc((size_t)o->cap, sizeof *o->ring);
-    if (!o->url || !o->proto || !par_ok || !o->wpkt || !o->ring) {
+    if (!o->url || !o->shown || !o->proto || !par_ok || !o->wpkt || !o->ring) {
         snprintf(err, n, "output %d: out of memory", index);
         free_out(o);
         return PC_ENOMEM;
@@ -1382,7 +1463,7 @@ int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, con
         const AVBitStreamFilter *f = av_bsf_get_by_name("dump_extra");
         if (!f || av_bsf_alloc(f, &o->bsf[i]) < 0) {
             snprintf(err, n, "output %d '%s': the dump_extra bitstream filter is missing",
-                     index, o->url);
+                     index, shown(o));
             free_out(o);
             return PC_ENOTSUP;
         }
@@ -1390,27 +1471,29 @@ int pc_out_open_streams(pc_out **out, int index, const pc_output_config *oc, con
         o->bsf[i]->time_base_in = o->enc_tb;
         av_opt_set(o->bsf[i]->priv_data, "freq", "keyframe", 0);
         if (av_bsf_init(o->bsf[i]) < 0) {
-            snprintf(err, n, "output %d '%s': dump_extra init failed", index, o->url);
+            snprintf(err, n, "output %d '%s': dump_extra init failed", index, shown(o));
             free_out(o);
             return PC_EIO;
         }
     }
-    /* open now (a bad path is a start-up error), except SRT: a listener
-     * waits for its caller and a caller may wait for its peer */
-    if (strcmp(o->proto, "srt") != 0) {
+    /* open now (a bad path is a start-up error), except SRT (a listener
+     * waits for its caller and a caller may wait for its peer) and RTMP (a
+     * streaming service may be unreachable for a while: the start does not
+     * wait for it, the output connects and reconnects on its thread) */
+    if (strcmp(o->proto, "srt") != 0 && !o->rtmp) {
         r = open_target(o, err, n);
         if (r) {
             free_out(o);
             return r;
         }
         o->state = PC_OUT_OK;
-        pc_log(o->log, PC_LOG_INFO, "encode: output %d '%s' open (%s%s)", index, o->cur_path, o->fmt,
+        pc_log(o->log, PC_LOG_INFO, "encode: output %d '%s' open (%s%s)", index, shown(o), o->fmt,
                nstreams > 1 ? ", one video stream per band" : "");
     } else {
         o->state = PC_OUT_CONNECTING;
     }
     if (pthread_create(&o->thread, NULL, out_thread, o) != 0) {
-        snprintf(err, n, "output %d '%s': cannot start its thread", index, o->url);
+        snprintf(err, n, "output %d '%s': cannot start its thread", index, shown(o));
         free_out(o);
         return PC_ENOMEM;
     }
@@ -1493,7 +1576,7 @@ void pc_out_close(pc_out *o, int timeout_ms)
         if (pthread_timedjoin_np(o->thread, NULL, &ts) != 0) {
             pc_log(o->log, PC_LOG_WARNING,
                    "encode: output %d '%s': not finished after %d ms, aborting its IO",
-                   o->index, o->url, timeout_ms);
+                   o->index, shown(o), timeout_ms);
             atomic_store(&o->abort_io, 1);
             pthread_join(o->thread, NULL);
         }
@@ -1505,7 +1588,7 @@ void pc_out_close(pc_out *o, int timeout_ms)
 void pc_out_stats(pc_out *o, pc_output_stats *st)
 {
     pthread_mutex_lock(&o->lock);
-    snprintf(st->url, sizeof st->url, "%s", o->url);
+    snprintf(st->url, sizeof st->url, "%s", o->shown);
     st->state = o->state;
     st->packets_written = o->written;
     st->packets_dropped = o->dropped;

@@ -5,7 +5,10 @@
  * content), no frame repeated or lost uncounted (the burned-in counter),
  * slab order honoured,
  * a slow consumer loses whole sets at one counted place with flat memory,
- * a recording replays byte for byte, and bad configurations are refused
+ * a recording replays byte for byte, frame-set skew (3 cameras, one made
+ * 6 ms late by PANOCAP_TEST_FAKE_DELAY: the first timed set shows it, the
+ * camera's offset gauge, one rate-limited warning; none without a delay),
+ * and bad configurations are refused
  * with messages that name the camera and the setting. In a sanitizer
  * build the cameras are 512x216 (the same checks: full-size frames checked
  * by instrumented code fell behind the cameras). */
@@ -341,6 +344,116 @@ static void test_slab_order(const char *image)
               "(%d sets, %d wrong slabs)", N - 1, sets, bad);
 }
 
+/* Frame-set skew (capture/skew.c). The log sink counts the skew warnings. */
+static int skew_warnings;
+static char skew_line[600];
+static void skew_sink(void *user, int level, const char *line)
+{
+    if (level <= PC_LOG_WARNING && strstr(line, "capture.max_skew")) {
+        if (!skew_warnings++)
+            snprintf(skew_line, sizeof skew_line, "%s", line);
+    } else if (level <= PC_LOG_WARNING) {
+        fprintf(stderr, "# log <%d> %s\n", level, line);
+    }
+}
+static const pc_logger skew_log = {skew_sink, NULL, PC_LOG_INFO};
+
+/* 3 fake cameras of 256x128 at 25 fps; camera 1 delay_ms late
+ * (PANOCAP_TEST_FAKE_DELAY, a camera on a late trigger), or none. Reads
+ * sets until `want` of them timed all 3 cameras. Free-running cameras'
+ * skew is known modulo the frame period only (a camera 30 ms late is one
+ * 10 ms early): the delay stays well under a quarter period. */
+static void skew_run(double delay_ms, double max_skew_ms)
+{
+    char env[32];
+    snprintf(env, sizeof env, "1:%g", delay_ms);
+    if (delay_ms > 0)
+        setenv("PANOCAP_TEST_FAKE_DELAY", env, 1);
+    else
+        unsetenv("PANOCAP_TEST_FAKE_DELAY");
+    pc_capture_config cfg;
+    pc_capture_config_init(&cfg);
+    cfg.source = PC_SOURCE_FAKE;
+    cfg.n_cameras = 3;
+    cfg.fps = 25;
+    cfg.pool_sets = 8;
+    cfg.deadline_periods = 4;
+    cfg.max_skew_ms = max_skew_ms;
+    cfg.log = &skew_log;
+    for (int i = 0; i < 3; i++) {
+        cfg.cam[i].cfa = PC_CFA_RGGB;
+        cfg.cam[i].width = 256;
+        cfg.cam[i].height = 128;
+    }
+    skew_warnings = 0;
+    skew_line[0] = '\0';
+    char err[512] = "";
+    pc_capture *c;
+    int rc = pc_capture_open(&c, &cfg, err, sizeof err);
+    if (!TAP_CHECK(rc == 0, "skew: open 3 fake cameras, camera 1 %g ms late: %s", delay_ms, rc ? err : "ok"))
+        return;
+    pc_capture_start(c, err, sizeof err);
+    const int want = 50;
+    int timed = 0, first_over = -1, sets = 0;
+    int64_t first_skew = -1, max_skew = 0, off1_min = INT64_MAX;
+    while (timed < want && sets < 2000) {
+        pc_frameset *s;
+        if (pc_capture_next(c, 5000, &s) != 0)
+            break;
+        sets++;
+        if (s->skew_slabs == 3) {
+            if (first_skew < 0)
+                first_skew = s->skew_ns;
+            if (first_over < 0 && s->skew_ns > (int64_t)((max_skew_ms > 0 ? max_skew_ms : 20) * 1e6))
+                first_over = timed;
+            if (s->skew_ns > max_skew)
+                max_skew = s->skew_ns;
+            int k1 = -1;
+            for (int k = 0; k < 3; k++)
+                if (s->camera[k] == 1)
+                    k1 = k;
+            if (k1 >= 0 && s->skew_offset_ns[k1] < off1_min)
+                off1_min = s->skew_offset_ns[k1];
+            timed++;
+        }
+        pc_capture_release(c, s);
+    }
+    double lim = max_skew_ms > 0 ? max_skew_ms : 20; /* 0: half the 40 ms period */
+    pc_set_stats ss;
+    pc_camera_stats cs[3];
+    pc_capture_set_stats(c, &ss);
+    pc_capture_stats(c, cs, 3);
+    pc_capture_close(c);
+    unsetenv("PANOCAP_TEST_FAKE_DELAY");
+    uint64_t hist = 0;
+    for (int i = 0; i < PC_SKEW_BUCKETS; i++)
+        hist += ss.skew_bucket[i];
+    TAP_CHECK(timed == want && hist == ss.skew_sets && ss.skew_sets >= (uint64_t)want &&
+              ss.max_skew_ns == (int64_t)(lim * 1e6),
+              "skew (%g ms late): %d sets timed all 3 cameras (of %d); histogram %llu = count %llu; "
+              "max_skew %.1f ms", delay_ms, timed, sets, (unsigned long long)hist,
+              (unsigned long long)ss.skew_sets, ss.max_skew_ns / 1e6);
+    if (delay_ms > 0) {
+        double d = delay_ms * 1e6;
+        TAP_CHECK(first_over == 0 && first_skew > lim * 1e6 && first_skew < d + 10e6,
+                  "skew: the first timed set shows camera 1's delay: %.2f ms (delay %g ms, limit %g ms)",
+                  first_skew / 1e6, delay_ms, lim);
+        TAP_CHECK(off1_min > 0.5 * d && cs[1].have_skew && cs[1].skew_offset_ns > 0.5 * d &&
+                  cs[0].skew_offset_ns <= 0 && cs[2].skew_offset_ns <= 0,
+                  "skew: camera 1 is late in every set (offset from the median >= %.2f ms; gauges "
+                  "%+.2f %+.2f %+.2f ms)", off1_min / 1e6, cs[0].skew_offset_ns / 1e6,
+                  cs[1].skew_offset_ns / 1e6, cs[2].skew_offset_ns / 1e6);
+        TAP_CHECK(skew_warnings == 1 && strstr(skew_line, "camera 1") && strstr(skew_line, "PTP") &&
+                      ss.sets_skewed >= (uint64_t)want,
+                  "skew: one warning (rate-limited) naming camera 1 for %llu sets over: %s",
+                  (unsigned long long)ss.sets_skewed, skew_line);
+    } else {
+        TAP_CHECK(skew_warnings == 0 && ss.sets_skewed == 0 && max_skew < lim * 1e6,
+                  "skew: no delay: no warning, largest skew %.3f ms (limit %g ms), %d warnings: %s",
+                  max_skew / 1e6, lim, skew_warnings, skew_line);
+    }
+}
+
 /* Consumer slower than the cameras: whole sets dropped at one place,
  * counted, index gaps equal the drops, memory flat. */
 static void test_slow_consumer(void)
@@ -555,6 +668,8 @@ int main(void)
     test_slab_order(image);
     test_slow_consumer();
     test_software_trigger();
+    skew_run(0, 0); /* the default limit: half a frame period */
+    skew_run(6, 3);
     test_bad_config();
 
     unlink(image);

@@ -221,6 +221,21 @@ static void test_errors(void)
                 "outputs[0].segmnet", "did you mean \"segment\"", NULL);
     check_error("unknown URL scheme", "scheme.conf", "outputs = (\n  \"rtsp://x:554/a\" );\n", 2, "outputs[0].url",
                 "unknown URL scheme \"rtsp\"", NULL);
+    check_error("RTMP with HEVC", "rtmphevc.conf",
+                "outputs = (\n  \"rtmp://127.0.0.1/live/s3cr3t-StreamKey-42\" );\n", 2, "outputs[0].url",
+                "RTMP carries H.264 only", "rtmp://127.0.0.1/live/****");
+    {
+        pc_settings s;
+        pc_diag d;
+        load_text("rtmph264.conf", "encode = { codec = \"h264\"; };\noutputs = ( \"rtmps://a.example/live2/s3cr3t-StreamKey-42\",\n"
+                  "  \"rtmp://a.example/live2/s3cr3t-StreamKey-42\" );\n", &s, &d);
+        int ok = d.errors == 0;
+        for (int i = 0; i < d.count; i++)
+            ok &= !strstr(d.item[i].msg, "s3cr3t");
+        TAP_CHECK(ok, "rtmp:// and rtmps:// outputs with codec h264: valid, no message shows the key");
+        if (!ok)
+            dump(&d);
+    }
     check_error("duplicate output", "dupout.conf", "outputs = ( \"a.ts\",\n \"a.ts\" );\n", 2, "outputs[1].url",
                 "duplicate output", NULL);
     check_error("bad bitrate text", "bitrate.conf", "encode = { bitrate = \"fast\"; };\n", 1, "encode.bitrate",

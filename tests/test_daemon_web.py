@@ -187,6 +187,15 @@ def main_daemon():
           abs(recd["used_bytes"] - size) < 2 * 1024 * 1024,
           "status: used %s bytes in %s segments; the folder has %d in %s" % (recd.get("used_bytes"),
                                                                           recd.get("segments"), size, files))
+    sk = s2["pipeline"].get("skew") or {}
+    offs = [c.get("skew_offset_ms") for c in cams2]
+    check(sk.get("sets", 0) > 0 and sk.get("limit_ms") == 20.0 and sk.get("max_ms") is not None
+          and sk["max_ms"] < sk["limit_ms"] and sk.get("sets_over") == 0 and all(o is not None for o in offs),
+          "status: frame-set skew over %s sets, max %s ms (limit %s ms, half the 40 ms period), camera offsets %s"
+          % (sk.get("sets"), sk.get("max_ms"), sk.get("limit_ms"), offs))
+    skc = metric(port, "panocap_frameset_skew_seconds_count")
+    check(skc is not None and skc >= sk.get("sets", 0) and metric(port, "panocap_frameset_skew_limit_seconds") == 0.02,
+          "metrics: panocap_frameset_skew_seconds histogram (%s sets), limit 0.02 s" % skc)
     wb = s2["white_balance"]["cameras"]
     check(len(wb) == 5 and all(c["auto"] and not c["frozen"] for c in wb),
           "status: white balance automatic on all 5 cameras")

@@ -10,11 +10,16 @@
  *   - SRT with options "mode=listener,passphrase=...": a caller without
  *     the passphrase and one with a wrong one get nothing, the caller with
  *     the right one decodes the stream;
+ *   - RTMP: rtmp://HOST[:PORT]/APP/KEY checked (host, key, FLV only,
+ *     H.264 only), and no message shows the stream key: pc_url_mask on
+ *     RTMP keys, passwords and SRT passphrases;
  *   - an SRT caller whose peer never answers keeps failing and retrying:
  *     FFmpeg's own error line is logged at error level once, not on every
  *     retry.
  * Everything stays on 127.0.0.1 and in a temp dir. */
 #include "encode_testutil.h"
+#include "encode_internal.h"
+#include "urlmask.h"
 
 #include <arpa/inet.h>
 #include <stdatomic.h>
@@ -52,6 +57,57 @@ static void refused(const char *url, const char *options, const char *want)
     int r = check_url(url, options, err, sizeof err);
     TAP_CHECK(r != 0 && strstr(err, want), "check refuses %s%s%s: %s", url,
               options ? " with options " : "", options ? options : "", err);
+}
+
+static void masked(const char *url, const char *want)
+{
+    char m[512];
+    pc_url_mask(url, m, sizeof m);
+    TAP_CHECK(!strcmp(m, want), "pc_url_mask(%s) = %s (want %s)", url, m, want);
+}
+
+static void rtmp_checks(void)
+{
+    const char *key = "s3cr3t-StreamKey-42";
+    masked("rtmp://127.0.0.1/live/s3cr3t-StreamKey-42", "rtmp://127.0.0.1/live/****");
+    masked("rtmps://a.rtmp.youtube.com:443/live2/abcd-efgh-ijkl?backup=1", "rtmps://a.rtmp.youtube.com:443/live2/****");
+    masked("RTMP://h/app/a/b", "RTMP://h/app/****");
+    masked("rtmp://h/app", "rtmp://h/app");
+    masked("srt://h:9000?mode=caller&passphrase=0123456789&latency=20",
+           "srt://h:9000?mode=caller&passphrase=****&latency=20");
+    masked("udp://user:pw@h:5000", "udp://user:****@h:5000");
+    masked("/rec/a.ts", "/rec/a.ts");
+    masked("null", "null");
+    char text[256];
+    snprintf(text, sizeof text, "x 'rtmp://h/live/%s' y %s z", key, key);
+    pc_url_redact(text, sizeof text, "rtmp://h/live/s3cr3t-StreamKey-42");
+    TAP_CHECK(!strstr(text, key) && !strcmp(text, "x 'rtmp://h/live/****' y **** z"),
+              "pc_url_redact masks the URL and the bare key: %s", text);
+
+    char err[512] = "";
+    int r = check_url("rtmp://127.0.0.1/live/s3cr3t-StreamKey-42", NULL, err, sizeof err);
+    TAP_CHECK(r == 0, "check accepts rtmp://127.0.0.1/live/KEY (no port: 1935) %s", err);
+    r = check_url("rtmp://127.0.0.1:19350/live/s3cr3t-StreamKey-42", NULL, err, sizeof err);
+    TAP_CHECK(r == 0, "check accepts rtmp://127.0.0.1:19350/live/KEY %s", err);
+    r = check_url("rtmps://a.rtmp.youtube.com/live2/s3cr3t-StreamKey-42", NULL, err, sizeof err);
+    TAP_CHECK(r == 0, "check accepts rtmps://HOST/APP/KEY %s", err);
+    refused("rtmp://127.0.0.1/live", NULL, "no application and stream key");
+    refused("rtmp:///live/key", NULL, "no host");
+    refused("rtmp://127.0.0.1:0/live/key", NULL, "1..65535");
+    pc_output_config oc = {.url = "rtmp://127.0.0.1/live/s3cr3t-StreamKey-42", .format = "mpegts"};
+    r = pc_output_check(0, &oc, err, sizeof err);
+    TAP_CHECK(r != 0 && strstr(err, "RTMP carries FLV") && !strstr(err, key) && strstr(err, "live/****"),
+              "check refuses MPEG-TS over RTMP, key masked: %s", err);
+    oc.format = NULL;
+    r = pc_out_check(2, &oc, AV_CODEC_ID_HEVC, err, sizeof err);
+    TAP_CHECK(r != 0 && strstr(err, "output 2") && strstr(err, "H.264 only") && strstr(err, "hevc") &&
+              !strstr(err, key) && strstr(err, "rtmp://127.0.0.1/live/****"),
+              "an HEVC picture to RTMP is refused naming the output, key masked: %s", err);
+    err[0] = '\0';
+    r = pc_out_check(0, &oc, AV_CODEC_ID_H264, err, sizeof err);
+    TAP_CHECK(r == 0, "an H.264 picture to RTMP is accepted %s", err);
+    r = check_url("rtmp://127.0.0.1/live/s3cr3t-StreamKey-42", "rtmp_live=nonsense", err, sizeof err);
+    TAP_CHECK(r != 0 && !strstr(err, key), "a bad RTMP option is refused, key masked: %s", err);
 }
 
 static void checks(const char *dir)
@@ -301,6 +357,8 @@ int main(void)
         return tap_skip_all("this FFmpeg has no libx264");
     if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "check"))
         checks(dir);
+    if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "rtmp"))
+        rtmp_checks();
     if (!getenv("PC_TEST_ONLY") || strstr(getenv("PC_TEST_ONLY"), "udp"))
         udp_pkt_size();
     {

@@ -190,7 +190,7 @@ static void completion(void)
         } else if (!strcmp(name, "source")) {
             printf("        COMPREPLY=($(compgen -W 'gige fake file:' -- \"$cur\"))\n");
         } else if (!strcmp(name, "output")) {
-            printf("        COMPREPLY=($(compgen -f -W 'null udp:// srt:// tcp:// rtp://' -- \"$cur\"))\n");
+            printf("        COMPREPLY=($(compgen -f -W 'null udp:// srt:// tcp:// rtp:// rtmp:// rtmps://' -- \"$cur\"))\n");
         } else {
             char vals[1024] = "";
             if (key) {

@@ -149,7 +149,9 @@ function renderCameras(s) {
   }
   cams.forEach((c, i) => {
     const r = tb.rows[i].cells;
-    r[0].replaceChildren(el('span', {class: 'name'}, c.name), el('span', {class: 'sub'}, c.model || ''));
+    const skew = c.skew_offset_ms === null || c.skew_offset_ms === undefined ? ''
+      : ' · skew ' + (c.skew_offset_ms >= 0 ? '+' : '−') + fixed(Math.abs(c.skew_offset_ms), 2) + ' ms';
+    r[0].replaceChildren(el('span', {class: 'name'}, c.name), el('span', {class: 'sub'}, (c.model || '') + skew));
     const late = c.connected && c.last_frame_age_s !== null && c.last_frame_age_s > 1;
     const cls = !c.connected ? 'bad' : late ? 'warn' : 'ok';
     r[2].replaceChildren(el('span', {class: 'dot ' + cls}), c.connected ? (late ? 'late' : 'streaming') : c.state);
@@ -180,12 +182,15 @@ function renderPipeline(s) {
     ['Substituted', int(p.frames_substituted) + ' sets (' + int(p.slabs_substituted) + ' slabs)'],
     ['Over budget', int(p.over_budget) + ' (' + int(p.window_over_budget) + ' in the last ' + fixed(p.window_s, 0) + ' s), budget ' + fixed(p.budget_ms, 1) + ' ms'],
     ['Bitrate', bitrate(p.bitrate_bps)],
+    ['Camera skew', !p.skew || p.skew.last_ms === null ? '–' : fixed(p.skew.last_ms, 2) + ' ms now, max ' +
+      fixed(p.skew.max_ms, 2) + ' ms (limit ' + fixed(p.skew.limit_ms, 2) + ' ms, ' + int(p.skew.sets_over) + ' sets over)'],
   ];
   const dl = $('pipeline-facts');
   dl.replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   const dd = dl.querySelectorAll('dd');
   dd[7].className = p.frames_dropped ? 'warn-text' : '';
   dd[9].className = p.window_over_budget ? 'warn-text' : '';
+  dd[11].className = p.skew && p.skew.sets_over ? 'warn-text' : '';
   fillTable($('stage-table'), Object.entries(p.stages), ([name, st]) => el('tr', {},
     el('td', {}, name),
     el('td', {class: 'num'}, fixed(st.p50_ms, 2)),
