@@ -289,11 +289,6 @@ static void rds_free(step_render *r)
     memset(r->vrd, 0, sizeof r->vrd);
 }
 
-static const char *proj_name(int proj)
-{
-    return proj == PC_PROJ_CYLINDRICAL ? "cylindrical" : proj == PC_PROJ_EQUIRECT ? "equirectangular" : "rectilinear";
-}
-
 static void set_describe(step_render *r, const render_rig *rr, const char *seams)
 {
     const char *base = strrchr(rr->name, '/');
@@ -307,7 +302,7 @@ static void set_describe(step_render *r, const render_rig *rr, const char *seams
     pthread_mutex_lock(&r->lock);
     if (r->stitch)
         snprintf(r->describe, sizeof r->describe, "%s %dx%d from %s, %s%s%s, %s, gains %s%s%s",
-                 proj_name(rr->rig.pano.proj), r->w, r->h, base ? base + 1 : rr->name,
+                 pc_proj_name(rr->rig.pano.proj), r->w, r->h, base ? base + 1 : rr->name,
                  pc_render_blend_name(rr->opt.blend), seams[0] ? " " : "", seams,
                  pc_render_sampler_name(rr->opt.sampler),
                  rr->gain_comp ? "compensated" : "as the .pto says", views,
