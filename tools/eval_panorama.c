@@ -33,8 +33,7 @@
 
 #define ZONE_MIN 5 /* of 255: a camera weighing at least 2 % of a pixel */
 
-static const char *const blend_try[] = {"feather", "seam", "multiband"};
-enum { NBLEND = 3 };
+enum { NBLEND = PC_RENDER_BLEND_COUNT }; /* every blend of render.h's table */
 
 /* mask bits */
 enum { M_COVER = 1, M_ZONE = 2 };
@@ -379,13 +378,8 @@ int ev_panorama(ev_ctx *e)
 
     /* panocap from Bayer cameras: each demosaic, each blend */
     int blends[NBLEND], nb = 0;
-    for (int i = 0; i < NBLEND; i++) {
-        int b = pc_render_blend_from_name(blend_try[i]);
-        if (b >= 0)
-            blends[nb++] = b;
-        else
-            printf("  blend %s: not in this build\n", blend_try[i]);
-    }
+    for (int i = 0; i < pc_render_blend_count() && nb < NBLEND; i++)
+        blends[nb++] = i;
     const double want = enblend_psnr - 3.0;
     step_stat steps;
     int have_steps = 0;
