@@ -21,7 +21,7 @@
  * col = (dx, -), row = (dy, -) and computes q from them per pixel in
  * pc_proj_combine: the renderers' fast paths stay as they are.
  *
- * Adding a projection: its enum value below, its formulas (a case in
+ * Adding a projection: its enum value below, its formulas (a branch in
  * pc_proj_combine and pc_proj_project, and in pc_proj_col/pc_proj_row if
  * it has separable terms), its row in projection.c's table, and tests
  * against Hugin's nona (tests/test_render.c, tests/test_rig.c).
@@ -95,7 +95,7 @@ PC_PROJ_HD int pc_proj_equirect_project(float f, const float q[3], float *dx, fl
     return 1;
 }
 
-/* --- the dispatch: one switch per step, host and device ----------------- */
+/* --- the dispatch: one per step, host and device ------------------------ */
 
 /* The column term of offset dx (col[1] 0 where unused). */
 PC_PROJ_HD void pc_proj_col(int proj, float f, float dx, float col[2])
@@ -119,25 +119,23 @@ PC_PROJ_HD void pc_proj_row(int proj, float f, float dy, float row[2])
     }
 }
 
-/* The view-space direction q of a pixel from its column and row terms. */
+/* The view-space direction q of a pixel from its column and row terms
+ * (the renderers' inner loop on the GPU: an if chain, the panorama's
+ * projections first, as the kernels were tuned with). */
 PC_PROJ_HD void pc_proj_combine(int proj, float f, const float *col, const float *row, float q[3])
 {
-    switch (proj) {
-    case PC_PROJ_CYLINDRICAL:
+    if (proj == PC_PROJ_CYLINDRICAL) {
         q[0] = col[0];
         q[1] = row[0];
         q[2] = col[1];
-        break;
-    case PC_PROJ_EQUIRECT:
+    } else if (proj == PC_PROJ_EQUIRECT) {
         q[0] = row[1] * col[0];
         q[1] = row[0];
         q[2] = row[1] * col[1];
-        break;
-    default: /* rectilinear */
+    } else { /* rectilinear */
         q[0] = col[0];
         q[1] = row[0];
         q[2] = f;
-        break;
     }
 }
 
