@@ -73,27 +73,14 @@ const char *pc_backend_pref_name(pc_backend_pref v); /* "auto", "cuda", "cpu" */
 const char *pc_codec_name(pc_codec v);     /* "hevc", "h264" */
 const char *pc_layout_name(pc_layout v);   /* "auto", "stacked", "grid", "bands" */
 
-/* panorama.blend: how overlapping cameras are mixed. */
-typedef enum pc_blend {
-    PC_BLEND_FEATHER = 0,   /* weights falling off towards each camera's border */
-    PC_BLEND_SEAM = 1,      /* one camera per pixel, the seam where the cameras agree (fixed per rig) */
-    PC_BLEND_MULTIBAND = 2, /* multi-band: low frequencies feathered wide, high ones at the seam */
-} pc_blend;
 /* virtual_cameras[].mode: who steers a view. */
 typedef enum pc_vcam_mode {
     PC_VCAM_MANUAL = 0,     /* the operator (control socket, HTTP), from the configured pose */
     PC_VCAM_FOLLOW = 1,     /* the follow mode (vcam/follow.h) until an operator command */
 } pc_vcam_mode;
-/* panorama.sampler, virtual_cameras[].sampler: how a camera picture is
- * read at a source position (the render family's pc_render_sampler). */
-typedef enum pc_sampler {
-    PC_SAMPLER_BILINEAR = 0, /* 2x2 pixels */
-    PC_SAMPLER_BICUBIC = 1,  /* 12 pixels, Keys' cubic as nona's default: sharper */
-    PC_SAMPLER_AUTO = 2,     /* views: bicubic on a GPU backend, bilinear on the CPU one (its
-                              * SIMD lanes do bilinear; bicubic there costs ~10x) */
-} pc_sampler;
-const char *pc_blend_name(pc_blend v);     /* "feather", "seam", "multiband" */
-const char *pc_sampler_name(pc_sampler v); /* "bilinear", "bicubic", "auto" */
+/* panorama.blend and the samplers (panorama.sampler,
+ * virtual_cameras[].sampler) are the render family's pc_render_blend and
+ * pc_render_sampler (kernels' render.h), with its names. */
 const char *pc_vcam_mode_name(pc_vcam_mode v); /* "manual", "follow" */
 
 /* One camera. Also used as the per-camera defaults in capture.camera. */
@@ -212,8 +199,8 @@ typedef struct pc_output_list {
 typedef struct pc_panorama_settings {
     char rig[PC_PATH_LEN];     /* Hugin project (.pto); "" = no rig */
     int enabled;               /* stitch where a rig is given */
-    int blend;                 /* pc_blend */
-    int sampler;               /* pc_sampler */
+    int blend;                 /* pc_render_blend */
+    int sampler;               /* pc_render_sampler */
     int gain_compensation;     /* gains measured on the overlaps (on top of the .pto's photometry) */
     double gain_smoothing_s;   /* time constant of those gains' filter */
     int width;                 /* 0 = the .pto's output size (its crop); else this width, same
@@ -252,7 +239,7 @@ typedef struct pc_vcam_settings {
     int width, height;         /* even, within the encoder's sides */
     double pan, tilt, hfov;    /* the initial pose, degrees (clamped to the rig's coverage) */
     int mode;                  /* pc_vcam_mode */
-    int sampler;               /* pc_sampler */
+    int sampler;               /* pc_render_sampler */
     pc_output_list outputs;
     int64_t bitrate;           /* bits per second */
     pc_preset_list presets;

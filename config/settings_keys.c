@@ -8,6 +8,7 @@
 
 #include "debayer.h"
 #include "log.h"
+#include "render.h"
 
 #include <string.h>
 #include <strings.h>
@@ -36,18 +37,14 @@ LOCAL_ENUM(backend, 0, "auto", "cuda", "cpu")
 LOCAL_ENUM(codec, 0, "hevc", "h264")
 LOCAL_ENUM(layout, 0, "auto", "stacked", "grid", "bands")
 LOCAL_ENUM(band_outputs, 0, "separate", "streams")
-LOCAL_ENUM(blend, 0, "feather", "seam", "multiband")
 LOCAL_ENUM(vcam_mode, 0, "manual", "follow")
-LOCAL_ENUM(sampler, 0, "bilinear", "bicubic", "auto")
 
 const char *pc_source_name(pc_source v) { return source_name((int)v); }
 const char *pc_trigger_name(pc_trigger v) { return trigger_name((int)v); }
 const char *pc_backend_pref_name(pc_backend_pref v) { return backend_name((int)v); }
 const char *pc_codec_name(pc_codec v) { return codec_name((int)v); }
 const char *pc_layout_name(pc_layout v) { return layout_name((int)v); }
-const char *pc_blend_name(pc_blend v) { return blend_name((int)v); }
 const char *pc_vcam_mode_name(pc_vcam_mode v) { return vcam_mode_name((int)v); }
-const char *pc_sampler_name(pc_sampler v) { return sampler_name((int)v); }
 
 /* Names owned by the kernels library: parsed with its helpers. */
 static int cfa_count(void) { return 4; }
@@ -78,6 +75,11 @@ static int algo_parse(const char *n)
     return d ? (int)d->id : -1;
 }
 static const pc_enum algo_enum = {pc_algo_count, algo_name, algo_parse, 0};
+
+static const char *blend_name(int i) { return pc_render_blend_name((pc_render_blend)i); }
+static const pc_enum blend_enum = {pc_render_blend_count, blend_name, pc_render_blend_from_name, 0};
+static const char *sampler_name(int i) { return pc_render_sampler_name((pc_render_sampler)i); }
+static const pc_enum sampler_enum = {pc_render_sampler_count, sampler_name, pc_render_sampler_from_name, 0};
 
 static const char *const level_names[] = {"err", "warning", "notice", "info", "debug"};
 static int level_count(void) { return 5; }

@@ -6,6 +6,7 @@
 #include "debayer.h"
 #include "encode_limits.h"
 #include "net.h"
+#include "render.h"
 #include "cpulist.h"
 #include "netaddr.h"
 #include "urlmask.h"
@@ -232,7 +233,7 @@ static int validate_panorama(const pc_settings *s, pc_diag *d)
     const char *file = s->config_file;
     const pc_panorama_settings *p = &s->panorama;
     int errors = 0;
-    if (p->sampler == PC_SAMPLER_BICUBIC && p->blend == PC_BLEND_MULTIBAND)
+    if (p->sampler == PC_RENDER_BICUBIC && p->blend == PC_RENDER_MULTIBAND)
         ERR(p->line, "panorama.sampler",
             "\"bicubic\" with blend \"multiband\": the multiband pyramid samples bilinear; use sampler "
             "\"bilinear\", or blend \"feather\" or \"seam\"");

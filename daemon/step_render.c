@@ -170,15 +170,11 @@ static int view_point(pc_render_plan *plan, const render_view *v, pc_vcam_pose p
     return pc_render_plan_set_view(plan, &vm, err, errlen);
 }
 
-/* The render family's sampler for a panorama.sampler or a view's: auto
- * is bicubic on a device backend, bilinear on the CPU one (its SIMD lanes
- * sample bilinear; bicubic there takes the reference's pixel, ~10x the
- * time: BENCHMARKS.md). */
+/* The sampler a plan gets for a panorama.sampler or a view's: auto is
+ * bicubic on a device backend, bilinear on the CPU one (BENCHMARKS.md). */
 static pc_render_sampler sampler_of(const step_render *r, int s)
 {
-    if (s == PC_SAMPLER_AUTO)
-        return pc_backend_host_threads(r->env->be) == 0 ? PC_RENDER_BICUBIC : PC_RENDER_BILINEAR;
-    return s == PC_SAMPLER_BICUBIC ? PC_RENDER_BICUBIC : PC_RENDER_BILINEAR;
+    return pc_render_sampler_resolve((pc_render_sampler)s, pc_backend_host_threads(r->env->be) == 0);
 }
 
 /* Builds the plans of rig with the settings' blend (any thread): the
@@ -198,11 +194,8 @@ static render_rig *rig_build(step_render *r, const pc_settings *s, const pc_rig 
     rr->rig = *rig;
     snprintf(rr->name, sizeof rr->name, "%s", s->panorama.rig);
     pc_render_options_default(&rr->opt);
-    switch (r->stitch ? s->panorama.blend : PC_BLEND_FEATHER) { /* without a panorama: measured only */
-    case PC_BLEND_SEAM: rr->opt.blend = PC_RENDER_SEAM; break;
-    case PC_BLEND_MULTIBAND: rr->opt.blend = PC_RENDER_MULTIBAND; break;
-    default: rr->opt.blend = PC_RENDER_FEATHER; break;
-    }
+    /* without a panorama: measured only, feather */
+    rr->opt.blend = r->stitch ? (pc_render_blend)s->panorama.blend : PC_RENDER_FEATHER;
     /* multiband with bicubic is refused by the config check */
     rr->opt.sampler = r->stitch ? sampler_of(r, s->panorama.sampler) : PC_RENDER_BILINEAR;
     if (rr->opt.blend == PC_RENDER_MULTIBAND)
@@ -230,7 +223,7 @@ static render_rig *rig_build(step_render *r, const pc_settings *s, const pc_rig 
         char e[400] = "";
         pc_rig_rect_view(v->w, v->h, poses[i].hfov, poses[i].pan, poses[i].tilt, 0.0, &view);
         pc_render_options vo = feather;
-        vo.sampler = sampler_of(r, i < s->vcam_count ? s->vcams[i].sampler : PC_SAMPLER_AUTO);
+        vo.sampler = sampler_of(r, i < s->vcam_count ? s->vcams[i].sampler : PC_RENDER_SAMPLER_AUTO);
         rc = pc_render_plan_build(&rr->view[i], rig, &view, photo, &vo, e, sizeof e);
         rr->nviews = i + (rr->view[i] != NULL);
         /* the first set_view samples the cameras' borders for the
@@ -289,11 +282,6 @@ static void rds_free(step_render *r)
     memset(r->vrd, 0, sizeof r->vrd);
 }
 
-static const char *proj_name(int proj)
-{
-    return proj == PC_PROJ_CYLINDRICAL ? "cylindrical" : proj == PC_PROJ_EQUIRECT ? "equirectangular" : "rectilinear";
-}
-
 static void set_describe(step_render *r, const render_rig *rr, const char *seams)
 {
     const char *base = strrchr(rr->name, '/');
@@ -301,13 +289,16 @@ static void set_describe(step_render *r, const render_rig *rr, const char *seams
     int cubic = 0;
     for (int i = 0; i < rr->nviews; i++)
         cubic += rr->view[i]->sampler == PC_RENDER_BICUBIC;
+    const char *cub = pc_render_sampler_name(PC_RENDER_BICUBIC), *lin = pc_render_sampler_name(PC_RENDER_BILINEAR);
+    char mixed[40];
+    snprintf(mixed, sizeof mixed, "%s and %s", cub, lin);
     if (r->nviews)
         snprintf(views, sizeof views, "; %d virtual camera%s (%s)", r->nviews, r->nviews == 1 ? "" : "s",
-                 cubic == rr->nviews ? "bicubic" : cubic ? "bicubic and bilinear" : "bilinear");
+                 cubic == rr->nviews ? cub : cubic ? mixed : lin);
     pthread_mutex_lock(&r->lock);
     if (r->stitch)
         snprintf(r->describe, sizeof r->describe, "%s %dx%d from %s, %s%s%s, %s, gains %s%s%s",
-                 proj_name(rr->rig.pano.proj), r->w, r->h, base ? base + 1 : rr->name,
+                 pc_proj_name(rr->rig.pano.proj), r->w, r->h, base ? base + 1 : rr->name,
                  pc_render_blend_name(rr->opt.blend), seams[0] ? " " : "", seams,
                  pc_render_sampler_name(rr->opt.sampler),
                  rr->gain_comp ? "compensated" : "as the .pto says", views,

@@ -21,8 +21,10 @@
 
 static void ray_angles(const float ray[3], float *pan, float *tilt)
 {
-    *pan = (float)(atan2(ray[0], ray[2]) * 180 / M_PI);
-    *tilt = (float)(atan2(ray[1], hypot(ray[0], ray[2])) * 180 / M_PI);
+    double p, t;
+    pc_ray_pan_tilt(ray[0], ray[1], ray[2], &p, &t);
+    *pan = (float)p;
+    *tilt = (float)t;
 }
 
 static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }

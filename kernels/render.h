@@ -78,16 +78,24 @@ extern "C" {
 #define PC_RENDER_GAIN_SAMPLES 2048
 #define PC_RENDER_MAX_PAIRS 32
 
+/* How overlapping cameras are mixed: the one enum of the blends, that the
+ * configuration (panorama.blend), the daemon and the tools use with the
+ * names below (pc_render_blend_name; render_plan.c's table). */
 typedef enum pc_render_blend {
     PC_RENDER_FEATHER = 0, /* ramps by distance to each camera's border */
     PC_RENDER_SEAM = 1,    /* a seam where the cameras agree, narrow feather across it */
     PC_RENDER_MULTIBAND = 2, /* the seam's overlaps blended band by band (render_multiband.h) */
+    PC_RENDER_BLEND_COUNT
 } pc_render_blend;
 
-/* How a camera picture is sampled at a source position. */
+/* How a camera picture is sampled at a source position: the one enum of
+ * the samplers (panorama.sampler, virtual_cameras[].sampler, the tools). */
 typedef enum pc_render_sampler {
     PC_RENDER_BILINEAR = 0, /* 2x2 pixels: the fastest */
     PC_RENDER_BICUBIC = 1,  /* 12 pixels, Keys a = -0.75 (nona's poly3): sharper where a view magnifies */
+    PC_RENDER_SAMPLER_AUTO = 2, /* a choice, not a sampler (plans refuse it): bicubic on a GPU backend,
+                                 * bilinear on the CPU one (pc_render_sampler_resolve) */
+    PC_RENDER_SAMPLER_COUNT
 } pc_render_sampler;
 
 typedef struct pc_render_options {
@@ -105,12 +113,20 @@ typedef struct pc_render_options {
 } pc_render_options;
 
 void pc_render_options_default(pc_render_options *o);
-/* "feather" / "seam" / "multiband"; -1 if unknown. */
+/* The names: "feather" / "seam" / "multiband"; from_name is
+ * case-insensitive, -1 if unknown; name gives "?" out of range. */
+int pc_render_blend_count(void);
 int pc_render_blend_from_name(const char *name);
 const char *pc_render_blend_name(pc_render_blend b);
-/* "bilinear" / "bicubic"; -1 if unknown. */
+/* "bilinear" / "bicubic" / "auto", as the blends. */
+int pc_render_sampler_count(void);
 int pc_render_sampler_from_name(const char *name);
 const char *pc_render_sampler_name(pc_render_sampler s);
+/* The sampler a plan gets for s: auto is bicubic where the backend
+ * renders on a device (gpu 1), bilinear on the CPU one (its SIMD lanes
+ * sample bilinear; bicubic there takes the reference's pixel, ~10x the
+ * time); the others as they are. */
+pc_render_sampler pc_render_sampler_resolve(pc_render_sampler s, int gpu);
 
 /* One camera as the kernels see it. */
 typedef struct pc_render_cam {

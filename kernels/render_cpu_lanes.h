@@ -302,14 +302,24 @@ INL int project_lanes(const frame *f, const cam_vec *cv, int c, int x, int y, co
         X = cv->R[0] * c0 + k0[0] + cv->R[2] * c1;
         Y = cv->R[3] * c0 + k0[1] + cv->R[5] * c1;
         Z = cv->R[6] * c0 + k0[2] + cv->R[8] * c1;
-    } else { /* pc_render_ray in full */
+    } else { /* pc_render_ray in full (pc_proj_combine's lanes) */
         const float r0 = f->row[2 * y], r1 = f->row[2 * y + 1];
         vf q0 = c0, q1 = splat(r0), q2 = c1;
-        if (vw->proj == PC_PROJ_EQUIRECT) {
+        switch (vw->proj) {
+        case PC_PROJ_CYLINDRICAL: break;
+        case PC_PROJ_EQUIRECT:
             q0 = r1 * c0;
             q2 = r1 * c1;
-        } else if (vw->proj != PC_PROJ_CYLINDRICAL) {
-            q2 = vw->f;
+            break;
+        case PC_PROJ_RECTILINEAR: q2 = vw->f; break;
+        default: /* a projection without lanes of its own: pc_proj_combine per lane */
+            for (int l = 0; l < VL; l++) {
+                const float cl[2] = {c0[l], c1[l]}, rl[2] = {r0, r1};
+                float q[3];
+                pc_proj_combine(vw->proj, vw->f[0], cl, rl, q);
+                q0[l] = q[0], q1[l] = q[1], q2[l] = q[2];
+            }
+            break;
         }
         vf ray0 = q0, ray1 = q1, ray2 = q2;
         if (vw->rotated) {

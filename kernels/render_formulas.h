@@ -25,51 +25,21 @@
 #define PC_RENDER_HD static inline
 #endif
 
-/* The view-space direction q of a pixel from its column and row terms
- * (pc_render_plan.col/row, two floats each), exactly as pc_view_ray
- * computes them (same operations, same order: the same floats):
- *   cylindrical  col = (sin lon, cos lon), row = (dy / f, -): q = (c0, r0, c1)
- *   equirect     col = (sin lon, cos lon), row = (sin lat, cos lat):
- *                q = (r1 c0, r0, r1 c1)
- *   rectilinear  col = (dx, -), row = (dy, -): q = (c0, r0, f)
- * then turned by the view's rotation. */
+/* The column and row terms of output pixel (x, y) (pc_render_plan.col/row,
+ * two floats each; projection.h, pc_proj_col/pc_proj_row): the column's
+ * depend on x only, the row's on y only. pc_render_ray combines them into
+ * pc_view_ray's ray (same operations, same order: the same floats). */
 PC_RENDER_HD void pc_render_terms(const pc_view_model *v, float x, float y, float col[2], float row[2])
 {
     const float dx = x + v->ox - v->cx, dy = v->cy - (y + v->oy);
-    col[1] = row[1] = 0.0f;
-    if (v->proj == PC_PROJ_CYLINDRICAL) {
-        const float lon = dx / v->f;
-        col[0] = sinf(lon);
-        col[1] = cosf(lon);
-        row[0] = dy / v->f;
-    } else if (v->proj == PC_PROJ_EQUIRECT) {
-        const float lon = dx / v->f, lat = dy / v->f;
-        col[0] = sinf(lon);
-        col[1] = cosf(lon);
-        row[0] = sinf(lat);
-        row[1] = cosf(lat);
-    } else {
-        col[0] = dx;
-        row[0] = dy;
-    }
+    pc_proj_col(v->proj, v->f, dx, col);
+    pc_proj_row(v->proj, v->f, dy, row);
 }
 
 PC_RENDER_HD void pc_render_ray(const pc_view_model *v, const float *col, const float *row, float ray[3])
 {
     float q[3];
-    if (v->proj == PC_PROJ_CYLINDRICAL) {
-        q[0] = col[0];
-        q[1] = row[0];
-        q[2] = col[1];
-    } else if (v->proj == PC_PROJ_EQUIRECT) {
-        q[0] = row[1] * col[0];
-        q[1] = row[0];
-        q[2] = row[1] * col[1];
-    } else {
-        q[0] = col[0];
-        q[1] = row[0];
-        q[2] = v->f;
-    }
+    pc_proj_combine(v->proj, v->f, col, row, q);
     if (!v->rotated) {
         ray[0] = q[0], ray[1] = q[1], ray[2] = q[2];
         return;

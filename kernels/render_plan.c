@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define GRID 4
 
@@ -37,33 +38,43 @@ void pc_render_options_default(pc_render_options *o)
     o->blend = PC_RENDER_FEATHER;
 }
 
-static const char *const blend_names[] = {"feather", "seam", "multiband"};
-#define NBLENDS (int)(sizeof blend_names / sizeof blend_names[0])
+/* The names of the blends and samplers (render.h): the one table that
+ * the configuration, the daemon, the man page and the tools read. */
+static const char *const blend_names[PC_RENDER_BLEND_COUNT] = {
+    [PC_RENDER_FEATHER] = "feather", [PC_RENDER_SEAM] = "seam", [PC_RENDER_MULTIBAND] = "multiband"};
+static const char *const sampler_names[PC_RENDER_SAMPLER_COUNT] = {
+    [PC_RENDER_BILINEAR] = "bilinear", [PC_RENDER_BICUBIC] = "bicubic", [PC_RENDER_SAMPLER_AUTO] = "auto"};
 
-int pc_render_blend_from_name(const char *name)
+static int name_index(const char *name, const char *const *names, int n)
 {
-    for (int i = 0; name && i < NBLENDS; i++)
-        if (strcmp(name, blend_names[i]) == 0)
+    for (int i = 0; name && i < n; i++)
+        if (strcasecmp(name, names[i]) == 0)
             return i;
     return -1;
 }
 
-const char *pc_render_blend_name(pc_render_blend b) { return (unsigned)b < NBLENDS ? blend_names[b] : "?"; }
+int pc_render_blend_count(void) { return PC_RENDER_BLEND_COUNT; }
+int pc_render_blend_from_name(const char *name) { return name_index(name, blend_names, PC_RENDER_BLEND_COUNT); }
+const char *pc_render_blend_name(pc_render_blend b)
+{
+    return (unsigned)b < PC_RENDER_BLEND_COUNT ? blend_names[b] : "?";
+}
 
-static const char *const sampler_names[] = {"bilinear", "bicubic"};
-#define NSAMPLERS (int)(sizeof sampler_names / sizeof sampler_names[0])
-
+int pc_render_sampler_count(void) { return PC_RENDER_SAMPLER_COUNT; }
 int pc_render_sampler_from_name(const char *name)
 {
-    for (int i = 0; name && i < NSAMPLERS; i++)
-        if (strcmp(name, sampler_names[i]) == 0)
-            return i;
-    return -1;
+    return name_index(name, sampler_names, PC_RENDER_SAMPLER_COUNT);
 }
-
 const char *pc_render_sampler_name(pc_render_sampler s)
 {
-    return (unsigned)s < NSAMPLERS ? sampler_names[s] : "?";
+    return (unsigned)s < PC_RENDER_SAMPLER_COUNT ? sampler_names[s] : "?";
+}
+
+pc_render_sampler pc_render_sampler_resolve(pc_render_sampler s, int gpu)
+{
+    if (s == PC_RENDER_SAMPLER_AUTO)
+        return gpu ? PC_RENDER_BICUBIC : PC_RENDER_BILINEAR;
+    return s == PC_RENDER_BICUBIC ? PC_RENDER_BICUBIC : PC_RENDER_BILINEAR;
 }
 
 void pc_render_plan_free(pc_render_plan *p)
@@ -331,15 +342,16 @@ int pc_render_plan_build(pc_render_plan **out, const pc_rig *rig, const pc_view_
             return PC_EINVAL;
         }
     const int levels = opt->levels ? opt->levels : PC_MB_DEFAULT_LEVELS;
-    if ((unsigned)opt->blend > PC_RENDER_MULTIBAND || opt->feather < 0 || opt->feather > 1e6f || opt->seam_width < 0 ||
+    if ((unsigned)opt->blend >= PC_RENDER_BLEND_COUNT || opt->feather < 0 || opt->feather > 1e6f || opt->seam_width < 0 ||
         opt->seam_width > 1e6f || levels < PC_MB_MIN_LEVELS || levels > PC_MB_MAX_LEVELS) {
         pc_set_err(err, errlen, "render plan: options: blend %d, feather %g, seam width %g, levels %d (%d..%d)",
                    (int)opt->blend, (double)opt->feather, (double)opt->seam_width, opt->levels, PC_MB_MIN_LEVELS,
                    PC_MB_MAX_LEVELS);
         return PC_EINVAL;
     }
-    if ((unsigned)opt->sampler >= NSAMPLERS) {
-        pc_set_err(err, errlen, "render plan: options: sampler %d (0 bilinear, 1 bicubic)", (int)opt->sampler);
+    if (opt->sampler != PC_RENDER_BILINEAR && opt->sampler != PC_RENDER_BICUBIC) {
+        pc_set_err(err, errlen, "render plan: options: sampler %d (%s): a plan samples bilinear or bicubic (auto: "
+                   "pc_render_sampler_resolve first)", (int)opt->sampler, pc_render_sampler_name(opt->sampler));
         return PC_EINVAL;
     }
     if (opt->sampler == PC_RENDER_BICUBIC && opt->blend == PC_RENDER_MULTIBAND) {

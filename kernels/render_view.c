@@ -417,8 +417,9 @@ int pc_render_plan_set_view(pc_render_plan *p, const pc_view_model *view, char *
         return PC_EINVAL;
     }
     if (view->proj != PC_PROJ_RECTILINEAR || !(view->f > 0.0f) || !isfinite(view->f)) {
-        pc_set_err(err, errlen, "render plan: set view: projection %d, f %g: only rectilinear views (virtual cameras, "
-                   "pc_rig_rect_view) move; a panorama's plan is built once", view->proj, (double)view->f);
+        pc_set_err(err, errlen, "render plan: set view: projection %s, f %g: only rectilinear views (virtual cameras, "
+                   "pc_rig_rect_view) move; a panorama's plan is built once", pc_proj_name(view->proj),
+                   (double)view->f);
         return PC_EINVAL;
     }
     if (p->blend != PC_RENDER_FEATHER) {

@@ -10,7 +10,8 @@
  * docs/panorama.md derives each step. In short, for an output pixel (x, y):
  *
  *   ray   = view projection^-1 (x, y), world coordinates: X right, Y up,
- *           Z forward (yaw 0, pitch 0); not normalised
+ *           Z forward (yaw 0, pitch 0); not normalised (the projections'
+ *           formulas: projection.h)
  *   cam   = R_c * ray, R_c = (yaw * pitch * roll)^T  (world -> camera)
  *   u, v  = lens projection of cam, pixels from the image centre, v down:
  *           rectilinear  u = f X/Z, v = -f Y/Z,  f = (w/2) / tan(hfov/2)
@@ -46,6 +47,8 @@
 #ifndef PANOCAP_CAMERA_MODEL_H
 #define PANOCAP_CAMERA_MODEL_H
 
+#include "projection.h"
+
 #ifdef __CUDACC__
 #define PC_RIG_HD __host__ __device__ static inline
 #else
@@ -73,8 +76,8 @@ enum {
     PC_LENS_FISHEYE_FULL = 3,
     PC_LENS_EQUIRECT = 4,
 };
-/* Output projections (the .pto `p` line's f codes). */
-enum { PC_PROJ_RECTILINEAR = 0, PC_PROJ_CYLINDRICAL = 1, PC_PROJ_EQUIRECT = 2 };
+/* Output projections (PC_PROJ_*, the .pto `p` line's f codes) and their
+ * formulas: projection.h. */
 
 /* One camera's geometry, derived once per rig (pc_rig_camera_model). */
 typedef struct pc_cam_model {
@@ -121,21 +124,7 @@ PC_RIG_HD void pc_view_ray(const pc_view_model *v, float x, float y, float ray[3
 {
     const float dx = x + v->ox - v->cx, dy = v->cy - (y + v->oy);
     float q[3];
-    if (v->proj == PC_PROJ_CYLINDRICAL) {
-        const float lon = dx / v->f;
-        q[0] = sinf(lon);
-        q[1] = dy / v->f;
-        q[2] = cosf(lon);
-    } else if (v->proj == PC_PROJ_EQUIRECT) {
-        const float lon = dx / v->f, lat = dy / v->f, cl = cosf(lat);
-        q[0] = cl * sinf(lon);
-        q[1] = sinf(lat);
-        q[2] = cl * cosf(lon);
-    } else {
-        q[0] = dx;
-        q[1] = dy;
-        q[2] = v->f;
-    }
+    pc_proj_ray(v->proj, v->f, dx, dy, q);
     if (!v->rotated) {
         ray[0] = q[0], ray[1] = q[1], ray[2] = q[2];
         return;
@@ -218,22 +207,8 @@ PC_RIG_HD int pc_view_project(const pc_view_model *v, const float ray[3], float 
             q[i] = v->R[i] * ray[0] + v->R[3 + i] * ray[1] + v->R[6 + i] * ray[2];
     }
     float dx, dy;
-    if (v->proj == PC_PROJ_RECTILINEAR) {
-        if (q[2] <= 0.0f)
-            return 0;
-        dx = v->f * q[0] / q[2];
-        dy = v->f * q[1] / q[2];
-    } else {
-        const float hz = sqrtf(q[0] * q[0] + q[2] * q[2]);
-        dx = v->f * atan2f(q[0], q[2]);
-        if (v->proj == PC_PROJ_CYLINDRICAL) {
-            if (!(hz > 0.0f))
-                return 0;
-            dy = v->f * q[1] / hz;
-        } else {
-            dy = v->f * atan2f(q[1], hz);
-        }
-    }
+    if (!pc_proj_project(v->proj, v->f, q, &dx, &dy))
+        return 0;
     *x = v->cx + dx - v->ox;
     *y = v->cy - dy - v->oy;
     return 1;

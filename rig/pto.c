@@ -458,28 +458,31 @@ static int parse_p(parser *ps, const char *s, pc_rig_canvas *p)
     for (int k = 0; k < 4; k++)
         if (!given[required[k]])
             return fail(ps, "%s: field %s (%s) is missing", what, pfield[required[k]], meaning[k]);
-    int proj = (int)val[P_F];
-    if (val[P_F] != proj || proj < PC_PROJ_RECTILINEAR || proj > PC_PROJ_EQUIRECT)
-        return fail(ps, "%s: field f: projection %g is not supported (panocap renders 0 rectilinear, "
-                        "1 cylindrical, 2 equirectangular)", what, val[P_F]);
+    const pc_proj_desc *pd = val[P_F] == floor(val[P_F]) && fabs(val[P_F]) < 1e6 ? pc_proj_from_pto((int)val[P_F]) : NULL;
+    if (!pd) {
+        char list[256];
+        pc_proj_pto_list(list, sizeof list);
+        return fail(ps, "%s: field f: projection %g is not supported (panocap renders %s)", what, val[P_F], list);
+    }
     if (val[P_W] < 16 || val[P_W] > 65536 || val[P_W] != floor(val[P_W]))
         return fail(ps, "%s: field w: %g is not a canvas width (16..65536)", what, val[P_W]);
     if (val[P_H] < 16 || val[P_H] > 65536 || val[P_H] != floor(val[P_H]))
         return fail(ps, "%s: field h: %g is not a canvas height (16..65536)", what, val[P_H]);
-    double vmax = proj == PC_PROJ_RECTILINEAR ? 180.0 : 360.0;
-    if (!(val[P_V] > 0 && val[P_V] <= vmax) || (proj == PC_PROJ_RECTILINEAR && val[P_V] >= 180.0))
+    const double vmax = pd->max_hfov;
+    const char *vbound = pd->max_open ? "<" : "<=";
+    if (!(val[P_V] > 0 && val[P_V] <= vmax) || (pd->max_open && val[P_V] >= vmax))
         return fail(ps, "%s: field v: %g is not a field of view for this projection (%g <= v %s %g degrees)", what,
-                    val[P_V], PC_RIG_MIN_HFOV, proj == PC_PROJ_RECTILINEAR ? "<" : "<=", vmax);
+                    val[P_V], PC_RIG_MIN_HFOV, vbound, vmax);
     if (val[P_V] < PC_RIG_MIN_HFOV)
         return fail(ps, "%s: field v: %g degrees is narrower than any panorama (%g <= v %s %g degrees for this "
                         "projection; the cameras it shows see at least %g)", what, val[P_V], PC_RIG_MIN_HFOV,
-                    proj == PC_PROJ_RECTILINEAR ? "<" : "<=", vmax, PC_RIG_MIN_HFOV);
+                    vbound, vmax, PC_RIG_MIN_HFOV);
     if (!(fabs(val[P_E]) <= 20))
         return fail(ps, "%s: field E: %g is not an exposure value (-20..20)", what, val[P_E]);
     if (val[P_R] != 0 && val[P_R] != 1)
         return fail(ps, "%s: field R: %g is not an output mode (0 = LDR through image 0's response, 1 = HDR, "
                         "linear)", what, val[P_R]);
-    p->proj = proj;
+    p->proj = pd->id;
     p->w = (int)val[P_W];
     p->h = (int)val[P_H];
     p->hfov = val[P_V];
@@ -689,6 +692,12 @@ out:
 
 int pc_rig_save(const pc_rig *rig, const char *path, char *err, size_t errlen)
 {
+    const pc_proj_desc *pd = pc_proj_get(rig->pano.proj);
+    if (!pd) {
+        snprintf(err, errlen, "%s: not written: the canvas' projection %d is not one panocap knows", path,
+                 rig->pano.proj);
+        return -1;
+    }
     FILE *f = fopen(path, "w");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
@@ -696,7 +705,7 @@ int pc_rig_save(const pc_rig *rig, const char *path, char *err, size_t errlen)
     }
     const pc_rig_canvas *p = &rig->pano;
     fprintf(f, "# hugin project file\n#hugin_ptoversion 2\n");
-    fprintf(f, "p f%d w%d h%d v%.17g E%.17g R%d", p->proj, p->w, p->h, p->hfov, p->exposure, p->response);
+    fprintf(f, "p f%d w%d h%d v%.17g E%.17g R%d", pd->pto, p->w, p->h, p->hfov, p->exposure, p->response);
     if (p->crop[1] || p->crop[3])
         fprintf(f, " S%d,%d,%d,%d", p->crop[0], p->crop[1], p->crop[2], p->crop[3]);
     fprintf(f, " n\"TIFF_m c:NONE\"\nm i0\n\n");

@@ -14,7 +14,8 @@
  *   pc_rig_photometry_build(&rig, photo);          // gains and tables
  * Per pixel (camera_model.h, host and CUDA): pc_view_ray, pc_cam_project,
  * their inverses pc_cam_unproject and pc_view_project, pc_vig_factor,
- * pc_photo_correct.
+ * pc_photo_correct. The output projections, their table and pan/tilt
+ * angles of a direction: projection.h.
  *
  * Units: angles in the .pto and in pc_rig are degrees, as Hugin writes
  * them; the derived models are radians/pixels in float.
@@ -69,7 +70,7 @@ typedef struct pc_rig_camera {
 
 /* The `p` line. */
 typedef struct pc_rig_canvas {
-    int proj;                  /* PC_PROJ_* (f) */
+    int proj;                  /* PC_PROJ_* (projection.h; written as its .pto f code) */
     int w, h;                  /* full canvas */
     double hfov;               /* v, degrees */
     int crop[4];               /* S: left, right, top, bottom; all 0 = none */

@@ -147,7 +147,7 @@ void pc_rig_panorama_view(const pc_rig *rig, int w, int h, pc_view_model *out)
     const int cropped = p->crop[0] || p->crop[1] || p->crop[2] || p->crop[3];
     memset(out, 0, sizeof *out);
     out->proj = p->proj;
-    out->f = (float)(p->proj == PC_PROJ_RECTILINEAR ? (cw / 2.0) / tan(hfov / 2.0) : cw / hfov);
+    out->f = (float)pc_proj_get(p->proj)->focal(cw, hfov);
     /* In the scaled canvas (pixel centres at integers, its left edge at
      * -0.5) the centre is (cw - 1) / 2 and the crop's first pixel centre
      * is crop * s: its left edge, crop - 0.5 unscaled, is at crop * s - 0.5. */
@@ -166,7 +166,7 @@ void pc_rig_rect_view(int w, int h, double hfov, double pan, double tilt, double
     double m[9];
     memset(out, 0, sizeof *out);
     out->proj = PC_PROJ_RECTILINEAR;
-    out->f = (float)((w / 2.0) / tan(hfov * DEG / 2.0));
+    out->f = (float)pc_proj_get(PC_PROJ_RECTILINEAR)->focal(w, hfov * DEG);
     out->cx = (float)((w - 1) / 2.0);
     out->cy = (float)((h - 1) / 2.0);
     rotation(pan, tilt, roll, m);

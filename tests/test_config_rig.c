@@ -20,6 +20,7 @@
  *     same, nested lists included; --set reaches the views. */
 #include "settings.h"
 #include "settings_rig.h"
+#include "render.h"
 #include "panocap_config.h"
 #include "config_testutil.h"
 #include "tap.h"
@@ -112,13 +113,13 @@ static void test_accepts(void)
     if (e)
         dump(&d);
     const pc_panorama_settings *p = &s->panorama;
-    TAP_CHECK(pc_settings_stitching(s) && p->blend == PC_BLEND_MULTIBAND && !p->gain_compensation &&
+    TAP_CHECK(pc_settings_stitching(s) && p->blend == PC_RENDER_MULTIBAND && !p->gain_compensation &&
                   p->gain_smoothing_s == 5.0 && p->width == 0 && p->unstitched.count == 2 &&
                   strcmp(p->unstitched.item[0].url, "cams.ts") == 0 &&
                   strcmp(p->unstitched.item[1].options, "pkt_size=1316") == 0 && p->line == 1,
               "panorama: blend, gains, unstitched_outputs (a string and a group) as written");
-    TAP_CHECK(p->sampler == PC_SAMPLER_BILINEAR && s->vcams[0].sampler == PC_SAMPLER_AUTO &&
-                  s->vcams[1].sampler == PC_SAMPLER_BILINEAR,
+    TAP_CHECK(p->sampler == PC_RENDER_BILINEAR && s->vcams[0].sampler == PC_RENDER_SAMPLER_AUTO &&
+                  s->vcams[1].sampler == PC_RENDER_BILINEAR,
               "samplers: the panorama's bilinear and a view's auto by default, a view's bilinear as written");
     const pc_vcam_settings *v = &s->vcams[0], *w = &s->vcams[1];
     TAP_CHECK(s->vcam_count == 2 && strcmp(v->name, "main") == 0 && v->width == 1920 && v->height == 1080 &&

@@ -1020,6 +1020,25 @@ static void check_bicubic(void)
               pc_render_sampler_from_name("lanczos") == -1 &&
               strcmp(pc_render_sampler_name(PC_RENDER_BICUBIC), "bicubic") == 0,
               "sampler names: bilinear, bicubic; others unknown");
+    /* the one table the configuration reads too: auto, any case, and what auto becomes */
+    TAP_CHECK(pc_render_sampler_count() == 3 && pc_render_sampler_from_name("Auto") == PC_RENDER_SAMPLER_AUTO &&
+                  strcmp(pc_render_sampler_name(PC_RENDER_SAMPLER_COUNT), "?") == 0 &&
+                  pc_render_sampler_resolve(PC_RENDER_SAMPLER_AUTO, 1) == PC_RENDER_BICUBIC &&
+                  pc_render_sampler_resolve(PC_RENDER_SAMPLER_AUTO, 0) == PC_RENDER_BILINEAR &&
+                  pc_render_sampler_resolve(PC_RENDER_BICUBIC, 0) == PC_RENDER_BICUBIC &&
+                  pc_render_blend_count() == 3 && pc_render_blend_from_name("MultiBand") == PC_RENDER_MULTIBAND &&
+                  strcmp(pc_render_blend_name(PC_RENDER_SEAM), "seam") == 0 && pc_render_blend_from_name(NULL) == -1,
+              "sampler and blend tables: auto (bicubic on a GPU, bilinear on the CPU), names in any case");
+    pc_render_options o;
+    pc_render_options_default(&o);
+    o.sampler = PC_RENDER_SAMPLER_AUTO;
+    pc_render_plan *none = NULL;
+    char aerr[300] = "";
+    pc_view_model vm;
+    pc_rig_rect_view(64, 48, 60, 0, 0, 0, &vm);
+    TAP_CHECK(pc_render_plan_build(&none, &rig, &vm, NULL, &o, aerr, sizeof aerr) == PC_EINVAL && !none &&
+                  strstr(aerr, "sampler 2 (auto)"),
+              "a plan refuses sampler auto: %s", aerr);
 }
 
 int main(void)

@@ -399,8 +399,47 @@ static void check_activity(void)
     TAP_CHECK(counts[2] == 0 && counts[9] == 0, "activity: a change that stays fades into the background");
 }
 
+/* rig/projection.h: the table of output projections, directions as
+ * pan/tilt and the pan difference the short way round. */
+static void check_projections(void)
+{
+    int ok = 1;
+    for (int i = 0; i < PC_PROJ_COUNT; i++) {
+        const pc_proj_desc *d = pc_proj_get(i);
+        ok = ok && d && (int)d->id == i && pc_proj_from_pto(d->pto) == d && strcmp(pc_proj_name(i), d->name) == 0;
+        /* the formulas' round trip at a pixel off the centre */
+        const float f = 500.0f, dx = 123.0f, dy = -45.0f;
+        float q[3], x, y;
+        pc_proj_ray(i, f, dx, dy, q);
+        ok = ok && pc_proj_project(i, f, q, &x, &y) && fabsf(x - dx) < 1e-2f && fabsf(y - dy) < 1e-2f;
+        /* the per-column and per-row terms give pc_proj_ray's floats */
+        float c[2], r[2], q2[3];
+        pc_proj_col(i, f, dx, c);
+        pc_proj_row(i, f, dy, r);
+        pc_proj_combine(i, f, c, r, q2);
+        ok = ok && !memcmp(q, q2, sizeof q);
+    }
+    char list[256];
+    pc_proj_pto_list(list, sizeof list);
+    TAP_CHECK(ok && !pc_proj_get(PC_PROJ_COUNT) && !pc_proj_get(-1) && !pc_proj_from_pto(5) &&
+                  strcmp(pc_proj_name(PC_PROJ_COUNT), "?") == 0 &&
+                  strcmp(list, "0 rectilinear, 1 cylindrical, 2 equirectangular") == 0,
+              "projections: one table entry each, .pto codes and names, ray and project round trip (%s)", list);
+    double pan, tilt;
+    pc_ray_pan_tilt(-1, 1, 0, &pan, &tilt);
+    int dirs = fabs(pan + 90) < 1e-12 && fabs(tilt - 45) < 1e-12;
+    pc_ray_pan_tilt(0, -2, -2, &pan, NULL);
+    dirs = dirs && fabs(fabs(pan) - 180) < 1e-12;
+    pc_ray_pan_tilt(0, 0, 3, NULL, &tilt);
+    TAP_CHECK(dirs && tilt == 0, "pan/tilt of a direction: left and up 45, behind, ahead");
+    TAP_CHECK(pc_pan_delta(170, -170) == 20 && pc_pan_delta(-170, 170) == -20 && pc_pan_delta(10, 30) == 20 &&
+                  pc_pan_delta(0, 720 + 90) == 90 && pc_pan_delta(0, -450) == -90,
+              "pan delta: the short way round, across 180 and whole turns");
+}
+
 int main(void)
 {
+    check_projections();
     check_motion();
     check_coverage();
     check_activity();

@@ -65,8 +65,6 @@ typedef struct frame {
     double activity;
 } frame;
 
-static double pan_of(const float ray[3]) { return atan2(ray[0], ray[2]) * 180 / M_PI; }
-static double tilt_of(const float ray[3]) { return atan2(ray[1], hypot(ray[0], ray[2])) * 180 / M_PI; }
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -299,8 +297,7 @@ int ev_follow(ev_ctx *e)
         float ray[3];
         const double bp[3] = {obj[0].x, obj[0].y, obj[0].z};
         pc_scene_ray_to(bp, ray);
-        q->ball_pan = pan_of(ray);
-        q->ball_tilt = tilt_of(ray);
+        pc_ray_pan_tilt(ray[0], ray[1], ray[2], &q->ball_pan, &q->ball_tilt);
         pc_view_model v;
         float bx, by;
         pc_rig_rect_view(VIEW_W, VIEW_H, q->p.hfov, q->p.pan, q->p.tilt, 0.0, &v);
@@ -314,10 +311,14 @@ int ev_follow(ev_ctx *e)
             if (obj[i].kind == PC_SCENE_PLAYER) {
                 const double pp[3] = {obj[i].x, obj[i].y, obj[i].z + 0.5 * obj[i].height};
                 pc_scene_ray_to(pp, ray);
-                const double a = pan_of(ray) * M_PI / 180;
+                double a;
+                pc_ray_pan_tilt(ray[0], ray[1], ray[2], &a, NULL);
+                a = a * M_PI / 180;
                 sx += sin(a), sz += cos(a), np++;
             }
-        q->cen_pan = np ? atan2(sx, sz) * 180 / M_PI : 0;
+        q->cen_pan = 0;
+        if (np)
+            pc_ray_pan_tilt(sx, 0, sz, &q->cen_pan, NULL);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const double run_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;

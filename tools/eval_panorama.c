@@ -39,8 +39,7 @@
 #define ZONE_MIN 5 /* of 255: a camera weighing at least 2 % of a pixel */
 #define BORDER 32  /* a camera's edge band, pixels: net's reach (pc_net_margin + 1) */
 
-static const char *const blend_try[] = {"feather", "seam", "multiband"};
-enum { NBLEND = 3 };
+enum { NBLEND = PC_RENDER_BLEND_COUNT }; /* every blend of render.h's table */
 
 /* mask bits */
 enum { M_COVER = 1, M_ZONE = 2 };
@@ -414,13 +413,8 @@ int ev_panorama(ev_ctx *e)
 
     /* panocap from Bayer cameras: each demosaic, each blend */
     int blends[NBLEND], nb = 0;
-    for (int i = 0; i < NBLEND; i++) {
-        int b = pc_render_blend_from_name(blend_try[i]);
-        if (b >= 0)
-            blends[nb++] = b;
-        else
-            printf("  blend %s: not in this build\n", blend_try[i]);
-    }
+    for (int i = 0; i < pc_render_blend_count() && nb < NBLEND; i++)
+        blends[nb++] = i;
     /* the targets against nona + enblend: net's (issue 26) 1.5 dB, the
      * others' 3 dB */
     step_stat steps;

@@ -186,8 +186,7 @@ int ev_views(ev_ctx *e)
         const double pt[3] = {q->x, q->y, q->z};
         float ray[3];
         pc_scene_ray_to(pt, ray);
-        q->p.pan = atan2(ray[0], ray[2]) * 180 / M_PI;
-        q->p.tilt = atan2(ray[1], hypot(ray[0], ray[2])) * 180 / M_PI;
+        pc_ray_pan_tilt(ray[0], ray[1], ray[2], &q->p.pan, &q->p.tilt);
         q->p.hfov = q->hfov;
         if (pc_vcam_clamp(&cov, &lim, &q->p, q->why, sizeof q->why) == 0)
             snprintf(q->why, sizeof q->why, "covered as asked");

@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const double PI = 3.14159265358979323846;
-
 void pc_synth_rig(pc_rig *rig, int ncam, int cam_w, int cam_h, double hfov, double step, int proj, int pano_w,
                   int pano_h)
 {
@@ -38,8 +36,11 @@ void pc_synth_rig(pc_rig *rig, int ncam, int cam_w, int cam_h, double hfov, doub
     p->w = pano_w;
     p->h = pano_h;
     p->hfov = step * (ncam - 1) + hfov;
-    if (proj == PC_PROJ_RECTILINEAR && p->hfov >= 170)
-        p->hfov = 170;
+    /* a projection that reaches its widest only at infinity (rectilinear):
+     * 10 degrees short of it */
+    const pc_proj_desc *pd = pc_proj_get(proj);
+    if (pd && pd->max_open && p->hfov >= pd->max_hfov - 10)
+        p->hfov = pd->max_hfov - 10;
     p->response = 0;
     p->line = 2;
 }
@@ -81,8 +82,8 @@ static double noise(double u, double v, int k)
 
 void pc_synth_scene(const double ray[3], double detail, double rgb[3])
 {
-    const double lon = atan2(ray[0], ray[2]) * 180.0 / PI;
-    const double lat = atan2(ray[1], hypot(ray[0], ray[2])) * 180.0 / PI;
+    double lon, lat;
+    pc_ray_pan_tilt(ray[0], ray[1], ray[2], &lon, &lat);
     const double u = lon / detail, v = lat / detail;
     /* broad colour gradients, two octaves of noise, and a checker of
      * sharp edges every 12 features */

@@ -34,9 +34,11 @@ int pc_follow_grid_init(pc_follow_grid *g, const pc_view_model *v, int cw, int c
         for (int x = 0; x < g->gw; x++) {
             float ray[3];
             float px = x * cw + 0.5f * (cw - 1), py = y * ch + 0.5f * (ch - 1);
+            double pan, tilt;
             pc_view_ray(v, px, py, ray);
-            g->pan[y * g->gw + x] = (float)(atan2(ray[0], ray[2]) * 180 / M_PI);
-            g->tilt[y * g->gw + x] = (float)(atan2(ray[1], hypot(ray[0], ray[2])) * 180 / M_PI);
+            pc_ray_pan_tilt(ray[0], ray[1], ray[2], &pan, &tilt);
+            g->pan[y * g->gw + x] = (float)pan;
+            g->tilt[y * g->gw + x] = (float)tilt;
         }
     return 0;
 }

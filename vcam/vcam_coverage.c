@@ -76,7 +76,7 @@ int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, 
         sz += cos(y);
         tilt += rig->cam[i].pitch;
     }
-    c->home.pan = atan2(sx, sz) * 180 / M_PI;
+    pc_ray_pan_tilt(sx, 0, sz, &c->home.pan, NULL);
     c->home.tilt = tilt / rig->ncam;
     c->home.hfov = 1.0;
     if (!pc_vcam_covered(c, c->home)) { /* a rig with a hole in the middle */
@@ -90,16 +90,6 @@ int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, 
     c->max_hfov = widest(c, c->home, 1.0, 179.0);
     c->home.hfov = c->max_hfov;
     return 0;
-}
-
-static double pan_delta(double a, double b)
-{
-    double d = fmod(b - a, 360.0);
-    if (d > 180.0)
-        d -= 360.0;
-    if (d < -180.0)
-        d += 360.0;
-    return d;
 }
 
 /* An angle as the messages show it at dec decimals (1 or 3): no "-0.0". */
@@ -152,7 +142,7 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
         level.tilt = h.tilt;
         if (pc_vcam_covered(c, level))
             h = level;
-        const double dp = pan_delta(h.pan, p->pan), dt = p->tilt - h.tilt;
+        const double dp = pc_pan_delta(h.pan, p->pan), dt = p->tilt - h.tilt;
         double lo = 0.0, hi = 1.0;
         for (int k = 0; k < 40; k++) {
             double m = 0.5 * (lo + hi);
@@ -169,7 +159,7 @@ int pc_vcam_clamp(const pc_vcam_coverage *c, const pc_vcam_limits *lim, pc_vcam_
             p->pan -= 360.0;
         if (p->pan <= -180.0)
             p->pan += 360.0;
-        const double cp = pan_delta(want.pan, p->pan), ct = p->tilt - want.tilt;
+        const double cp = pc_pan_delta(want.pan, p->pan), ct = p->tilt - want.tilt;
         /* the axes that moved, in tenths of a degree; a move under a tenth
          * (a pose just past the edge) in thousandths, so the answer never
          * reads "clamped: : the cameras see nothing further "; under a

@@ -39,16 +39,6 @@ void pc_vcam_motion_init(pc_vcam_motion *m, const pc_vcam_limits *lim, pc_vcam_p
     m->vcap_pan = m->vcap_tilt = lim->max_speed;
 }
 
-static double pan_delta(double a, double b) /* b - a, the short way round */
-{
-    double d = fmod(b - a, 360.0);
-    if (d > 180.0)
-        d -= 360.0;
-    if (d < -180.0)
-        d += 360.0;
-    return d;
-}
-
 void pc_vcam_motion_go(pc_vcam_motion *m, pc_vcam_pose goal, pc_vcam_move mode, double value)
 {
     m->from = m->set;
@@ -57,7 +47,7 @@ void pc_vcam_motion_go(pc_vcam_motion *m, pc_vcam_pose goal, pc_vcam_move mode, 
     m->value = value;
     m->t = 0.0;
     m->t_end = 0.0;
-    double dp = pan_delta(m->from.pan, goal.pan), dt = goal.tilt - m->from.tilt;
+    double dp = pc_pan_delta(m->from.pan, goal.pan), dt = goal.tilt - m->from.tilt;
     double dist = sqrt(dp * dp + dt * dt);
     m->vcap_pan = m->vcap_tilt = m->lim.max_speed;
     m->pace = 0.0;
@@ -173,7 +163,7 @@ pc_vcam_pose pc_vcam_motion_step(pc_vcam_motion *m, double dt)
             const int ease = m->mode == PC_VCAM_MOVE_DURATION;
             double k = ease ? tau * tau * (3.0 - 2.0 * tau) : tau;
             double dk = tau >= 1.0 ? 0.0 : (ease ? 6.0 * tau * (1.0 - tau) : 1.0) / m->t_end;
-            const double dp = pan_delta(m->from.pan, m->goal.pan), dt_ = m->goal.tilt - m->from.tilt,
+            const double dp = pc_pan_delta(m->from.pan, m->goal.pan), dt_ = m->goal.tilt - m->from.tilt,
                          dz = m->goal.hfov - m->from.hfov;
             m->set.pan = m->from.pan + k * dp;
             m->set.tilt = m->from.tilt + k * dt_;
@@ -185,7 +175,7 @@ pc_vcam_pose pc_vcam_motion_step(pc_vcam_motion *m, double dt)
             m->set = m->goal;
         }
         /* pan chases the setpoint the short way round */
-        double sp = m->cur.pan + pan_delta(m->cur.pan, m->set.pan);
+        double sp = m->cur.pan + pc_pan_delta(m->cur.pan, m->set.pan);
         axis_step(&m->cur.pan, &m->vel.pan, sp, vs.pan, w, m->vcap_pan, l->max_accel, h);
         axis_step(&m->cur.tilt, &m->vel.tilt, m->set.tilt, vs.tilt, w, m->vcap_tilt, l->max_accel, h);
         axis_step(&m->cur.hfov, &m->vel.hfov, m->set.hfov, vs.hfov, w, l->max_zoom_speed, l->max_zoom_accel, h);
@@ -200,7 +190,7 @@ pc_vcam_pose pc_vcam_motion_step(pc_vcam_motion *m, double dt)
 int pc_vcam_motion_moving(const pc_vcam_motion *m)
 {
     const double eps = 1e-3;
-    return m->mode != PC_VCAM_MOVE_SMOOTH || fabs(pan_delta(m->cur.pan, m->goal.pan)) > eps ||
+    return m->mode != PC_VCAM_MOVE_SMOOTH || fabs(pc_pan_delta(m->cur.pan, m->goal.pan)) > eps ||
            fabs(m->cur.tilt - m->goal.tilt) > eps || fabs(m->cur.hfov - m->goal.hfov) > eps ||
            fabs(m->vel.pan) > eps || fabs(m->vel.tilt) > eps || fabs(m->vel.hfov) > eps;
 }
