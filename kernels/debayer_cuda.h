@@ -122,6 +122,16 @@ int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen);
 int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen);
 int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err, size_t errlen);
 
+/* --- mlri on CUDA: for benchmarks and tests only ---------------------------
+ * Nothing here changes what is computed (docs/mlri.md), only how fast; the
+ * daemon never calls it. Rows per CTA of mlri's two walkers, DIR and RB
+ * (0 = the default; else 2..4096, rounded down to even), and DIR's lean
+ * variant (1: the leaving rows' products computed again, one row buffer
+ * for two: 4 CTAs per SM instead of 3), from the next frame on; mlri's
+ * state is opened if it was not. tools/gpu-mlri sweeps them through
+ * panocap-bench --mlri-tiles. */
+int pc_gpu_mlri_set_tiles(pc_gpu *g, int dir_rows, int rb_rows, int dir_lean, char *err, size_t errlen);
+
 /* --- colour stage (docs/colour.md) -----------------------------------------
  * Cameras that send other than 8-bit data, or have colour settings, are
  * uploaded raw and go through the colour pass (one small kernel per frame,

@@ -42,6 +42,10 @@ int pc_gpu_set_net(pc_gpu *g, const pc_net *net, char *err, size_t errlen) { NOT
 int pc_gpu_set_cam_rows(pc_gpu *g, int cam_rows, char *err, size_t errlen) { NOTSUP("pc_gpu_set_cam_rows"); }
 int pc_gpu_net_convs(pc_gpu *g, pc_gpu_net_conv *out, int max, char *err, size_t errlen) { NOTSUP("pc_gpu_net_convs"); }
 int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen) { NOTSUP("pc_gpu_net_set_conv"); }
+int pc_gpu_mlri_set_tiles(pc_gpu *g, int dir_rows, int rb_rows, int dir_lean, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_mlri_set_tiles");
+}
 int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen) { NOTSUP("pc_gpu_net_set_profile"); }
 int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err, size_t errlen)
 {
