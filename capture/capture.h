@@ -31,7 +31,7 @@
 #include <stdio.h>
 
 #include "colour.h"  /* pc_rawfmt */
-#include "debayer.h" /* pc_cfa, PC_E* codes */
+#include "picture.h" /* pc_cfa, PC_E* codes */
 #include "enums.h"   /* pc_source_kind, pc_trigger_mode */
 #include "log.h"
 

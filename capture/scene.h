@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "debayer.h" /* pc_cfa, PC_E* */
+#include "picture.h" /* pc_cfa, PC_E* */
 #include "rig.h"
 
 #ifdef __cplusplus

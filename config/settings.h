@@ -63,7 +63,7 @@ enum {
  * encode/ (common/enums.h). */
 typedef pc_source_kind pc_source;
 typedef pc_trigger_mode pc_trigger;
-/* debayer.backend as configured (kernels/backend.h has the backends
+/* debayer.backend as configured (device/backend.h has the backends
  * themselves, struct pc_backend, chosen by this name) */
 typedef enum pc_backend_pref { PC_BACKEND_AUTO = 0, PC_BACKEND_CUDA, PC_BACKEND_CPU } pc_backend_pref;
 

@@ -7,7 +7,7 @@
  * (NVENC or not, cores): used by the configuration check and the daemon. */
 #include "settings.h"
 
-#include "debayer.h"       /* PC_GRID_TILE_ALIGN */
+#include "picture.h"       /* PC_GRID_TILE_ALIGN */
 #include "encode_limits.h" /* the encoder's picture sides */
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* step_render.c - the render step: the stitched panorama and the virtual
  * cameras from the rig. After the demosaic (which then writes the cameras
  * as RGB for it), every pixel of each picture is taken from the cameras
- * that see it through the rig's camera model (kernels/render.h: one
+ * that see it through the rig's camera model (render/render.h: one
  * resampling, blend, photometry and YUV in one pass), into the slot's
  * pictures the encoders get:
  *

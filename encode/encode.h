@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "debayer.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
+#include "picture.h" /* pc_picture, pc_matrix, pc_range, PC_E* codes */
 #include "encode_limits.h"
 #include "enums.h"   /* pc_codec */
 #include "log.h"

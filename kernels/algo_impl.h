@@ -49,13 +49,10 @@
 extern "C" {
 #endif
 
-/* A band of work for the CPU backend's threads: called with band =
- * 0..nbands-1, one band per thread, all at once. */
-typedef void (*pc_band_fn)(void *arg, int band, int nbands);
-
-/* Runs fn(arg, band, n) on every thread of cpu's pool (band 0 on the
- * calling thread) and returns when all have returned: one call per pass,
- * so a pass may read everything the previous call wrote. For cpu_run. */
+/* Runs fn(arg, band, n) on every thread of cpu's pool (pc_pool_run,
+ * pool.h: band 0 on the calling thread) and returns when all have
+ * returned: one call per pass, so a pass may read everything the previous
+ * call wrote. For cpu_run. */
 void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg);
 
 /* An algorithm's own host implementation (pc_algo_desc.impl). The

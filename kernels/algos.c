@@ -1,5 +1,5 @@
 /* algos.c - the algorithm table (one descriptor per --algo name) and the
- * name <-> enum helpers. Everything that lists or selects an algorithm
+ * variant names (the picture's names are the core's, picture.c). Everything that lists or selects an algorithm
  * reads this table: the CLI, panocap-quality, panocap-bench, the tests. */
 #include "debayer.h"
 #include "mlri.h"
@@ -91,27 +91,15 @@ void pc_algo_names(char *buf, size_t len)
     }
 }
 
-static int index_of(const char *name, const char *const *names, int n)
+static const char *const variant_names[] = {"auto", "2px", "4px"};
+
+int pc_variant_from_name(const char *n)
 {
-    if (!name)
+    if (!n)
         return -1;
-    for (int i = 0; i < n; i++)
-        if (strcasecmp(name, names[i]) == 0)
+    for (int i = 0; i < 3; i++)
+        if (strcasecmp(n, variant_names[i]) == 0)
             return i;
     return -1;
 }
-
-static const char *const cfa_names[] = {"RGGB", "GRBG", "GBRG", "BGGR"};
-static const char *const variant_names[] = {"auto", "2px", "4px"};
-static const char *const pixfmt_names[] = {"rgb24", "nv12", "i420", "rgbx32"};
-static const char *const matrix_names[] = {"bt709", "bt601"};
-static const char *const range_names[] = {"limited", "full"};
-
-int pc_cfa_from_name(const char *n) { return index_of(n, cfa_names, 4); }
-const char *pc_cfa_name(pc_cfa c) { return (unsigned)c < 4 ? cfa_names[c] : "?"; }
-int pc_variant_from_name(const char *n) { return index_of(n, variant_names, 3); }
 const char *pc_variant_name(pc_variant v) { return (unsigned)v < 3 ? variant_names[v] : "?"; }
-int pc_pixfmt_from_name(const char *n) { return index_of(n, pixfmt_names, 4); }
-const char *pc_pixfmt_name(pc_pixfmt f) { return (unsigned)f < 4 ? pixfmt_names[f] : "?"; }
-int pc_matrix_from_name(const char *n) { return index_of(n, matrix_names, 2); }
-int pc_range_from_name(const char *n) { return index_of(n, range_names, 2); }

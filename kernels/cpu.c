@@ -1,13 +1,13 @@
 /* cpu.c - the multi-threaded CPU demosaicing backend.
  *
- * A persistent pool of threads, created once in pc_cpu_open together with
- * the full-frame temporaries, runs the reference's pass functions
+ * The core's thread pool (pool.h), created once in pc_cpu_open together
+ * with the full-frame temporaries, runs the reference's pass functions
  * (reference_passes.h) on horizontal bands of row pairs: band i of n covers
  * row pairs [i*P/n, (i+1)*P/n). A barrier separates the passes (pass p+1
- * reads pass p's output across band edges), and a last barrier tells the
- * caller that the frame is complete. The caller's thread works as band 0,
- * so n threads means n-1 pool threads. Because the pass code is the same,
- * the output is bit-identical to pc_ref_debayer.
+ * reads pass p's output across band edges), and the pool's last barrier
+ * tells the caller that the frame is complete. The caller's thread works as
+ * band 0, so n threads means n-1 pool threads. Because the pass code is the
+ * same, the output is bit-identical to pc_ref_debayer.
  *
  * An algorithm with its own code (algo_impl.h) runs its cpu_run, which
  * hands bands to the same threads through pc_cpu_parallel (or its
@@ -28,26 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define PC_CPU_MAX_THREADS 256
 
 struct pc_cpu {
-    int nthreads;
     int width, height;
     uint8_t *temp;
     size_t temp_bytes;
-
-    pthread_t *threads; /* nthreads - 1 pool threads */
-    int started;        /* how many of them were created */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_barrier_t bar;
-    int have_barrier;
-    uint64_t gen; /* incremented per frame, under mu */
-    int quit;
-    pc_band_fn task; /* with gen, under mu: NULL = the job's passes, else pc_cpu_parallel's */
-    void *task_arg;
+    pc_pool *pool;
 
     pthread_mutex_t call_mu; /* one frame at a time */
     pc_job job;              /* the frame being processed */
@@ -64,11 +50,6 @@ struct pc_cpu {
     size_t net_temp_bytes;
 };
 
-typedef struct worker_arg {
-    pc_cpu *cpu;
-    int index;
-} worker_arg;
-
 /* Colour stage: rows [y0, y1) of the panorama from the camera slabs
  * they fall in, through their tables, into cpu->bayer. */
 static void map_rows(pc_cpu *cpu, const pc_raw_slab *slabs, int n, int slab_h, int w, int y0, int y1)
@@ -82,52 +63,29 @@ static void map_rows(pc_cpu *cpu, const pc_raw_slab *slabs, int n, int slab_h, i
     }
 }
 
-static void run_band(pc_cpu *cpu, int index)
+/* The pending job's passes on band `index` of n (a pc_pool_run task): the
+ * pool's barrier between the passes, its last one after the task. */
+static void job_band(void *arg, int index, int n)
 {
+    pc_cpu *cpu = arg;
     /* A private copy: after the last barrier the caller may already be
      * setting up the next frame in cpu->job. */
     const pc_job jobcopy = cpu->job;
     const pc_job *job = &jobcopy;
-    int pairs = job->h / 2, n = cpu->nthreads;
+    int pairs = job->h / 2;
     int y0 = 2 * (int)((int64_t)pairs * index / n);
     int y1 = 2 * (int)((int64_t)pairs * (index + 1) / n);
     if (cpu->pre_n) {
         /* this band's rows of every slab they fall in, then wait: pass 0
          * reads across band edges */
         map_rows(cpu, cpu->pre, cpu->pre_n, cpu->pre_h, job->w, y0, y1);
-        if (n > 1)
-            pthread_barrier_wait(&cpu->bar);
+        if (job->npasses)
+            pc_pool_barrier(cpu->pool);
     }
     for (int p = 0; p < job->npasses; p++) {
         pc_job_pass(job, p, y0, y1);
-        pthread_barrier_wait(&cpu->bar);
-    }
-}
-
-static void *worker_main(void *p)
-{
-    worker_arg *wa = p;
-    pc_cpu *cpu = wa->cpu;
-    int index = wa->index;
-    free(wa);
-    uint64_t seen = 0;
-    for (;;) {
-        pthread_mutex_lock(&cpu->mu);
-        while (cpu->gen == seen && !cpu->quit)
-            pthread_cond_wait(&cpu->cv, &cpu->mu);
-        int quit = cpu->quit;
-        seen = cpu->gen;
-        pc_band_fn task = cpu->task;
-        void *task_arg = cpu->task_arg;
-        pthread_mutex_unlock(&cpu->mu);
-        if (quit)
-            return NULL;
-        if (task) {
-            task(task_arg, index, cpu->nthreads);
-            pthread_barrier_wait(&cpu->bar);
-        } else {
-            run_band(cpu, index);
-        }
+        if (p + 1 < job->npasses)
+            pc_pool_barrier(cpu->pool);
     }
 }
 
@@ -141,91 +99,36 @@ int pc_cpu_open(pc_cpu **out, int threads, int width, int height, char *err, siz
     int rc = pc_check_size(width, height, err, errlen);
     if (rc)
         return rc;
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
-    if (threads > PC_CPU_MAX_THREADS)
-        threads = PC_CPU_MAX_THREADS;
-
     pc_cpu *cpu = calloc(1, sizeof *cpu);
     if (!cpu) {
         pc_set_err(err, errlen, "CPU backend: out of memory");
         return PC_ENOMEM;
     }
-    cpu->nthreads = threads;
     cpu->width = width;
     cpu->height = height;
+    pthread_mutex_init(&cpu->call_mu, NULL);
     cpu->temp_bytes = (size_t)PC_JOB_MAX_PLANES * (size_t)width * (size_t)height;
     if (posix_memalign((void **)&cpu->temp, 64, cpu->temp_bytes) != 0) {
         pc_set_err(err, errlen, "CPU backend %dx%d: cannot allocate %zu bytes of temporaries",
                    width, height, cpu->temp_bytes);
-        free(cpu);
+        cpu->temp = NULL;
+        pc_cpu_close(cpu);
         return PC_ENOMEM;
     }
     /* Touch the temporaries once so the first frame does not page-fault. */
     memset(cpu->temp, 0, cpu->temp_bytes);
-    pthread_mutex_init(&cpu->mu, NULL);
-    pthread_mutex_init(&cpu->call_mu, NULL);
-    pthread_cond_init(&cpu->cv, NULL);
-    if (pthread_barrier_init(&cpu->bar, NULL, (unsigned)threads) != 0) {
-        pc_set_err(err, errlen, "CPU backend: pthread_barrier_init(%d) failed", threads);
+    rc = pc_pool_open(&cpu->pool, threads, "pc-cpu", err, errlen);
+    if (rc) {
         pc_cpu_close(cpu);
-        return PC_ENOMEM;
-    }
-    cpu->have_barrier = 1;
-    if (threads > 1) {
-        cpu->threads = calloc((size_t)threads - 1, sizeof *cpu->threads);
-        if (!cpu->threads) {
-            pc_set_err(err, errlen, "CPU backend: out of memory");
-            pc_cpu_close(cpu);
-            return PC_ENOMEM;
-        }
-        for (int i = 1; i < threads; i++) {
-            worker_arg *wa = malloc(sizeof *wa);
-            if (wa) {
-                wa->cpu = cpu;
-                wa->index = i;
-            }
-            int e = wa ? pthread_create(&cpu->threads[i - 1], NULL, worker_main, wa) : -1;
-            if (e != 0) {
-                free(wa);
-                pc_set_err(err, errlen, "CPU backend: cannot start worker thread %d of %d", i, threads);
-                pc_cpu_close(cpu);
-                return PC_ENOMEM;
-            }
-            cpu->started++;
-            char name[16];
-            snprintf(name, sizeof name, "pc-cpu-%d", i);
-            pthread_setname_np(cpu->threads[i - 1], name);
-        }
+        return rc;
     }
     *out = cpu;
     return PC_OK;
 }
 
-/* Wakes the pool for one round: fn(arg, band, n) on every thread, or the
- * pending demosaic job's bands when fn is NULL. The caller runs band 0. */
-static void wake_pool(pc_cpu *cpu, pc_band_fn fn, void *arg)
-{
-    pthread_mutex_lock(&cpu->mu);
-    cpu->task = fn;
-    cpu->task_arg = arg;
-    cpu->gen++;
-    pthread_cond_broadcast(&cpu->cv);
-    pthread_mutex_unlock(&cpu->mu);
-}
+void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg) { pc_pool_run(cpu->pool, fn, arg); }
 
-void pc_cpu_parallel(pc_cpu *cpu, pc_band_fn fn, void *arg)
-{
-    if (cpu->nthreads == 1) {
-        fn(arg, 0, 1);
-        return;
-    }
-    wake_pool(cpu, fn, arg);
-    fn(arg, 0, cpu->nthreads);
-    pthread_barrier_wait(&cpu->bar); /* every band returned */
-}
+pc_pool *pc_cpu_pool(pc_cpu *cpu) { return cpu ? cpu->pool : NULL; }
 
 /* Grows the scratch to what d needs for width x height (under call_mu). */
 static int reserve_temp(pc_cpu *cpu, const pc_algo_desc *d, int width, int height, char *err, size_t errlen)
@@ -343,34 +246,18 @@ int pc_cpu_debayer(pc_cpu *cpu, pc_algo_id algo, const pc_bayer *src, const pc_p
         return rc;
     }
     cpu->job = job;
-    if (cpu->nthreads > 1) {
-        wake_pool(cpu, NULL, NULL);
-        run_band(cpu, 0); /* returns after the last barrier: all bands done */
-    } else {
-        for (int p = 0; p < job.npasses; p++)
-            pc_job_pass(&cpu->job, p, 0, job.h);
-    }
+    pc_pool_run(cpu->pool, job_band, cpu); /* returns when all bands are done */
     pthread_mutex_unlock(&cpu->call_mu);
     return PC_OK;
 }
 
-int pc_cpu_threads(const pc_cpu *cpu) { return cpu ? cpu->nthreads : 0; }
+int pc_cpu_threads(const pc_cpu *cpu) { return cpu ? pc_pool_threads(cpu->pool) : 0; }
 
 void pc_cpu_close(pc_cpu *cpu)
 {
     if (!cpu)
         return;
-    pthread_mutex_lock(&cpu->mu);
-    cpu->quit = 1;
-    pthread_cond_broadcast(&cpu->cv);
-    pthread_mutex_unlock(&cpu->mu);
-    for (int i = 0; i < cpu->started; i++)
-        pthread_join(cpu->threads[i], NULL);
-    free(cpu->threads);
-    if (cpu->have_barrier)
-        pthread_barrier_destroy(&cpu->bar);
-    pthread_cond_destroy(&cpu->cv);
-    pthread_mutex_destroy(&cpu->mu);
+    pc_pool_close(cpu->pool);
     pthread_mutex_destroy(&cpu->call_mu);
     free(cpu->temp);
     free(cpu->bayer);
@@ -444,10 +331,7 @@ int pc_cpu_debayer_raw(pc_cpu *cpu, pc_algo_id algo, const pc_raw_slab *slabs, i
     cpu->pre = slabs;
     cpu->pre_n = n;
     cpu->pre_h = slab_h;
-    if (cpu->nthreads > 1) {
-        wake_pool(cpu, NULL, NULL);
-    }
-    run_band(cpu, 0); /* returns after the last barrier: all bands done */
+    pc_pool_run(cpu->pool, job_band, cpu); /* returns when all bands are done */
     cpu->pre_n = 0;
     pthread_mutex_unlock(&cpu->call_mu);
     return PC_OK;

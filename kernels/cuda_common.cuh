@@ -4,7 +4,8 @@
  *
  * Compiles under nvcc (device code) and, after cuda_emu.h, as host C++ for
  * the emulation test, so everything here is PC_DEV (inline, no CUDA-only
- * syntax beyond what cuda_emu.h provides).
+ * syntax beyond what cuda_emu.h provides; the macros are the core's
+ * cuda_dev.cuh).
  *
  * Tile geometry (every algorithm): one CTA of PC_NT threads computes an
  * output tile of PC_TW x th pixels (th even, chosen at run time: the
@@ -31,24 +32,12 @@
 
 #include "debayer.h" /* pc_pixfmt, pc_variant: the kernels' FMT and VAR template arguments */
 
+#include "cuda_dev.cuh" /* PC_DEV, PC_KERNEL, PC_HD, PC_UNROLL, PC_SMEM_DECL, pc_clamp8 */
+
 #ifdef __CUDACC__
-#define PC_DEV __device__ __forceinline__
-#define PC_KERNEL __global__
-#define PC_HD __host__ __device__ inline
 #define PC_BOUNDS __launch_bounds__(PC_NT)
-#define PC_UNROLL _Pragma("unroll")
-/* Declares `name` as the block's dynamic shared memory. */
-#define PC_SMEM_DECL(name) extern __shared__ __align__(16) unsigned char name[]
 #else
-#ifndef PANOCAP_CUDA_EMU_H
-#error "include cuda_emu.h before cuda_common.cuh when compiling for the host"
-#endif
-#define PC_DEV inline
-#define PC_KERNEL
-#define PC_HD inline
 #define PC_BOUNDS
-#define PC_UNROLL
-#define PC_SMEM_DECL(name) unsigned char *name = pc_emu::current()->smem.data()
 #endif
 
 /* Threads per CTA and tile width: 128 threads is what the paper found
@@ -158,9 +147,6 @@ PC_HD int pc_site_colour(int site, int cfa)
 }
 
 PC_DEV int pc_rs(int v, int k) { return (v + (1 << (k - 1))) >> k; }
-/* CLAMP8 = max(min(v, 255), 0): one DPX instruction (VIMNMX.RELU) on
- * sm_90, two min/max elsewhere. */
-PC_DEV int pc_clamp8(int v) { return __vimin_s32_relu(v, 255); }
 
 /* reflect-101 (spec §1.2), folded until inside: a tile halo may be wider
  * than one reflection of a tiny image (e.g. 9 px halo, 8 px image). */

@@ -192,6 +192,17 @@ extern "C" int pc_emu_debayer(pc_algo_id algo, pc_variant variant, int th, const
  * read of anything a kernel did not write shows. */
 extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen)
 {
+    return pc_emu_mlri_tiles(src, dst, 0, 0, 0, err, errlen);
+}
+
+extern "C" int pc_emu_mlri_tiles(const pc_bayer *src, const pc_picture *dst, int dir_rows, int rb_rows, int dir_lean,
+                                 char *err, size_t errlen)
+{
+    if (pc_mlri_tiles_check(dir_rows, rb_rows, dir_lean)) {
+        snprintf(err, errlen, "pc_emu_mlri_tiles: rows per CTA %d, %d or lean %d out of range", dir_rows, rb_rows,
+                 dir_lean);
+        return PC_EINVAL;
+    }
     const int W = src->width, H = src->height;
     if (check_dst(dst, "pc_emu_mlri", err, errlen))
         return PC_EINVAL;
@@ -210,7 +221,9 @@ extern "C" int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err
     k.wh = wh;
     k.uv = tmp.data();
     k.g = k.uv + 4 * wh;
-    pc_mlri_tile_rows_env(&k.dth, &k.bth, &k.dir_lean);
+    k.dth = dir_rows;
+    k.bth = rb_rows;
+    k.dir_lean = dir_lean;
     if (pc_mlri_set_dst(k, dst, yc)) {
         snprintf(err, errlen, "pc_emu_mlri: %d colour bands (at most %d)", dst->n_bands, PC_KMAX_BANDS);
         return PC_EINVAL;

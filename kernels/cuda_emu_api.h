@@ -33,6 +33,10 @@ int pc_emu_colour_cams(const pc_rawfmt *f, const pc_colour_tables *const *t, int
 
 /* Runs the MLRI kernels (cuda_mlri.cuh) on the CPU into dst. */
 int pc_emu_mlri(const pc_bayer *src, const pc_picture *dst, char *err, size_t errlen);
+/* The same with the measurement knobs of pc_gpu_mlri_set_tiles: rows per
+ * CTA of DIR and RB (0 = the default) and DIR's lean variant (0, 1). */
+int pc_emu_mlri_tiles(const pc_bayer *src, const pc_picture *dst, int dir_rows, int rb_rows, int dir_lean, char *err,
+                      size_t errlen);
 
 /* Runs the learned demosaic's kernels (cuda_net.cuh) with net's weights on
  * the CPU: src is cameras of cam_rows rows (0: one image) stacked, the

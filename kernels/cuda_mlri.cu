@@ -2,11 +2,13 @@
  * (cuda_mlri.cuh): pc_cuda_mlri, MLRI's own CUDA implementation for
  * debayer_cuda.cu (cuda_launch.h): float temporaries allocated once when
  * the algorithm is first selected (the daemon selects every algorithm at
- * start, so a live switch allocates nothing), 3 launches per frame.
+ * start, so a live switch allocates nothing), 3 launches per frame; and
+ * pc_gpu_mlri_set_tiles, the walkers' tile rows for benches and tests.
  * Built into its own static library (kernels/meson.build). */
 #include "cuda_mlri.cuh"
 #include "cuda_launch.h"
 #include "debayer.h"
+#include "debayer_cuda.h" /* pc_gpu_mlri_set_tiles */
 #include "errmsg.h"
 
 #include <new>
@@ -22,7 +24,7 @@ __global__ void __launch_bounds__(PC_MLRI_NT, 4) pc_mlri_k_rb(pc_mlri_kp k) { pc
 
 struct pc_mlri_gpu {
     int W, H;
-    int dth, bth, lean; /* PANOCAP_MLRI_TILE_ROWS, PANOCAP_MLRI_DIR_LEAN, read once at open */
+    int dth, bth, lean; /* pc_gpu_mlri_set_tiles (benches, tests); 0: the defaults */
     float *buf;
     size_t bytes;
 };
@@ -38,7 +40,6 @@ static int mlri_open(void **state, int width, int height, void *stream, char *er
     }
     m->W = width;
     m->H = height;
-    pc_mlri_tile_rows_env(&m->dth, &m->bth, &m->lean);
     m->bytes = (size_t)PC_MLRI_GPU_PLANES * width * height * sizeof(float);
     /* DIR and RB keep their rings and row buffers in ~58 KB of shared
      * memory: above the 48 KB default, so opt in once (sm_70+). */
@@ -137,3 +138,19 @@ static int mlri_enqueue(void *state, const pc_cuda_frame *f, void *stream, char 
 }
 
 const pc_cuda_custom pc_cuda_mlri = {mlri_open, mlri_close, mlri_enqueue, NULL};
+
+extern "C" int pc_gpu_mlri_set_tiles(pc_gpu *g, int dir_rows, int rb_rows, int dir_lean, char *err, size_t errlen)
+{
+    if (pc_mlri_tiles_check(dir_rows, rb_rows, dir_lean)) {
+        pc_set_err(err, errlen, "pc_gpu_mlri_set_tiles: rows per CTA %d (DIR) and %d (RB) must be 0 or 2..4096, "
+                   "the lean DIR 0 or 1 (%d)", dir_rows, rb_rows, dir_lean);
+        return PC_EINVAL;
+    }
+    pc_mlri_gpu *m = (pc_mlri_gpu *)pc_gpu_custom_state(g, PC_ALGO_MLRI, err, errlen);
+    if (!m)
+        return PC_EDEVICE;
+    m->dth = dir_rows;
+    m->bth = rb_rows;
+    m->lean = dir_lean;
+    return 0;
+}

@@ -1097,22 +1097,15 @@ int pc_mlri_sequence(L &launch, pc_mlri_kp kp)
     return launch(PC_MLRI_K_RB, gr, blk, pc_mlri_rb_smem(), kp);
 }
 
-/* Rows per CTA of DIR and RB from the environment variable
- * PANOCAP_MLRI_TILE_ROWS="DIR,RB" (even numbers >= 2), and DIR's lean
- * variant from PANOCAP_MLRI_DIR_LEAN=1: tuning knobs for measurements
- * (tools/gpu-mlri) and for the emulation test; unset or malformed: the
- * defaults. Host code. */
-inline void pc_mlri_tile_rows_env(int *dth, int *bth, int *lean)
+/* Checks the measurement knobs of pc_gpu_mlri_set_tiles and
+ * pc_emu_mlri_tiles: rows per CTA of DIR and RB (0 = the default, else
+ * 2..4096; odd numbers are rounded down to even by pc_mlri_sequence) and
+ * DIR's lean variant (0 or 1). Host code; 0 or -1. */
+inline int pc_mlri_tiles_check(int dir_rows, int rb_rows, int dir_lean)
 {
-    *dth = *bth = 0;
-    const char *l = getenv("PANOCAP_MLRI_DIR_LEAN");
-    *lean = l && l[0] == '1';
-    const char *e = getenv("PANOCAP_MLRI_TILE_ROWS");
-    int a = 0, b = 0;
-    if (e && sscanf(e, "%d,%d", &a, &b) == 2 && a >= 2 && b >= 2 && a <= 4096 && b <= 4096) {
-        *dth = a & ~1;
-        *bth = b & ~1;
-    }
+    const bool rows_ok = (dir_rows == 0 || (dir_rows >= 2 && dir_rows <= 4096)) &&
+                         (rb_rows == 0 || (rb_rows >= 2 && rb_rows <= 4096));
+    return rows_ok && (dir_lean == 0 || dir_lean == 1) ? 0 : -1;
 }
 
 /* Device temporaries: u/v of both directions (4) and green (1) float

@@ -1273,7 +1273,7 @@ extern "C" int pc_gpu_picture_upload_async(pc_gpu *g, int slot, const pc_picture
 }
 
 /* Box filter, k x k samples per output sample, rounded as
- * pc_picture_downscale (kernels/picture.c) rounds: bit-identical. */
+ * pc_picture_downscale (core/picture.c) rounds: bit-identical. */
 __global__ void pc_down_y_kernel(const uint8_t *s, size_t sp, uint8_t *d, size_t dp, int dw, int dh, int k)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;

@@ -1,5 +1,7 @@
 /* debayer_cuda.h - the CUDA backend of the demosaicing library, as a plain C
  * API: no CUDA header is needed to use it (streams and contexts are void*).
+ * The device context these calls work on (pc_gpu: open, close, streams,
+ * slots, downloads, device pictures, pinned memory) is the core's gpu.h.
  *
  * One pc_gpu serves one frame size on one device. pc_gpu_open allocates
  * everything once: `slots` raw input panoramas (device, 16-byte aligned
@@ -23,7 +25,7 @@
  * variant, CFA, matrix, range or format live; graphs and tuning results
  * are cached per configuration.
  *
- * Errors: 0 or a negative PC_E* code (debayer.h), with a message naming
+ * Errors: 0 or a negative PC_E* code (core.h), with a message naming
  * the CUDA call, the algorithm and the frame size.
  */
 #ifndef PANOCAP_DEBAYER_CUDA_H
@@ -34,28 +36,12 @@
 
 #include "colour.h"
 #include "debayer.h"
+#include "gpu.h"
 #include "net.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct pc_gpu pc_gpu;
-
-#define PC_GPU_MAX_SLOTS 8
-
-/* Number of usable CUDA devices; 0 (not an error) when there is no device
- * or no driver, or when the library was built without CUDA. */
-int pc_gpu_device_count(void);
-
-/* Opens `device` for frames of width x height (spec sizes: even, >= 8)
- * with `slots` input buffers (1..PC_GPU_MAX_SLOTS). */
-int pc_gpu_open(pc_gpu **out, int device, int width, int height, int slots,
-                char *err, size_t errlen);
-void pc_gpu_close(pc_gpu *g);
-
-const char *pc_gpu_device_name(const pc_gpu *g);
-int pc_gpu_slots(const pc_gpu *g);
 
 /* Selects what pc_gpu_debayer computes. variant AUTO picks the faster of
  * 2px and 4px as measured on this GPU (once per algorithm and format, then
@@ -136,6 +122,16 @@ int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen);
 int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen);
 int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err, size_t errlen);
 
+/* --- mlri on CUDA: for benchmarks and tests only ---------------------------
+ * Nothing here changes what is computed (docs/mlri.md), only how fast; the
+ * daemon never calls it. Rows per CTA of mlri's two walkers, DIR and RB
+ * (0 = the default; else 2..4096, rounded down to even), and DIR's lean
+ * variant (1: the leaving rows' products computed again, one row buffer
+ * for two: 4 CTAs per SM instead of 3), from the next frame on; mlri's
+ * state is opened if it was not. tools/gpu-mlri sweeps them through
+ * panocap-bench --mlri-tiles. */
+int pc_gpu_mlri_set_tiles(pc_gpu *g, int dir_rows, int rb_rows, int dir_lean, char *err, size_t errlen);
+
 /* --- colour stage (docs/colour.md) -----------------------------------------
  * Cameras that send other than 8-bit data, or have colour settings, are
  * uploaded raw and go through the colour pass (one small kernel per frame,
@@ -179,75 +175,16 @@ int pc_gpu_input_written(pc_gpu *g, int slot, int row0, int rows, char *err, siz
  * work of pc_gpu_upload_async besides the copy), in microseconds. */
 int pc_gpu_margin_time_us(pc_gpu *g, double *us, char *err, size_t errlen);
 
-/* The alignment, in bytes, that the kernels' stores need of every plane
- * pointer and pitch of a destination in fmt: 4 (they store 2 and 4 bytes
- * of Y' and chroma at once), 16 for RGBX32 (a thread's four texels of a
- * row are one 16-byte store). pc_gpu_picture_alloc's pictures and CUDA
- * textures' (pitch a multiple of 32) have it. */
-static inline size_t pc_gpu_dst_align(pc_pixfmt fmt)
-{
-    return fmt == PC_FMT_RGBX32 ? 16 : 4;
-}
-
 /* Enqueues the demosaic of `slot` into the device picture dst (format,
  * size, matrix and range as set by pc_gpu_set_algo; plane pointers and
  * pitches must be multiples of pc_gpu_dst_align(format)). A grid picture
  * (pc_picture.grid_cols) is refused for RGBX32. */
 int pc_gpu_debayer(pc_gpu *g, int slot, const pc_picture *dst, char *err, size_t errlen);
 
-/* Enqueues copies of every plane of dev into host (same format and size)
- * on the compute stream, after the slot's debayer. "host" may also be
- * device memory (an NVENC CUDA frame): the direction comes from the
- * pointers (cudaMemcpyDefault, unified addressing). */
-int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host,
-                          char *err, size_t errlen);
-/* The other way: host (host memory, pinned for a truly asynchronous
- * copy) into dev (a device picture of the same format and size), on the
- * compute stream; slot's wait says it is done (replay/: a decoded
- * panorama frame the renderer draws from). */
-int pc_gpu_picture_upload_async(pc_gpu *g, int slot, const pc_picture *host, const pc_picture *dev, char *err,
-                                size_t errlen);
-
-/* Enqueues, on the compute stream after the slot's debayer, the device
- * NV12 picture dev scaled down `scale` times by a box filter
- * (bit-identical to pc_picture_downscale) into dst (NV12, host or device
- * memory, (width/scale)&~1 x (height/scale)&~1), staged on the device. For
- * the preview rendition. */
-int pc_gpu_downscale_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *dst, int scale,
-                           char *err, size_t errlen);
-
-/* For work another module enqueues on the compute stream (pc_gpu_stream)
- * after the slot's debayer, e.g. the renderer (render_cuda.h): records the
- * slot's completion event after it, so that pc_gpu_slot_wait covers it. */
-int pc_gpu_slot_mark(pc_gpu *g, int slot, char *err, size_t errlen);
-/* The CUDA device index g was opened on. */
-int pc_gpu_device(const pc_gpu *g);
-
-/* Waits until everything enqueued for `slot` (debayer, download) is done. */
-int pc_gpu_slot_wait(pc_gpu *g, int slot, char *err, size_t errlen);
-/* Waits for all work of this pc_gpu. */
-int pc_gpu_sync(pc_gpu *g, char *err, size_t errlen);
-
 /* GPU time of the slot's last debayer (graph replay), in microseconds,
  * once it has completed (call after pc_gpu_slot_wait); needs
  * PC_GPU_OPT_FRAME_TIMING (pc_gpu_set_options). */
 int pc_gpu_frame_time_us(pc_gpu *g, int slot, double *us, char *err, size_t errlen);
-
-/* The compute stream (cudaStream_t) and the device's primary context
- * (CUcontext), e.g. for FFmpeg's AVCUDADeviceContext. */
-void *pc_gpu_stream(pc_gpu *g);
-void *pc_gpu_cu_context(pc_gpu *g);
-
-/* Device pictures of width x height (cudaMallocPitch per plane): the
- * frame's size for the debayer, any size for a picture rendered from it;
- * free with pc_gpu_picture_free. */
-int pc_gpu_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
-                         pc_picture *out, char *err, size_t errlen);
-void pc_gpu_picture_free(pc_gpu *g, pc_picture *pic);
-
-/* Pinned (page-locked) host memory for capture buffers and downloads. */
-int pc_gpu_host_alloc(size_t bytes, void **out, char *err, size_t errlen);
-void pc_gpu_host_free(void *p);
 
 #ifdef __cplusplus
 }

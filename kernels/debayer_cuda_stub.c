@@ -1,13 +1,12 @@
-/* debayer_cuda_stub.c - the CUDA backend API (debayer_cuda.h, and the
- * renderer's render_cuda.h, activity_cuda.h, convert_cuda.h) when panocap
- * is built without CUDA: no devices, and every call says so. Lets the
- * bench, the tests and the daemon link and fall back to the CPU path. */
+/* debayer_cuda_stub.c - the GPU context (core's gpu.h) and the demosaic
+ * family's CUDA API (debayer_cuda.h, convert_cuda.h) when panocap is built
+ * without CUDA: no devices, and every call says so. Lets the bench, the
+ * tests and the daemon link and fall back to the CPU path (the render
+ * family's stub is render/render_cuda_stub.c). */
 #include <stdio.h>
 
-#include "activity_cuda.h"
 #include "convert_cuda.h"
 #include "debayer_cuda.h"
-#include "render_cuda.h"
 
 #define NOTSUP(fn)                                                                                 \
     do {                                                                                           \
@@ -43,6 +42,10 @@ int pc_gpu_set_net(pc_gpu *g, const pc_net *net, char *err, size_t errlen) { NOT
 int pc_gpu_set_cam_rows(pc_gpu *g, int cam_rows, char *err, size_t errlen) { NOTSUP("pc_gpu_set_cam_rows"); }
 int pc_gpu_net_convs(pc_gpu *g, pc_gpu_net_conv *out, int max, char *err, size_t errlen) { NOTSUP("pc_gpu_net_convs"); }
 int pc_gpu_net_set_conv(pc_gpu *g, int index, char *err, size_t errlen) { NOTSUP("pc_gpu_net_set_conv"); }
+int pc_gpu_mlri_set_tiles(pc_gpu *g, int dir_rows, int rb_rows, int dir_lean, char *err, size_t errlen)
+{
+    NOTSUP("pc_gpu_mlri_set_tiles");
+}
 int pc_gpu_net_set_profile(pc_gpu *g, int on, char *err, size_t errlen) { NOTSUP("pc_gpu_net_set_profile"); }
 int pc_gpu_net_profile(pc_gpu *g, double *ms, int max, int *launches, int *frames, char *err, size_t errlen)
 {
@@ -103,76 +106,6 @@ int pc_gpu_upload_raw_async(pc_gpu *g, int slot, int row0, const uint8_t *host, 
 int pc_gpu_colour_time_us(pc_gpu *g, const pc_rawfmt *f, int ncam, double *us, char *err, size_t errlen)
 {
     NOTSUP("pc_gpu_colour_time_us");
-}
-
-/* render_cuda.h */
-const char *pc_gpu_render_variant_name(int variant)
-{
-    static const char *const n[] = {"ray", "ray-loads", "map", "peer"};
-    return (unsigned)variant < PC_GPU_RENDER_VARIANTS ? n[variant] : "?";
-}
-int pc_gpu_render_prepare(pc_gpu *g, const pc_render_plan *plan, unsigned wants, pc_gpu_renderer **out, char *err,
-                          size_t errlen)
-{
-    if (out)
-        *out = NULL;
-    NOTSUP("pc_gpu_render_prepare");
-}
-void pc_gpu_render_free(pc_gpu_renderer *r) {}
-int pc_gpu_render_set_gains(pc_gpu_renderer *r, const float gains[][3], char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_render_set_gains");
-}
-int pc_gpu_render(pc_gpu *g, int slot, pc_gpu_renderer *r, const pc_picture *src, const pc_picture *dst, char *err,
-                  size_t errlen)
-{
-    NOTSUP("pc_gpu_render");
-}
-int pc_gpu_render_enqueue(pc_gpu_renderer *r, int variant, const pc_picture *src, const pc_picture *dst, char *err,
-                          size_t errlen)
-{
-    NOTSUP("pc_gpu_render_enqueue");
-}
-int pc_gpu_render_measure(pc_gpu *g, int slot, pc_gpu_renderer *r, const pc_picture *src, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_render_measure");
-}
-int pc_gpu_render_stats(pc_gpu_renderer *r, pc_render_stats *st, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_render_stats");
-}
-int pc_gpu_render_picture_alloc(pc_gpu *g, pc_pixfmt fmt, pc_matrix matrix, pc_range range, int width, int height,
-                                pc_picture *out, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_render_picture_alloc");
-}
-int pc_gpu_render_time(int n, pc_gpu_renderer *const *r, const int *variant, const pc_picture *src, int nsrc,
-                       const pc_picture *dst, int ndst, int warmup, int iters, double *us, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_render_time");
-}
-int pc_gpu_render_update(pc_gpu_renderer *r, const pc_render_plan *plan, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_render_update");
-}
-
-/* activity_cuda.h */
-int pc_gpu_activity_open(pc_gpu *g, int w, int h, pc_gpu_activity **out, char *err, size_t errlen)
-{
-    if (out)
-        *out = NULL;
-    NOTSUP("pc_gpu_activity_open");
-}
-void pc_gpu_activity_close(pc_gpu_activity *a) {}
-int pc_gpu_activity_run(pc_gpu *g, int slot, pc_gpu_activity *a, const pc_picture *luma, const pc_activity_params *p,
-                    uint32_t *counts, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_activity_run");
-}
-int pc_gpu_activity_enqueue(pc_gpu_activity *a, const pc_picture *luma, const pc_activity_params *p,
-                            uint32_t *counts, char *err, size_t errlen)
-{
-    NOTSUP("pc_gpu_activity_enqueue");
 }
 
 /* convert_cuda.h */

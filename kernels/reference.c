@@ -5,7 +5,8 @@
  * exactly: integer arithmetic only, reflect-101 on every read of every
  * buffer in every pass, and the fixed-point RGB -> Y'CbCr of §8 fused into
  * the final pass (RGB24, NV12, I420; RGBX32 is RGB24 with a fourth byte,
- * 255, per pixel).
+ * 255, per pixel) through the core's inline block store (picture_store.h;
+ * the checks and the §8 coefficients are the core's too).
  *
  * Structure. Each algorithm is a list of pass "kinds"; each kind has ONE
  * per-pixel formula, written once in reference_formulas.h and instantiated
@@ -26,6 +27,7 @@
  * threads.
  */
 #include "reference_passes.h"
+#include "picture_store.h"
 
 #include "algo_impl.h"
 
@@ -43,307 +45,6 @@ _Static_assert((-3 >> 1) == -2, "right shift of negative int must be arithmetic"
 #define PC_INLINE static inline __attribute__((always_inline))
 
 /* ------------------------------------------------------------------------
- * Checks
- * ---------------------------------------------------------------------- */
-
-int pc_check_size(int width, int height, char *err, size_t errlen)
-{
-    if (width < PC_MIN_DIM || height < PC_MIN_DIM) {
-        pc_set_err(err, errlen,
-                   "frame size %dx%d: width and height must be at least %d "
-                   "(reflect-101 border rule, algorithms.md §1.2)",
-                   width, height, PC_MIN_DIM);
-        return PC_EINVAL;
-    }
-    if (width > PC_MAX_DIM || height > PC_MAX_DIM) {
-        pc_set_err(err, errlen, "frame size %dx%d: width and height must be at most %d",
-                   width, height, PC_MAX_DIM);
-        return PC_EINVAL;
-    }
-    if ((width | height) & 1) {
-        pc_set_err(err, errlen,
-                   "frame size %dx%d: width and height must be even "
-                   "(whole 2x2 Bayer tiles, algorithms.md §1.2)",
-                   width, height);
-        return PC_EINVAL;
-    }
-    return PC_OK;
-}
-
-/* min_size: PC_MIN_DIM for demosaicing; 2 for the plain RGB -> YUV
- * conversion, which only needs whole 2x2 blocks. */
-static int check_picture(const pc_picture *pic, int width, int height, int min_size, char *err, size_t errlen)
-{
-    if (!pic) {
-        pc_set_err(err, errlen, "destination picture is NULL");
-        return PC_EINVAL;
-    }
-    int rc = min_size >= PC_MIN_DIM ? pc_check_size(width, height, err, errlen) : PC_OK;
-    if (min_size < PC_MIN_DIM &&
-        (width < min_size || height < min_size || width > PC_MAX_DIM || height > PC_MAX_DIM || ((width | height) & 1))) {
-        pc_set_err(err, errlen, "picture size %dx%d: width and height must be even, %d..%d",
-                   width, height, min_size, PC_MAX_DIM);
-        rc = PC_EINVAL;
-    }
-    if (rc)
-        return rc;
-    int sw, sh;
-    pc_picture_source_size(pic, &sw, &sh);
-    if (pic->grid_cols > 1 && (pic->tile_rows < 2 || (pic->tile_rows & 1) || height % pic->tile_rows ||
-                               (height / pic->tile_rows) % pic->grid_cols || pic->width % pic->grid_cols)) {
-        pc_set_err(err, errlen, "destination grid picture %dx%d: %d tile columns of %d-row cameras do not tile a "
-                   "%dx%d frame (whole cameras of an even number of rows, whole grid rows)", pic->width, pic->height,
-                   pic->grid_cols, pic->tile_rows, width, height);
-        return PC_EINVAL;
-    }
-    if (sw != width || sh != height) {
-        pc_set_err(err, errlen, "destination picture is %dx%d%s, frame is %dx%d", pic->width, pic->height,
-                   pic->grid_cols > 1 ? " (a grid)" : "", width, height);
-        return PC_EINVAL;
-    }
-    size_t row[3];
-    int np = pc_pixfmt_planes(pic->fmt);
-    if (!np) {
-        pc_set_err(err, errlen, "destination pixel format %d is not rgb24, nv12, i420 or rgbx32",
-                   (int)pic->fmt);
-        return PC_EINVAL;
-    }
-    if (pic->grid_cols > 1 && pic->fmt == PC_FMT_RGBX32) {
-        pc_set_err(err, errlen, "destination rgbx32 picture %dx%d: a grid of %d tile columns is not supported "
-                   "(rgbx32 is a stacked texture source; grids are for the encoder's nv12/i420)", pic->width,
-                   pic->height, pic->grid_cols);
-        return PC_EINVAL;
-    }
-    if (pic->bands && (pic->n_bands < 1 || pic->band_rows < 2 || (pic->band_rows & 1))) {
-        pc_set_err(err, errlen, "destination picture: %d colour bands of %d rows (need at least one band of an even "
-                   "number of rows)", pic->n_bands, pic->band_rows);
-        return PC_EINVAL;
-    }
-    for (int p = 0; p < np; p++) /* the picture's own rows (a grid's are wider) */
-        pc_picture_plane_size(pic->fmt, pic->width, pic->height, p, NULL, NULL, &row[p]);
-    if (!pc_pixfmt_is_rgb(pic->fmt)) {
-        if ((unsigned)pic->matrix > PC_MATRIX_BT601) {
-            pc_set_err(err, errlen, "destination matrix %d is not bt709 or bt601", (int)pic->matrix);
-            return PC_EINVAL;
-        }
-        if ((unsigned)pic->range > PC_RANGE_FULL) {
-            pc_set_err(err, errlen, "destination range %d is not limited or full", (int)pic->range);
-            return PC_EINVAL;
-        }
-    }
-    for (int p = 0; p < np; p++) {
-        if (!pic->plane[p]) {
-            pc_set_err(err, errlen, "destination %s picture: plane %d is NULL",
-                       pc_pixfmt_name(pic->fmt), p);
-            return PC_EINVAL;
-        }
-        if (pic->pitch[p] < row[p]) {
-            pc_set_err(err, errlen,
-                       "destination %s picture %dx%d: plane %d pitch %zu is less than a row (%zu bytes)",
-                       pc_pixfmt_name(pic->fmt), width, height, p, pic->pitch[p], row[p]);
-            return PC_EINVAL;
-        }
-    }
-    return PC_OK;
-}
-
-int pc_check_picture(const pc_picture *pic, int width, int height, char *err, size_t errlen)
-{
-    return check_picture(pic, width, height, PC_MIN_DIM, err, errlen);
-}
-
-static int check_bayer(const pc_bayer *src, char *err, size_t errlen)
-{
-    if (!src) {
-        pc_set_err(err, errlen, "source Bayer frame is NULL");
-        return PC_EINVAL;
-    }
-    int rc = pc_check_size(src->width, src->height, err, errlen);
-    if (rc)
-        return rc;
-    if (!src->data) {
-        pc_set_err(err, errlen, "source Bayer frame %dx%d: data is NULL", src->width, src->height);
-        return PC_EINVAL;
-    }
-    if (src->pitch < (size_t)src->width) {
-        pc_set_err(err, errlen, "source Bayer frame %dx%d: pitch %zu is less than the width",
-                   src->width, src->height, src->pitch);
-        return PC_EINVAL;
-    }
-    if ((unsigned)src->cfa > PC_CFA_BGGR) {
-        pc_set_err(err, errlen, "source Bayer frame: CFA pattern %d is not RGGB, GRBG, GBRG or BGGR",
-                   (int)src->cfa);
-        return PC_EINVAL;
-    }
-    if (src->cam_rows && (src->cam_rows < PC_MIN_DIM || (src->cam_rows & 1) || src->height % src->cam_rows)) {
-        pc_set_err(err, errlen, "source Bayer frame %dx%d: cameras of %d rows (cam_rows) must be even, at least %d "
-                   "and divide the height", src->width, src->height, src->cam_rows, PC_MIN_DIM);
-        return PC_EINVAL;
-    }
-    return PC_OK;
-}
-
-/* ------------------------------------------------------------------------
- * §8: Q16 coefficients (the table values, literally) and the block store
- * ---------------------------------------------------------------------- */
-
-void pc_yuv_coeffs_get(pc_matrix m, pc_range r, pc_yuv_coeffs *out)
-{
-    static const int32_t tab[2][2][9] = {
-        /* BT.709 */ {
-            /* limited */ {11966, 40254, 4064, -6596, -22189, 28785, 28784, -26145, -2639},
-            /* full */ {13933, 46871, 4732, -7509, -25259, 32768, 32768, -29763, -3005}},
-        /* BT.601 */ {
-            /* limited */ {16829, 33039, 6416, -9714, -19070, 28784, 28784, -24103, -4681},
-            /* full */ {19595, 38470, 7471, -11058, -21710, 32768, 32768, -27439, -5329}},
-    };
-    if (!out)
-        return;
-    int mi = m == PC_MATRIX_BT601 ? 1 : 0;
-    int ri = r == PC_RANGE_FULL ? 1 : 0;
-    const int32_t *t = tab[mi][ri];
-    for (int i = 0; i < 3; i++) {
-        out->y[i] = t[i];
-        out->cb[i] = t[3 + i];
-        out->cr[i] = t[6 + i];
-    }
-    out->y_offset = ri ? (1 << 15) : (16 << 16) + (1 << 15);
-}
-
-PC_INLINE int clamp8(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
-
-/* Destination rows of one row pair (y, y+1). RGB24, RGBX32: d[j] = row y+j.
- * YUV: d[j] = Y row y+j, c0 = chroma row y/2 (NV12 CbCr or I420 Cb),
- * c1 = I420 Cr row. */
-typedef struct dstrows {
-    uint8_t *d[2];
-    uint8_t *c0, *c1;
-} dstrows;
-
-/* Stores one even-aligned 2x2 block of final 8-bit RGB: v[j][i] is pixel
- * (x0+i, y+j). */
-PC_INLINE void store_block(int fmt, const pc_yuv_coeffs *yc, const dstrows *o, int x0,
-                           const int v[2][2][3])
-{
-    if (pc_pixfmt_is_rgb(fmt)) {
-        const int bpp = fmt == PC_FMT_RGB24 ? 3 : 4;
-        for (int j = 0; j < 2; j++)
-            for (int i = 0; i < 2; i++) {
-                uint8_t *d = o->d[j] + bpp * (x0 + i);
-                for (int c = 0; c < 3; c++)
-                    d[c] = (uint8_t)v[j][i][c];
-                if (bpp == 4)
-                    d[3] = 255;
-            }
-        return;
-    }
-    int sr = 0, sg = 0, sb = 0;
-    for (int j = 0; j < 2; j++)
-        for (int i = 0; i < 2; i++) {
-            int r = v[j][i][0], g = v[j][i][1], b = v[j][i][2];
-            o->d[j][x0 + i] = (uint8_t)clamp8((yc->y[0] * r + yc->y[1] * g + yc->y[2] * b + yc->y_offset) >> 16);
-            sr += r;
-            sg += g;
-            sb += b;
-        }
-    const int coff = (128 << 18) + (1 << 17);
-    int cb = clamp8((yc->cb[0] * sr + yc->cb[1] * sg + yc->cb[2] * sb + coff) >> 18);
-    int cr = clamp8((yc->cr[0] * sr + yc->cr[1] * sg + yc->cr[2] * sb + coff) >> 18);
-    if (fmt == PC_FMT_NV12) {
-        o->c0[x0] = (uint8_t)cb;
-        o->c0[x0 + 1] = (uint8_t)cr;
-    } else {
-        o->c0[x0 >> 1] = (uint8_t)cb;
-        o->c1[x0 >> 1] = (uint8_t)cr;
-    }
-}
-
-/* Rows y, y+1 (y even) of source-row numbering: a grid picture's land in
- * their camera's tile (pc_grid_offset). */
-static void dstrows_for(const pc_picture *p, int y, dstrows *o)
-{
-    int off[3] = {0, 0, 0};
-    if (p->grid_cols > 1)
-        for (int i = 0; i < 3; i++)
-            off[i] = pc_grid_offset(pc_grid_pack(p), p->width / p->grid_cols, p->fmt, i, y, (int)p->pitch[i]);
-    o->d[0] = p->plane[0] + (size_t)y * p->pitch[0] + off[0];
-    o->d[1] = o->d[0] + p->pitch[0];
-    o->c0 = o->c1 = NULL;
-    if (!pc_pixfmt_is_rgb(p->fmt))
-        o->c0 = p->plane[1] + (size_t)(y >> 1) * p->pitch[1] + off[1];
-    if (p->fmt == PC_FMT_I420)
-        o->c1 = p->plane[2] + (size_t)(y >> 1) * p->pitch[2] + off[2];
-}
-
-void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3])
-{
-    dstrows o;
-    dstrows_for(dst, y, &o);
-    store_block(dst->fmt, yc, &o, x0, v);
-}
-
-void pc_ref_store_rgb_rows(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
-                           const uint8_t *s1, int bpp, int w)
-{
-    pc_ref_store_rgb_span(dst, yc, y, s0, s1, bpp, 0, w);
-}
-
-void pc_ref_store_rgb_span(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
-                           const uint8_t *s1, int bpp, int x0a, int x0b)
-{
-    dstrows o;
-    dstrows_for(dst, y, &o);
-    for (int x0 = x0a; x0 < x0b; x0 += 2) {
-        int v[2][2][3];
-        for (int i = 0; i < 2; i++)
-            for (int c = 0; c < 3; c++) {
-                v[0][i][c] = s0[bpp * (x0 + i) + c];
-                v[1][i][c] = s1[bpp * (x0 + i) + c];
-            }
-        store_block(dst->fmt, yc, &o, x0, (const int(*)[2][3])v);
-    }
-}
-
-int pc_rgb_to_yuv(const uint8_t *rgb, size_t rgb_pitch, const pc_picture *dst, char *err, size_t errlen)
-{
-    if (!dst) {
-        pc_set_err(err, errlen, "destination picture is NULL");
-        return PC_EINVAL;
-    }
-    if (!rgb) {
-        pc_set_err(err, errlen, "RGB source is NULL");
-        return PC_EINVAL;
-    }
-    if (dst->fmt != PC_FMT_NV12 && dst->fmt != PC_FMT_I420) {
-        pc_set_err(err, errlen, "RGB -> YUV: destination format %s is not nv12 or i420",
-                   pc_pixfmt_name(dst->fmt));
-        return PC_EINVAL;
-    }
-    /* the RGB is the source: a grid picture's own size is its tiles' */
-    int sw, sh;
-    pc_picture_source_size(dst, &sw, &sh);
-    int rc = check_picture(dst, sw, sh, 2, err, errlen);
-    if (rc)
-        return rc;
-    if (rgb_pitch < 3 * (size_t)sw) {
-        pc_set_err(err, errlen, "RGB source %dx%d: pitch %zu is less than a row (%zu bytes)",
-                   sw, sh, rgb_pitch, 3 * (size_t)sw);
-        return PC_EINVAL;
-    }
-    pc_yuv_coeffs yc;
-    pc_yuv_coeffs_get(dst->matrix, dst->range, &yc);
-    for (int y = 0; y < sh; y += 2) {
-        if (dst->bands) {
-            int b = y / dst->band_rows;
-            yc = dst->bands[b < dst->n_bands ? b : dst->n_bands - 1];
-        }
-        const uint8_t *s0 = rgb + (size_t)y * rgb_pitch;
-        pc_ref_store_rgb_rows(dst, &yc, y, s0, s0 + rgb_pitch, 3, sw);
-    }
-    return PC_OK;
-}
-
-/* ------------------------------------------------------------------------
  * §1: sites, border rule, arithmetic helpers
  * ---------------------------------------------------------------------- */
 
@@ -353,37 +54,6 @@ enum { S_R = 0, S_GR = 1, S_GB = 2, S_B = 3 }; /* site = a | b<<1 (§1.1) */
 PC_INLINE int mir(int i, int n) { return i < 0 ? -i : i >= n ? 2 * n - 2 - i : i; }
 
 PC_INLINE int iabs(int v) { return v < 0 ? -v : v; }
-
-int pc_mosaic_from_rgb(const uint8_t *rgb, size_t pitch, int w, int h, pc_cfa cfa,
-                       uint8_t *raw, size_t raw_pitch, char *err, size_t errlen)
-{
-    if (!rgb || !raw) {
-        pc_set_err(err, errlen, "mosaic: %s is NULL", rgb ? "raw destination" : "RGB source");
-        return PC_EINVAL;
-    }
-    if (w <= 0 || h <= 0 || w > PC_MAX_DIM || h > PC_MAX_DIM) {
-        pc_set_err(err, errlen, "mosaic: size %dx%d is out of range", w, h);
-        return PC_EINVAL;
-    }
-    if ((unsigned)cfa > PC_CFA_BGGR) {
-        pc_set_err(err, errlen, "mosaic: CFA pattern %d is not RGGB, GRBG, GBRG or BGGR", (int)cfa);
-        return PC_EINVAL;
-    }
-    if (pitch < 3 * (size_t)w || raw_pitch < (size_t)w) {
-        pc_set_err(err, errlen, "mosaic %dx%d: pitch too small (RGB %zu, raw %zu)", w, h, pitch, raw_pitch);
-        return PC_EINVAL;
-    }
-    for (int y = 0; y < h; y++) {
-        const uint8_t *s = rgb + (size_t)y * pitch;
-        uint8_t *d = raw + (size_t)y * raw_pitch;
-        for (int x = 0; x < w; x++) {
-            int site = ((x & 1) | (y & 1) << 1) ^ (int)cfa;
-            int ch = site == S_R ? 0 : site == S_B ? 2 : 1;
-            d[x] = s[3 * x + ch];
-        }
-    }
-    return PC_OK;
-}
 
 /* ------------------------------------------------------------------------
  * Row tables: the rows y-3 .. y+4 of every buffer, reflected (§1.2).
@@ -858,7 +528,7 @@ int pc_debayer_check(pc_algo_id algo, const pc_bayer *src, const pc_picture *dst
         pc_set_err(err, errlen, "unknown algorithm id %d (known: %s)", (int)algo, names);
         return PC_EINVAL;
     }
-    int rc = check_bayer(src, err, errlen);
+    int rc = pc_check_bayer(src, err, errlen);
     if (rc)
         return rc;
     return pc_check_picture(dst, src->width, src->height, err, errlen);

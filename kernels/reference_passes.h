@@ -16,6 +16,7 @@
 
 #include "debayer.h"
 #include "errmsg.h"
+#include "picture_store.h" /* pc_ref_store_block, pc_ref_store_rgb_rows/span */
 
 /* Most temporary planes (W x H bytes each) any algorithm needs. */
 #define PC_JOB_MAX_PLANES 4
@@ -60,19 +61,5 @@ int pc_job_setup(pc_job *job, pc_algo_id algo, const pc_bayer *src,
 /* Runs pass number `pass` (0-based) over rows [y0, y1); y0 and y1 even.
  * Pass p may only start once pass p-1 is complete on every row. */
 void pc_job_pass(const pc_job *job, int pass, int y0, int y1);
-
-/* Stores one even-aligned 2x2 block of final 8-bit RGB (v[j][i] is pixel
- * (x0+i, y+j)) in dst's format, through the §8 conversion for YUV. */
-void pc_ref_store_block(const pc_picture *dst, const pc_yuv_coeffs *yc, int x0, int y, const int v[2][2][3]);
-
-/* The same for a row pair of RGB: source rows y, y+1 (y even) are s0, s1,
- * w pixels of bpp bytes (3 RGB24, 4 RGBX32: X skipped), stored block by
- * block with yc (pc_rgb_to_yuv's loop; the CPU backend's convert.c). */
-void pc_ref_store_rgb_rows(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
-                           const uint8_t *s1, int bpp, int w);
-/* The same for the pixels [xa, xb) of the row pair only (even bounds;
- * s0, s1 still point at pixel 0): a band of columns (net_cpu.c). */
-void pc_ref_store_rgb_span(const pc_picture *dst, const pc_yuv_coeffs *yc, int y, const uint8_t *s0,
-                           const uint8_t *s1, int bpp, int xa, int xb);
 
 #endif

@@ -128,7 +128,7 @@ static inline rt_impl rt_implementations(pc_cpu *cpu, const pc_render_plan *plan
                     tu_pic_fill(&out, 0x5A);
                     diffstat d = {0, 0, 0};
                     err[0] = '\0';
-                    if (pc_render_cpu_lanes(cpu, rt_lanes[li], &q, src, &out, err, sizeof err) ||
+                    if (pc_render_cpu_lanes(pc_cpu_pool(cpu), rt_lanes[li], &q, src, &out, err, sizeof err) ||
                         (d = compare(&ref, &out)).max) {
                         tap_diag("%s, %s -> %s, photometry %d, maps %d, lanes %s: CPU differs from the reference: "
                                  "%ld samples over 1, max %d %s", name, sname, pc_pixfmt_name(dfmts[di]), photo, maps,

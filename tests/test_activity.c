@@ -1,4 +1,4 @@
-/* test_activity.c - the follow mode's activity map (kernels/activity.h) on
+/* test_activity.c - the follow mode's activity map (render/activity.h) on
  * every implementation: the C reference, the CUDA kernel
  * (cuda_activity.cuh) run by the host emulation (cuda_emu.h) and the
  * backend op (backend.h pc_backend_activity*: CPU always, CUDA where a
@@ -20,7 +20,7 @@
 #include "activity.h"
 #include "backend.h"
 #include "backend_test_util.h"
-#include "cuda_emu_ops.h"
+#include "cuda_emu_activity.h"
 #include "debayer_test_util.h"
 #include "render.h"
 #include "render_synth.h"

@@ -1,4 +1,4 @@
-/* test_backend.c - the debayer backend ops table (kernels/backend.h): the
+/* test_backend.c - the debayer backend ops table (device/backend.h): the
  * CPU backend driven only through pc_backend_* (upload of camera slabs or
  * of a whole stacked frame, debayer into its own pictures, download into
  * host pictures) is bit-identical to the C reference for every algorithm,

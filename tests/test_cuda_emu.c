@@ -373,13 +373,13 @@ static void colour_pass_cams(void)
 /* The reference and the emulated mlri kernels on src into ref and out (out
  * filled with a marker first): the samples that differ (-1 on an error,
  * *rc its code) and the largest difference in *md. */
-static long mlri_vs_reference(const pc_bayer *src, pc_picture *ref, pc_picture *out, int *rc, int *md, char *err,
-                              size_t n)
+static long mlri_vs_reference(const pc_bayer *src, pc_picture *ref, pc_picture *out, const int tiles[3], int *rc,
+                              int *md, char *err, size_t n)
 {
     tu_pic_fill(out, 0xA7);
     *rc = pc_ref_debayer(PC_ALGO_MLRI, src, ref, err, n);
     if (!*rc)
-        *rc = pc_emu_mlri(src, out, err, n);
+        *rc = pc_emu_mlri_tiles(src, out, tiles[0], tiles[1], tiles[2], err, n);
     *md = 0;
     return *rc ? -1 : tu_compare(ref, out, md);
 }
@@ -443,16 +443,15 @@ static void mlri_checks(void)
         free(rgb);
         free(bay);
     }
-    /* Short tiles (PANOCAP_MLRI_TILE_ROWS: rows per CTA of DIR and RB):
+    /* Short tiles (pc_emu_mlri_tiles: rows per CTA of DIR and RB):
      * many tiles down the frame, tiles shorter than the walkers' lead-in
      * (12 and 24 rows), the frame's last tile cut short. */
-    /* ... and DIR's lean variant (PANOCAP_MLRI_DIR_LEAN=1: its leaving
+    /* ... and DIR's lean variant (its leaving
      * rows computed again, one buffer for two), with short tiles and with
      * the default ones on a frame with interior tiles. */
     static const char *const tile_rows[] = {"2,2", "6,10", "16,4", "6,10", "0,0"};
+    static const int tiles[][3] = {{2, 2, 0}, {6, 10, 0}, {16, 4, 0}, {6, 10, 1}, {0, 0, 1}};
     for (int ti = 0; ti < 5; ti++) {
-        setenv("PANOCAP_MLRI_TILE_ROWS", tile_rows[ti], 1);
-        setenv("PANOCAP_MLRI_DIR_LEAN", ti >= 3 ? "1" : "0", 1);
         static const int ts[][2] = {{16, 42}, {134, 22}, {262, 12}, {360, 300}};
         for (int si = 0; si < 4; si++) {
             if ((si == 3) != (ti == 4))
@@ -468,7 +467,7 @@ static void mlri_checks(void)
                 tu_pic_alloc(&ref, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 3);
                 tu_pic_alloc_dev(&out, PC_FMT_NV12, PC_MATRIX_BT709, PC_RANGE_LIMITED, w, h, 5);
                 int rc, md;
-                long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
+                long nd = mlri_vs_reference(&src, &ref, &out, tiles[ti], &rc, &md, err, sizeof err);
                 TAP_CHECK(rc == 0 && tu_mlri_rule(nd, md, &ref),
                           "emulated mlri %s nv12 %dx%d noise, tile rows (DIR,RB) %s%s: %ld of %ld samples differ (max %d)%s%s",
                           pc_cfa_name((pc_cfa)cfa), w, h, tile_rows[ti], ti >= 3 ? ", lean DIR" : "", nd,
@@ -481,8 +480,6 @@ static void mlri_checks(void)
             free(bay);
         }
     }
-    unsetenv("PANOCAP_MLRI_TILE_ROWS");
-    unsetenv("PANOCAP_MLRI_DIR_LEAN");
     /* per-camera matrices (colour bands, docs/colour.md) in the final pass */
     {
         int w = 134, h = 22;
@@ -501,7 +498,7 @@ static void mlri_checks(void)
             ref.n_bands = out.n_bands = 3;
             ref.band_rows = out.band_rows = 8;
             int rc, md;
-            long nd = mlri_vs_reference(&src, &ref, &out, &rc, &md, err, sizeof err);
+            long nd = mlri_vs_reference(&src, &ref, &out, (const int[3]){0, 0, 0}, &rc, &md, err, sizeof err);
             TAP_CHECK(rc == 0 && tu_mlri_rule(nd, md, &ref),
                       "emulated mlri %s %dx%d with 3 colour bands of 8 rows: %ld samples differ (max %d)%s%s",
                       pc_pixfmt_name((pc_pixfmt)fmt), w, h, nd, md, rc ? ": " : "", rc ? err : "");

@@ -1,5 +1,5 @@
 /* test_cuda_emu_warp.cc - the emulated warp-level instructions
- * (kernels/cuda_emu_warp.h, cuda_emu_sched.cc) that the tensor-core
+ * (core/cuda_emu_warp.h, cuda_emu_sched.cc) that the tensor-core
  * kernels rely on, against plain arithmetic:
  *  - ldmatrix (x1, x2, x4, with and without .trans) feeding mma.sync
  *    m16n8k16 from shared memory in the layouts every such kernel uses

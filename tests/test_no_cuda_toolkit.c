@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     rt_run_with(r, runv, hide_toolkit);
     int cuda = count_lines(r->err, "running:", "cuda backend");
     int cpu = count_lines(r->err, "running:", "cpu backend");
-    int warnings = count_lines(r->err, "<4>", "using the cpu backend"); /* kernels/backend.c's note */
+    int warnings = count_lines(r->err, "<4>", "using the cpu backend"); /* device/backend.c's note */
     TAP_CHECK(r->status == 0 && strstr(r->out, "summary: 5 frame sets in"),
               "--frames 5 --output null with the toolkit hidden: exit %d", r->status);
     if (cuda)

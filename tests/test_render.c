@@ -1,4 +1,4 @@
-/* test_render.c - the render kernel family (kernels/render.h): a panorama
+/* test_render.c - the render kernel family (render/render.h): a panorama
  * or a virtual-camera view from the stacked cameras of a rig.
  *
  *  - The C reference against the CPU backend's version (bit-identical)
@@ -197,7 +197,7 @@ static void check_cpu_fisheye(pc_cpu *cpu)
                 if (!pc_render_cpu_lanes_usable(lanes))
                     continue;
                 tu_pic_fill(&out, 0x5A);
-                if (pc_render_cpu_lanes(cpu, lanes, plan, &src, &out, err, sizeof err) ||
+                if (pc_render_cpu_lanes(pc_cpu_pool(cpu), lanes, plan, &src, &out, err, sizeof err) ||
                     compare(&ref, &out).max != 0) {
                     tap_diag("fisheye %d, view %d, lanes %s: CPU differs from the reference: max %d %s", lenses[li],
                              vi, lanes, compare(&ref, &out).max, err);
@@ -506,7 +506,7 @@ static void check_seams(pc_cpu *cpu)
     tu_pic_alloc_dev(&ref, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, plan->view.w, h, 0);
     tu_pic_alloc_dev(&out, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, plan->view.w, h, 0);
     pc_render_ref(plan, &src, &ref, err, sizeof err);
-    pc_render_cpu(cpu, plan, &src, &out, err, sizeof err);
+    pc_render_cpu(pc_cpu_pool(cpu), plan, &src, &out, err, sizeof err);
     TAP_CHECK(compare(&ref, &out).max == 0, "seams: CPU backend == reference with the placed seams");
     /* a second placement on the same pictures gives the same seams (fixed
      * per rig: nothing moves between frames) */

@@ -1,4 +1,4 @@
-/* test_render_multiband.c - blend = multiband (kernels/render_multiband.h):
+/* test_render_multiband.c - blend = multiband (render/render_multiband.h):
  * the overlaps of a rig's cameras blended band by band around the seams.
  *
  *  - The zones the blend touches (reach, per number of levels) and the
@@ -277,7 +277,7 @@ static int render_rgb(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *sr
 {
     char err[256] = "";
     tu_pic_alloc(out, PC_FMT_RGB24, PC_MATRIX_BT709, PC_RANGE_LIMITED, p->view.w, p->view.h, 0);
-    int rc = pc_render_cpu(cpu, p, src, out, err, sizeof err);
+    int rc = pc_render_cpu(pc_cpu_pool(cpu), p, src, out, err, sizeof err);
     if (rc)
         tap_diag("render: %s", err);
     return rc;

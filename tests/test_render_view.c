@@ -252,7 +252,7 @@ static void check_render_same(pc_cpu *cpu)
                 if (!pc_render_cpu_lanes_usable(rt_lanes[li]))
                     continue;
                 tu_pic_fill(&a, 0x11);
-                int rc = pc_render_cpu_lanes(cpu, rt_lanes[li], moved, &src[s], &a, err, sizeof err);
+                int rc = pc_render_cpu_lanes(pc_cpu_pool(cpu), rt_lanes[li], moved, &src[s], &a, err, sizeof err);
                 if (rc || tu_compare(&a, &b, &md)) {
                     tap_diag("pan %.1f tilt %.1f hfov %.1f, %s, lanes %s: the moved plan's CPU render differs from "
                              "the fresh plan's reference (max %d) %s", pan, tilt, hfov, s ? "rgbx32" : "rgb24",

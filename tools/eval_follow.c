@@ -52,7 +52,7 @@
 #define STILL_AFTER 0.5    /* and stays still */
 #define STILL_MAX_STEP 0.1 /* degrees per frame (5 deg/s): a view that settles, not one that pans */
 
-/* The activity map's parameters (kernels/activity.h): background forgets
+/* The activity map's parameters (render/activity.h): background forgets
  * in ~1.3 s at 50 fps, a luma step of 12 is foreground, 8x8 cells. */
 static const pc_activity_params act_par = {.shift = 6, .threshold = 12, .cw = 8, .ch = 8};
 
@@ -238,7 +238,7 @@ static int run_frame(follow_run *r, uint64_t k, int pw, int ph)
         pc_scene_loop_fill(r->loop, c, k, r->bayer + (size_t)c * cw * ch, (size_t)cw);
     pc_bayer b = {r->bayer, (size_t)cw, cw, n * ch, PC_CFA_RGGB, 0};
     if (pc_cpu_debayer(r->cpu, PC_ALGO_EDGE, &b, &r->rgbx, err, sizeof err) ||
-        pc_render_cpu(r->cpu, r->plan, &r->rgbx, &r->small, err, sizeof err)) {
+        pc_render_cpu(pc_cpu_pool(r->cpu), r->plan, &r->rgbx, &r->small, err, sizeof err)) {
         fprintf(stderr, "panocap-eval: follow, frame %llu: %s\n", (unsigned long long)k, err);
         return -1;
     }

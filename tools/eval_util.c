@@ -172,7 +172,7 @@ int ev_render(ev_ctx *e, const pc_render_plan *plan, const pc_picture *src, pc_p
     char err[512];
     if (ev_pic_alloc(out, PC_FMT_RGB24, plan->view.w, plan->view.h))
         return -1;
-    if (pc_render_cpu(e->cpu, plan, src, out, err, sizeof err)) {
+    if (pc_render_cpu(pc_cpu_pool(e->cpu), plan, src, out, err, sizeof err)) {
         fprintf(stderr, "panocap-eval: render: %s\n", err);
         ev_pic_free(out);
         return -1;

@@ -60,6 +60,7 @@ typedef struct opts {
     int iters_set;      /* --iters given */
     const char *weights; /* --weights FILE: net's weights (NULL: the installed file) */
     int cam_rows;        /* --cam-rows N: the frame's cameras for net (-1: 5 slabs where they fit, 0: one) */
+    int mlri_tiles[4];   /* --mlri-tiles DIR,RB[,LEAN] (pc_gpu_mlri_set_tiles); [3]: given */
 } opts;
 
 static void usage(FILE *f)
@@ -71,6 +72,7 @@ static void usage(FILE *f)
             "                     [--width 2040 --height 5400] [--iters N] [--format table|tsv]\n"
             "                     [--threads N (cpu)] [--device N (cuda)] [--colour BayerRG8|BayerRG12p|...]\n"
             "                     [--weights FILE (net)] [--cam-rows N (net; 0 = one image)] [--help] [--version]\n"
+            "                     [--mlri-tiles DIR,RB[,LEAN] (cuda, mlri: rows per CTA, lean DIR 0|1)]\n"
             "       panocap-bench --render [--backend cpu] [--iters N] [--threads N] [--device N]\n"
             "       panocap-bench --render --rig FILE.pto [--peer-data DIR] [--iters N (20)] [--threads N]\n"
             "--render: the panorama (5 x 2040x1080 -> 8600x1300) and 1920x1080 views rendered from a synthetic\n"
@@ -359,7 +361,9 @@ static int bench_cuda(const opts *o, const pc_algo_desc **algos, int nalgo, cons
     }
     pc_gpu *g;
     const int cams_h = bench_cam_rows(o);
-    if (pc_gpu_open(&g, o->device, w, h, 4, err, sizeof err) || pc_gpu_set_cam_rows(g, cams_h, err, sizeof err)) {
+    if (pc_gpu_open(&g, o->device, w, h, 4, err, sizeof err) || pc_gpu_set_cam_rows(g, cams_h, err, sizeof err) ||
+        (o->mlri_tiles[3] &&
+         pc_gpu_mlri_set_tiles(g, o->mlri_tiles[0], o->mlri_tiles[1], o->mlri_tiles[2], err, sizeof err))) {
         fprintf(stderr, "panocap-bench: %s\n", err);
         return 1;
     }
@@ -788,7 +792,7 @@ static const pc_tool tool = {"panocap-bench", usage};
 static int parse_args(int argc, char **argv, opts *o)
 {
     enum { O_BACKEND = 256, O_ALGO, O_VARIANT, O_FORMAT, O_WIDTH, O_HEIGHT, O_ITERS, O_THREADS, O_DEVICE, O_COLOUR,
-           O_RENDER, O_RIG, O_PEER_DATA, O_WEIGHTS, O_CAM_ROWS };
+           O_RENDER, O_RIG, O_PEER_DATA, O_WEIGHTS, O_CAM_ROWS, O_MLRI_TILES };
     static const struct option lo[] = {
         {"backend", required_argument, NULL, O_BACKEND}, {"algo", required_argument, NULL, O_ALGO},
         {"variant", required_argument, NULL, O_VARIANT}, {"format", required_argument, NULL, O_FORMAT},
@@ -798,7 +802,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"render", no_argument, NULL, O_RENDER},         {"rig", required_argument, NULL, O_RIG},
         {"peer-data", required_argument, NULL, O_PEER_DATA},
         {"weights", required_argument, NULL, O_WEIGHTS},
-        {"cam-rows", required_argument, NULL, O_CAM_ROWS},
+        {"cam-rows", required_argument, NULL, O_CAM_ROWS}, {"mlri-tiles", required_argument, NULL, O_MLRI_TILES},
         PC_TOOL_STD_OPTIONS,
         {NULL, 0, NULL, 0}};
     int ch, rc;
@@ -823,6 +827,11 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_PEER_DATA: o->peer_data = optarg; break;
         case O_WEIGHTS: o->weights = optarg; break;
         case O_CAM_ROWS: rc = pc_tool_int(&tool, "--cam-rows", optarg, 0, 1 << 16, &n), o->cam_rows = (int)n; break;
+        case O_MLRI_TILES:
+            if (sscanf(optarg, "%d,%d,%d", &o->mlri_tiles[0], &o->mlri_tiles[1], &o->mlri_tiles[2]) < 2)
+                return pc_tool_usage_error(&tool, "--mlri-tiles %s: DIR,RB[,LEAN] (numbers)", optarg);
+            o->mlri_tiles[3] = 1;
+            break;
         case 'h': usage(stdout); return 0;
         default: return pc_tool_std_option(&tool, ch, argv);
         }
@@ -857,7 +866,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 int main(int argc, char **argv)
 {
-    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, NULL, NULL, 0, NULL, -1};
+    opts o = {"cuda", "all", "all", "table", 2040, 5400, 200, 0, 0, NULL, 0, NULL, NULL, 0, NULL, -1, {0, 0, 0, 0}};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;

@@ -507,7 +507,7 @@ static int bench_cpu(const pc_render_bench_opts *o, scene *s, job *jobs)
             for (int i = 0; i < o->cpu_iters; i++) {
                 double t0 = now_ms();
                 for (int k = 0; k < jobs[j].nplans; k++)
-                    bad |= pc_render_cpu(cpu, jobs[j].plan[k], &s->cams[0], &out[k], err, sizeof err) != 0;
+                    bad |= pc_render_cpu(pc_cpu_pool(cpu), jobs[j].plan[k], &s->cams[0], &out[k], err, sizeof err) != 0;
                 ms[i] = now_ms() - t0;
             }
             for (int k = 0; k < jobs[j].nplans; k++) {

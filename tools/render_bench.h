@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "debayer.h"
+#include "picture.h"
 #include "rig.h"
 
 typedef struct pc_render_bench_opts {

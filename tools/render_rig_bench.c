@@ -26,6 +26,7 @@
  */
 #include "render_rig_bench.h"
 
+#include "debayer.h" /* pc_cpu: the threads pc_render_cpu runs on */
 #include "errmsg.h"
 #include "render_bench.h" /* pc_rbench_host_pic_matrix */
 #include "image.h"
@@ -267,11 +268,11 @@ static int time_cpu(const pc_render_plan *p, const pc_picture *src, const pc_pic
         return -1;
     }
     double *ms = malloc(sizeof *ms * 2 * iters), *cpu_ms = ms + iters;
-    int rc = ms ? pc_render_cpu(cpu, p, src, &rgb, err, sizeof err) : -1;
+    int rc = ms ? pc_render_cpu(pc_cpu_pool(cpu), p, src, &rgb, err, sizeof err) : -1;
     const int same = !rc && same_rgb(&rgb, ref);
     for (int i = -2; !rc && i < iters; i++) {
         const double t0 = now_ms(), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-        rc = pc_render_cpu(cpu, p, src, &yuv, err, sizeof err);
+        rc = pc_render_cpu(pc_cpu_pool(cpu), p, src, &yuv, err, sizeof err);
         if (i >= 0) {
             ms[i] = now_ms() - t0;
             cpu_ms[i] = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;

@@ -7,7 +7,7 @@
 #ifndef PANOCAP_RENDER_SYNTH_H
 #define PANOCAP_RENDER_SYNTH_H
 
-#include "debayer.h"
+#include "picture.h"
 #include "rig.h"
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 /* follow.h - the follow mode of a virtual camera: where the play is, from
- * an activity grid (kernels/activity.h: foreground pixels of a small
+ * an activity grid (render/activity.h: foreground pixels of a small
  * panorama against its background model, counted per cell), to a goal
  * pose for the camera's motion (vcam.h), like a camera operator would
  * frame it:

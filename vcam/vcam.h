@@ -1,5 +1,5 @@
 /* vcam.h - virtual cameras: where a perspective view of the rig points and
- * how it gets there. Pure logic, no pixels: the renderer (kernels/render.h)
+ * how it gets there. Pure logic, no pixels: the renderer (render/render.h)
  * draws the view at the pose this module says.
  *
  *   pose      pan (degrees, + right), tilt (degrees, + up), hfov (degrees)

@@ -1,8 +1,8 @@
 /* render_mb_host.c - the host renderers of blend = multiband
  * (render_multiband.h): the C reference (single-threaded, the definition,
  * level by level over whole strips) and the CPU backend's version (the
- * same per-pixel functions on pc_cpu's threads, rows of every level split
- * between them; bit-identical: where the plan has maps it reads the
+ * same per-pixel functions on the CPU backend's thread pool (pool.h), rows
+ * of every level split between them; bit-identical: where the plan has maps it reads the
  * cameras' positions from them, the same floats the reference projects).
  * The main pass outside the strips is the seam render (render_host.h's
  * pixel); the CPU version runs pc_render_cpu_lanes for it with the strips'
@@ -16,7 +16,7 @@
 #include "render_host.h"
 #include "render_multiband.h"
 
-#include "algo_impl.h" /* pc_cpu_parallel */
+#include "pool.h" /* pc_pool_run */
 
 #include <string.h>
 
@@ -273,7 +273,7 @@ static void band(void *arg, int index, int n)
     }
 }
 
-int pc_render_mb_cpu(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
+int pc_render_mb_cpu(pc_pool *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
                      const pc_picture *dst, char *err, size_t errlen)
 {
     const struct pc_render_mb *mb = p->mb;
@@ -284,13 +284,13 @@ int pc_render_mb_cpu(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, co
     jb.dst = dst;
     jb.step = STEP_LEVEL0;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &jb.yc);
-    pc_cpu_parallel(cpu, band, &jb);
+    pc_pool_run(cpu, band, &jb);
     jb.step = STEP_REDUCE;
     for (jb.k = 1; jb.k < mb->levels; jb.k++)
-        pc_cpu_parallel(cpu, band, &jb);
+        pc_pool_run(cpu, band, &jb);
     jb.step = STEP_COLLAPSE;
     for (jb.k = mb->levels - 2; jb.k >= 1; jb.k--)
-        pc_cpu_parallel(cpu, band, &jb);
+        pc_pool_run(cpu, band, &jb);
     /* everything outside the strips: the seam render, whose masks have
      * no camera in the strips' tiles (it writes them black) */
     pc_render_plan rest = *p;
@@ -300,6 +300,6 @@ int pc_render_mb_cpu(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, co
     if (rc)
         return rc;
     jb.step = STEP_STRIPS;
-    pc_cpu_parallel(cpu, band, &jb);
+    pc_pool_run(cpu, band, &jb);
     return 0;
 }

@@ -1,10 +1,34 @@
-/* picture.c - plane geometry of the output formats (debayer.h): how many
+/* picture.c - plane geometry of the output formats (picture.h): how many
  * planes a format has, how big each one is, a one-buffer layout and a
- * host copy. Written once here; the reference's checks, the backends, the
- * pipeline and the tests all ask these functions. */
-#include "debayer.h"
+ * host copy; and the names of the CFA phases, formats, matrices and
+ * ranges. Written once here; the checks, the backends, the pipeline and
+ * the tests all ask these functions. */
+#include "picture.h"
 
 #include <string.h>
+#include <strings.h>
+
+static int index_of(const char *name, const char *const *names, int n)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *const cfa_names[] = {"RGGB", "GRBG", "GBRG", "BGGR"};
+static const char *const pixfmt_names[] = {"rgb24", "nv12", "i420", "rgbx32"};
+static const char *const matrix_names[] = {"bt709", "bt601"};
+static const char *const range_names[] = {"limited", "full"};
+
+int pc_cfa_from_name(const char *n) { return index_of(n, cfa_names, 4); }
+const char *pc_cfa_name(pc_cfa c) { return (unsigned)c < 4 ? cfa_names[c] : "?"; }
+int pc_pixfmt_from_name(const char *n) { return index_of(n, pixfmt_names, 4); }
+const char *pc_pixfmt_name(pc_pixfmt f) { return (unsigned)f < 4 ? pixfmt_names[f] : "?"; }
+int pc_matrix_from_name(const char *n) { return index_of(n, matrix_names, 2); }
+int pc_range_from_name(const char *n) { return index_of(n, range_names, 2); }
 
 int pc_pixfmt_planes(pc_pixfmt fmt)
 {

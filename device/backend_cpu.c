@@ -1,6 +1,7 @@
 /* backend_cpu.c - the CPU debayer backend behind the ops table (backend.h):
- * the multi-threaded pc_cpu (cpu.c, bit-identical to the reference), host
- * pictures, and one raw panorama per input slot.
+ * the multi-threaded pc_cpu (kernels/cpu.c, bit-identical to the
+ * reference) and, on its thread pool, the render family's CPU versions
+ * (render/), host pictures, and one raw panorama per input slot.
  *
  * Everything is synchronous: debayer returns with the picture written and
  * wait has nothing to wait for. A slot's input is either the caller's
@@ -297,7 +298,7 @@ static int cpu_render(void *priv, int slot, pc_render_dev *rd, const pc_picture 
                       char *err, size_t errlen)
 {
     cpu_backend *c = priv;
-    return pc_render_cpu(c->cpu, &rd->plan, src, dst, err, errlen);
+    return pc_render_cpu(pc_cpu_pool(c->cpu), &rd->plan, src, dst, err, errlen);
 }
 
 static int cpu_render_measure(void *priv, int slot, pc_render_dev *rd, const pc_picture *src, char *err,

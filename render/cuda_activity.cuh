@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "activity.h"
-#include "cuda_common.cuh"
+#include "cuda_dev.cuh"
 
 #define PC_ACT_BX 32
 #define PC_ACT_BY 8

@@ -48,9 +48,9 @@
  *
  * Implementations, checked against each other (tests/test_render.c):
  *   pc_render_ref   C reference, single-threaded, float: the definition;
- *   pc_render_cpu   the CPU backend's, on pc_cpu's threads, 4, 8 or 16
+ *   pc_render_cpu   the CPU backend's, on its thread pool (pool.h), 4, 8 or 16
  *                   pixels per instruction (render_cpu.c): bit-identical;
- *   CUDA            kernels/cuda_render.cuh (render_cuda.h), within
+ *   CUDA            render/cuda_render.cuh (render_cuda.h), within
  *                   1 code value on >= 99.9 % of samples, at most 2
  *                   (hardware bilinear filtering has 8-bit weights).
  * The daemon uses them through the backend ops (backend.h: render_*).
@@ -61,7 +61,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "debayer.h"
+#include "picture.h"
+#include "pool.h"
 #include "rig.h"
 
 #ifdef __cplusplus
@@ -238,10 +239,10 @@ int pc_render_check(const pc_render_plan *p, const pc_picture *src, const pc_pic
  * plan at a time (this and pc_render_cpu). */
 int pc_render_ref(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err, size_t errlen);
 
-/* The CPU backend's version on cpu's threads (pc_cpu_parallel; call it
+/* The CPU backend's version on its pool's threads (pc_pool_run, pc_cpu_pool; call it
  * from the thread that calls pc_cpu_debayer): bit-identical to
  * pc_render_ref. */
-int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
+int pc_render_cpu(pc_pool *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
                   size_t errlen);
 /* Its inner loops come in builds for instruction sets: "avx512" and
  * "avx2" (x86-64 CPUs that have them) and "baseline" (x86-64's SSE2, or
@@ -253,7 +254,7 @@ int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, c
  * the lanes. */
 const char *pc_render_cpu_best_lanes(void);
 int pc_render_cpu_lanes_usable(const char *lanes);
-int pc_render_cpu_lanes(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
+int pc_render_cpu_lanes(pc_pool *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
                         const pc_picture *dst, char *err, size_t errlen);
 
 /* --- Moving views (virtual cameras) ----------------------------------- */

@@ -6,7 +6,7 @@
  * the daemon's snapshot of the panorama or a view writes (the stream's
  * picture before the encoder); a round trip through pc_rgb_to_yuv changes
  * a luma value by at most 1 where no channel clamps. */
-#include "debayer.h"
+#include "picture.h"
 
 #include "errmsg.h"
 

@@ -1,6 +1,8 @@
 /* backend_cuda.c - the CUDA debayer backend behind the ops table
- * (backend.h): a thin adapter over pc_gpu (debayer_cuda.h). Plain C. Built
- * without CUDA, pc_gpu is the stub (debayer_cuda_stub.c): probe then says
+ * (backend.h): a thin adapter over pc_gpu (gpu.h, debayer_cuda.h, and the
+ * render family's render_cuda.h, activity_cuda.h). Plain C. Built without
+ * CUDA, pc_gpu is the stub (kernels/debayer_cuda_stub.c, render/
+ * render_cuda_stub.c): probe then says
  * "this build has no CUDA support" and nothing else is ever called. */
 #include "activity_cuda.h"
 #include "backend.h"

@@ -1,5 +1,5 @@
 /* render_cuda.h - the render family on the GPU (render.h; the kernels are
- * cuda_render.cuh), as a plain C API over an open pc_gpu (debayer_cuda.h):
+ * cuda_render.cuh), as a plain C API over an open pc_gpu (gpu.h):
  * its compute stream runs the renders, after the slot's demosaic.
  *
  *   pc_gpu_render_prepare(g, plan, wants, &r)  device copy of the plan
@@ -34,7 +34,7 @@
 #ifndef PANOCAP_RENDER_CUDA_H
 #define PANOCAP_RENDER_CUDA_H
 
-#include "debayer_cuda.h"
+#include "gpu.h"
 #include "render.h"
 
 #ifdef __cplusplus

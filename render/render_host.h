@@ -1,4 +1,4 @@
-/* render_host.h - the host renderers' pixel (private to kernels/: the C
+/* render_host.h - the host renderers' pixel (private to render/: the C
  * reference, the CPU backend, seam placement and gain measurement): one
  * inline function, so that the reference and the multi-threaded version
  * compute every pixel with the same instructions and agree bit for bit.
@@ -7,7 +7,7 @@
 #define PANOCAP_RENDER_HOST_H
 
 #include "render.h"
-#include "reference_passes.h" /* pc_ref_store_block: spec §8 2x2 blocks */
+#include "picture_store.h" /* pc_ref_store_block: spec §8 2x2 blocks */
 #include "render_formulas.h"
 
 /* The source picture's camera rows. */

@@ -38,7 +38,7 @@ static inline int pc_activity_cells(int w, int h, const pc_activity_params *p)
 }
 
 /* Checks p (the ranges above) for a w x h picture; the message names the
- * field. 0 or PC_EINVAL (debayer.h). */
+ * field. 0 or PC_EINVAL (core.h). */
 int pc_activity_check(const pc_activity_params *p, int w, int h, char *err, size_t errlen);
 
 /* The reference: updates bg (w*h 8.8 values; init != 0 sets it from this

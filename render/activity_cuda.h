@@ -1,5 +1,5 @@
 /* activity_cuda.h - the activity map (activity.h) on the GPU, a plain C
- * API over an open pc_gpu (debayer_cuda.h); the kernel is
+ * API over an open pc_gpu (gpu.h); the kernel is
  * cuda_activity.cuh. Its compute stream runs it after the slot's work.
  *
  *   pc_gpu_activity_open(g, w, h, &a)  the background model (w * h 8.8
@@ -17,7 +17,7 @@
 #define PANOCAP_ACTIVITY_CUDA_H
 
 #include "activity.h"
-#include "debayer_cuda.h"
+#include "gpu.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
  * Burt and Adelson's multi-band blend ("A multiresolution spline with
  * application to image mosaics", 1983; what enblend does) of each overlap
  * of two cameras side by side, across the seam render_seam.c places where
- * the cameras agree. Private to kernels/: the plan's multiband part, the
+ * the cameras agree. Private to render/: the plan's multiband part, the
  * per-pixel formulas shared by the C reference, the CPU renderer and the
  * CUDA kernels, and the host renderers' entry points.
  *
@@ -205,7 +205,7 @@ void pc_render_mb_sizes(const pc_render_plan *p, pc_mb_sizes *out);
  * pc_render_cpu_lanes's name, checked by it). */
 int pc_render_mb_ref(const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
                      size_t errlen);
-int pc_render_mb_cpu(pc_cpu *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
+int pc_render_mb_cpu(pc_pool *cpu, const char *lanes, const pc_render_plan *p, const pc_picture *src,
                      const pc_picture *dst, char *err, size_t errlen);
 
 #ifdef __cplusplus

@@ -60,7 +60,7 @@
 #include "render_cpu_lanes.h"
 #include "render_multiband.h"
 
-#include "algo_impl.h" /* pc_cpu_parallel */
+#include "pool.h" /* pc_pool_run */
 #include "errmsg.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -168,7 +168,7 @@ static void cubic_worker(void *arg, int index, int n)
     }
 }
 
-int pc_render_cpu_lanes(pc_cpu *cpu, const char *name, const pc_render_plan *p, const pc_picture *src,
+int pc_render_cpu_lanes(pc_pool *cpu, const char *name, const pc_render_plan *p, const pc_picture *src,
                         const pc_picture *dst, char *err, size_t errlen)
 {
     const int li = lanes_find(name);
@@ -196,7 +196,7 @@ int pc_render_cpu_lanes(pc_cpu *cpu, const char *name, const pc_render_plan *p, 
         cj.s = s;
         cj.dst = dst;
         pc_yuv_coeffs_get(dst->matrix, dst->range, &cj.yc);
-        pc_cpu_parallel(cpu, cubic_worker, &cj);
+        pc_pool_run(cpu, cubic_worker, &cj);
         return 0;
     }
     job j;
@@ -208,11 +208,11 @@ int pc_render_cpu_lanes(pc_cpu *cpu, const char *name, const pc_render_plan *p, 
     j.f.dst = dst;
     pc_yuv_coeffs_get(dst->matrix, dst->range, &j.f.yc);
     j.run = lanes[li].run;
-    pc_cpu_parallel(cpu, worker, &j);
+    pc_pool_run(cpu, worker, &j);
     return 0;
 }
 
-int pc_render_cpu(pc_cpu *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
+int pc_render_cpu(pc_pool *cpu, const pc_render_plan *p, const pc_picture *src, const pc_picture *dst, char *err,
                   size_t errlen)
 {
     return pc_render_cpu_lanes(cpu, pc_render_cpu_best_lanes(), p, src, dst, err, errlen);

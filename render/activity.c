@@ -3,7 +3,7 @@
  * real one, ~1000x160) costs well under a millisecond here. */
 #include "activity.h"
 
-#include "debayer.h"
+#include "picture.h"
 #include "errmsg.h"
 
 #include <string.h>

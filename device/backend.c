@@ -1,4 +1,4 @@
-/* backend.c - the table of debayer backends, the choice between them and
+/* backend.c - the table of backends (the device layer, backend.h), the choice between them and
  * the pc_backend_* wrappers (backend.h): they check the arguments common to
  * every backend (slot range, configured algorithm, picture size and
  * format) once here, then call the backend's ops. */

@@ -1,5 +1,6 @@
-/* backend.h - the debayer backends (CPU, CUDA) behind one ops table, chosen
- * once, FFmpeg-style: the pipeline and the tools call pc_backend_* and never
+/* backend.h - the device layer (device/): the backends (CPU, CUDA) of both
+ * kernel families, the demosaic (kernels/) and the render (render/), behind
+ * one ops table, chosen once, FFmpeg-style: the pipeline and the tools call pc_backend_* and never
  * ask which backend runs (no #if PANOCAP_HAVE_CUDA, no use_cuda branches).
  *
  * Choosing (once, at start-up):
@@ -34,7 +35,7 @@
  * slot k != j (the pipeline's stage and encoder threads); set_algo and
  * prepare_algo only from the thread that calls debayer.
  *
- * Errors: 0 or a negative PC_E* code (debayer.h) with a message in err.
+ * Errors: 0 or a negative PC_E* code (core.h) with a message in err.
  *
  * Rendering (render.h: the panorama, the virtual cameras), after the
  * slot's debayer into a picture of the stacked cameras (RGB24/RGBX32):

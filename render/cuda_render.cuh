@@ -62,7 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_common.cuh"
+#include "cuda_dev.cuh"
 #include "render.h"
 #include "render_formulas.h"
 
