@@ -201,7 +201,7 @@ static void check_render(pc_cpu *cpu)
                     continue;
                 tu_pic_fill(&out, 0x5A);
                 lanes_runs++;
-                if (pc_render_cpu_lanes(cpu, rt_lanes[k], re, &pano, &out, err, sizeof err) ||
+                if (pc_render_cpu_lanes(pc_cpu_pool(cpu), rt_lanes[k], re, &pano, &out, err, sizeof err) ||
                     compare(&ref_nv12, &out).max)
                     lanes_bad++;
             }
