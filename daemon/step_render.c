@@ -171,9 +171,13 @@ static int view_point(pc_render_plan *plan, const render_view *v, pc_vcam_pose p
 }
 
 /* The sampler a plan gets for a panorama.sampler or a view's: auto is
- * bicubic on a device backend, bilinear on the CPU one (BENCHMARKS.md). */
-static pc_render_sampler sampler_of(const step_render *r, int s)
+ * bicubic on a device backend, bilinear on the CPU one (BENCHMARKS.md),
+ * and bilinear with blend multiband (its pyramid samples bilinear; the
+ * configuration refuses bicubic written with it). */
+static pc_render_sampler sampler_of(const step_render *r, int s, int blend)
 {
+    if (s == PC_RENDER_SAMPLER_AUTO && blend == PC_RENDER_MULTIBAND)
+        return PC_RENDER_BILINEAR;
     return pc_render_sampler_resolve((pc_render_sampler)s, pc_backend_host_threads(r->env->be) == 0);
 }
 
@@ -197,7 +201,7 @@ static render_rig *rig_build(step_render *r, const pc_settings *s, const pc_rig 
     /* without a panorama: measured only, feather */
     rr->opt.blend = r->stitch ? (pc_render_blend)s->panorama.blend : PC_RENDER_FEATHER;
     /* multiband with bicubic is refused by the config check */
-    rr->opt.sampler = r->stitch ? sampler_of(r, s->panorama.sampler) : PC_RENDER_BILINEAR;
+    rr->opt.sampler = r->stitch ? sampler_of(r, s->panorama.sampler, s->panorama.blend) : PC_RENDER_BILINEAR;
     if (rr->opt.blend == PC_RENDER_MULTIBAND)
         rr->opt.sampler = PC_RENDER_BILINEAR; /* auto */
     rr->gain_comp = s->panorama.gain_compensation;
@@ -223,7 +227,7 @@ static render_rig *rig_build(step_render *r, const pc_settings *s, const pc_rig 
         char e[400] = "";
         pc_rig_rect_view(v->w, v->h, poses[i].hfov, poses[i].pan, poses[i].tilt, 0.0, &view);
         pc_render_options vo = feather;
-        vo.sampler = sampler_of(r, i < s->vcam_count ? s->vcams[i].sampler : PC_RENDER_SAMPLER_AUTO);
+        vo.sampler = sampler_of(r, i < s->vcam_count ? s->vcams[i].sampler : PC_RENDER_SAMPLER_AUTO, -1);
         rc = pc_render_plan_build(&rr->view[i], rig, &view, photo, &vo, e, sizeof e);
         rr->nviews = i + (rr->view[i] != NULL);
         /* the first set_view samples the cameras' borders for the

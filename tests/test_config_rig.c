@@ -118,9 +118,9 @@ static void test_accepts(void)
                   strcmp(p->unstitched.item[0].url, "cams.ts") == 0 &&
                   strcmp(p->unstitched.item[1].options, "pkt_size=1316") == 0 && p->line == 1,
               "panorama: blend, gains, unstitched_outputs (a string and a group) as written");
-    TAP_CHECK(p->sampler == PC_RENDER_BILINEAR && s->vcams[0].sampler == PC_RENDER_SAMPLER_AUTO &&
+    TAP_CHECK(p->sampler == PC_RENDER_SAMPLER_AUTO && s->vcams[0].sampler == PC_RENDER_SAMPLER_AUTO &&
                   s->vcams[1].sampler == PC_RENDER_BILINEAR,
-              "samplers: the panorama's bilinear and a view's auto by default, a view's bilinear as written");
+              "samplers: the panorama's and a view's auto by default, a view's bilinear as written");
     const pc_vcam_settings *v = &s->vcams[0], *w = &s->vcams[1];
     TAP_CHECK(s->vcam_count == 2 && strcmp(v->name, "main") == 0 && v->width == 1920 && v->height == 1080 &&
                   v->pan == 5.0 && v->tilt == -1.0 && v->hfov == 40.0 && v->bitrate == 6000000 &&
@@ -435,7 +435,7 @@ static void test_reload(void)
     pc_settings_diff_describe(dl, desc, sizeof desc);
     TAP_CHECK(ea == 0 && eb == 0 && n == 8 && dl->restart == 0 && dl->live == (PC_LIVE_RIG | PC_LIVE_BLEND | PC_LIVE_VCAM) &&
                   strstr(desc, "panorama.rig ") && strstr(desc, "r2.pto (live)") && strstr(desc, "panorama.blend feather -> seam (live)") &&
-                  strstr(desc, "panorama.sampler bilinear -> bicubic (live)") &&
+                  strstr(desc, "panorama.sampler auto -> bicubic (live)") &&
                   strstr(desc, "virtual_cameras[0].pan 0 -> 5 (live)") && strstr(desc, "virtual_cameras[0].mode manual -> follow (live)") &&
                   strstr(desc, "virtual_cameras[0].presets g -> g (live)"),
               "another rig, blend, gains, sampler, a view's pan, tilt, mode and presets: all live (%d: %s)", n, desc);

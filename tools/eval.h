@@ -89,9 +89,9 @@ typedef struct ev_ctx {
     int have_comp_gains;
 } ev_ctx;
 
-/* The daemon's panorama.sampler default (config/settings_keys.c):
- * what (b) evaluates unless told otherwise. */
-#define EV_PANORAMA_SAMPLER PC_RENDER_BILINEAR
+/* What the daemon's panorama.sampler default, auto (config/settings_keys.c),
+ * renders on a GPU backend: what (b) evaluates unless told otherwise. */
+#define EV_PANORAMA_SAMPLER PC_RENDER_BICUBIC
 
 enum { EV_PART_GEOMETRY = 1, EV_PART_PANORAMA = 2, EV_PART_VIEWS = 4, EV_PART_FOLLOW = 8 };
 
