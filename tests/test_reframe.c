@@ -6,6 +6,9 @@
  *     pc_cam_project lands where pc_view_project of the panorama view puts
  *     a direction (within 2e-3 px), pc_cam_unproject returns it;
  *   - a size whose aspect is not the rig's is refused, naming the p line;
+ *   - the example stadium rig's panorama (cropped far below its horizon),
+ *     at its full (even) width and small ones: the coverage's home is in
+ *     the picture, the views the live ones show are covered, not clamped;
  *   - a view drawn from a rendered panorama: the CPU backend's lanes == the
  *     reference bit for bit, the emulated CUDA ray kernels within the rule,
  *     set_view (a moving view) == a fresh plan, and the view against the
@@ -130,6 +133,65 @@ static void check_geometry(void)
     TAP_CHECK(pc_rig_panorama_source(&rig, 640, 256, &src, err, sizeof err) == 0 &&
                   pc_rig_panorama_source(&rig, 640, 258, &src, err, sizeof err) != 0,
               "640x256 fits it (2000x800 scaled), 640x258 does not");
+}
+
+/* The example stadium rig's recorded panorama: its canvas (cylindrical,
+ * v160, 9034x2800) is cropped to what the cameras see, 8711x1048 well
+ * below the canvas's horizon (tilt about -2.7 to -20.4). Its source
+ * camera's axis (pan 0, tilt 0) sees nothing of it: the coverage's home
+ * must be where the picture's middle looks, or no clip of it can start
+ * (the bug: "no view of aspect 1920x1080 fits in what the cameras see"). */
+static void check_stadium_rig(const char *pto)
+{
+    char err[400] = "";
+    pc_rig rig;
+    if (!TAP_CHECK(pc_rig_load(pto, &rig, err, sizeof err) == 0, "%s loads (%s)", pto, err))
+        return;
+    pc_vcam_coverage live;
+    if (!TAP_CHECK(pc_vcam_coverage_init(&live, &rig, 1920, 1080, err, sizeof err) == 0,
+                   "the live views' coverage of %s (%s)", pto, err))
+        return;
+    int ow, oh;
+    pc_rig_output_size(&rig, &ow, &oh);
+    /* the daemon's panorama.width=0 (the .pto's width, even: 8710), and small ones */
+    const int widths[] = {(ow / 2) * 2, 1024, 640};
+    for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++) {
+        const int w = widths[k], h = (int)lround((double)w * oh / ow / 2) * 2;
+        pc_rig src;
+        err[0] = '\0';
+        if (!TAP_CHECK(pc_rig_panorama_source(&rig, w, h, &src, err, sizeof err) == 0,
+                       "stadium5 panorama %dx%d: source camera (%s)", w, h, err))
+            continue;
+        pc_vcam_coverage cov;
+        const int rc = pc_vcam_coverage_init(&cov, &src, 1920, 1080, err, sizeof err);
+        tap_diag("stadium5 panorama %dx%d: home pan %.2f tilt %.2f, max hfov %.2f (live: home tilt %.2f, max hfov "
+                 "%.2f)", w, h, cov.home.pan, cov.home.tilt, cov.max_hfov, live.home.tilt, live.max_hfov);
+        if (!TAP_CHECK(rc == 0, "stadium5 panorama %dx%d: a 1920x1080 view fits in it (%s)", w, h, rc ? err : "ok"))
+            continue;
+        TAP_CHECK(cov.home.tilt < -8 && cov.home.tilt > -16 && fabs(cov.home.pan) < 1 && cov.max_hfov > 25 &&
+                      cov.max_hfov < 40,
+                  "stadium5 panorama %dx%d: home in the middle of the picture (pan %.2f, tilt %.2f; the crop is "
+                  "tilt -2.7 to -20.4), the widest 16:9 view %.2f (17.6 degrees high)", w, h, cov.home.pan,
+                  cov.home.tilt, cov.max_hfov);
+        /* the poses of the report, and the live views' pan range */
+        int ok = 1, clamped = 0;
+        char why[200] = "";
+        for (int pan = -30; pan <= 30; pan += 10) {
+            const pc_vcam_pose p = {pan, -12, 25};
+            pc_vcam_limits lim;
+            pc_vcam_limits_default(&lim);
+            lim.min_hfov = 1;
+            lim.max_hfov = 179.9;
+            pc_vcam_pose q = p;
+            ok &= pc_vcam_covered(&live, p) && pc_vcam_covered(&cov, p);
+            if (pc_vcam_clamp(&cov, &lim, &q, why, sizeof why) && !clamped) {
+                clamped = 1;
+                tap_diag("pan %d tilt -12 hfov 25 clamped: %s", pan, why);
+            }
+        }
+        TAP_CHECK(ok && !clamped, "stadium5 panorama %dx%d: views at pan -30..30, tilt -12, hfov 25 are covered "
+                  "by the cameras and by the panorama, none clamped", w, h);
+    }
 }
 
 /* --- rendering ------------------------------------------------------------ */
@@ -554,10 +616,14 @@ static void check_keyframes(void)
     free(kf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char err[256];
     check_geometry();
+    if (argc > 1)
+        check_stadium_rig(argv[1]);
+    else
+        printf("Bail out! usage: test_reframe RIG.pto (rig/examples/stadium5.pto)\n");
     check_keyframes();
     check_upload();
     check_clip();

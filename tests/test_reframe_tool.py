@@ -16,6 +16,10 @@ afterwards (replay/replay.h):
   - --keyframes: at the first keyframe's time the first keyframe's pose,
     after the last (settled) the last one's, each against a fixed-pose clip;
   - --follow runs over the recording;
+  - the example rig rig/examples/stadium5.pto (its panorama cropped far
+    below the canvas's horizon), recorded at a small panorama.width:
+    re-framed at the poses its live views show, and one past its top edge
+    (drawn, with a warning);
   - errors: a rig of another aspect, the recording's panorama.width not
     given, an end past the recording, the end before the start, a bad
     keyframe line, a missing input: a clear message, no clip left behind.
@@ -232,6 +236,39 @@ r = reframe(os.path.join(DIR, "past.mp4"), "--to", "0.1", *pose_args((80.0, -12.
 check(r.returncode == 0 and "warning: the pose pan 80 tilt -12 hfov 40 sees past the panorama" in r.stderr,
       "a pose past the panorama's edge: the clip, and a warning naming the pose (%s)"
       % r.stderr.strip().splitlines()[-1:])
+
+# --- the example stadium rig ---------------------------------------------------------------
+# rig/examples/stadium5.pto: five cameras, a cylindrical canvas cropped to
+# what they see, well below the canvas's horizon (tilt about -2.7 to -20.4).
+# The panorama as a camera looks at tilt 0, where it sees nothing: the
+# coverage's home has to be the picture's middle, or every clip failed with
+# "no view of aspect ... fits in what the cameras see".
+STADIUM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rig", "examples", "stadium5.pto")
+SPW, SFRAMES = 1024, 10   # 1024x124 of the .pto's 8711x1048
+sconf = os.path.join(DIR, "stadium.conf")
+SPANO = os.path.join(DIR, "stadium.ts")
+with open(sconf, "w") as f:
+    f.write('capture = { width = 2040; height = 1080; scene = "stadium"; };\n')
+    f.write('panorama = { rig = "%s"; width = %d; };\n' % (STADIUM, SPW))
+cmd = [EXE, "-c", sconf, "--source", "fake", "--frames", str(SFRAMES), "--output", SPANO, "--control", "",
+       "--encoder", "libx264"]
+diag(" ".join(cmd))
+p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+if p.returncode != 0:
+    diag((p.stdout + p.stderr)[-3000:])
+spano = probe(SPANO)
+check(p.returncode == 0 and spano == (SPW, 124, SFRAMES),
+      "panocap recorded the stadium5 rig's panorama at panorama.width %d: %s (expected %dx124, %d frames; exit %d)"
+      % (SPW, spano, SPW, SFRAMES, p.returncode))
+for pose, past in (((0.0, -12.0, 25.0), False), ((-30.0, -12.0, 25.0), False), ((0.0, -10.0, 40.0), True)):
+    out = os.path.join(DIR, "stadium-%g-%g-%g.mp4" % pose)
+    r = reframe(out, *pose_args(pose), rig=STADIUM, pw=SPW, inputs=[SPANO])
+    got = probe(out) if r.returncode == 0 else None
+    warned = "sees past the panorama" in r.stderr
+    check(r.returncode == 0 and got is not None and got[:2] == (VW, VH) and got[2] >= 1 and warned == past,
+          "stadium5 panorama re-framed at pan %g tilt %g hfov %g: exit %d, %s, %s (%s)"
+          % (pose + (r.returncode, got, "warned it sees past the panorama" if warned else "no warning",
+                     r.stderr.strip().splitlines()[-1:])))
 
 # --- errors ------------------------------------------------------------------------------
 BAD = os.path.join(DIR, "bad.mp4")

@@ -60,6 +60,20 @@ static double widest(const pc_vcam_coverage *c, pc_vcam_pose p, double lo, doubl
     return lo;
 }
 
+/* The direction of the middle of camera m's valid area (its picture, or
+ * its crop) as a pose's pan and tilt; p unchanged where it maps to none. */
+static void picture_middle(const pc_cam_model *m, pc_vcam_pose *p)
+{
+    float ray[3];
+    if (!pc_cam_unproject(m, 0.5f * (m->x0 + m->x1), 0.5f * (m->y0 + m->y1), ray))
+        return;
+    const double hz = hypot(ray[0], ray[2]);
+    if (!(hz > 0.0))
+        return;
+    p->pan = atan2(ray[0], ray[2]) * 180 / M_PI;
+    p->tilt = atan2(ray[1], hz) * 180 / M_PI;
+}
+
 int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -83,6 +97,12 @@ int pc_vcam_coverage_init(pc_vcam_coverage *c, const pc_rig *rig, int w, int h, 
         c->home.pan = rig->cam[0].yaw;
         c->home.tilt = rig->cam[0].pitch;
     }
+    /* a camera whose picture is far off its axis (a recorded panorama
+     * seen as a camera, pc_rig_panorama_source: its crop is a lens shift,
+     * and a stadium rig's panorama, cropped to what the cameras see, lies
+     * well below the canvas's horizon): where its picture's middle looks */
+    for (int i = 0; i < rig->ncam && !pc_vcam_covered(c, c->home); i++)
+        picture_middle(&c->cam[i], &c->home);
     if (!pc_vcam_covered(c, c->home)) {
         snprintf(err, errlen, "%s: no view of aspect %dx%d fits in what the cameras see", rig->path, w, h);
         return -1;
