@@ -117,6 +117,24 @@ static int write_raw(const char *path, const uint8_t *rgb, const pc_rawfmt *fp, 
     return rc;
 }
 
+/* The gains of each camera in a "wb" or "wb freeze" answer (config lines
+ * cameras[K].wb_gains = "R, G, B") into g; 1 when every camera's red and
+ * blue are within 5 % of 1/cast (grey world's answer). */
+static int wb_close(const char *ans, const double cast[NCAM][3], double g[NCAM][3])
+{
+    int parsed = 0;
+    for (int s2 = 0; s2 < NCAM; s2++) {
+        char key[64];
+        snprintf(key, sizeof key, "cameras[%d].wb_gains = \"", s2);
+        const char *q = strstr(ans, key);
+        parsed += q && sscanf(q + strlen(key), "%lf, %lf, %lf", &g[s2][0], &g[s2][1], &g[s2][2]) == 3;
+    }
+    int ok = parsed == NCAM;
+    for (int s2 = 0; s2 < NCAM && ok; s2++)
+        ok = fabs(g[s2][0] * cast[s2][0] - 1) < 0.05 && fabs(g[s2][2] * cast[s2][2] - 1) < 0.05;
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -261,23 +279,18 @@ int main(int argc, char **argv)
     dt_child ch2;
     char ans[2048] = "";
     int started = dt_spawn(&ch2, dir, "panocap-auto", args2, NULL) == 0;
-    int answered = 0;
-    /* until the daemon answers it (started, the first estimate made) */
-    for (double end = dt_now() + tu_bound(60); started && dt_now() < end && !answered && !dt_exited(&ch2);) {
-        dt_sleep(0.2);
-        answered = dt_control(sock, "wb freeze", ans, sizeof ans, 30.0) == 0;
-    }
+    int answered = 0, settled = 0;
     double g[NCAM][3] = {{0}};
-    int parsed = 0;
-    for (int s2 = 0; s2 < NCAM; s2++) {
-        char key[64];
-        snprintf(key, sizeof key, "cameras[%d].wb_gains = \"", s2);
-        const char *q = strstr(ans, key);
-        parsed += q && sscanf(q + strlen(key), "%lf, %lf, %lf", &g[s2][0], &g[s2][1], &g[s2][2]) == 3;
+    /* "wb" until the estimate has settled (how many sets that takes is
+     * the machine's speed: a freeze before the first estimate holds the
+     * starting gains, 1.0), then "wb freeze" */
+    for (double end = dt_now() + tu_bound(60); started && dt_now() < end && !settled && !dt_exited(&ch2);) {
+        dt_sleep(0.2);
+        if (dt_control(sock, "wb", ans, sizeof ans, 30.0) == 0)
+            settled = wb_close(ans, casts, g);
     }
-    int close_ok = parsed == NCAM;
-    for (int s2 = 0; s2 < NCAM && close_ok; s2++)
-        close_ok = fabs(g[s2][0] * casts[s2][0] - 1) < 0.05 && fabs(g[s2][2] * casts[s2][2] - 1) < 0.05;
+    answered = started && dt_control(sock, "wb freeze", ans, sizeof ans, 30.0) == 0;
+    int close_ok = wb_close(ans, casts, g);
     TAP_CHECK(answered && close_ok && strstr(ans, "OK frozen"),
               "wb = \"auto\": \"wb freeze\" prints the gains as config lines, within 5%% of 1/cast (grey world with clipped tiles left out) "
               "(camera 0: %.3f, %.3f, %.3f; camera 1: %.3f, %.3f, %.3f)",
