@@ -436,9 +436,13 @@ def main_daemon():
     took = time.monotonic() - t0
     n200, n429 = codes.count(200), codes.count(429)
     r429 = request(port, "GET", "/api/algos")
-    check(n429 > 0 and codes[:50].count(200) == 50 and n200 <= 100 + 50 * took + 1,
-          "%d requests at once: the first 50 answered, %d answered in %.2f s (at most 100 + 50/s), then "
-          "429" % (len(codes), n200, took))
+    # (a 503 is the per-address connection limit, not the rate limiter: four
+    # clients closing and reopening at once can meet it on a slow machine)
+    n503 = codes.count(503)
+    check(n429 > 0 and 429 not in codes[:50] and n200 + n429 + n503 == len(codes) and
+          n200 <= 100 + 50 * took + 1,
+          "%d requests at once: none of the first 50 refused by the rate limiter, %d answered in %.2f s (at most "
+          "100 + 50/s), then 429 (%d with 503: the connection limit)" % (len(codes), n200, took, n503))
     check(r429.status != 429 or (r429.headers.get("retry-after") == "1" and "too many" in r429.error()),
           "429 says why, with Retry-After: 1")
     time.sleep(2.5)
