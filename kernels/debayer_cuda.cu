@@ -1215,28 +1215,31 @@ extern "C" void pc_gpu_set_options(pc_gpu *g, unsigned options)
         g->options = options;
 }
 
-extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host, char *err,
-                                     size_t errlen)
+/* Enqueues copies of every plane of src into dst (same format and size;
+ * either may be host or device memory: the direction comes from the
+ * pointers, cudaMemcpyDefault under unified addressing) on the compute
+ * stream, then the slot's completion event. what names the caller. */
+static int copy_picture_async(pc_gpu *g, int slot, const pc_picture *src, const pc_picture *dst, const char *what,
+                              char *err, size_t errlen)
 {
-    int rc = check_slot(g, slot, "pc_gpu_download_async", err, errlen);
+    int rc = check_slot(g, slot, what, err, errlen);
     if (rc)
         return rc;
-    if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
-        (unsigned)dev->fmt > PC_FMT_RGBX32) {
-        pc_set_err(err, errlen, "pc_gpu_download_async: device and host pictures differ or are missing (frame %dx%d)",
-                   g->W, g->H);
+    if (!src || !dst || src->fmt != dst->fmt || src->width != dst->width || src->height != dst->height ||
+        (unsigned)src->fmt > PC_FMT_RGBX32) {
+        pc_set_err(err, errlen, "%s: device and host pictures differ or are missing (frame %dx%d)", what, g->W, g->H);
         return PC_EINVAL;
     }
-    int np = pc_pixfmt_planes(dev->fmt);
+    int np = pc_pixfmt_planes(src->fmt);
     for (int i = 0; i < np; i++) {
         size_t w;
         int h;
-        pc_picture_plane_size(dev->fmt, dev->width, dev->height, i, NULL, &h, &w);
-        if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
-            pc_set_err(err, errlen, "pc_gpu_download_async: plane %d missing or pitch too small (frame %dx%d)", i, g->W, g->H);
+        pc_picture_plane_size(src->fmt, src->width, src->height, i, NULL, &h, &w);
+        if (!src->plane[i] || !dst->plane[i] || src->pitch[i] < w || dst->pitch[i] < w) {
+            pc_set_err(err, errlen, "%s: plane %d missing or pitch too small (frame %dx%d)", what, i, g->W, g->H);
             return PC_EINVAL;
         }
-        CK(g, cudaMemcpy2DAsync(host->plane[i], host->pitch[i], dev->plane[i], dev->pitch[i], w, h,
+        CK(g, cudaMemcpy2DAsync(dst->plane[i], dst->pitch[i], src->plane[i], src->pitch[i], w, h,
                                 cudaMemcpyDefault, g->cs));
     }
     CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
@@ -1244,32 +1247,16 @@ extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev,
     return 0;
 }
 
+extern "C" int pc_gpu_download_async(pc_gpu *g, int slot, const pc_picture *dev, const pc_picture *host, char *err,
+                                     size_t errlen)
+{
+    return copy_picture_async(g, slot, dev, host, "pc_gpu_download_async", err, errlen);
+}
+
 extern "C" int pc_gpu_picture_upload_async(pc_gpu *g, int slot, const pc_picture *host, const pc_picture *dev,
                                            char *err, size_t errlen)
 {
-    int rc = check_slot(g, slot, "pc_gpu_picture_upload_async", err, errlen);
-    if (rc)
-        return rc;
-    if (!dev || !host || dev->fmt != host->fmt || dev->width != host->width || dev->height != host->height ||
-        (unsigned)dev->fmt > PC_FMT_RGBX32) {
-        pc_set_err(err, errlen, "pc_gpu_picture_upload_async: host and device pictures differ or are missing");
-        return PC_EINVAL;
-    }
-    int np = pc_pixfmt_planes(dev->fmt);
-    for (int i = 0; i < np; i++) {
-        size_t w;
-        int h;
-        pc_picture_plane_size(dev->fmt, dev->width, dev->height, i, NULL, &h, &w);
-        if (!dev->plane[i] || !host->plane[i] || dev->pitch[i] < w || host->pitch[i] < w) {
-            pc_set_err(err, errlen, "pc_gpu_picture_upload_async: plane %d missing or pitch too small", i);
-            return PC_EINVAL;
-        }
-        CK(g, cudaMemcpy2DAsync(dev->plane[i], dev->pitch[i], host->plane[i], host->pitch[i], w, h,
-                                cudaMemcpyHostToDevice, g->cs));
-    }
-    CK(g, cudaEventRecord(g->ev_done[slot], g->cs));
-    g->last_ev[slot] = g->ev_done[slot];
-    return 0;
+    return copy_picture_async(g, slot, host, dev, "pc_gpu_picture_upload_async", err, errlen);
 }
 
 /* Box filter, k x k samples per output sample, rounded as
